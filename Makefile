@@ -1,0 +1,23 @@
+# Two entry points, both usable on a fresh machine:
+#   make run   install dependencies, build, run the main job on its built-in defaults
+#   make test  install dependencies, build, run every test
+BUILD_DIR ?= build
+BUILD_TYPE ?= Release
+JOBS ?= $(shell nproc)
+
+.PHONY: run test deps build
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/shardwise models
+	@echo
+	$(BUILD_DIR)/shardwise size --model deepseek-v3 --gpu b200 --dtype fp8 --kv-alloc 1.8
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -1,0 +1,28 @@
+// The built-in catalog: every file under data/ compiled into the binary (see
+// cmake/embed_files.cmake), so the tool runs from any directory. Read-only; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardwise::catalog {
+
+struct EmbeddedFile {
+  std::string path;     // relative to data/, e.g. "models/llama-3.1-8b.json"
+  std::string content;
+};
+
+const std::vector<EmbeddedFile>& EmbeddedFiles();
+
+// Files whose path starts with `dir` + "/" and ends with `suffix`.
+std::vector<const EmbeddedFile*> FilesIn(std::string_view dir, std::string_view suffix = ".json");
+
+// The content of one file, if present.
+std::optional<std::string> ReadEmbedded(std::string_view path);
+
+// Base name without directory and extension: "models/llama-3.1-8b.json" -> "llama-3.1-8b".
+std::string StemOf(std::string_view path);
+
+}  // namespace shardwise::catalog

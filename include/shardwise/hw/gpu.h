@@ -1,0 +1,52 @@
+// GpuSpec: one accelerator's datasheet numbers and its calibrated achievable fractions, read
+// from data/gpus/*.json (or a user file of the same form). Every number in a catalog file must
+// have its source in the file's "sources" object; the parser rejects a file that lacks one.
+// Plain value type.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardwise/common/status.h"
+#include "shardwise/model/dtype.h"
+
+namespace shardwise {
+
+struct GpuSpec {
+  std::string name;
+  std::string description;
+  std::map<Dtype, double> peak_flops_per_s;  // dense tensor-core peak per dtype
+  double hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;
+  double scale_up_bytes_per_s = 0;  // per direction, GPU into its NVLink/IF/PCIe domain
+  std::string scale_up;             // what the scale-up link is
+  double nic_bytes_per_s = 0;       // per direction, scale-out bandwidth per GPU
+  double usd_per_gpu_hour = 0;
+  std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak for large GEMMs
+  double hbm_fraction = 0;                // achievable fraction of HBM bandwidth (STREAM copy)
+  bool calibration_measured = false;      // fractions measured on this part (else assumed)
+  std::map<std::string, std::string> sources;
+
+  bool Supports(Dtype dtype) const { return peak_flops_per_s.contains(dtype); }
+  double PeakFlopsPerS(Dtype dtype) const;        // requires Supports(dtype)
+  double AchievableFlopsPerS(Dtype dtype) const;  // peak x gemm fraction
+  double AchievableHbmBytesPerS() const { return hbm_bytes_per_s * hbm_fraction; }
+  // The tensor-core format a GEMM with weights in `weights` runs in: the weight format when
+  // supported, else the nearest wider one (int4/mxfp4 weights on Hopper run as fp8; fp8 weights
+  // on A100 as bf16).
+  Dtype ComputeDtypeFor(Dtype weights) const;
+};
+
+StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source);
+
+// Names of the built-in GPUs, sorted.
+std::vector<std::string> BuiltinGpuNames();
+// A built-in GPU by name or a GPU file by path; unknown names suggest the nearest.
+StatusOr<GpuSpec> LoadGpu(std::string_view name_or_path);
+StatusOr<std::vector<GpuSpec>> LoadBuiltinGpus();
+
+}  // namespace shardwise

@@ -1,0 +1,14 @@
+// Human-readable formatting of quantities for tables (decimal SI units, as datasheets use).
+#pragma once
+
+#include <string>
+
+namespace shardwise {
+
+std::string FormatBytes(double bytes);            // "140.0 GB", "327.7 KB"
+std::string FormatCount(double count);            // "70.55B", "12.9M"
+std::string FormatSeconds(double seconds);        // "1.23 ms", "45.6 us", "2.10 s"
+std::string FormatRate(double per_s, const std::string& unit);  // "989.4 T" + unit
+std::string FormatBandwidth(double bytes_per_s);  // "450.0 GB/s"
+
+}  // namespace shardwise

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages shardwise needs to build and test. Idempotent: packages that are
+# already present are skipped, and apt-get runs only when something is missing.
+# Usage: scripts/install-deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make pkg-config   # build
+  libgtest-dev libgmock-dev               # tests (GoogleTest via CTest)
+  libbenchmark-dev                        # bench/ (Google Benchmark)
+  nlohmann-json3-dev                      # config.json, catalog files, --json output
+  libcli11-dev                            # command line
+  libfmt-dev                              # formatting
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

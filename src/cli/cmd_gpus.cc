@@ -1,0 +1,76 @@
+// `shardwise gpus`: the GPU catalog with peaks, memory, links, price and calibration.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "shardwise/hw/gpu.h"
+#include "shardwise/report/format.h"
+#include "shardwise/report/table.h"
+
+namespace shardwise::cli {
+namespace {
+
+struct GpusOptions {
+  bool json = false;
+};
+
+nlohmann::json GpuJson(const GpuSpec& g) {
+  nlohmann::json j = {{"name", g.name},
+                      {"description", g.description},
+                      {"hbm_bytes", g.hbm_bytes},
+                      {"hbm_bytes_per_s", g.hbm_bytes_per_s},
+                      {"scale_up_bytes_per_s", g.scale_up_bytes_per_s},
+                      {"scale_up", g.scale_up},
+                      {"nic_bytes_per_s", g.nic_bytes_per_s},
+                      {"usd_per_gpu_hour", g.usd_per_gpu_hour},
+                      {"hbm_fraction", g.hbm_fraction},
+                      {"calibration_measured", g.calibration_measured},
+                      {"sources", g.sources}};
+  for (const auto& [dtype, flops] : g.peak_flops_per_s) {
+    j["peak_flops_per_s"][std::string(DtypeName(dtype))] = flops;
+  }
+  for (const auto& [dtype, fraction] : g.gemm_fraction) {
+    j["gemm_fraction"][std::string(DtypeName(dtype))] = fraction;
+  }
+  return j;
+}
+
+std::string PeakCell(const GpuSpec& g, Dtype d) {
+  return g.Supports(d) ? fmt::format("{:.0f}", g.PeakFlopsPerS(d) / 1e12) : "-";
+}
+
+Status RunGpus(const GpusOptions& opts) {
+  SW_ASSIGN_OR_RETURN(std::vector<GpuSpec> gpus, LoadBuiltinGpus());
+  if (opts.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const GpuSpec& g : gpus) out.push_back(GpuJson(g));
+    PrintJson(out);
+    return Status();
+  }
+  Table table({"gpu", "bf16 TF/s", "fp8 TF/s", "fp4 TF/s", "HBM", "HBM BW", "scale-up/dir",
+               "NIC/dir", "$/GPU-h", "GEMM eff", "HBM eff", "calibration"});
+  for (const GpuSpec& g : gpus) {
+    table.AddRow({g.name, PeakCell(g, Dtype::kBf16), PeakCell(g, Dtype::kFp8),
+                  PeakCell(g, Dtype::kFp4), FormatBytes(g.hbm_bytes),
+                  FormatBandwidth(g.hbm_bytes_per_s), FormatBandwidth(g.scale_up_bytes_per_s),
+                  FormatBandwidth(g.nic_bytes_per_s), fmt::format("{:.2f}", g.usd_per_gpu_hour),
+                  fmt::format("{:.2f}", g.gemm_fraction.at(Dtype::kBf16)),
+                  fmt::format("{:.2f}", g.hbm_fraction), g.calibration_measured ? "measured" : "assumed"});
+  }
+  std::cout << table.Render();
+  std::cout << "\nPeaks are dense (no sparsity). GEMM/HBM eff: achievable fraction of peak, from\n"
+               "published measurements ('measured') or borrowed from a sibling part ('assumed').\n"
+               "Sources for every number: 'shardwise gpus --json'.\n";
+  return Status();
+}
+
+}  // namespace
+
+void AddGpusCommand(CLI::App& app, Status& result) {
+  auto opts = std::make_shared<GpusOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "gpus", "List the built-in GPUs: dense peak FLOP/s, memory, links, price, calibration.");
+  sub->add_flag("--json", opts->json, "Print JSON, including the source of every number");
+  BindCommand(sub, opts, result, RunGpus);
+}
+
+}  // namespace shardwise::cli

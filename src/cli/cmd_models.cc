@@ -1,0 +1,100 @@
+// `shardwise models`: the model catalog with exact parameter, KV and weight accounting.
+#include <fmt/format.h>
+
+#include "command.h"
+#include "shardwise/model/accounting.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/report/format.h"
+#include "shardwise/report/table.h"
+
+namespace shardwise::cli {
+namespace {
+
+struct ModelsOptions {
+  std::string config;
+  bool json = false;
+};
+
+nlohmann::json ModelJson(const ModelSpec& m) {
+  const ParamBreakdown p = CountParams(m);
+  nlohmann::json j = {
+      {"name", m.name},
+      {"architecture", m.architecture},
+      {"layers", m.num_layers()},
+      {"hidden_size", m.hidden_size},
+      {"heads", m.num_heads},
+      {"kv_heads", m.num_kv_heads},
+      {"head_dim", m.head_dim},
+      {"attention", AttentionKindName(m.attention)},
+      {"experts", m.moe.num_experts},
+      {"experts_per_token", m.moe.experts_per_token},
+      {"shared_experts", m.moe.num_shared_experts},
+      {"moe_layers", m.num_moe_layers()},
+      {"sliding_window_layers", m.num_sliding_layers()},
+      {"vocab_size", m.vocab_size},
+      {"total_params", p.total},
+      {"active_params", p.active},
+      {"active_matmul_params", p.active_matmul},
+      {"embedding_params", p.embedding},
+      {"kv_bytes_per_token", KvBytesPerToken(m, Dtype::kBf16)},
+      {"weight_bytes", WeightBytes(m, Dtype::kBf16)},
+      {"native_dtype", DtypeName(m.native_dtype)},
+      {"native_weight_bytes", NativeWeightBytes(m)},
+  };
+  for (Dtype d : {Dtype::kBf16, Dtype::kFp8, Dtype::kInt4, Dtype::kMxfp4}) {
+    j["weight_bytes_by_dtype"][std::string(DtypeName(d))] = WeightBytes(m, d);
+  }
+  return j;
+}
+
+Status RunModels(const ModelsOptions& opts) {
+  std::vector<ModelSpec> models;
+  if (!opts.config.empty()) {
+    SW_ASSIGN_OR_RETURN(ModelSpec m, LoadModel(opts.config));
+    models.push_back(std::move(m));
+  } else {
+    SW_ASSIGN_OR_RETURN(models, LoadBuiltinModels());
+  }
+  if (opts.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ModelSpec& m : models) out.push_back(ModelJson(m));
+    PrintJson(out);
+    return Status();
+  }
+  Table table({"model", "architecture", "layers", "hidden", "heads/kv", "attn", "experts/top-k",
+               "total", "active", "KV/token bf16", "weights bf16"});
+  table.SetLeftAligned({0, 1, 5});
+  for (const ModelSpec& m : models) {
+    const ParamBreakdown p = CountParams(m);
+    const std::string experts =
+        m.is_moe() ? fmt::format("{}/{}{}", m.moe.num_experts, m.moe.experts_per_token,
+                                 m.moe.num_shared_experts ? fmt::format("+{}s", m.moe.num_shared_experts) : "")
+                   : "-";
+    table.AddRow({m.name, m.architecture, std::to_string(m.num_layers()),
+                  std::to_string(m.hidden_size), fmt::format("{}/{}", m.num_heads, m.num_kv_heads),
+                  std::string(AttentionKindName(m.attention)), experts,
+                  FormatCount(static_cast<double>(p.total)),
+                  FormatCount(static_cast<double>(p.active)),
+                  FormatBytes(KvBytesPerToken(m, Dtype::kBf16)),
+                  FormatBytes(WeightBytes(m, Dtype::kBf16))});
+  }
+  std::cout << table.Render();
+  std::cout << "\nactive: parameters one token touches, both embedding tables counted. KV/token:\n"
+               "all layers, before sliding windows cap them. 'Ns' = N shared experts.\n";
+  return Status();
+}
+
+}  // namespace
+
+void AddModelsCommand(CLI::App& app, Status& result) {
+  auto opts = std::make_shared<ModelsOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "models", "List the built-in models (or one config.json) with parameter counts, KV bytes\n"
+                "per token and weight bytes.");
+  sub->add_option("--config", opts->config,
+                  "A Hugging Face config.json to describe instead of the catalog");
+  sub->add_flag("--json", opts->json, "Print JSON (an array of objects) instead of a table");
+  BindCommand(sub, opts, result, RunModels);
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,45 @@
+// shardwise: decide how to split an LLM across GPUs, predict its cost, and run it to check.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "command.h"
+
+int main(int argc, char** argv) {
+  using namespace shardwise;
+  CLI::App app{
+      "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
+      "and run the split for real to check the prediction.\n\n"
+      "Every command runs on built-in defaults when given no options, and takes --json.\n"
+      "Start with 'shardwise models', 'shardwise gpus' or 'shardwise size'.",
+      "shardwise"};
+  app.require_subcommand(0, 1);
+  app.fallthrough(false);
+  Status result;
+  cli::AddModelsCommand(app, result);
+  cli::AddGpusCommand(app, result);
+  cli::AddSizeCommand(app, result);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string where = "shardwise";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::fprintf(stderr, "shardwise: error: %s (see '%s --help')\n", e.what(), where.c_str());
+    return 2;
+  }
+  if (app.get_subcommands().empty()) {
+    std::cout << app.help();
+    return 0;
+  }
+  if (!result.ok()) {
+    std::fprintf(stderr, "shardwise: error: %s\n", result.message().c_str());
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,156 @@
+#include "shardwise/hw/gpu.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "shardwise/catalog/embedded.h"
+#include "shardwise/common/json_fields.h"
+#include "shardwise/common/suggest.h"
+
+namespace shardwise {
+
+double GpuSpec::PeakFlopsPerS(Dtype dtype) const {
+  auto it = peak_flops_per_s.find(dtype);
+  SW_CHECK(it != peak_flops_per_s.end(), "PeakFlopsPerS of an unsupported dtype");
+  return it->second;
+}
+
+double GpuSpec::AchievableFlopsPerS(Dtype dtype) const {
+  auto it = gemm_fraction.find(dtype);
+  // A dtype without its own measurement uses the bf16 fraction (tensor-core GEMMs behave alike).
+  const double fraction = it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16);
+  return PeakFlopsPerS(dtype) * fraction;
+}
+
+Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
+  // Widening order for a weight format the tensor cores lack.
+  static const std::map<Dtype, std::vector<Dtype>> kWider = {
+      {Dtype::kFp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
+      {Dtype::kMxfp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
+      {Dtype::kInt4, {Dtype::kFp8, Dtype::kBf16}},
+      {Dtype::kFp8, {Dtype::kFp8, Dtype::kBf16}},
+      {Dtype::kFp16, {Dtype::kBf16}},
+      {Dtype::kBf16, {Dtype::kBf16}},
+      {Dtype::kTf32, {Dtype::kTf32, Dtype::kFp32}},
+      {Dtype::kFp32, {Dtype::kFp32}},
+  };
+  for (Dtype candidate : kWider.at(weights)) {
+    if (Supports(candidate)) return candidate;
+  }
+  return Dtype::kBf16;
+}
+
+namespace {
+
+Status RequireSource(const GpuSpec& gpu, const std::string& key, const std::string& source) {
+  if (!gpu.sources.contains(key) || gpu.sources.at(key).empty()) {
+    return Error(fmt::format("{}: '{}' has no entry in \"sources\"; every catalog number needs "
+                             "its source",
+                             source, key));
+  }
+  return Status();
+}
+
+StatusOr<std::map<Dtype, double>> ParseDtypeMap(const nlohmann::json& json, const std::string& key,
+                                                const std::string& source, double max_value) {
+  std::map<Dtype, double> out;
+  if (!json.contains(key) || !json.at(key).is_object() || json.at(key).empty()) {
+    return Error(fmt::format("{}: '{}' must be an object of dtype -> number", source, key));
+  }
+  for (const auto& [name, value] : json.at(key).items()) {
+    SW_ASSIGN_OR_RETURN(Dtype dtype, ParseDtype(name));
+    if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > max_value) {
+      return Error(fmt::format("{}: {}.{} must be a number in (0, {:g}], got {}", source, key,
+                               name, max_value, value.dump()));
+    }
+    out[dtype] = value.get<double>();
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  const JsonObject o{json, source};
+  GpuSpec gpu;
+  SW_ASSIGN_OR_RETURN(gpu.name, o.String("name"));
+  if (o.Has("description")) {
+    SW_ASSIGN_OR_RETURN(gpu.description, o.String("description"));
+  }
+  if (o.Has("scale_up")) {
+    SW_ASSIGN_OR_RETURN(gpu.scale_up, o.String("scale_up"));
+  }
+  constexpr double kMaxFlops = 1e18;  // far above any accelerator; catches unit slips
+  SW_ASSIGN_OR_RETURN(gpu.peak_flops_per_s,
+                      ParseDtypeMap(json, "peak_flops_per_s", source, kMaxFlops));
+  if (!gpu.Supports(Dtype::kBf16)) {
+    return Error(fmt::format("{}: peak_flops_per_s must include bf16", source));
+  }
+  SW_ASSIGN_OR_RETURN(gpu.hbm_bytes, o.Number("hbm_bytes"));
+  SW_ASSIGN_OR_RETURN(gpu.hbm_bytes_per_s, o.Number("hbm_bytes_per_s"));
+  SW_ASSIGN_OR_RETURN(gpu.scale_up_bytes_per_s, o.Number("scale_up_bytes_per_s"));
+  SW_ASSIGN_OR_RETURN(gpu.nic_bytes_per_s, o.Number("nic_bytes_per_s"));
+  SW_ASSIGN_OR_RETURN(gpu.usd_per_gpu_hour, o.Number("usd_per_gpu_hour"));
+
+  if (!o.Has("achievable")) return o.MissingKey("achievable");
+  const auto& ach = json.at("achievable");
+  const JsonObject a{ach, source + ": achievable"};
+  SW_ASSIGN_OR_RETURN(gpu.gemm_fraction, ParseDtypeMap(ach, "gemm_fraction", a.source, 1.0));
+  if (!gpu.gemm_fraction.contains(Dtype::kBf16)) {
+    return Error(fmt::format("{}: achievable.gemm_fraction must include bf16", source));
+  }
+  SW_ASSIGN_OR_RETURN(gpu.hbm_fraction, a.Number("hbm_fraction"));
+  if (gpu.hbm_fraction > 1) {
+    return Error(fmt::format("{}: achievable.hbm_fraction must be at most 1", source));
+  }
+  SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
+
+  if (o.Has("sources") && json.at("sources").is_object()) {
+    for (const auto& [key, value] : json.at("sources").items()) {
+      if (value.is_string()) gpu.sources[key] = value.get<std::string>();
+    }
+  }
+  for (const char* key : {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s",
+                          "scale_up_bytes_per_s", "nic_bytes_per_s", "usd_per_gpu_hour",
+                          "achievable"}) {
+    SW_RETURN_IF_ERROR(RequireSource(gpu, key, source));
+  }
+  return gpu;
+}
+
+std::vector<std::string> BuiltinGpuNames() {
+  std::vector<std::string> names;
+  for (const auto* file : catalog::FilesIn("gpus")) names.push_back(catalog::StemOf(file->path));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StatusOr<GpuSpec> LoadGpu(std::string_view name_or_path) {
+  const std::string name(name_or_path);
+  if (auto text = catalog::ReadEmbedded("gpus/" + name + ".json")) {
+    const std::string source = "data/gpus/" + name + ".json";
+    SW_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonText(*text, source));
+    return ParseGpuSpec(json, source);
+  }
+  if (name.find('/') != std::string::npos || name.ends_with(".json") ||
+      std::filesystem::is_regular_file(name)) {
+    SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(name));
+    return ParseGpuSpec(json, name);
+  }
+  return Error(UnknownNameMessage("GPU", name, BuiltinGpuNames(),
+                                  "see 'shardwise gpus', or pass a path to a GPU .json file"));
+}
+
+StatusOr<std::vector<GpuSpec>> LoadBuiltinGpus() {
+  std::vector<GpuSpec> gpus;
+  for (const std::string& name : BuiltinGpuNames()) {
+    SW_ASSIGN_OR_RETURN(GpuSpec gpu, LoadGpu(name));
+    gpus.push_back(std::move(gpu));
+  }
+  return gpus;
+}
+
+}  // namespace shardwise

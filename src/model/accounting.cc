@@ -1,0 +1,168 @@
+#include "shardwise/model/accounting.h"
+
+#include <algorithm>
+
+namespace shardwise {
+namespace {
+
+// Q/K and V head widths used by the attention score and value products.
+struct HeadDims {
+  int64_t qk;
+  int64_t v;
+};
+
+HeadDims AttentionHeadDims(const ModelSpec& s) {
+  if (s.mla) return {s.mla->qk_nope_head_dim + s.mla->qk_rope_head_dim, s.mla->v_head_dim};
+  return {s.head_dim, s.head_dim};
+}
+
+int64_t MlaAttentionParams(const ModelSpec& s) {
+  const MlaSpec& m = *s.mla;
+  const int64_t h = s.hidden_size;
+  const int64_t qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  const int64_t q = m.q_lora_rank > 0
+                        ? h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * s.num_heads * qk_dim
+                        : h * s.num_heads * qk_dim;
+  const int64_t kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank;  // + norm
+  const int64_t kv_up = m.kv_lora_rank * s.num_heads * (m.qk_nope_head_dim + m.v_head_dim);
+  const int64_t out = s.num_heads * m.v_head_dim * h;
+  return q + kv_down + kv_up + out;
+}
+
+int64_t SharedExpertParamsPerLayer(const ModelSpec& s) {
+  const MoeSpec& m = s.moe;
+  return m.num_shared_experts * 3 * s.hidden_size * m.shared_intermediate_size +
+         (m.shared_expert_gate ? s.hidden_size : 0);
+}
+
+int64_t RouterParamsPerLayer(const ModelSpec& s) {
+  const MoeSpec& m = s.moe;
+  return s.hidden_size * m.num_experts + (m.router_bias ? m.num_experts : 0) +
+         (m.router_score_bias ? m.num_experts : 0);
+}
+
+// Sum over t = 1..n of min(t, window) (window 0 = unbounded): keys seen by each causal query.
+double CausalKeyCount(int64_t n, int64_t window) {
+  const double nn = static_cast<double>(n);
+  if (window <= 0 || n <= window) return nn * (nn + 1) / 2;
+  const double w = static_cast<double>(window);
+  return w * (w + 1) / 2 + (nn - w) * w;
+}
+
+}  // namespace
+
+int64_t AttentionParamsPerLayer(const ModelSpec& s) {
+  if (s.mla) return MlaAttentionParams(s);
+  const int64_t h = s.hidden_size;
+  const int64_t q_width = s.num_heads * s.head_dim;
+  const int64_t kv_width = s.num_kv_heads * s.head_dim;
+  int64_t params = h * q_width + 2 * h * kv_width + q_width * h;
+  if (s.qkv_bias) params += q_width + 2 * kv_width;
+  if (s.o_bias) params += h;
+  if (s.qk_norm) params += 2 * s.head_dim;
+  if (s.attention_sinks) params += s.num_heads;
+  return params;
+}
+
+int64_t ParamsPerExpert(const ModelSpec& s) {
+  const int64_t i = s.moe.expert_intermediate_size;
+  // gate and up (hidden -> i each) and down (i -> hidden), plus their biases where present
+  return 3 * s.hidden_size * i + (s.moe.expert_bias ? 2 * i + s.hidden_size : 0);
+}
+
+ParamBreakdown CountParams(const ModelSpec& s) {
+  ParamBreakdown p;
+  const int64_t h = s.hidden_size;
+  p.embedding = s.vocab_size * h;
+  p.lm_head = s.tie_word_embeddings ? 0 : s.vocab_size * h;
+  p.norms = 2 * h * s.num_layers() + h;
+  p.attention = AttentionParamsPerLayer(s) * s.num_layers();
+  const int64_t moe_layers = s.num_moe_layers();
+  const int64_t dense_layers = s.num_layers() - moe_layers;
+  p.dense_ffn = dense_layers * 3 * h * s.intermediate_size;
+  if (s.is_moe()) {
+    p.routed_experts = moe_layers * s.moe.num_experts * ParamsPerExpert(s);
+    p.shared_experts = moe_layers * SharedExpertParamsPerLayer(s);
+    p.router = moe_layers * RouterParamsPerLayer(s);
+  }
+  p.total = p.embedding + p.lm_head + p.norms + p.attention + p.dense_ffn + p.routed_experts +
+            p.shared_experts + p.router;
+  const int64_t active_experts =
+      s.is_moe() ? moe_layers * s.moe.experts_per_token * ParamsPerExpert(s) : 0;
+  p.active = p.total - p.routed_experts + active_experts;
+  p.active_matmul = s.tie_word_embeddings ? p.active : p.active - p.embedding;
+  return p;
+}
+
+double WeightBytes(const ModelSpec& s, Dtype dtype) {
+  return static_cast<double>(CountParams(s).total) * BytesPerElement(dtype);
+}
+
+double NativeWeightBytes(const ModelSpec& s) {
+  const ParamBreakdown p = CountParams(s);
+  const double native = BytesPerElement(s.native_dtype);
+  const double bf16 = BytesPerElement(Dtype::kBf16);
+  const double total = static_cast<double>(p.total);
+  switch (s.native_dtype) {
+    case Dtype::kMxfp4: {
+      const double experts = static_cast<double>(p.routed_experts);
+      return experts * native + (total - experts) * bf16;
+    }
+    case Dtype::kFp8: {
+      const double tables = static_cast<double>(p.embedding + p.lm_head + p.norms);
+      return (total - tables) * native + tables * bf16;
+    }
+    default:
+      return total * native;
+  }
+}
+
+double KvBytesPerTokenPerLayer(const ModelSpec& s, Dtype kv_dtype) {
+  const double elements = s.mla ? static_cast<double>(s.mla->kv_lora_rank + s.mla->qk_rope_head_dim)
+                                : 2.0 * static_cast<double>(s.num_kv_heads * s.head_dim);
+  return elements * BytesPerElement(kv_dtype);
+}
+
+double KvBytesPerToken(const ModelSpec& s, Dtype kv_dtype) {
+  return KvBytesPerTokenPerLayer(s, kv_dtype) * static_cast<double>(s.num_layers());
+}
+
+double KvBytesForSequence(const ModelSpec& s, int64_t context_tokens, Dtype kv_dtype) {
+  double tokens_kept = 0;
+  for (const LayerSpec& layer : s.layers) {
+    const int64_t kept =
+        layer.sliding_window > 0 ? std::min(context_tokens, layer.sliding_window) : context_tokens;
+    tokens_kept += static_cast<double>(kept);
+  }
+  return tokens_kept * KvBytesPerTokenPerLayer(s, kv_dtype);
+}
+
+double AttentionFlopsPerQuery(const ModelSpec& s, int64_t context_tokens) {
+  const HeadDims d = AttentionHeadDims(s);
+  const double per_key = 2.0 * static_cast<double>(s.num_heads * (d.qk + d.v));
+  double keys = 0;
+  for (const LayerSpec& layer : s.layers) {
+    keys += static_cast<double>(
+        layer.sliding_window > 0 ? std::min(context_tokens, layer.sliding_window) : context_tokens);
+  }
+  return per_key * keys;
+}
+
+Flops DecodeFlopsPerToken(const ModelSpec& s, int64_t context_tokens) {
+  return {2.0 * static_cast<double>(CountParams(s).active_matmul),
+          AttentionFlopsPerQuery(s, context_tokens)};
+}
+
+Flops PrefillFlops(const ModelSpec& s, int64_t prompt_tokens) {
+  const ParamBreakdown p = CountParams(s);
+  const double lm_head = static_cast<double>(s.vocab_size * s.hidden_size);
+  const double body = static_cast<double>(p.active_matmul) - lm_head;
+  const HeadDims d = AttentionHeadDims(s);
+  const double per_key = 2.0 * static_cast<double>(s.num_heads * (d.qk + d.v));
+  double keys = 0;
+  for (const LayerSpec& layer : s.layers) keys += CausalKeyCount(prompt_tokens, layer.sliding_window);
+  // Every prompt token goes through the body; only the last one needs logits.
+  return {2.0 * (body * static_cast<double>(prompt_tokens) + lm_head), per_key * keys};
+}
+
+}  // namespace shardwise

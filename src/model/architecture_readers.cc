@@ -1,0 +1,179 @@
+#include "architecture_readers.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace shardwise::model_internal {
+namespace {
+
+// Every layer full attention unless the config names a window (Mistral/Mixtral style).
+Status ReadUniformSlidingWindow(const JsonObject& c, ModelSpec& spec) {
+  SW_ASSIGN_OR_RETURN(int64_t window, c.IntOr("sliding_window", 0));
+  for (LayerSpec& layer : spec.layers) layer.sliding_window = window;
+  return Status();
+}
+
+// MoE from layer index `first_moe` on, every `step`-th layer, minus explicit dense layers.
+Status MarkMoeLayers(const JsonObject& c, ModelSpec& spec, int64_t first_moe, int64_t step) {
+  std::vector<int64_t> dense_layers;
+  if (c.Has("mlp_only_layers")) {
+    if (!c.json.at("mlp_only_layers").is_array()) {
+      return Error(fmt::format("{}: 'mlp_only_layers' must be a list of layer indices", c.source));
+    }
+    dense_layers = c.json.at("mlp_only_layers").get<std::vector<int64_t>>();
+  }
+  for (int64_t i = 0; i < spec.num_layers(); ++i) {
+    const bool listed_dense =
+        std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
+    spec.layers[i].moe = i >= first_moe && (i + 1) % step == 0 && !listed_dense;
+  }
+  return Status();
+}
+
+Status ReadLlama(const JsonObject& c, ModelSpec& spec) {
+  SW_ASSIGN_OR_RETURN(bool bias, c.BoolOr("attention_bias", false));
+  spec.qkv_bias = spec.o_bias = bias;
+  return ReadUniformSlidingWindow(c, spec);
+}
+
+Status ReadQwen2(const JsonObject& c, ModelSpec& spec) {
+  spec.qkv_bias = true;  // Qwen2 always has Q/K/V biases and no output bias
+  SW_ASSIGN_OR_RETURN(bool use_window, c.BoolOr("use_sliding_window", false));
+  if (use_window) {
+    SW_ASSIGN_OR_RETURN(int64_t window, c.Int("sliding_window"));
+    SW_ASSIGN_OR_RETURN(int64_t full_layers, c.IntOr("max_window_layers", spec.num_layers()));
+    for (int64_t i = full_layers; i < spec.num_layers(); ++i) spec.layers[i].sliding_window = window;
+  }
+  return Status();
+}
+
+Status ReadQwen3(const JsonObject& c, ModelSpec& spec) {
+  SW_ASSIGN_OR_RETURN(bool bias, c.BoolOr("attention_bias", false));
+  spec.qkv_bias = spec.o_bias = bias;
+  spec.qk_norm = true;
+  return Status();
+}
+
+Status ReadMixtral(const JsonObject& c, ModelSpec& spec) {
+  SW_ASSIGN_OR_RETURN(spec.moe.num_experts, c.Int("num_local_experts"));
+  SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int("num_experts_per_tok"));
+  spec.moe.expert_intermediate_size = spec.intermediate_size;
+  for (LayerSpec& layer : spec.layers) layer.moe = true;
+  return ReadUniformSlidingWindow(c, spec);
+}
+
+Status ReadQwenMoeCommon(const JsonObject& c, ModelSpec& spec) {
+  SW_ASSIGN_OR_RETURN(spec.moe.num_experts, c.Int("num_experts"));
+  SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int("num_experts_per_tok"));
+  SW_ASSIGN_OR_RETURN(spec.moe.expert_intermediate_size, c.Int("moe_intermediate_size"));
+  SW_ASSIGN_OR_RETURN(int64_t step, c.IntOr("decoder_sparse_step", 1));
+  if (step == 0) return Error(fmt::format("{}: 'decoder_sparse_step' must be >= 1", c.source));
+  return MarkMoeLayers(c, spec, 0, step);
+}
+
+Status ReadQwen2Moe(const JsonObject& c, ModelSpec& spec) {
+  SW_RETURN_IF_ERROR(ReadQwen2(c, spec));
+  SW_RETURN_IF_ERROR(ReadQwenMoeCommon(c, spec));
+  SW_ASSIGN_OR_RETURN(spec.moe.shared_intermediate_size,
+                      c.IntOr("shared_expert_intermediate_size", 0));
+  spec.moe.num_shared_experts = spec.moe.shared_intermediate_size > 0 ? 1 : 0;
+  spec.moe.shared_expert_gate = spec.moe.num_shared_experts > 0;
+  return Status();
+}
+
+Status ReadQwen3Moe(const JsonObject& c, ModelSpec& spec) {
+  SW_RETURN_IF_ERROR(ReadQwen3(c, spec));
+  return ReadQwenMoeCommon(c, spec);
+}
+
+Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
+  MlaSpec mla;
+  SW_ASSIGN_OR_RETURN(mla.q_lora_rank, c.IntOr("q_lora_rank", 0));
+  SW_ASSIGN_OR_RETURN(mla.kv_lora_rank, c.Int("kv_lora_rank"));
+  SW_ASSIGN_OR_RETURN(mla.qk_nope_head_dim, c.Int("qk_nope_head_dim"));
+  SW_ASSIGN_OR_RETURN(mla.qk_rope_head_dim, c.Int("qk_rope_head_dim"));
+  SW_ASSIGN_OR_RETURN(mla.v_head_dim, c.Int("v_head_dim"));
+  spec.mla = mla;
+  spec.attention = AttentionKind::kMla;
+  spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+
+  SW_ASSIGN_OR_RETURN(spec.moe.num_experts, c.Int("n_routed_experts"));
+  SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int("num_experts_per_tok"));
+  SW_ASSIGN_OR_RETURN(spec.moe.expert_intermediate_size, c.Int("moe_intermediate_size"));
+  SW_ASSIGN_OR_RETURN(spec.moe.num_shared_experts, c.IntOr("n_shared_experts", 0));
+  spec.moe.shared_intermediate_size = spec.moe.expert_intermediate_size;
+  SW_ASSIGN_OR_RETURN(spec.moe.num_groups, c.IntOr("n_group", 1));
+  SW_ASSIGN_OR_RETURN(spec.moe.groups_per_token, c.IntOr("topk_group", 1));
+  if (spec.moe.num_groups == 0 || spec.moe.num_experts % spec.moe.num_groups != 0) {
+    return Error(fmt::format("{}: n_group ({}) must divide n_routed_experts ({})", c.source,
+                             spec.moe.num_groups, spec.moe.num_experts));
+  }
+  if (spec.moe.groups_per_token == 0 || spec.moe.groups_per_token > spec.moe.num_groups) {
+    return Error(fmt::format("{}: topk_group ({}) must be between 1 and n_group ({})", c.source,
+                             spec.moe.groups_per_token, spec.moe.num_groups));
+  }
+  std::string topk_method = "greedy";
+  if (c.Has("topk_method")) {
+    SW_ASSIGN_OR_RETURN(topk_method, c.String("topk_method"));
+  }
+  spec.moe.router_score_bias = topk_method == "noaux_tc";
+  SW_ASSIGN_OR_RETURN(int64_t first_dense, c.IntOr("first_k_dense_replace", 0));
+  SW_ASSIGN_OR_RETURN(int64_t freq, c.IntOr("moe_layer_freq", 1));
+  if (freq == 0) return Error(fmt::format("{}: 'moe_layer_freq' must be >= 1", c.source));
+  for (int64_t i = 0; i < spec.num_layers(); ++i) {
+    spec.layers[i].moe = i >= first_dense && i % freq == 0;
+  }
+  return Status();
+}
+
+Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
+  spec.qkv_bias = spec.o_bias = true;
+  spec.attention_sinks = true;
+  SW_ASSIGN_OR_RETURN(spec.moe.num_experts, c.Int("num_local_experts"));
+  const char* topk_key = c.Has("num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+  SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int(topk_key));
+  spec.moe.expert_intermediate_size = spec.intermediate_size;
+  spec.moe.router_bias = spec.moe.expert_bias = true;
+  for (LayerSpec& layer : spec.layers) layer.moe = true;
+
+  SW_ASSIGN_OR_RETURN(int64_t window, c.IntOr("sliding_window", 0));
+  if (c.Has("layer_types")) {
+    const auto& types = c.json.at("layer_types");
+    if (!types.is_array() || static_cast<int64_t>(types.size()) != spec.num_layers()) {
+      return Error(fmt::format("{}: 'layer_types' must list one entry per layer ({})", c.source,
+                               spec.num_layers()));
+    }
+    for (int64_t i = 0; i < spec.num_layers(); ++i) {
+      const std::string type = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (type == "sliding_attention") {
+        if (window == 0) {
+          return Error(fmt::format("{}: layer_types has sliding layers but 'sliding_window' is "
+                                   "missing",
+                                   c.source));
+        }
+        spec.layers[i].sliding_window = window;
+      } else if (type != "full_attention") {
+        return Error(fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
+                                 "'full_attention', got {}",
+                                 c.source, i, types[i].dump()));
+      }
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+const std::vector<ArchitectureEntry>& ArchitectureTable() {
+  static const std::vector<ArchitectureEntry> table = {
+      {"LlamaForCausalLM", ReadLlama},         {"MistralForCausalLM", ReadLlama},
+      {"Qwen2ForCausalLM", ReadQwen2},         {"Qwen3ForCausalLM", ReadQwen3},
+      {"MixtralForCausalLM", ReadMixtral},     {"Qwen2MoeForCausalLM", ReadQwen2Moe},
+      {"Qwen3MoeForCausalLM", ReadQwen3Moe},   {"DeepseekV3ForCausalLM", ReadDeepseekV3},
+      {"GptOssForCausalLM", ReadGptOss},
+  };
+  return table;
+}
+
+}  // namespace shardwise::model_internal

@@ -1,0 +1,51 @@
+#include "shardwise/report/format.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace shardwise {
+namespace {
+
+// Scales `value` to the largest SI prefix not above it; `prefixes` go up in steps of 1000.
+std::string Scaled(double value, const char* const* prefixes, int count, const char* suffix,
+                   int decimals) {
+  int i = 0;
+  double v = value;
+  while (i + 1 < count && std::fabs(v) >= 1000.0) {
+    v /= 1000.0;
+    ++i;
+  }
+  return fmt::format("{:.{}f} {}{}", v, decimals, prefixes[i], suffix);
+}
+
+}  // namespace
+
+std::string FormatBytes(double bytes) {
+  static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P"};
+  if (std::fabs(bytes) < 1000.0) return fmt::format("{:.0f} B", bytes);
+  return Scaled(bytes, kPrefixes, 6, "B", 1);
+}
+
+std::string FormatCount(double count) {
+  if (std::fabs(count) >= 1e9) return fmt::format("{:.2f}B", count / 1e9);
+  if (std::fabs(count) >= 1e6) return fmt::format("{:.2f}M", count / 1e6);
+  if (std::fabs(count) >= 1e3) return fmt::format("{:.1f}K", count / 1e3);
+  return fmt::format("{:.0f}", count);
+}
+
+std::string FormatSeconds(double seconds) {
+  const double a = std::fabs(seconds);
+  if (a >= 1.0) return fmt::format("{:.2f} s", seconds);
+  if (a >= 1e-3) return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.1f} us", seconds * 1e6);
+}
+
+std::string FormatRate(double per_s, const std::string& unit) {
+  static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  return Scaled(per_s, kPrefixes, 7, unit.c_str(), 1);
+}
+
+std::string FormatBandwidth(double bytes_per_s) { return FormatRate(bytes_per_s, "B/s"); }
+
+}  // namespace shardwise

@@ -1,0 +1,131 @@
+// End-to-end: `models`, `gpus` and `size` run as a user would, on defaults and on bad input.
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+// Bad input: exactly one line on stderr, nothing on stdout, exit code 2.
+void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(ModelsCli, TableOnDefaults) {
+  const RunResult r = RunShardwise("models");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("deepseek-v3"), std::string::npos);
+  EXPECT_NE(r.out.find("671.03B"), std::string::npos);  // DeepSeek-V3 README: 671B
+}
+
+TEST(ModelsCli, Json) {
+  const RunResult r = RunShardwise("models --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  ASSERT_TRUE(j.is_array());
+  bool found = false;
+  for (const auto& m : j) {
+    EXPECT_TRUE(m.contains("total_params") && m.contains("active_params") &&
+                m.contains("kv_bytes_per_token"));
+    if (m["name"] == "llama-3.1-70b") {
+      found = true;
+      EXPECT_EQ(m["kv_bytes_per_token"].get<double>(), 327'680.0);  // 2 x 80 x 8 x 128 x 2
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(ModelsCli, UserConfigFile) {
+  const RunResult r = RunShardwise("models --json --config " SHARDWISE_SOURCE_DIR
+                                   "/data/models/llama-2-7b.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()[0]["kv_bytes_per_token"].get<double>(), 524'288.0);  // 2 x 32 x 32 x 128 x 2
+}
+
+TEST(ModelsCli, MalformedConfig) {
+  const std::string path = "/tmp/shardwise_bad_config.json";
+  std::system(("printf '{\"architectures\": [\"LlamaForCausalLM\"], ' > " + path).c_str());
+  ExpectOneLineError(RunShardwise("models --config " + path), path + ": not valid JSON");
+}
+
+TEST(ModelsCli, ConfigMissingKey) {
+  const std::string path = "/tmp/shardwise_missing_key.json";
+  std::system(("echo '{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64}' > " + path)
+                  .c_str());
+  ExpectOneLineError(RunShardwise("models --config " + path),
+                     path + ": required key 'num_attention_heads' is missing");
+}
+
+TEST(GpusCli, TableAndJson) {
+  const RunResult r = RunShardwise("gpus");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("h100-sxm"), std::string::npos);
+  const RunResult j = RunShardwise("gpus --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_GE(j.Json().size(), 10u);
+  for (const auto& g : j.Json()) EXPECT_TRUE(g["sources"].contains("hbm_bytes_per_s"));
+}
+
+TEST(SizeCli, Seed001Example) {
+  // Seed 001: DeepSeek in FP8 with a 1.8 KV allowance needs a full node of 8 B200.
+  const RunResult r = RunShardwise("size --model deepseek-v3 --gpu b200 --dtype fp8 --kv-alloc 1.8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["gpus"], 8);
+  for (const char* key : {"required_bytes", "weight_bytes", "kv_bytes"}) EXPECT_TRUE(j.contains(key));
+}
+
+TEST(SizeCli, DefaultsRun) {
+  const RunResult r = RunShardwise("size");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("=> "), std::string::npos);
+}
+
+TEST(SizeCli, ExactContextMode) {
+  const RunResult r =
+      RunShardwise("size --model llama-3.1-70b --context 8192 --concurrency 32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["kv_bytes"].get<double>(), 327'680.0 * 8192 * 32);
+}
+
+TEST(SizeCliErrors, UnknownModelSuggests) {
+  ExpectOneLineError(RunShardwise("size --model llama-3.1-71b"), "did you mean 'llama-3.1-70b'");
+}
+
+TEST(SizeCliErrors, UnknownGpuSuggests) {
+  ExpectOneLineError(RunShardwise("size --gpu h200x"), "unknown GPU 'h200x'; did you mean 'h200'");
+}
+
+TEST(SizeCliErrors, UnknownDtype) {
+  ExpectOneLineError(RunShardwise("size --dtype fp7"), "unknown dtype 'fp7'");
+}
+
+TEST(SizeCliErrors, NonPositiveAndAbsurdNumbers) {
+  ExpectOneLineError(RunShardwise("size --kv-alloc -1"), "--kv-alloc must be between 1");
+  ExpectOneLineError(RunShardwise("size --kv-alloc 1e9"), "--kv-alloc must be between 1");
+  ExpectOneLineError(RunShardwise("size --context 0 --concurrency 4"), "--context and --concurrency");
+  ExpectOneLineError(RunShardwise("size --context abc --concurrency 4"), "--context");
+  ExpectOneLineError(RunShardwise("size --usable-fraction 1.5"), "--usable-fraction");
+}
+
+TEST(SizeCliErrors, ConflictingModes) {
+  ExpectOneLineError(RunShardwise("size --kv-alloc 2 --context 10 --concurrency 1"), "not both");
+}
+
+TEST(Cli, UnknownOptionAndCommand) {
+  ExpectOneLineError(RunShardwise("size --bogus"), "--bogus");
+  ExpectOneLineError(RunShardwise("frobnicate"), "frobnicate");
+}
+
+TEST(Cli, HelpTeaches) {
+  const RunResult r = RunShardwise("size --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--kv-alloc"), std::string::npos);
+  EXPECT_NE(r.out.find("Example"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardwise::testing

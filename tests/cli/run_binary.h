@@ -1,0 +1,24 @@
+// Runs the real shardwise binary as a user would and captures what it printed. For end-to-end
+// tests only. SHARDWISE_BINARY is the built binary's path (set by tests/CMakeLists.txt).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shardwise::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+  nlohmann::json Json() const { return nlohmann::json::parse(out); }
+};
+
+// Runs `shardwise <args>` (args are passed through the shell unquoted) and waits for it.
+RunResult RunShardwise(const std::string& args);
+
+// Counts the lines of `text`.
+int LineCount(const std::string& text);
+
+}  // namespace shardwise::testing

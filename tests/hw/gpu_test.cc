@@ -1,0 +1,93 @@
+// The GPU catalog: every built-in GPU parses with a source per number; datasheet and
+// calibration numbers checked against their published values.
+#include "shardwise/hw/gpu.h"
+
+#include <gtest/gtest.h>
+
+namespace shardwise {
+namespace {
+
+GpuSpec Load(const std::string& name) {
+  auto g = LoadGpu(name);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.value();
+}
+
+TEST(GpuCatalog, HasTheRequiredParts) {
+  for (const char* name : {"h100-sxm", "h100-pcie", "h200", "h800", "b200", "gb200", "a100-80g",
+                           "mi300x", "l40s", "rtx-4090"}) {
+    const GpuSpec g = Load(name);
+    EXPECT_EQ(g.name, name);
+    EXPECT_GT(g.hbm_bytes, 0);
+    EXPECT_FALSE(g.sources.at("peak_flops_per_s").empty());
+  }
+}
+
+TEST(GpuCatalog, H100Datasheet) {
+  // NVIDIA H100 SXM datasheet: BF16 1,979 TFLOP/s with sparsity (989.4 dense), 3.35 TB/s,
+  // NVLink 900 GB/s bidirectional.
+  const GpuSpec g = Load("h100-sxm");
+  EXPECT_DOUBLE_EQ(g.PeakFlopsPerS(Dtype::kBf16), 989.4e12);
+  EXPECT_DOUBLE_EQ(g.hbm_bytes_per_s, 3.35e12);
+  EXPECT_DOUBLE_EQ(2 * g.scale_up_bytes_per_s, 900e9);
+}
+
+TEST(GpuCatalog, H100CalibrationMatchesPublishedMeasurements) {
+  // calibration.md: bf16 8192^3 matmul 769-798 TFLOP/s; FP8 cuBLASLt 1,382.2 TFLOP/s;
+  // STREAM copy 2.90 TB/s. The catalog's achievable rates must fall on those measurements.
+  const GpuSpec g = Load("h100-sxm");
+  EXPECT_GE(g.AchievableFlopsPerS(Dtype::kBf16), 769e12);
+  EXPECT_LE(g.AchievableFlopsPerS(Dtype::kBf16), 798e12);
+  EXPECT_NEAR(g.AchievableFlopsPerS(Dtype::kFp8) / 1382.2e12, 1.0, 0.01);
+  EXPECT_NEAR(g.AchievableHbmBytesPerS() / 2.90e12, 1.0, 0.01);
+  EXPECT_TRUE(g.calibration_measured);
+}
+
+TEST(GpuCatalog, A100CalibrationMatchesPublishedMeasurements) {
+  // calibration.md: A100 cuBLASLt FP16 256.5 TFLOP/s (16384^3); STREAM copy 1.61 TB/s.
+  const GpuSpec g = Load("a100-80g");
+  EXPECT_NEAR(g.AchievableFlopsPerS(Dtype::kBf16) / 256.5e12, 1.0, 0.01);
+  EXPECT_NEAR(g.AchievableHbmBytesPerS() / 1.61e12, 1.0, 0.01);
+}
+
+TEST(GpuCatalog, ComputeDtypeWidensWhenUnsupported) {
+  EXPECT_EQ(Load("h100-sxm").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kFp8);  // no fp4 on Hopper
+  EXPECT_EQ(Load("b200").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kFp4);
+  EXPECT_EQ(Load("a100-80g").ComputeDtypeFor(Dtype::kFp8), Dtype::kBf16);  // no fp8 on Ampere
+}
+
+TEST(GpuCatalogErrors, MissingSourceIsRejected) {
+  nlohmann::json j = nlohmann::json::parse(R"({"name": "x", "peak_flops_per_s": {"bf16": 1e14},
+    "hbm_bytes": 1e10, "hbm_bytes_per_s": 1e12, "scale_up_bytes_per_s": 1e11,
+    "nic_bytes_per_s": 1e10, "usd_per_gpu_hour": 1,
+    "achievable": {"gemm_fraction": {"bf16": 0.8}, "hbm_fraction": 0.8},
+    "sources": {"peak_flops_per_s": "datasheet", "hbm_bytes": "datasheet"}})");
+  auto g = ParseGpuSpec(j, "my-gpu.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "my-gpu.json: 'hbm_bytes_per_s' has no entry in \"sources\"; every catalog number "
+            "needs its source");
+}
+
+TEST(GpuCatalogErrors, FractionAboveOne) {
+  nlohmann::json j = nlohmann::json::parse(R"({"name": "x", "peak_flops_per_s": {"bf16": 1e14},
+    "hbm_bytes": 1e10, "hbm_bytes_per_s": 1e12, "scale_up_bytes_per_s": 1e11,
+    "nic_bytes_per_s": 1e10, "usd_per_gpu_hour": 1,
+    "achievable": {"gemm_fraction": {"bf16": 1.5}, "hbm_fraction": 0.8}})");
+  auto g = ParseGpuSpec(j, "my-gpu.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("gemm_fraction.bf16 must be a number in (0, 1]"),
+            std::string::npos)
+      << g.status().message();
+}
+
+TEST(GpuCatalogErrors, UnknownSuggests) {
+  auto g = LoadGpu("h100");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("did you mean"), std::string::npos);
+  EXPECT_NE(g.status().message().find("'h100-sxm'"), std::string::npos)
+      << g.status().message();
+}
+
+}  // namespace
+}  // namespace shardwise
