@@ -1,0 +1,74 @@
+#include "cluster_options.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace shardwise::cli {
+
+void ClusterOptions::AddTo(CLI::App* sub) {
+  sub->add_option("--cluster", cluster, "Catalog cluster name or path to a cluster file")
+      ->capture_default_str();
+  sub->add_option("--nodes", nodes, "Scale a node-type cluster to N nodes");
+  sub->add_option("--gpus", gpus, "Use only the first N GPUs of the cluster");
+  sub->add_option("--profile", profile,
+                  "Measured level profile (from 'collectives --import') replacing the catalog's "
+                  "calibration");
+}
+
+StatusOr<ClusterSpec> ClusterOptions::Load() const {
+  SW_ASSIGN_OR_RETURN(ClusterSpec c, LoadCluster(cluster));
+  if (nodes) {
+    SW_ASSIGN_OR_RETURN(c, WithNodes(std::move(c), *nodes));
+  }
+  if (gpus) {
+    SW_ASSIGN_OR_RETURN(c, WithGpus(std::move(c), *gpus));
+  }
+  if (!profile.empty()) {
+    SW_ASSIGN_OR_RETURN(LevelProfile p, LoadProfile(profile));
+    SW_ASSIGN_OR_RETURN(c, ApplyProfile(std::move(c), p));
+  }
+  return c;
+}
+
+StatusOr<double> ParseByteSize(const std::string& text, const std::string& option) {
+  if (text.empty()) return Error(fmt::format("{} needs a size such as 8, 64K, 1M or 8G", option));
+  double multiplier = 1;
+  std::string digits = text;
+  switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+    case 'K':
+      multiplier = 1024.0;
+      break;
+    case 'M':
+      multiplier = 1024.0 * 1024;
+      break;
+    case 'G':
+      multiplier = 1024.0 * 1024 * 1024;
+      break;
+    case 'T':
+      multiplier = 1024.0 * 1024 * 1024 * 1024;
+      break;
+    default:
+      break;
+  }
+  if (multiplier > 1) digits.pop_back();
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(digits, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != digits.size() || !std::isfinite(value)) {
+    return Error(fmt::format("{} '{}' is not a size; use a number with an optional K, M, G or T "
+                             "suffix (binary, as nccl-tests)",
+                             option, text));
+  }
+  const double bytes = value * multiplier;
+  if (bytes < 1 || bytes > 1e13) {
+    return Error(fmt::format("{} {} is out of range; sizes go from 1 byte to 8T", option, text));
+  }
+  return bytes;
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,95 @@
+// End-to-end: `clusters` and `collectives` as a user runs them, and their bad input.
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST(ClustersCli, ListAndShow) {
+  const RunResult list = RunShardwise("clusters");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("h100-superpod"), std::string::npos);
+  const RunResult show = RunShardwise("clusters --show h100-superpod");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(show.Json()["levels"].size(), 3u);
+  // The dump is a valid cluster file: use it as one.
+  std::system(("echo '" + show.out + "' > /tmp/shardwise_pod.json").c_str());
+  const RunResult reuse = RunShardwise("collectives --cluster /tmp/shardwise_pod.json --json");
+  EXPECT_EQ(reuse.exit_code, 0) << reuse.err;
+}
+
+TEST(CollectivesCli, DefaultsPrintNcclTestsColumns) {
+  const RunResult r = RunShardwise("collectives");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* column : {"size (B)", "count", "time (us)", "algbw (GB/s)", "busbw (GB/s)", "algorithm"}) {
+    EXPECT_NE(r.out.find(column), std::string::npos) << column;
+  }
+}
+
+TEST(CollectivesCli, JsonRows) {
+  const RunResult r = RunShardwise(
+      "collectives --cluster dgx-h100 --nodes 2 --op all-to-all --min-bytes 1M --max-bytes 4M --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = r.Json()["rows"];
+  ASSERT_EQ(rows.size(), 3u);  // 1M, 2M, 4M
+  for (const auto& row : rows) {
+    for (const char* key : {"bytes", "time_s", "algbw_bytes_per_s", "busbw_bytes_per_s", "algorithm"}) {
+      EXPECT_TRUE(row.contains(key)) << key;
+    }
+    // nccl-tests: all-to-all busbw = algbw x (n-1)/n, n = 16.
+    EXPECT_NEAR(row["busbw_bytes_per_s"].get<double>() / row["algbw_bytes_per_s"].get<double>(),
+                15.0 / 16.0, 1e-9);
+  }
+}
+
+TEST(CollectivesCli, ImportThenProfile) {
+  const std::string profile = "/tmp/shardwise_test_profile.json";
+  const RunResult imp = RunShardwise(
+      "collectives --cluster hgx-h100-200g --nodes 2 --import " SHARDWISE_SOURCE_DIR
+      "/tests/data/nccl-tests-2x8-h100-allreduce.log --output " + profile + " --json");
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  EXPECT_EQ(imp.Json()["profile"]["level"], "network");
+  const RunResult use = RunShardwise(
+      "collectives --cluster hgx-h100-200g --nodes 2 --profile " + profile +
+      " --min-bytes 8G --max-bytes 8G --json");
+  ASSERT_EQ(use.exit_code, 0) << use.err;
+  // The log's last row: 8 GiB all-reduce in 47,743 us (in place).
+  EXPECT_NEAR(use.Json()["rows"][0]["time_s"].get<double>() / 47743e-6, 1.0, 0.10);
+}
+
+TEST(CollectivesCliErrors, BadInput) {
+  ExpectOneLineError(RunShardwise("collectives --cluster dgx-h101"), "unknown cluster 'dgx-h101'");
+  ExpectOneLineError(RunShardwise("collectives --gpus 9"), "more than cluster 'dgx-h100' has (8)");
+  ExpectOneLineError(RunShardwise("collectives --nodes 0"), "--nodes must be between 1");
+  ExpectOneLineError(RunShardwise("collectives --cluster h100-superpod --nodes 2"), "use --gpus N");
+  ExpectOneLineError(RunShardwise("collectives --min-bytes 0"), "--min-bytes 0 is out of range");
+  ExpectOneLineError(RunShardwise("collectives --max-bytes 1P"), "--max-bytes '1P' is not a size");
+  ExpectOneLineError(RunShardwise("collectives --min-bytes 1G --max-bytes 1M"), "must not exceed");
+  ExpectOneLineError(RunShardwise("collectives --factor 1"), "--factor must be between");
+  ExpectOneLineError(RunShardwise("collectives --op all-scatter"), "unknown collective op");
+  ExpectOneLineError(RunShardwise("collectives --nodes 2 --algo nvls"), "nvls needs in-switch reduction");
+  ExpectOneLineError(RunShardwise("collectives --gpus 1"), "at least 2 GPUs");
+  ExpectOneLineError(RunShardwise("collectives --import /nonexistent.log"), "cannot open file");
+  ExpectOneLineError(RunShardwise("collectives --profile /nonexistent.json"), "cannot open file");
+}
+
+TEST(CollectivesCliErrors, MalformedTopologyFile) {
+  std::system("echo '{\"name\": \"x\", \"gpu\": \"h100-sxm\", \"levels\": [' > /tmp/shardwise_bad_topo.json");
+  ExpectOneLineError(RunShardwise("collectives --cluster /tmp/shardwise_bad_topo.json"),
+                     "/tmp/shardwise_bad_topo.json: not valid JSON");
+  std::system("echo '{\"name\": \"x\", \"gpu\": \"h100-sxm\", \"launch_latency_s\": 1e-5, "
+              "\"sources\": {\"launch_latency_s\": \"s\"}, \"levels\": [{\"name\": \"nv\", "
+              "\"fan_out\": -8}]}' > /tmp/shardwise_bad_topo2.json");
+  ExpectOneLineError(RunShardwise("collectives --cluster /tmp/shardwise_bad_topo2.json"),
+                     "'fan_out' must not be negative");
+}
+
+}  // namespace
+}  // namespace shardwise::testing
