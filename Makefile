@@ -15,9 +15,7 @@ build: deps
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/shardwise models
-	@echo
-	$(BUILD_DIR)/shardwise size --model deepseek-v3 --gpu b200 --dtype fp8 --kv-alloc 1.8
+	$(BUILD_DIR)/shardwise plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -4,7 +4,7 @@
 #include "cluster_options.h"
 #include "command.h"
 #include "shardwise/hw/cluster.h"
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {

@@ -11,7 +11,7 @@
 #include "shardwise/collective/cost_model.h"
 #include "shardwise/collective/group.h"
 #include "shardwise/collective/nccl_tests.h"
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {

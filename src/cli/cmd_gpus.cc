@@ -3,7 +3,7 @@
 
 #include "command.h"
 #include "shardwise/hw/gpu.h"
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {

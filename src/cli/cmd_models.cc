@@ -4,7 +4,7 @@
 #include "command.h"
 #include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {

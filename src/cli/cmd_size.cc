@@ -6,7 +6,7 @@
 #include "command.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/sizing.h"
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {

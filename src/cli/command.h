@@ -19,6 +19,9 @@ void AddGpusCommand(CLI::App& app, Status& result);
 void AddSizeCommand(CLI::App& app, Status& result);
 void AddClustersCommand(CLI::App& app, Status& result);
 void AddCollectivesCommand(CLI::App& app, Status& result);
+void AddExplainCommand(CLI::App& app, Status& result);
+void AddPlanCommand(CLI::App& app, Status& result);
+void AddRooflineCommand(CLI::App& app, Status& result);
 
 // Writes JSON to stdout, pretty-printed.
 inline void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise models', 'shardwise gpus', 'shardwise size', 'shardwise clusters'\nor 'shardwise collectives'.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   cli::AddSizeCommand(app, result);
   cli::AddClustersCommand(app, result);
   cli::AddCollectivesCommand(app, result);
+  cli::AddExplainCommand(app, result);
+  cli::AddPlanCommand(app, result);
+  cli::AddRooflineCommand(app, result);
 
   try {
     app.parse(argc, argv);

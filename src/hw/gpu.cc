@@ -1,6 +1,7 @@
 #include "shardwise/hw/gpu.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -22,6 +23,22 @@ double GpuSpec::AchievableFlopsPerS(Dtype dtype) const {
   // A dtype without its own measurement uses the bf16 fraction (tensor-core GEMMs behave alike).
   const double fraction = it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16);
   return PeakFlopsPerS(dtype) * fraction;
+}
+
+double GpuSpec::GemmEfficiency(Dtype dtype, double m, double n, double k) const {
+  // Output tiles of a Hopper/Blackwell-class tensor-core GEMM (CUTLASS's default 128 x 256;
+  // 64 rows, the smallest MMA, when m is small).
+  constexpr double kTileN = 256;
+  const double tile_m = m <= 64 ? 64 : 128;
+  const double sms = static_cast<double>(sm_count);
+  const double tiles = std::ceil(m / tile_m) * std::ceil(n / kTileN);
+  const double split_k = std::max(1.0, std::floor(sms / tiles));
+  const double units = tiles * split_k;
+  const double waves = std::ceil(units / sms);
+  const double k_per_unit = k / split_k;
+  auto it = gemm_fraction.find(dtype);
+  const double fraction = it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16);
+  return fraction * units / (waves * sms) * k_per_unit / (k_per_unit + gemm_tile_overhead_k);
 }
 
 Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
@@ -107,6 +124,8 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
     return Error(fmt::format("{}: achievable.hbm_fraction must be at most 1", source));
   }
   SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
+  SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k, a.NumberOr("gemm_tile_overhead_k", 0.0));
+  SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count"));
 
   if (o.Has("sources") && json.at("sources").is_object()) {
     for (const auto& [key, value] : json.at("sources").items()) {
@@ -115,7 +134,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   }
   for (const char* key : {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s",
                           "scale_up_bytes_per_s", "nic_bytes_per_s", "usd_per_gpu_hour",
-                          "achievable"}) {
+                          "achievable", "sm_count"}) {
     SW_RETURN_IF_ERROR(RequireSource(gpu, key, source));
   }
   return gpu;

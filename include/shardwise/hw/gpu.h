@@ -4,6 +4,7 @@
 // Plain value type.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -26,14 +27,20 @@ struct GpuSpec {
   std::string scale_up;             // what the scale-up link is
   double nic_bytes_per_s = 0;       // per direction, scale-out bandwidth per GPU
   double usd_per_gpu_hour = 0;
-  std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak for large GEMMs
+  int64_t sm_count = 0;                   // streaming multiprocessors (compute units)
+  std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak, large-GEMM limit
+  double gemm_tile_overhead_k = 0;        // per-tile fixed cost, in K-elements of work
   double hbm_fraction = 0;                // achievable fraction of HBM bandwidth (STREAM copy)
   bool calibration_measured = false;      // fractions measured on this part (else assumed)
   std::map<std::string, std::string> sources;
 
   bool Supports(Dtype dtype) const { return peak_flops_per_s.contains(dtype); }
   double PeakFlopsPerS(Dtype dtype) const;        // requires Supports(dtype)
-  double AchievableFlopsPerS(Dtype dtype) const;  // peak x gemm fraction
+  double AchievableFlopsPerS(Dtype dtype) const;  // peak x gemm fraction (large GEMMs)
+  // Achieved fraction of peak for an [m x k] x [k x n] GEMM: the large-GEMM fraction times
+  // wave quantisation of the output tiles over the SMs (split-K filling idle SMs) times
+  // k / (k + tile overhead).
+  double GemmEfficiency(Dtype dtype, double m, double n, double k) const;
   double AchievableHbmBytesPerS() const { return hbm_bytes_per_s * hbm_fraction; }
   // The tensor-core format a GEMM with weights in `weights` runs in: the weight format when
   // supported, else the nearest wider one (int4/mxfp4 weights on Hopper run as fp8; fp8 weights

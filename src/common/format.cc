@@ -1,4 +1,4 @@
-#include "shardwise/report/format.h"
+#include "shardwise/common/format.h"
 
 #include <cmath>
 

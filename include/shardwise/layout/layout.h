@@ -1,0 +1,61 @@
+// Layout: how a model is split over GPUs, written the way engineers say it ("tp8pp2", "ep16",
+// "tp4ep8dp2", "dp2tp4cp2"). GPUs = dp x pp x tp x cp. EP uses the ranks of a pipeline stage
+// (ep divides dp x tp x cp): ep < tp splits each expert's FFN over the remaining ranks
+// (expert-TP); ep > tp x cp makes the expert group span data-parallel ranks (attention DP with
+// wide EP). Ranks are numbered TP innermost, then CP, DP, PP, so a TP group sits inside one
+// NVLink domain whenever it fits. Value type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "shardwise/common/status.h"
+#include "shardwise/model/model_spec.h"
+
+namespace shardwise {
+
+struct Layout {
+  int64_t dp = 1;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t ep = 1;
+  int64_t cp = 1;
+
+  int64_t gpus() const { return dp * tp * pp * cp; }
+  int64_t StageRanks() const { return dp * tp * cp; }
+  // Data-parallel ranks that share one expert group (attention DP): ep / (tp x cp), at least 1.
+  int64_t AttentionDp() const;
+  // GPUs that cooperate on one request stream: tp x cp x attention DP x pp.
+  int64_t InstanceGpus() const { return tp * cp * AttentionDp() * pp; }
+  // Independent replicas: dp / attention DP.
+  int64_t Replicas() const { return dp / AttentionDp(); }
+  // Ranks splitting each expert's FFN inside its expert group: tp x cp x attention DP / ep.
+  int64_t ExpertTp() const { return tp * cp * AttentionDp() / ep; }
+
+  // Group strides in rank order (TP innermost, then CP, DP, PP).
+  int64_t CpStride() const { return tp; }
+  int64_t DpStride() const { return tp * cp; }
+  int64_t PpStride() const { return tp * cp * dp; }
+  int64_t EpStride() const { return ExpertTp(); }
+
+  // Canonical text: degrees above 1 in the order dp, tp, cp, pp, ep ("tp8pp2", "dp16ep16").
+  std::string ToString() const;
+  bool operator==(const Layout&) const = default;
+};
+
+// KV heads one TP rank must hold: the distinct KV heads used by its num_heads / tp query heads
+// (GQA groups of num_heads / num_kv_heads query heads share one KV head). Equals kv / tp when
+// tp divides the KV heads, 1 when the KV heads divide tp (replication), and covers the general
+// case (12 query heads, 2 KV heads, tp 3: the middle rank needs both).
+int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp);
+
+// Parses "tp8pp2", "ep16", "tp4ep8dp2", "dp2tp4cp2" (case-insensitive, any order).
+StatusOr<Layout> ParseLayout(std::string_view text);
+
+// Checks a layout against a model: TP divides query heads and FFN widths (each rank keeps the
+// KV heads its query heads use), EP divides the experts, PP does not exceed the layers, EP divides the
+// stage's ranks. The error names the degree and the fix.
+Status ValidateLayout(const Layout& layout, const ModelSpec& model);
+
+}  // namespace shardwise

@@ -1,0 +1,33 @@
+// Memory per GPU under a layout: weights, KV cache, activation workspace, communication
+// buffers and a runtime reserve, for the fullest pipeline stage; and the most sequences that
+// fit at a context. Pure functions.
+#pragma once
+
+#include <cstdint>
+
+#include "shardwise/hw/cluster.h"
+#include "shardwise/perf/options.h"
+#include "shardwise/perf/shard.h"
+
+namespace shardwise {
+
+struct MemoryPerGpu {
+  double hbm_bytes = 0;
+  double usable_bytes = 0;       // HBM x gpu_memory_utilization
+  double reserve_bytes = 0;      // HBM - usable
+  double weight_bytes = 0;
+  double kv_bytes = 0;           // the workload's batch at its peak context
+  double activation_bytes = 0;   // prefill chunk workspace and logits
+  double comm_buffer_bytes = 0;  // NCCL buffers of each communicator
+  double kv_bytes_per_sequence = 0;  // one sequence at the peak context, on one GPU
+  int64_t max_sequences = 0;     // per instance, at the peak context
+
+  double UsedBytes() const { return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes; }
+  bool Fits() const { return UsedBytes() <= usable_bytes; }
+  double ShortfallBytes() const { return UsedBytes() - usable_bytes; }
+};
+
+MemoryPerGpu EstimateMemory(const ModelShard& shard, const ClusterSpec& cluster,
+                            const Workload& workload, const PerfOptions& options);
+
+}  // namespace shardwise

@@ -1,0 +1,40 @@
+// Inputs of the step-time model besides model, cluster and layout: the numeric formats, the
+// memory policy, and the workload (batch and sequence lengths). Plain value types.
+#pragma once
+
+#include <cstdint>
+
+#include "shardwise/model/dtype.h"
+
+namespace shardwise {
+
+struct PerfOptions {
+  Dtype weight_dtype = Dtype::kBf16;
+  Dtype kv_dtype = Dtype::kBf16;
+  Dtype activation_dtype = Dtype::kBf16;
+  // Fraction of HBM the engine may use (vLLM's gpu_memory_utilization); the rest is a reserve
+  // for the CUDA context, allocator fragmentation and kernels' scratch.
+  double gpu_memory_utilization = 0.9;
+  // Load on the busiest expert rank over the mean; 0 derives it from the token count.
+  double expert_imbalance = 0;
+  // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
+  int64_t max_batched_tokens = 8192;
+};
+
+struct Workload {
+  int64_t batch = 1;             // concurrent sequences per instance
+  int64_t prompt_tokens = 1024;  // prefill length (ISL)
+  int64_t output_tokens = 256;   // generated tokens (OSL)
+  // KV length seen by decode steps; 0 means the average over generation, prompt + output / 2.
+  int64_t decode_context_tokens = 0;
+
+  int64_t DecodeContext() const {
+    return decode_context_tokens > 0 ? decode_context_tokens : prompt_tokens + output_tokens / 2;
+  }
+  // KV a sequence holds at its longest.
+  int64_t PeakContext() const {
+    return decode_context_tokens > 0 ? decode_context_tokens : prompt_tokens + output_tokens;
+  }
+};
+
+}  // namespace shardwise

@@ -1,0 +1,58 @@
+// The planner: enumerate every valid layout of a cluster (TP, CP, PP, EP and the data-parallel
+// fill), try batch sizes up to what fits, drop what breaks memory or the SLOs, rank by the
+// objective, and report the Pareto front of throughput per GPU against speed per user, with a
+// line per top layout saying why it wins and what bounds it. Pure; single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardwise/common/status.h"
+#include "shardwise/hw/cluster.h"
+#include "shardwise/layout/layout.h"
+#include "shardwise/model/model_spec.h"
+#include "shardwise/perf/options.h"
+#include "shardwise/perf/step.h"
+
+namespace shardwise {
+
+enum class Objective { kLatency, kThroughput, kCost };
+StatusOr<Objective> ParseObjective(std::string_view text);
+std::string_view ObjectiveName(Objective objective);
+
+struct PlanRequest {
+  Workload workload;  // prompt and output lengths; the batch is chosen by the planner
+  Objective objective = Objective::kThroughput;
+  double max_ttft_s = std::numeric_limits<double>::infinity();
+  double max_tpot_s = std::numeric_limits<double>::infinity();
+  int64_t max_batch = 2048;  // engine cap on concurrent sequences per replica
+  int top = 5;
+  PerfOptions perf;
+  std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
+};
+
+struct PlanEntry {
+  StepEstimate estimate;
+  double usd_per_mtok_output = 0;
+  std::string limited_by;  // what stopped a larger batch: "KV capacity", "SLO", "--max-batch"
+  std::string why;         // one line: why this layout, what bounds it
+};
+
+struct PlanResult {
+  std::vector<PlanEntry> ranked;  // best first, one entry per layout
+  std::vector<PlanEntry> pareto;  // non-dominated (tokens/s/user, tokens/s/GPU), fastest user first
+  int64_t layouts_considered = 0;  // valid layouts enumerated
+  int64_t layouts_fitting = 0;     // of those, fitting in memory at batch 1
+  int64_t points_evaluated = 0;    // (layout, batch) pairs estimated
+};
+
+// Every layout whose GPUs equal the cluster's and that the model's shape allows.
+std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens);
+
+StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
+                          const PlanRequest& request);
+
+}  // namespace shardwise

@@ -1,0 +1,155 @@
+// `shardwise explain`: one layout, per phase: where the time goes, what binds, memory per GPU.
+#include <fmt/format.h>
+
+#include "cluster_options.h"
+#include "command.h"
+#include "perf_options.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/perf/step.h"
+#include "shardwise/common/format.h"
+#include "shardwise/report/table.h"
+
+namespace shardwise::cli {
+namespace {
+
+struct ExplainOptions {
+  std::string model = "llama-3.1-70b";
+  ClusterOptions cluster;
+  PerfCliOptions perf;
+  std::string layout = "tp8";
+  int64_t batch = 32;
+  int64_t context = 2048;
+  int64_t osl = 256;
+  bool json = false;
+};
+
+nlohmann::json PhaseJson(const PhaseBreakdown& p) {
+  return {{"compute_s", p.compute_s},     {"memory_s", p.memory_s},   {"tp_comm_s", p.tp_comm_s},
+          {"ep_comm_s", p.ep_comm_s},     {"cp_comm_s", p.cp_comm_s}, {"pp_comm_s", p.pp_comm_s},
+          {"bubble_s", p.bubble_s},       {"total_s", p.total_s},     {"flops", p.flops},
+          {"hbm_bytes", p.hbm_bytes}};
+}
+
+std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
+  return {name,
+          FormatSeconds(p.compute_s),
+          FormatSeconds(p.memory_s),
+          FormatSeconds(p.tp_comm_s),
+          FormatSeconds(p.ep_comm_s),
+          FormatSeconds(p.cp_comm_s),
+          FormatSeconds(p.pp_comm_s),
+          FormatSeconds(p.bubble_s),
+          FormatSeconds(p.total_s)};
+}
+
+Status RunExplain(const ExplainOptions& o) {
+  SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
+  SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
+  if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
+  if (o.context < 1 || o.context > 10'000'000) return Error("--context must be between 1 and 10,000,000");
+  if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
+  SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(model, cluster, layout, perf));
+  Workload w;
+  w.batch = o.batch;
+  w.prompt_tokens = o.context;
+  w.output_tokens = o.osl;
+  w.decode_context_tokens = o.context;
+  const StepEstimate e = step.Estimate(w);
+  if (!e.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, e, perf));
+
+  const MemoryPerGpu& m = e.memory;
+  if (o.json) {
+    PrintJson({{"model", model.name},
+               {"cluster", cluster.name},
+               {"layout", layout.ToString()},
+               {"gpus", layout.gpus()},
+               {"batch", o.batch},
+               {"context", o.context},
+               {"prefill", PhaseJson(e.prefill)},
+               {"decode", PhaseJson(e.decode)},
+               {"ttft_s", e.ttft_s},
+               {"tpot_s", e.tpot_s},
+               {"output_tokens_per_s", e.output_tokens_per_s},
+               {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
+               {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
+               {"bound", e.bound},
+               {"over_parallelised", e.over_parallelised},
+               {"tp_comm_per_layer_s", e.tp_comm_per_layer_s},
+               {"compute_per_layer_s", e.compute_per_layer_s},
+               {"memory_per_gpu_bytes", m.UsedBytes()},
+               {"memory",
+                {{"weights_bytes", m.weight_bytes},
+                 {"kv_bytes", m.kv_bytes},
+                 {"activation_bytes", m.activation_bytes},
+                 {"comm_buffer_bytes", m.comm_buffer_bytes},
+                 {"reserve_bytes", m.reserve_bytes},
+                 {"usable_bytes", m.usable_bytes},
+                 {"max_sequences", m.max_sequences}}}});
+    return Status();
+  }
+  std::cout << fmt::format(
+      "{} on {} ({} x {}), layout {} ({} GPUs: {} replica{} of {}), batch {}, context {}\n"
+      "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
+      model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, layout.ToString(),
+      layout.gpus(), layout.Replicas(), layout.Replicas() == 1 ? "" : "s", layout.InstanceGpus(),
+      o.batch, o.context, DtypeName(perf.weight_dtype), DtypeName(perf.kv_dtype), step.TpLink(),
+      step.EpLink());
+  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
+               "total"});
+  table.AddRow(PhaseRow("prefill (1 prompt)", e.prefill));
+  table.AddRow(PhaseRow("decode (1 step)", e.decode));
+  std::cout << table.Render() << "\n";
+  const double share = [&] {
+    const PhaseBreakdown& d = e.decode;
+    const double top = std::max({d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s,
+                                 d.pp_comm_s, d.bubble_s});
+    return top / d.total_s;
+  }();
+  std::cout << fmt::format(
+      "TTFT        {}  (one {}-token prompt, unloaded)\n"
+      "TPOT        {}  ({:.1f} tokens/s per user)\n"
+      "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
+      "decode is bound by {} ({:.0f}% of the step)\n",
+      FormatSeconds(e.ttft_s), o.context, FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user,
+      e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+  if (e.over_parallelised) {
+    std::cout << fmt::format(
+        "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
+        "TP ranks would be faster (seed 002, 7.7)\n",
+        FormatSeconds(e.tp_comm_per_layer_s), FormatSeconds(e.compute_per_layer_s));
+  }
+  std::cout << fmt::format(
+      "\nmemory per GPU: weights {}, KV {}, activations {}, comm buffers {} = {} of {} usable\n"
+      "({} x {:g}, reserve {}); up to {} sequences at {} tokens\n",
+      FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), FormatBytes(m.activation_bytes),
+      FormatBytes(m.comm_buffer_bytes), FormatBytes(m.UsedBytes()), FormatBytes(m.usable_bytes),
+      FormatBytes(m.hbm_bytes), perf.gpu_memory_utilization, FormatBytes(m.reserve_bytes),
+      m.max_sequences, o.context);
+  return Status();
+}
+
+}  // namespace
+
+void AddExplainCommand(CLI::App& app, Status& result) {
+  auto opts = std::make_shared<ExplainOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "explain",
+      "One layout in detail: prefill and decode time split into compute, memory, each\n"
+      "communication and the pipeline bubble; TTFT, TPOT, throughput; memory per GPU.\n"
+      "Layouts: tp8pp2, ep16 (= dp16ep16), tp4ep8dp2, dp2tp4cp2. Example:\n"
+      "  shardwise explain --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --layout tp16");
+  sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
+  opts->cluster.AddTo(sub);
+  opts->perf.AddTo(sub);
+  sub->add_option("--layout", opts->layout, "Parallel layout")->capture_default_str();
+  sub->add_option("--batch", opts->batch, "Concurrent sequences per replica")->capture_default_str();
+  sub->add_option("--context", opts->context, "Prompt length and decode KV length, tokens")
+      ->capture_default_str();
+  sub->add_option("--osl", opts->osl, "Output tokens per request (throughput)")->capture_default_str();
+  sub->add_flag("--json", opts->json, "Print JSON");
+  BindCommand(sub, opts, result, RunExplain);
+}
+
+}  // namespace shardwise::cli

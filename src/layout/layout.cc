@@ -1,0 +1,129 @@
+#include "shardwise/layout/layout.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace shardwise {
+
+int64_t Layout::AttentionDp() const {
+  const int64_t inner = tp * cp;
+  return ep > inner ? ep / inner : 1;
+}
+
+std::string Layout::ToString() const {
+  std::string out;
+  auto add = [&](const char* name, int64_t degree) {
+    if (degree > 1) out += fmt::format("{}{}", name, degree);
+  };
+  add("dp", dp);
+  add("tp", tp);
+  add("cp", cp);
+  add("pp", pp);
+  add("ep", ep);
+  return out.empty() ? "tp1" : out;
+}
+
+StatusOr<Layout> ParseLayout(std::string_view text) {
+  Layout layout;
+  bool seen_dp = false;
+  bool seen[5] = {false, false, false, false, false};
+  size_t i = 0;
+  const std::string hint = "write degrees like tp8pp2, ep16, tp4ep8dp2 or dp2tp4cp2";
+  if (text.empty()) return Error("empty layout; " + hint);
+  while (i < text.size()) {
+    if (i + 2 > text.size()) return Error(fmt::format("layout '{}': {}", text, hint));
+    std::string name{static_cast<char>(std::tolower(text[i])),
+                     static_cast<char>(std::tolower(text[i + 1]))};
+    i += 2;
+    size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (start == i || i - start > 7) {
+      return Error(fmt::format("layout '{}': '{}' needs a degree after it; {}", text, name, hint));
+    }
+    const int64_t degree = std::stoll(std::string(text.substr(start, i - start)));
+    if (degree < 1) return Error(fmt::format("layout '{}': degrees must be at least 1", text));
+    const char* names[5] = {"dp", "tp", "pp", "ep", "cp"};
+    int64_t* slots[5] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp};
+    bool known = false;
+    for (int k = 0; k < 5; ++k) {
+      if (name != names[k]) continue;
+      if (seen[k]) return Error(fmt::format("layout '{}': '{}' appears twice", text, name));
+      seen[k] = known = true;
+      *slots[k] = degree;
+    }
+    if (!known) {
+      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp", text,
+                               name));
+    }
+    if (name == "dp") seen_dp = true;
+  }
+  // "ep16" alone is dp16ep16: the expert group spans data-parallel replicas of attention.
+  const int64_t inner = layout.tp * layout.cp;
+  if (!seen_dp && layout.ep > inner) {
+    if (layout.ep % inner != 0) {
+      return Error(fmt::format("layout '{}': ep ({}) must be a multiple of tp x cp ({})", text,
+                               layout.ep, inner));
+    }
+    layout.dp = layout.ep / inner;
+  }
+  if (layout.StageRanks() % layout.ep != 0) {
+    return Error(fmt::format("layout '{}': ep ({}) must divide dp x tp x cp ({}); EP uses the "
+                             "ranks of one pipeline stage",
+                             text, layout.ep, layout.StageRanks()));
+  }
+  if (layout.ep > inner && layout.ep % inner != 0) {
+    return Error(fmt::format("layout '{}': ep ({}) above tp x cp ({}) must be a multiple of it",
+                             text, layout.ep, inner));
+  }
+  if (layout.gpus() > 1'000'000) return Error(fmt::format("layout '{}' is too large", text));
+  return layout;
+}
+
+int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp) {
+  const int64_t per_rank = num_heads / tp;
+  const int64_t group = num_heads / num_kv_heads;
+  int64_t most = 0;
+  for (int64_t r = 0; r < tp; ++r) {
+    const int64_t first = r * per_rank / group;
+    const int64_t last = (r * per_rank + per_rank - 1) / group;
+    most = std::max(most, last - first + 1);
+  }
+  return most;
+}
+
+Status ValidateLayout(const Layout& l, const ModelSpec& m) {
+  const std::string name = l.ToString();
+  if (m.num_heads % l.tp != 0) {
+    return Error(fmt::format("{}: tp ({}) must divide {}'s {} attention heads", name, l.tp, m.name,
+                             m.num_heads));
+  }
+  if (m.num_moe_layers() < m.num_layers() && m.intermediate_size % l.tp != 0) {
+    return Error(fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp,
+                             m.intermediate_size));
+  }
+  if (l.pp > m.num_layers()) {
+    return Error(fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name,
+                             m.num_layers()));
+  }
+  if (!m.is_moe()) {
+    if (l.ep > 1) {
+      return Error(fmt::format("{}: ep ({}) needs a mixture-of-experts model; {} is dense", name,
+                               l.ep, m.name));
+    }
+    return Status();
+  }
+  if (m.moe.num_experts % l.ep != 0) {
+    return Error(fmt::format("{}: ep ({}) must divide {}'s {} experts", name, l.ep, m.name,
+                             m.moe.num_experts));
+  }
+  if (m.moe.expert_intermediate_size % l.ExpertTp() != 0) {
+    return Error(fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "
+                             "({}); raise ep",
+                             name, l.ExpertTp(), m.moe.expert_intermediate_size));
+  }
+  return Status();
+}
+
+}  // namespace shardwise

@@ -1,0 +1,234 @@
+#include "shardwise/plan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "shardwise/common/suggest.h"
+#include "shardwise/common/format.h"
+
+namespace shardwise {
+namespace {
+
+// Context parallelism pays only for long prompts (seed 002, 7.6): below this prompt length
+// the planner does not try it.
+constexpr int64_t kMinPromptForCp = 8192;
+constexpr int64_t kMaxCp = 8;
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+double UsdPerMtok(const ClusterSpec& c, const StepEstimate& e) {
+  const double usd_per_s = c.gpu.usd_per_gpu_hour / 3600.0 * static_cast<double>(e.layout.gpus());
+  return usd_per_s / e.output_tokens_per_s * 1e6;
+}
+
+// Higher is better.
+double Score(Objective objective, const StepEstimate& e) {
+  switch (objective) {
+    case Objective::kLatency:
+      return -e.tpot_s - 1e-3 * e.ttft_s;
+    case Objective::kThroughput:
+    case Objective::kCost:
+      return e.output_tokens_per_s_per_gpu;
+  }
+  return 0;
+}
+
+std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
+  std::vector<std::string> parts;
+  auto where = [&](int64_t size, int64_t stride) {
+    const GroupShape g = PlaceGroup(c, size, stride).value();
+    const int level = g.HighestLevel();
+    return level <= 0 ? "inside one " + c.levels[0].name + " domain"
+                      : "across " + c.levels[level].name;
+  };
+  if (l.tp > 1) parts.push_back(fmt::format("TP{} {}", l.tp, where(l.tp, 1)));
+  if (l.ep > 1) parts.push_back(fmt::format("EP{} {}", l.ep, where(l.ep, l.EpStride())));
+  if (l.cp > 1) parts.push_back(fmt::format("CP{} {}", l.cp, where(l.cp, l.CpStride())));
+  if (l.pp > 1) parts.push_back(fmt::format("PP{} {}", l.pp, where(2, l.PpStride())));
+  if (l.Replicas() > 1) parts.push_back(fmt::format("{} replicas", l.Replicas()));
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out.empty() ? "one GPU" : out;
+}
+
+std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
+  const StepEstimate& e = entry.estimate;
+  const PhaseBreakdown& d = e.decode;
+  const double top = std::max({d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s,
+                               d.pp_comm_s, d.bubble_s});
+  std::string goal = objective == Objective::kLatency
+                         ? fmt::format("{:.0f} tokens/s per user", e.output_tokens_per_s_per_user)
+                         : fmt::format("{:.0f} tokens/s per GPU", e.output_tokens_per_s_per_gpu);
+  std::string line = fmt::format("{}: {}; {} at batch {}; decode bound by {} ({:.0f}%)",
+                                 e.layout.ToString(), PlacementPhrase(c, e.layout), goal,
+                                 e.workload.batch, e.bound, 100 * top / d.total_s);
+  if (!entry.limited_by.empty()) line += "; batch capped by " + entry.limited_by;
+  if (e.over_parallelised) line += "; over-parallelised TP";
+  return line;
+}
+
+}  // namespace
+
+StatusOr<Objective> ParseObjective(std::string_view text) {
+  if (text == "latency") return Objective::kLatency;
+  if (text == "throughput") return Objective::kThroughput;
+  if (text == "cost") return Objective::kCost;
+  return Error(UnknownNameMessage("objective", text, {"latency", "throughput", "cost"},
+                                  "use latency, throughput or cost"));
+}
+
+std::string_view ObjectiveName(Objective objective) {
+  switch (objective) {
+    case Objective::kLatency:
+      return "latency";
+    case Objective::kThroughput:
+      return "throughput";
+    case Objective::kCost:
+      return "cost";
+  }
+  return "?";
+}
+
+std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens) {
+  std::vector<Layout> out;
+  for (int64_t tp : Divisors(gpus)) {
+    for (int64_t cp = 1; cp <= kMaxCp && gpus % (tp * cp) == 0; cp *= 2) {
+      if (cp > 1 && prompt_tokens < kMinPromptForCp) break;
+      for (int64_t pp : Divisors(gpus / (tp * cp))) {
+        if (pp > m.num_layers()) break;
+        Layout base;
+        base.tp = tp;
+        base.cp = cp;
+        base.pp = pp;
+        base.dp = gpus / (tp * cp * pp);
+        if (!ValidateLayout(base, m).ok()) continue;
+        if (!m.is_moe()) {
+          out.push_back(base);
+          continue;
+        }
+        for (int64_t ep : Divisors(base.StageRanks())) {
+          Layout l = base;
+          l.ep = ep;
+          if (ep > tp * cp && (ep % (tp * cp) != 0 || l.dp % l.AttentionDp() != 0)) continue;
+          if (ValidateLayout(l, m).ok()) out.push_back(l);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
+                          const PlanRequest& req) {
+  if (req.max_batch < 1) return Error("--max-batch must be at least 1");
+  PlanResult result;
+  std::vector<PlanEntry> best_per_layout;
+  std::vector<PlanEntry> all_points;
+  double least_short = std::numeric_limits<double>::infinity();
+  std::string least_short_layout;
+  const std::vector<Layout> layouts =
+      req.only_layout ? std::vector<Layout>{*req.only_layout}
+                      : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens);
+  for (const Layout& layout : layouts) {
+    ++result.layouts_considered;
+    auto step = StepModel::Create(model, cluster, layout, req.perf);
+    if (!step.ok()) {
+      if (req.only_layout) return step.status();
+      continue;
+    }
+    Workload w = req.workload;
+    w.batch = 1;
+    const StepEstimate one = step->Estimate(w);
+    ++result.points_evaluated;
+    if (!one.memory.Fits()) {
+      if (one.memory.ShortfallBytes() < least_short) {
+        least_short = one.memory.ShortfallBytes();
+        least_short_layout = layout.ToString();
+      }
+      continue;
+    }
+    ++result.layouts_fitting;
+    const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
+    const int64_t cap = std::min(fit, req.max_batch);
+    // Batches: powers of two up to the cap, and the cap itself.
+    std::vector<int64_t> batches;
+    for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
+    batches.push_back(cap);
+    PlanEntry best;
+    bool have = false;
+    bool slo_stopped = false;
+    for (int64_t b : batches) {
+      w.batch = b;
+      const StepEstimate e = b == 1 ? one : step->Estimate(w);
+      if (b != 1) ++result.points_evaluated;
+      if (!e.memory.Fits()) break;
+      if (e.ttft_s > req.max_ttft_s || e.tpot_s > req.max_tpot_s) {
+        slo_stopped = true;
+        break;  // larger batches only get slower per step
+      }
+      PlanEntry entry;
+      entry.estimate = e;
+      entry.usd_per_mtok_output = UsdPerMtok(cluster, e);
+      all_points.push_back(entry);
+      if (!have || Score(req.objective, e) > Score(req.objective, best.estimate)) {
+        best = entry;
+        have = true;
+      }
+    }
+    if (!have) continue;
+    const int64_t chosen = best.estimate.workload.batch;
+    if (req.objective != Objective::kLatency && chosen == cap) {
+      best.limited_by = cap == req.max_batch && req.max_batch < fit ? "--max-batch" : "KV capacity";
+    } else if (req.objective != Objective::kLatency && slo_stopped) {
+      best.limited_by = "the SLO";
+    }
+    best_per_layout.push_back(best);
+  }
+  if (result.layouts_fitting == 0) {
+    if (least_short_layout.empty()) {
+      return Error(fmt::format("no valid layout of {} on {} ({} GPUs); check that the GPU count "
+                               "suits the model's heads and layers",
+                               model.name, cluster.name, cluster.num_gpus));
+    }
+    return Error(fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
+                             "GPU; add GPUs (--nodes), use --dtype fp8 or int4, or a larger GPU",
+                             model.name, DtypeName(req.perf.weight_dtype), cluster.name,
+                             cluster.num_gpus, cluster.gpu.name, least_short_layout,
+                             FormatBytes(least_short)));
+  }
+  if (best_per_layout.empty()) {
+    return Error(fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
+                             "--max-tpot-ms); relax them or add GPUs",
+                             model.name, cluster.name));
+  }
+  std::stable_sort(best_per_layout.begin(), best_per_layout.end(),
+                   [&](const PlanEntry& a, const PlanEntry& b) {
+                     return Score(req.objective, a.estimate) > Score(req.objective, b.estimate);
+                   });
+  for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
+    best_per_layout[i].why = Why(cluster, best_per_layout[i], req.objective);
+    result.ranked.push_back(best_per_layout[i]);
+  }
+  // Pareto front over every feasible point: fastest per user first, keep rising per-GPU rate.
+  std::sort(all_points.begin(), all_points.end(), [](const PlanEntry& a, const PlanEntry& b) {
+    return a.estimate.output_tokens_per_s_per_user > b.estimate.output_tokens_per_s_per_user;
+  });
+  double best_per_gpu = -1;
+  for (const PlanEntry& p : all_points) {
+    if (p.estimate.output_tokens_per_s_per_gpu > best_per_gpu) {
+      best_per_gpu = p.estimate.output_tokens_per_s_per_gpu;
+      result.pareto.push_back(p);
+    }
+  }
+  return result;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,95 @@
+// Layout syntax and validity against model shapes.
+#include "shardwise/layout/layout.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/model/catalog.h"
+
+namespace shardwise {
+namespace {
+
+Layout Parse(const std::string& text) {
+  auto l = ParseLayout(text);
+  EXPECT_TRUE(l.ok()) << text << ": " << l.status().message();
+  return l.ok() ? l.value() : Layout{};
+}
+
+TEST(LayoutParse, EngineerSyntax) {
+  const Layout a = Parse("tp8pp2");
+  EXPECT_EQ(a.tp, 8);
+  EXPECT_EQ(a.pp, 2);
+  EXPECT_EQ(a.gpus(), 16);
+  EXPECT_EQ(Parse("TP4EP8DP2").gpus(), 8);
+  const Layout c = Parse("dp2tp4cp2");
+  EXPECT_EQ(c.gpus(), 16);
+  EXPECT_EQ(c.CpStride(), 4);
+  EXPECT_EQ(c.DpStride(), 8);
+}
+
+TEST(LayoutParse, Ep16IsDp16Ep16) {
+  // DESIGN.md: "ep16 alone is shorthand for dp16ep16" (seed 001's EP16 across two nodes).
+  const Layout l = Parse("ep16");
+  EXPECT_EQ(l.dp, 16);
+  EXPECT_EQ(l.ep, 16);
+  EXPECT_EQ(l.gpus(), 16);
+  EXPECT_EQ(l.AttentionDp(), 16);
+  EXPECT_EQ(l.Replicas(), 1);
+  EXPECT_EQ(l.ToString(), "dp16ep16");
+}
+
+TEST(LayoutParse, ExpertTpWhenEpBelowTp) {
+  // tp8ep2: two expert groups of 4 ranks each split every expert's FFN 4 ways.
+  const Layout l = Parse("tp8ep2");
+  EXPECT_EQ(l.ExpertTp(), 4);
+  EXPECT_EQ(l.EpStride(), 4);
+  EXPECT_EQ(l.AttentionDp(), 1);
+}
+
+TEST(LayoutParse, WideEpSpansDataParallelRanks) {
+  // DeepSeek's prefill deployment dp8tp4ep32: 8 attention-DP ranks of TP4 share 32-way EP.
+  const Layout l = Parse("dp8tp4ep32");
+  EXPECT_EQ(l.AttentionDp(), 8);
+  EXPECT_EQ(l.InstanceGpus(), 32);
+  EXPECT_EQ(l.ExpertTp(), 1);
+}
+
+TEST(LayoutParseErrors, OneLineWithTheFix) {
+  EXPECT_FALSE(ParseLayout("").ok());
+  EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"), std::string::npos);
+  EXPECT_NE(ParseLayout("tp").status().message().find("needs a degree"), std::string::npos);
+  EXPECT_NE(ParseLayout("tp2tp4").status().message().find("appears twice"), std::string::npos);
+  EXPECT_NE(ParseLayout("tp0").status().message().find("at least 1"), std::string::npos);
+  EXPECT_NE(ParseLayout("tp4ep3").status().message().find("must divide dp x tp x cp"),
+            std::string::npos);
+}
+
+TEST(LayoutValidate, AgainstModelShapes) {
+  const ModelSpec llama = LoadModel("llama-3.1-70b").value();  // 64 heads, 8 KV heads
+  EXPECT_TRUE(ValidateLayout(Parse("tp8pp2"), llama).ok());
+  EXPECT_TRUE(ValidateLayout(Parse("tp16"), llama).ok());  // KV heads replicated 2x
+  EXPECT_EQ(ValidateLayout(Parse("tp3"), llama).message(),
+            "tp3: tp (3) must divide llama-3.1-70b's 64 attention heads");
+  EXPECT_NE(ValidateLayout(Parse("pp81"), llama).message().find("exceeds llama-3.1-70b's 80 layers"),
+            std::string::npos);
+  EXPECT_NE(ValidateLayout(Parse("ep2"), llama).message().find("is dense"), std::string::npos);
+  const ModelSpec mixtral = LoadModel("mixtral-8x7b").value();  // 8 experts
+  EXPECT_NE(ValidateLayout(Parse("ep16"), mixtral).message().find("must divide mixtral-8x7b's 8 experts"),
+            std::string::npos);
+  const ModelSpec tiny = LoadModel("tiny-dense").value();  // 12 heads, 2 KV heads
+  EXPECT_TRUE(ValidateLayout(Parse("tp3"), tiny).ok());  // TP above the KV heads, not a power of 2
+}
+
+TEST(LayoutKvHeads, EachRankKeepsTheKvHeadsItsQueryHeadsUse) {
+  // By hand: 64 query / 8 KV heads (groups of 8): tp 8 -> 1 each; tp 4 -> 2 each; tp 16 ->
+  // each rank's 4 query heads sit inside one group -> 1 (KV replicated).
+  EXPECT_EQ(KvHeadsPerRank(64, 8, 8), 1);
+  EXPECT_EQ(KvHeadsPerRank(64, 8, 4), 2);
+  EXPECT_EQ(KvHeadsPerRank(64, 8, 16), 1);
+  // 12 query / 2 KV heads (groups of 6), tp 3: ranks hold query heads 0-3, 4-7, 8-11; the middle
+  // rank spans both groups (heads 4, 5 -> KV 0; 6, 7 -> KV 1), so the most is 2.
+  EXPECT_EQ(KvHeadsPerRank(12, 2, 3), 2);
+  EXPECT_EQ(KvHeadsPerRank(12, 2, 4), 1);  // 3 query heads per rank, inside one group
+}
+
+}  // namespace
+}  // namespace shardwise

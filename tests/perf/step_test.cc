@@ -1,0 +1,157 @@
+// The step-time and memory model against hand calculations, and the offline-throughput
+// calibration against TensorRT-LLM's published H100 table.
+#include "shardwise/perf/step.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/model/accounting.h"
+#include "shardwise/model/catalog.h"
+#include <fmt/format.h>
+
+#include "shardwise/plan/planner.h"
+
+namespace shardwise {
+namespace {
+
+ModelSpec Model(const std::string& name) { return LoadModel(name).value(); }
+
+ClusterSpec Cluster(const std::string& name, int64_t nodes = 1, int64_t gpus = 0) {
+  ClusterSpec c = LoadCluster(name).value();
+  if (nodes > 1) c = WithNodes(c, nodes).value();
+  if (gpus > 0) c = WithGpus(c, gpus).value();
+  return c;
+}
+
+StepEstimate Estimate(const ModelSpec& m, const ClusterSpec& c, const std::string& layout,
+                      int64_t batch, int64_t context, PerfOptions o = {}) {
+  auto step = StepModel::Create(m, c, ParseLayout(layout).value(), o);
+  EXPECT_TRUE(step.ok()) << step.status().message();
+  Workload w;
+  w.batch = batch;
+  w.prompt_tokens = context;
+  w.output_tokens = 128;
+  w.decode_context_tokens = context;
+  return step->Estimate(w);
+}
+
+TEST(Memory, Llama70bBf16DoesNotFitOneH100) {
+  // 70,553,706,496 params x 2 bytes = 141.1 GB of weights; an 80 GB H100 at 0.9 utilisation
+  // offers 72 GB.
+  const StepEstimate e =
+      Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100", 1, 1), "tp1", 1, 1024);
+  EXPECT_FALSE(e.memory.Fits());
+  EXPECT_NEAR(e.memory.weight_bytes, 70'553'706'496.0 * 2, 1e6);
+  EXPECT_DOUBLE_EQ(e.memory.usable_bytes, 72e9);
+  EXPECT_GT(e.memory.ShortfallBytes(), 141.1e9 - 72e9);
+}
+
+TEST(Memory, Tp8SplitsWeightsAndKv) {
+  // TP8: every matrix / 8; per GPU KV = 1 of 8 KV heads: 327,680 / 8 = 40,960 B per token.
+  // 32 sequences x 2,048 tokens x 40,960 B = 2.684 GB.
+  const StepEstimate e = Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100"), "tp8", 32, 2048);
+  EXPECT_NEAR(e.memory.weight_bytes / (70'553'706'496.0 * 2 / 8), 1.0, 0.001);
+  EXPECT_NEAR(e.memory.kv_bytes, 32.0 * 2048 * 40'960, 1.0);
+}
+
+TEST(Memory, MlaLatentIsReplicatedAcrossTp) {
+  // DeepSeek-V3's latent cache (576 elements per layer) is shared by all heads: TP does not
+  // divide it. fp8 KV: 576 x 61 = 35,136 B per token on every TP rank.
+  PerfOptions o;
+  o.weight_dtype = o.kv_dtype = Dtype::kFp8;
+  const StepEstimate e =
+      Estimate(Model("deepseek-v3"), Cluster("dgx-h200"), "tp8", 4, 1000, o);
+  EXPECT_NEAR(e.memory.kv_bytes, 4.0 * 1000 * 35'136, 1.0);
+}
+
+TEST(Step, SingleGpuDecodeIsWeightBandwidthBound) {
+  // Llama-3.1-8B bf16, batch 1, short context, one H100: each step reads every weight but the
+  // input embedding (a lookup): (8,030,261,248 - 525,336,576) x 2 B = 15.01 GB at the
+  // achievable 2.90 TB/s = 5.18 ms; KV (100 tokens) and activations add < 2%.
+  const ModelSpec m = Model("llama-3.1-8b");
+  const StepEstimate e = Estimate(m, Cluster("dgx-h100", 1, 1), "tp1", 1, 100);
+  const double weights_s = (8'030'261'248.0 - 525'336'576.0) * 2 / 2.90e12;
+  EXPECT_NEAR(e.tpot_s / weights_s, 1.0, 0.02);
+  EXPECT_EQ(e.bound, "HBM bandwidth");
+}
+
+TEST(Step, PrefillCannotBeatPeakFlops) {
+  // An 8,192-token prefill of Llama-3.1-8B needs at least PrefillFlops / peak bf16 FLOP/s.
+  const ModelSpec m = Model("llama-3.1-8b");
+  const StepEstimate e = Estimate(m, Cluster("dgx-h100", 1, 1), "tp1", 1, 8192);
+  const double floor_s = PrefillFlops(m, 8192).total() / 989.4e12;
+  EXPECT_GT(e.ttft_s, floor_s);
+  EXPECT_LT(e.ttft_s, 2.0 * floor_s);  // and is compute-bound, not far from it
+}
+
+TEST(Step, PipelineAtBatchOneIsAllBubbleButNoFaster) {
+  // Seed 002, 7.4: with one sequence only one stage works at a time, so PP4 is no faster than
+  // one GPU. By hand for Llama-3.1-8B bf16: a layer is 4096 x 6144 + 4096 x 4096 + 3 x 4096 x
+  // 14336 = 218.1M params; 8 layers per stage; the last stage also reads the 525M-param LM
+  // head. Busiest stage: (8 x 218.1M + 525.3M) x 2 B / 2.90 TB/s = 1.566 ms; the bubble is the
+  // other three stages: 3 x 8 x 218.1M x 2 B / 2.90 TB/s = 3.610 ms.
+  const ModelSpec m = Model("llama-3.1-8b");
+  const StepEstimate one = Estimate(m, Cluster("dgx-h100", 1, 1), "tp1", 1, 100);
+  const StepEstimate pp4 = Estimate(m, Cluster("dgx-h100", 1, 4), "pp4", 1, 100);
+  const double layer = 4096.0 * 6144 + 4096.0 * 4096 + 3.0 * 4096 * 14336;
+  EXPECT_NEAR(pp4.decode.memory_s + pp4.decode.compute_s, (8 * layer + 525'336'576.0) * 2 / 2.90e12,
+              0.03e-3);
+  EXPECT_NEAR(pp4.decode.bubble_s, 3 * 8 * layer * 2 / 2.90e12, 0.05e-3);
+  EXPECT_NEAR((pp4.tpot_s - pp4.decode.pp_comm_s) / one.tpot_s, 1.0, 0.02);
+}
+
+TEST(Step, CrossNodeTpAllReduceDominatesAndIsOverParallelised) {
+  // Seed 002, 7.7: TP16 over two DGX H100 nodes puts every layer's all-reduce on the network.
+  const StepEstimate e =
+      Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100", 2), "tp16", 32, 2048);
+  EXPECT_NE(e.bound.find("TP all-reduce over scale-out"), std::string::npos) << e.bound;
+  EXPECT_GT(e.decode.tp_comm_s, 0.5 * e.tpot_s);
+  EXPECT_TRUE(e.over_parallelised);
+  const StepEstimate tp8 = Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100"), "tp8", 32, 2048);
+  EXPECT_FALSE(tp8.over_parallelised);
+}
+
+TEST(Step, EpDispatchGoesOverTheNetworkAcrossNodes) {
+  PerfOptions o;
+  o.weight_dtype = o.kv_dtype = Dtype::kFp8;
+  const StepEstimate e =
+      Estimate(Model("qwen3-235b-a22b"), Cluster("dgx-h100", 2), "ep16", 256, 2048, o);
+  EXPECT_GT(e.decode.ep_comm_s, 0);
+  EXPECT_EQ(e.decode.tp_comm_s, 0);
+}
+
+TEST(Calibration, TensorRtLlmH100OfflineThroughputWithin25Percent) {
+  // calibration.md: TensorRT-LLM perf-overview (github.com/NVIDIA/TensorRT-LLM, commit 00f3768,
+  // docs/source/performance/perf-overview.md), trtllm-bench PyTorch backend, offline max
+  // throughput, "Total Output Throughput (tokens/sec)", H100 SXM 80GB, FP8. Calibrated per GPU
+  // only (GEMM and HBM fractions from microbenchmarks); every row within +-25%.
+  struct Row {
+    int64_t isl, osl;
+    double tok_s[3];  // Llama-3.1-8B TP1, Llama-3.3-70B TP2, Llama-3.1-405B TP8
+  };
+  const Row rows[] = {{128, 128, {28312, 6378, 3627}},   {128, 2048, {22714, 6651, 4340}},
+                      {128, 4096, {14325, 4199, 3116}},  {500, 2000, {17660, 5222, 3994}},
+                      {1000, 1000, {15220, 4205, 2919}}, {1000, 2000, {13899, 4146, 2895}},
+                      {2048, 128, {3450, 762, 453}},     {2048, 2048, {9305, 3082, 2296}},
+                      {5000, 500, {3459, 898, 610}},     {20000, 2000, {1351, 437, 345}}};
+  const char* models[3] = {"llama-3.1-8b", "llama-3.3-70b", "llama-3.1-405b"};
+  const int64_t gpus[3] = {1, 2, 8};
+  for (int i = 0; i < 3; ++i) {
+    const ModelSpec m = Model(models[i]);
+    const ClusterSpec c = Cluster("dgx-h100", 1, gpus[i]);
+    for (const Row& row : rows) {
+      PlanRequest req;
+      req.perf.weight_dtype = req.perf.kv_dtype = Dtype::kFp8;
+      req.workload.prompt_tokens = row.isl;
+      req.workload.output_tokens = row.osl;
+      req.only_layout = ParseLayout(fmt::format("tp{}", gpus[i])).value();
+      auto plan = Plan(m, c, req);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      const double predicted = plan->ranked[0].estimate.output_tokens_per_s;
+      EXPECT_NEAR(predicted / row.tok_s[i], 1.0, 0.25)
+          << models[i] << " " << row.isl << "/" << row.osl;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardwise

@@ -1,0 +1,110 @@
+// The planner's answers on the cases the issue names.
+#include "shardwise/plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "shardwise/model/catalog.h"
+
+namespace shardwise {
+namespace {
+
+ClusterSpec Nodes(const std::string& name, int64_t nodes) {
+  return WithNodes(LoadCluster(name).value(), nodes).value();
+}
+
+TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
+  const auto layouts = EnumerateLayouts(LoadModel("llama-3.1-70b").value(), 16, 1024);
+  auto has = [&](const std::string& text) {
+    return std::any_of(layouts.begin(), layouts.end(),
+                       [&](const Layout& l) { return l.ToString() == text; });
+  };
+  EXPECT_TRUE(has("tp8pp2"));
+  EXPECT_TRUE(has("dp2tp8"));
+  EXPECT_TRUE(has("tp16"));
+  EXPECT_TRUE(has("dp16"));
+  for (const Layout& l : layouts) EXPECT_EQ(l.gpus(), 16) << l.ToString();
+  EXPECT_FALSE(has("cp2tp8"));  // CP only for long prompts
+}
+
+TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {
+  // Seed 001/002: for latency, TP inside the NVLink node, PP or DP across nodes (TP8PP2).
+  PlanRequest req;
+  req.objective = Objective::kLatency;
+  auto r = Plan(LoadModel("llama-3.1-70b").value(), Nodes("dgx-h100", 2), req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Layout best = r->ranked[0].estimate.layout;
+  EXPECT_EQ(best.tp, 8) << best.ToString();
+  EXPECT_TRUE(best.pp == 2 || best.dp == 2) << best.ToString();
+}
+
+TEST(Plan, MoeThroughputPrefersEpAcrossNodesOverTpAcrossNodes) {
+  // Seed 001: MoE across two nodes -> EP16 beats spreading TP over the network.
+  const ModelSpec m = LoadModel("qwen3-235b-a22b").value();
+  const ClusterSpec c = Nodes("dgx-h100", 2);
+  auto best_of = [&](const std::string& layout) {
+    PlanRequest req;
+    req.perf.weight_dtype = req.perf.kv_dtype = Dtype::kFp8;
+    req.only_layout = ParseLayout(layout).value();
+    auto r = Plan(m, c, req);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r->ranked[0].estimate.output_tokens_per_s_per_gpu;
+  };
+  EXPECT_GT(best_of("ep16"), best_of("tp16"));
+  PlanRequest all;
+  all.perf.weight_dtype = all.perf.kv_dtype = Dtype::kFp8;
+  auto r = Plan(m, c, all);
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->ranked[0].estimate.layout.ep, 1);  // the winner uses expert parallelism
+}
+
+TEST(Plan, DoesNotFitSaysByHowMuch) {
+  auto r = Plan(LoadModel("llama-3.1-70b").value(),
+                WithGpus(LoadCluster("dgx-h100").value(), 1).value(), PlanRequest{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not fit"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("short by"), std::string::npos);
+}
+
+TEST(Plan, SlosAreRespected) {
+  PlanRequest req;
+  req.max_tpot_s = 0.02;
+  req.max_ttft_s = 0.5;
+  auto r = Plan(LoadModel("llama-3.1-70b").value(), LoadCluster("dgx-h100").value(), req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const PlanEntry& e : r->ranked) {
+    EXPECT_LE(e.estimate.tpot_s, 0.02);
+    EXPECT_LE(e.estimate.ttft_s, 0.5);
+  }
+  req.max_tpot_s = 1e-6;
+  EXPECT_NE(Plan(LoadModel("llama-3.1-70b").value(), LoadCluster("dgx-h100").value(), req)
+                .status()
+                .message()
+                .find("meets the SLOs"),
+            std::string::npos);
+}
+
+TEST(Plan, ParetoFrontIsNonDominated) {
+  auto r = Plan(LoadModel("llama-3.1-70b").value(), Nodes("dgx-h100", 2), PlanRequest{});
+  ASSERT_TRUE(r.ok());
+  ASSERT_GE(r->pareto.size(), 2u);
+  for (size_t i = 1; i < r->pareto.size(); ++i) {
+    EXPECT_LE(r->pareto[i].estimate.output_tokens_per_s_per_user,
+              r->pareto[i - 1].estimate.output_tokens_per_s_per_user);
+    EXPECT_GT(r->pareto[i].estimate.output_tokens_per_s_per_gpu,
+              r->pareto[i - 1].estimate.output_tokens_per_s_per_gpu);
+  }
+}
+
+TEST(Plan, EveryRankedEntryExplainsItself) {
+  auto r = Plan(LoadModel("mixtral-8x7b").value(), LoadCluster("dgx-h100").value(), PlanRequest{});
+  ASSERT_TRUE(r.ok());
+  for (const PlanEntry& e : r->ranked) {
+    EXPECT_NE(e.why.find(e.estimate.layout.ToString()), std::string::npos);
+    EXPECT_NE(e.why.find("bound by"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shardwise
