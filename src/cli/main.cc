@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   cli::AddExplainCommand(app, result);
   cli::AddPlanCommand(app, result);
   cli::AddRooflineCommand(app, result);
+  cli::AddSimulateCommand(app, result);
+  cli::AddPriceCommand(app, result);
 
   try {
     app.parse(argc, argv);

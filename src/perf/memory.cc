@@ -70,6 +70,14 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
                        (m.activation_bytes - sequences_per_rank * logits_per_sequence);
   const double per_sequence = m.kv_bytes_per_sequence + logits_per_sequence;
   const double free_bytes = m.usable_bytes - fixed;
+  double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
+  for (const StageLayers& st : s.stages) {
+    kv_per_token = std::max(kv_per_token, static_cast<double>(st.windows.size()) *
+                                              s.kv_bytes_per_token / static_cast<double>(l.cp));
+  }
+  m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
+                             ? 0.0
+                             : free_bytes / kv_per_token * static_cast<double>(l.AttentionDp());
   m.max_sequences = free_bytes <= 0 || per_sequence <= 0
                         ? 0
                         : static_cast<int64_t>(std::floor(free_bytes / per_sequence)) *

@@ -21,6 +21,7 @@ struct MemoryPerGpu {
   double comm_buffer_bytes = 0;  // NCCL buffers of each communicator
   double kv_bytes_per_sequence = 0;  // one sequence at the peak context, on one GPU
   int64_t max_sequences = 0;     // per instance, at the peak context
+  double kv_capacity_tokens = 0;  // per instance: KV tokens that fit beside weights and buffers
 
   double UsedBytes() const { return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes; }
   bool Fits() const { return UsedBytes() <= usable_bytes; }

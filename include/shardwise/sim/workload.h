@@ -1,0 +1,66 @@
+// Request streams for the simulator: arrivals (Poisson, bursty gamma, offline, or a trace
+// file) and prompt/output lengths (fixed, uniform, lognormal, or from the trace). Generated
+// lazily and deterministically from a seed, so a million requests cost no memory up front.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "shardwise/common/status.h"
+
+namespace shardwise {
+
+enum class LengthDistribution { kFixed, kUniform, kLognormal };
+StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text);
+
+struct LengthSpec {
+  LengthDistribution distribution = LengthDistribution::kFixed;
+  double mean = 1024;
+  double cv = 0.5;  // coefficient of variation for uniform and lognormal
+};
+
+struct ArrivalSpec {
+  double rate_per_s = 10;  // infinity: every request at t = 0 (offline)
+  double burstiness_cv = 1.0;  // CV of inter-arrival gaps: 1 = Poisson, > 1 bursty (gamma)
+};
+
+struct TraceRequest {
+  double arrival_s = 0;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+};
+
+// Reads "arrival_s,input_tokens,output_tokens" rows (a header line is allowed); times must be
+// non-decreasing and lengths positive.
+StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const std::string& source);
+StatusOr<std::vector<TraceRequest>> LoadTrace(const std::string& path);
+
+// Produces requests one at a time, in arrival order.
+class RequestSource {
+ public:
+  // `count` requests, or every request arriving before `stop_after_s`, whichever ends first.
+  RequestSource(ArrivalSpec arrivals, LengthSpec input, LengthSpec output, int64_t count,
+                uint64_t seed, double stop_after_s = std::numeric_limits<double>::infinity());
+  explicit RequestSource(std::vector<TraceRequest> trace);
+  std::optional<TraceRequest> Next();
+
+ private:
+  int64_t Length(const LengthSpec& spec);
+  double Gap();
+
+  ArrivalSpec arrivals_;
+  LengthSpec input_, output_;
+  int64_t remaining_ = 0;
+  double stop_after_s_ = 0;
+  double clock_s_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<TraceRequest> trace_;
+  size_t trace_next_ = 0;
+  bool from_trace_ = false;
+};
+
+}  // namespace shardwise

@@ -1,0 +1,353 @@
+#include "shardwise/sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "shardwise/model/accounting.h"
+
+namespace shardwise {
+namespace {
+
+struct Request {
+  double arrival_s = 0;
+  double first_token_s = -1;
+  int64_t prompt = 0;       // tokens to prefill (grows on preemption: recompute)
+  int64_t output = 0;       // tokens still to generate, counting the first
+  int64_t total_output = 0;
+  int64_t prefilled = 0;
+  int64_t join_step = 0;    // replica decode step at which it joined the decode set
+  bool admitted = false;    // holds KV for its prompt
+  bool done = false;
+};
+
+// min-heap of (decode step at which a sequence finishes, request id)
+using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
+                                       std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
+
+struct Replica {
+  std::deque<int64_t> waiting;      // FCFS; the head may be part-way through prefill
+  std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
+  FinishHeap finishes;
+  int64_t decoding = 0;             // sequences in the decode set
+  double sum_base = 0;              // sum over the decode set of (prompt + 1 - join_step)
+  double prefill_reserved = 0;      // KV tokens held by admitted, still-prefilling requests
+  double guaranteed = 0;            // no-evict: KV reserved for admitted requests' whole life
+  int64_t admitted_prefilling = 0;
+  int64_t decode_steps = 0;
+  int64_t in_flight = 0;            // routed, not finished
+  bool busy = false;
+  double busy_s = 0;
+  // The iteration in progress.
+  double step_decode = 0;
+  std::vector<std::pair<int64_t, int64_t>> step_prefill;  // (request, tokens) this iteration
+
+  double DecodeContextSum() const {
+    return sum_base + static_cast<double>(decoding) * static_cast<double>(decode_steps);
+  }
+};
+
+enum class EventKind { kArrival, kStepDone };
+
+struct Event {
+  double time_s;
+  int64_t order;  // tie-break: insertion order, for determinism
+  EventKind kind;
+  int64_t index;  // replica for kStepDone
+  bool operator>(const Event& o) const {
+    return time_s != o.time_s ? time_s > o.time_s : order > o.order;
+  }
+};
+
+class Sim {
+ public:
+  Sim(const ModelSpec& model, const StepTable& table, RequestSource& source, const SimConfig& c)
+      : model_(model), table_(table), source_(source), c_(c), replicas_(c.replicas) {
+    matmul_flops_per_token_ = 2.0 * static_cast<double>(CountParams(model).active_matmul);
+  }
+
+  StatusOr<SimResult> Run() {
+    PullArrival();
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      AdvanceClock(e.time_s);
+      if (e.kind == EventKind::kArrival) {
+        SW_RETURN_IF_ERROR(Route(pending_));
+        PullArrival();
+      } else {
+        FinishStep(e.index);
+      }
+    }
+    return Finish();
+  }
+
+ private:
+  void Push(double t, EventKind kind, int64_t index) { events_.push({t, order_++, kind, index}); }
+
+  void PullArrival() {
+    if (auto r = source_.Next()) {
+      pending_ = *r;
+      Push(r->arrival_s, EventKind::kArrival, 0);
+    }
+  }
+
+  void AdvanceClock(double t) {
+    // Time-weighted KV occupancy, across replicas.
+    if (t > now_) {
+      const double occ = Occupancy();
+      kv_weighted_ += occ * (t - now_);
+      now_ = t;
+    }
+  }
+
+  double KvUsed(const Replica& r) const {
+    const double block = static_cast<double>(c_.batch.block_tokens);
+    return r.DecodeContextSum() + static_cast<double>(r.decoding) * block + r.prefill_reserved;
+  }
+
+  // KV a request reserves at admission under the policy.
+  double Reservation(const Request& r) const {
+    const double block = static_cast<double>(c_.batch.block_tokens);
+    return c_.batch.admission == Admission::kNoEvict
+               ? static_cast<double>(r.prompt + r.output) + block
+               : static_cast<double>(r.prompt) + block;
+  }
+
+  double Occupancy() const {
+    double used = 0;
+    for (const Replica& r : replicas_) used += KvUsed(r);
+    return used / (c_.kv_capacity_tokens * static_cast<double>(replicas_.size()));
+  }
+
+  Status Route(const TraceRequest& t) {
+    const double need = static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens);
+    if (need > c_.kv_capacity_tokens) {
+      return Error(fmt::format("a request of {} + {} tokens needs more KV than a replica holds "
+                               "({:.0f} tokens); use more GPUs per replica or shorter requests",
+                               t.input_tokens, t.output_tokens, c_.kv_capacity_tokens));
+    }
+    const int64_t id = static_cast<int64_t>(requests_.size());
+    Request r;
+    r.arrival_s = t.arrival_s;
+    r.prompt = t.input_tokens;
+    r.output = r.total_output = t.output_tokens;
+    requests_.push_back(r);
+    result_.input_tokens += static_cast<double>(t.input_tokens);
+    size_t target = 0;
+    if (std::holds_alternative<RoundRobinRouter>(c_.router)) {
+      target = static_cast<size_t>(next_rr_++ % static_cast<int64_t>(replicas_.size()));
+    } else {
+      for (size_t i = 1; i < replicas_.size(); ++i) {
+        if (replicas_[i].in_flight < replicas_[target].in_flight) target = i;
+      }
+    }
+    Replica& rep = replicas_[target];
+    rep.waiting.push_back(id);
+    ++rep.in_flight;
+    if (!rep.busy) StartStep(static_cast<int64_t>(target));
+    return Status();
+  }
+
+  // Frees the most recently admitted decoding sequence back to the queue's front (recompute).
+  bool Preempt(Replica& rep) {
+    while (!rep.decode_lifo.empty()) {
+      const int64_t id = rep.decode_lifo.back();
+      rep.decode_lifo.pop_back();
+      Request& r = requests_[id];
+      if (r.done || !r.admitted) continue;
+      const int64_t generated = 1 + (rep.decode_steps - r.join_step);
+      rep.sum_base -= static_cast<double>(r.prompt + 1 - r.join_step);
+      --rep.decoding;
+      r.prompt += generated;  // the tokens so far are prefilled again
+      r.output -= generated;
+      r.prefilled = 0;
+      r.admitted = false;
+      r.join_step = -1;  // its entry in the finish heap is now stale
+      rep.waiting.push_front(id);
+      ++result_.preemptions;
+      return true;
+    }
+    return false;
+  }
+
+  void StartStep(int64_t index) {
+    Replica& rep = replicas_[index];
+    // Every decoding sequence grows by one token: make room, preempting if the cache is full
+    // (never needed under no-evict, whose reservations cover the growth).
+    while (rep.decoding > 0 && KvUsed(rep) + static_cast<double>(rep.decoding) > c_.kv_capacity_tokens) {
+      if (!Preempt(rep)) break;
+    }
+    rep.step_decode = static_cast<double>(rep.decoding);
+    rep.step_prefill.clear();
+    int64_t budget = c_.batch.max_batched_tokens - rep.decoding;
+    for (int64_t id : rep.waiting) {
+      if (budget <= 0) break;
+      Request& r = requests_[id];
+      if (!r.admitted) {
+        const double committed =
+            c_.batch.admission == Admission::kNoEvict ? rep.guaranteed : KvUsed(rep);
+        const bool room = rep.decoding + rep.admitted_prefilling < c_.batch.max_batch &&
+                          committed + Reservation(r) <= c_.kv_capacity_tokens;
+        if (!room) break;  // first come, first served: no overtaking
+        r.admitted = true;
+        if (c_.batch.admission == Admission::kNoEvict) rep.guaranteed += Reservation(r);
+        rep.prefill_reserved += static_cast<double>(r.prompt + c_.batch.block_tokens);
+        ++rep.admitted_prefilling;
+      }
+      const int64_t chunk = std::min(budget, r.prompt - r.prefilled);
+      rep.step_prefill.emplace_back(id, chunk);
+      budget -= chunk;
+    }
+    double prefill_tokens = 0;
+    for (const auto& [id, tokens] : rep.step_prefill) prefill_tokens += static_cast<double>(tokens);
+    if (rep.step_decode == 0 && prefill_tokens == 0) {
+      rep.busy = false;
+      return;
+    }
+    const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
+    const double seconds = table_.StepSeconds(rep.step_decode, context, prefill_tokens);
+    // Model FLOPs of the iteration, for MFU.
+    if (rep.step_decode > 0) {
+      flops_ += rep.step_decode * (matmul_flops_per_token_ +
+                                   AttentionFlopsPerQuery(model_, static_cast<int64_t>(context)));
+    }
+    for (const auto& [id, tokens] : rep.step_prefill) {
+      const Request& r = requests_[id];
+      flops_ += static_cast<double>(tokens) *
+                (matmul_flops_per_token_ +
+                 AttentionFlopsPerQuery(model_, r.prefilled + tokens / 2));
+    }
+    rep.busy = true;
+    rep.busy_s += seconds;
+    ++result_.steps;
+    if (rep.step_decode > 0) result_.itl_s.Add(seconds, rep.step_decode);
+    Push(now_ + seconds, EventKind::kStepDone, index);
+  }
+
+  void FinishRequest(Replica& rep, int64_t id) {
+    Request& r = requests_[id];
+    r.done = true;
+    if (c_.batch.admission == Admission::kNoEvict) rep.guaranteed -= Reservation(r);
+    --rep.in_flight;
+    ++result_.requests;
+    result_.output_tokens += static_cast<double>(r.total_output);
+    const double ttft = r.first_token_s - r.arrival_s;
+    const double e2e = now_ - r.arrival_s;
+    result_.ttft_s.Add(ttft);
+    result_.e2e_s.Add(e2e);
+    double tpot = 0;
+    if (r.total_output > 1) {
+      tpot = (now_ - r.first_token_s) / static_cast<double>(r.total_output - 1);
+      result_.tpot_s.Add(tpot);
+    }
+    if (ttft <= c_.max_ttft_s && tpot <= c_.max_tpot_s) {
+      result_.goodput_requests += 1;
+      result_.goodput_output_tokens += static_cast<double>(r.total_output);
+    }
+    if (c_.progress && (result_.requests & 0xFFFF) == 0) c_.progress(result_.requests, now_);
+  }
+
+  void FinishStep(int64_t index) {
+    Replica& rep = replicas_[index];
+    if (rep.step_decode > 0) ++rep.decode_steps;
+    // Sequences whose last output token came out of this iteration.
+    while (!rep.finishes.empty() && rep.finishes.top().first <= rep.decode_steps) {
+      const auto [step, id] = rep.finishes.top();
+      rep.finishes.pop();
+      Request& r = requests_[id];
+      if (r.done || !r.admitted || r.join_step < 0 || r.join_step + r.output - 1 != step) continue;
+      rep.sum_base -= static_cast<double>(r.prompt + 1 - r.join_step);
+      --rep.decoding;
+      FinishRequest(rep, id);
+    }
+    // Prefill progress; a completed prompt emits its first token now and starts decoding.
+    for (const auto& [id, tokens] : rep.step_prefill) {
+      Request& r = requests_[id];
+      r.prefilled += tokens;
+      if (r.prefilled < r.prompt) continue;
+      rep.waiting.erase(std::find(rep.waiting.begin(), rep.waiting.end(), id));
+      rep.prefill_reserved -= static_cast<double>(r.prompt + c_.batch.block_tokens);
+      --rep.admitted_prefilling;
+      if (r.first_token_s < 0) r.first_token_s = now_;
+      if (r.output <= 1) {
+        FinishRequest(rep, id);
+        continue;
+      }
+      r.join_step = rep.decode_steps;
+      ++rep.decoding;
+      rep.sum_base += static_cast<double>(r.prompt + 1 - r.join_step);
+      rep.decode_lifo.push_back(id);
+      rep.finishes.push({r.join_step + r.output - 1, id});
+    }
+    SampleOccupancy();
+    StartStep(index);
+  }
+
+  void SampleOccupancy() {
+    const double occ = Occupancy();
+    result_.kv_occupancy_max = std::max(result_.kv_occupancy_max, occ);
+    if (++sample_tick_ % sample_stride_ != 0) return;
+    result_.kv_occupancy.emplace_back(now_, occ);
+    if (result_.kv_occupancy.size() >= 512) {  // keep every other sample, sample half as often
+      std::vector<std::pair<double, double>> kept;
+      for (size_t i = 0; i < result_.kv_occupancy.size(); i += 2) kept.push_back(result_.kv_occupancy[i]);
+      result_.kv_occupancy = std::move(kept);
+      sample_stride_ *= 2;
+    }
+  }
+
+  SimResult Finish() {
+    double first = requests_.empty() ? 0 : requests_.front().arrival_s;
+    result_.makespan_s = now_ - first;
+    const double gpus = static_cast<double>(c_.replicas * c_.gpus_per_replica);
+    if (result_.makespan_s > 0) {
+      double busy = 0;
+      for (const Replica& r : replicas_) busy += r.busy_s;
+      result_.utilization = busy / (static_cast<double>(replicas_.size()) * result_.makespan_s);
+      result_.mfu = flops_ / (c_.peak_flops_per_s * gpus * result_.makespan_s);
+      result_.kv_occupancy_mean = kv_weighted_ / result_.makespan_s;
+    }
+    if (result_.output_tokens > 0) {
+      result_.usd_per_mtok_output = c_.usd_per_gpu_hour * gpus * result_.makespan_s / 3600.0 /
+                                    result_.output_tokens * 1e6;
+    }
+    return std::move(result_);
+  }
+
+  const ModelSpec& model_;
+  const StepTable& table_;
+  RequestSource& source_;
+  const SimConfig& c_;
+  std::vector<Replica> replicas_;
+  std::vector<Request> requests_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  TraceRequest pending_;
+  int64_t order_ = 0;
+  int64_t next_rr_ = 0;
+  double now_ = 0;
+  double kv_weighted_ = 0;
+  double flops_ = 0;
+  double matmul_flops_per_token_ = 0;
+  int64_t sample_tick_ = 0;
+  int64_t sample_stride_ = 1;
+  SimResult result_;
+};
+
+}  // namespace
+
+StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
+                             RequestSource& source, const SimConfig& config) {
+  if (config.replicas < 1) return Error("the simulation needs at least one replica");
+  if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
+  if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {
+    return Error("--max-batch and --max-batched-tokens must be positive");
+  }
+  Sim sim(model, table, source, config);
+  return sim.Run();
+}
+
+}  // namespace shardwise

@@ -1,0 +1,89 @@
+#include "shardwise/sim/step_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardwise {
+namespace {
+
+std::vector<double> PowersOfTwo(double from, double to) {
+  std::vector<double> out;
+  for (double v = from; v < to; v *= 2) out.push_back(v);
+  out.push_back(std::max(from, to));
+  return out;
+}
+
+// Index i and weight t with grid[i] <= x <= grid[i + 1] (clamped at the ends).
+void Locate(const std::vector<double>& grid, double x, size_t& i, double& t) {
+  if (grid.size() == 1 || x <= grid.front()) {
+    i = 0;
+    t = grid.size() == 1 ? 0.0 : (x - grid[0]) / (grid[1] - grid[0]);  // linear below the grid
+    return;
+  }
+  if (x >= grid.back()) {
+    i = grid.size() - 2;
+    t = (x - grid[i]) / (grid[i + 1] - grid[i]);  // linear beyond the grid
+    return;
+  }
+  i = static_cast<size_t>(std::upper_bound(grid.begin(), grid.end(), x) - grid.begin()) - 1;
+  t = (x - grid[i]) / (grid[i + 1] - grid[i]);
+}
+
+}  // namespace
+
+StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
+                                     int64_t max_context, int64_t max_chunk) {
+  StepTable t;
+  t.batches_ = PowersOfTwo(1, static_cast<double>(std::max<int64_t>(1, max_batch)));
+  t.contexts_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_context)));
+  t.chunks_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_chunk)));
+  Workload w;
+  w.output_tokens = 1;
+  for (double b : t.batches_) {
+    for (double c : t.contexts_) {
+      w.batch = static_cast<int64_t>(b);
+      w.prompt_tokens = 16;
+      w.decode_context_tokens = static_cast<int64_t>(c);
+      t.decode_s_.push_back(model.Estimate(w).tpot_s);
+    }
+  }
+  for (double p : t.chunks_) {
+    w.batch = 1;
+    w.prompt_tokens = static_cast<int64_t>(p);
+    w.decode_context_tokens = 16;
+    t.prefill_s_.push_back(model.Estimate(w).ttft_s);
+  }
+  t.weight_read_s_ = t.decode_s_.front();
+  return t;
+}
+
+double StepTable::DecodeSeconds(double batch, double context) const {
+  size_t i, j;
+  double tb, tc;
+  Locate(batches_, batch, i, tb);
+  Locate(contexts_, context, j, tc);
+  const size_t nc = contexts_.size();
+  auto at = [&](size_t bi, size_t ci) {
+    return decode_s_[std::min(bi, batches_.size() - 1) * nc + std::min(ci, nc - 1)];
+  };
+  const double low = at(i, j) + tc * (at(i, j + 1) - at(i, j));
+  const double high = at(i + 1, j) + tc * (at(i + 1, j + 1) - at(i + 1, j));
+  return std::max(0.0, low + tb * (high - low));
+}
+
+double StepTable::PrefillSeconds(double tokens) const {
+  size_t i;
+  double t;
+  Locate(chunks_, tokens, i, t);
+  const size_t j = std::min(i + 1, prefill_s_.size() - 1);
+  return std::max(0.0, prefill_s_[i] + t * (prefill_s_[j] - prefill_s_[i]));
+}
+
+double StepTable::StepSeconds(double decode, double context, double prefill) const {
+  const double d = decode > 0 ? DecodeSeconds(decode, context) : 0.0;
+  const double p = prefill > 0 ? PrefillSeconds(prefill) : 0.0;
+  if (d > 0 && p > 0) return d + p - std::min({weight_read_s_, d, p});
+  return d + p;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,162 @@
+#include "shardwise/sim/workload.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "shardwise/common/suggest.h"
+
+namespace shardwise {
+namespace {
+
+// Samplers written out (not <random>'s distributions) so streams are identical across
+// standard libraries for a given seed.
+double Uniform01(std::mt19937_64& rng) {
+  return (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+double Normal(std::mt19937_64& rng) {  // Box-Muller
+  const double u = Uniform01(rng);
+  const double v = Uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * v);
+}
+
+// Gamma(shape, 1) by Marsaglia and Tsang (2000); shape < 1 by boosting.
+double Gamma(std::mt19937_64& rng, double shape) {
+  if (shape < 1.0) return Gamma(rng, shape + 1.0) * std::pow(Uniform01(rng), 1.0 / shape);
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  while (true) {
+    const double x = Normal(rng);
+    const double v = std::pow(1.0 + c * x, 3);
+    if (v <= 0) continue;
+    const double u = Uniform01(rng);
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+}  // namespace
+
+StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text) {
+  if (text == "fixed") return LengthDistribution::kFixed;
+  if (text == "uniform") return LengthDistribution::kUniform;
+  if (text == "lognormal") return LengthDistribution::kLognormal;
+  return Error(UnknownNameMessage("length distribution", text, {"fixed", "uniform", "lognormal"},
+                                  "use fixed, uniform or lognormal"));
+}
+
+StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const std::string& source) {
+  std::vector<TraceRequest> out;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string a, b, c;
+    if (!std::getline(fields, a, ',') || !std::getline(fields, b, ',') || !std::getline(fields, c)) {
+      return Error(fmt::format("{}:{}: expected 'arrival_s,input_tokens,output_tokens'", source,
+                               line_no));
+    }
+    TraceRequest r;
+    try {
+      size_t used_a = 0, used_b = 0, used_c = 0;
+      r.arrival_s = std::stod(a, &used_a);
+      const double in_tokens = std::stod(b, &used_b);
+      const double out_tokens = std::stod(c, &used_c);
+      r.input_tokens = static_cast<int64_t>(in_tokens);
+      r.output_tokens = static_cast<int64_t>(out_tokens);
+      if (!std::isfinite(r.arrival_s)) throw std::invalid_argument("not finite");
+    } catch (...) {
+      if (out.empty() && line_no == 1) continue;  // a header
+      return Error(fmt::format("{}:{}: cannot read numbers from '{}'", source, line_no, line));
+    }
+    if (r.arrival_s < 0) {
+      return Error(fmt::format("{}:{}: arrival time must not be negative", source, line_no));
+    }
+    if (r.input_tokens <= 0 || r.output_tokens <= 0) {
+      return Error(fmt::format("{}:{}: input and output tokens must be positive, got {} and {}",
+                               source, line_no, r.input_tokens, r.output_tokens));
+    }
+    if (!out.empty() && r.arrival_s < out.back().arrival_s) {
+      return Error(fmt::format("{}:{}: arrival times must not decrease (sort the trace)", source,
+                               line_no));
+    }
+    out.push_back(r);
+  }
+  if (out.empty()) return Error(fmt::format("{}: the trace has no requests", source));
+  return out;
+}
+
+StatusOr<std::vector<TraceRequest>> LoadTrace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error(fmt::format("{}: cannot open file (check the path)", path));
+  std::stringstream s;
+  s << in.rdbuf();
+  return ParseTrace(s.str(), path);
+}
+
+RequestSource::RequestSource(ArrivalSpec arrivals, LengthSpec input, LengthSpec output,
+                             int64_t count, uint64_t seed, double stop_after_s)
+    : arrivals_(arrivals),
+      input_(input),
+      output_(output),
+      remaining_(count),
+      stop_after_s_(stop_after_s),
+      rng_(seed) {}
+
+RequestSource::RequestSource(std::vector<TraceRequest> trace)
+    : trace_(std::move(trace)), from_trace_(true) {}
+
+int64_t RequestSource::Length(const LengthSpec& s) {
+  double v = s.mean;
+  switch (s.distribution) {
+    case LengthDistribution::kFixed:
+      break;
+    case LengthDistribution::kUniform: {
+      const double half = std::sqrt(3.0) * s.cv * s.mean;  // uniform's CV = half / (mean sqrt 3)
+      v = s.mean - half + 2.0 * half * Uniform01(rng_);
+      break;
+    }
+    case LengthDistribution::kLognormal: {
+      const double sigma2 = std::log(1.0 + s.cv * s.cv);
+      v = std::exp(std::log(s.mean) - sigma2 / 2 + std::sqrt(sigma2) * Normal(rng_));
+      break;
+    }
+  }
+  return std::max<int64_t>(1, std::llround(v));
+}
+
+double RequestSource::Gap() {
+  if (std::isinf(arrivals_.rate_per_s)) return 0.0;
+  const double mean = 1.0 / arrivals_.rate_per_s;
+  const double cv = arrivals_.burstiness_cv;
+  if (std::fabs(cv - 1.0) < 1e-12) return -std::log(Uniform01(rng_)) * mean;  // exponential
+  const double shape = 1.0 / (cv * cv);  // gamma with this CV and mean
+  return Gamma(rng_, shape) * mean / shape;
+}
+
+std::optional<TraceRequest> RequestSource::Next() {
+  if (from_trace_) {
+    if (trace_next_ >= trace_.size()) return std::nullopt;
+    return trace_[trace_next_++];
+  }
+  if (remaining_ <= 0) return std::nullopt;
+  --remaining_;
+  TraceRequest r;
+  clock_s_ += Gap();
+  if (clock_s_ > stop_after_s_) {
+    remaining_ = 0;
+    return std::nullopt;
+  }
+  r.arrival_s = clock_s_;
+  r.input_tokens = Length(input_);
+  r.output_tokens = Length(output_);
+  return r;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,52 @@
+// Economics by hand (seed 003).
+#include "shardwise/price/price.h"
+
+#include <gtest/gtest.h>
+
+namespace shardwise {
+namespace {
+
+PriceInputs Inputs() {
+  PriceInputs in;
+  in.usd_per_gpu_hour = 3.6;  // $0.001 per GPU-second
+  in.gpus_per_replica = 2;    // $0.002 per second
+  in.replica_output_tokens_per_s = 1000;
+  in.replica_input_tokens_per_s = 4000;
+  in.input_time_share = 0.25;
+  return in;
+}
+
+TEST(Price, FullLoadByHand) {
+  // Output: $0.002/s x 0.75 / 1000 tok/s x 1e6 = $1.50 per Mtok; input: 0.002 x 0.25 / 4000 x
+  // 1e6 = $0.125 per Mtok.
+  const PricePoint p = PriceAt(Inputs(), 1.0);
+  EXPECT_NEAR(p.usd_per_mtok_output, 1.50, 1e-12);
+  EXPECT_NEAR(p.usd_per_mtok_input, 0.125, 1e-12);
+}
+
+TEST(Price, HalfUtilisationDoublesTheCost) {
+  EXPECT_NEAR(PriceAt(Inputs(), 0.5).usd_per_mtok_output, 3.00, 1e-12);
+}
+
+TEST(Price, Seed003DutyCycle) {
+  // Seed 003: a 40% duty cycle makes the true cost per million tokens ~2.5x the benchmark's.
+  EXPECT_DOUBLE_EQ(DutyCycleMultiplier(0.4), 2.5);
+}
+
+TEST(Price, BreakEvenAgainstAnApi) {
+  // Full-load $1.50/Mtok against an API at $3.00 -> break-even at 50% utilisation; against
+  // $1.00 -> 150%, never.
+  EXPECT_NEAR(BreakEvenUtilization(Inputs(), 3.0), 0.5, 1e-12);
+  EXPECT_GT(BreakEvenUtilization(Inputs(), 1.0), 1.0);
+}
+
+TEST(Price, SizingByDemand) {
+  // 4,500 tok/s over 1,000 per replica -> 5 replicas = 10 GPUs, 90% utilised.
+  const DemandSizing d = SizeForDemand(Inputs(), 4500);
+  EXPECT_EQ(d.replicas, 5);
+  EXPECT_EQ(d.gpus, 10);
+  EXPECT_NEAR(d.utilization, 0.9, 1e-12);
+}
+
+}  // namespace
+}  // namespace shardwise
