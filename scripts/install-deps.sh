@@ -10,6 +10,7 @@ packages=(
   libbenchmark-dev                        # bench/ (Google Benchmark)
   nlohmann-json3-dev                      # config.json, catalog files, --json output
   libcli11-dev                            # command line
+  libopenmpi-dev openmpi-bin              # the MPI communicator backend and mpirun
   libfmt-dev                              # formatting
 )
 

@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, run.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cli::AddRooflineCommand(app, result);
   cli::AddSimulateCommand(app, result);
   cli::AddPriceCommand(app, result);
+  cli::AddRunCommand(app, result);
 
   try {
     app.parse(argc, argv);
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   }
   if (!result.ok()) {
     std::fprintf(stderr, "shardwise: error: %s\n", result.message().c_str());
-    return 2;
+    return result.kind() == Status::Kind::kRuntime ? 3 : 2;
   }
   return 0;
 }

@@ -109,6 +109,10 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
                    : spec.num_kv_heads == 1            ? AttentionKind::kMqa
                                                        : AttentionKind::kGqa;
   SW_ASSIGN_OR_RETURN(spec.native_dtype, ReadNativeDtype(c));
+  SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
+  SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
+  SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
+  if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
   SW_RETURN_IF_ERROR(Validate(spec, source));

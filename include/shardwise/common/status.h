@@ -17,24 +17,36 @@ namespace shardwise {
 
 class Status {
  public:
-  Status() = default;  // OK
-  static Status Error(std::string message) { return Status(std::move(message)); }
+  // Bad input (exit code 2) or a failure while running (a timeout, a dead rank: exit code 3).
+  enum class Kind { kOk, kInvalidInput, kRuntime };
 
-  bool ok() const { return !failed_; }
+  Status() = default;  // OK
+  static Status Error(std::string message) {
+    return Status(Kind::kInvalidInput, std::move(message));
+  }
+  static Status RuntimeFailure(std::string message) {
+    return Status(Kind::kRuntime, std::move(message));
+  }
+
+  bool ok() const { return kind_ == Kind::kOk; }
+  Kind kind() const { return kind_; }
   const std::string& message() const { return message_; }
 
   // Returns a copy whose message is prefixed with `context` ("file.json: ...").
   Status WithContext(const std::string& context) const {
-    return ok() ? *this : Status(context + ": " + message_);
+    return ok() ? *this : Status(kind_, context + ": " + message_);
   }
 
  private:
-  explicit Status(std::string message) : failed_(true), message_(std::move(message)) {}
-  bool failed_ = false;
+  Status(Kind kind, std::string message) : kind_(kind), message_(std::move(message)) {}
+  Kind kind_ = Kind::kOk;
   std::string message_;
 };
 
 inline Status Error(std::string message) { return Status::Error(std::move(message)); }
+inline Status RuntimeFailure(std::string message) {
+  return Status::RuntimeFailure(std::move(message));
+}
 
 template <typename T>
 class StatusOr {

@@ -65,6 +65,10 @@ struct ModelSpec {
   MoeSpec moe;
   std::vector<LayerSpec> layers;
   Dtype native_dtype = Dtype::kBf16;  // the published checkpoint's weight format
+  // Numerics the runtime needs (analytic code ignores them).
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  bool norm_topk_prob = false;  // renormalise the top-k routing weights to sum to 1
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe() const { return moe.num_experts > 0; }

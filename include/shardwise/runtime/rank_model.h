@@ -1,0 +1,98 @@
+// RankModel: one rank's shard of a transformer and its forward pass. Llama-style layers
+// (RMSNorm, RoPE, GQA attention with a KV cache, SwiGLU MLP) and MoE layers (router, top-k,
+// experts, optional gated shared expert), fp32. Sharding:
+//   TP: Q/K/V and gate/up split by rows (heads, FFN width), O and down by columns, one
+//       all-reduce after each; each rank keeps the KV heads its query heads use.
+//   PP: a contiguous range of layers; the caller moves activations between stages.
+//   EP: experts split over the ranks of the stage's expert group (each expert's FFN over the
+//       expert-TP ranks); tokens go to their experts by all-to-all and come back the same way.
+// Weights are read shard by shard from a WeightSource with Hugging Face tensor names.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "shardwise/common/status.h"
+#include "shardwise/layout/layout.h"
+#include "shardwise/model/model_spec.h"
+#include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/weights.h"
+
+namespace shardwise {
+
+// Where a world rank sits in a layout (TP innermost, then CP, DP, PP).
+struct RankPlacement {
+  int world_rank = 0;
+  int tp_index = 0;
+  int dp_index = 0;
+  int stage = 0;
+  int replica = 0;     // dp_index / attention DP
+  int adp_index = 0;   // attention-DP rank inside the replica
+  int stage_rank = 0;  // rank inside the replica's stage (the expert group): adp_index x tp + tp
+};
+RankPlacement PlaceRank(const Layout& layout, int world_rank);
+
+// Which architectures and features the runtime executes; an error names what is missing.
+Status CheckRuntimeSupport(const ModelSpec& model, const Layout& layout);
+
+// The communicators a rank's forward pass uses.
+struct RankComms {
+  Communicator* tp = nullptr;     // the TP group of this stage and DP rank
+  Communicator* stage = nullptr;  // the replica's stage ranks (EP group)
+};
+
+class RankModel {
+ public:
+  static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
+                                  const RankPlacement& place, WeightSource& weights,
+                                  int64_t sequences, int64_t max_tokens);
+
+  bool first_stage() const { return layer_begin_ == 0; }
+  bool last_stage() const { return layer_end_ == model_.num_layers(); }
+  int64_t hidden() const { return model_.hidden_size; }
+  int64_t vocab() const { return model_.vocab_size; }
+
+  // x[t] = embedding of tokens[t] (first stage only).
+  void Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const;
+  // Runs this stage's layers on `len` new tokens of each sequence in `seqs` (rows of x in
+  // sequence-major order), starting at position `pos`, appending to their KV caches.
+  Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
+                 const RankComms& comms);
+  // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
+  void Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out) const;
+
+ private:
+  struct Mlp {
+    std::vector<float> gate, up, down;  // [inter x H], [inter x H], [H x inter]
+    int64_t inter = 0;
+    void Apply(const float* h, float* y, int64_t rows, int64_t hidden) const;  // y += mlp(h)
+  };
+  struct Layer {
+    std::vector<float> input_norm, post_norm;
+    std::vector<float> q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm, k_norm;
+    std::optional<Mlp> mlp;
+    std::vector<float> router;  // [E x H], MoE layers
+    std::vector<Mlp> experts;   // local experts, this rank's expert-TP share
+    std::optional<Mlp> shared;
+    std::vector<float> shared_gate;  // [H]
+    std::vector<float> k_cache, v_cache;  // [sequences][max_tokens][kv_heads][head_dim]
+  };
+
+  Status Attention(Layer& layer, const std::vector<float>& h, std::vector<float>& out,
+                   const std::vector<int>& seqs, int64_t pos, int64_t len, const RankComms& c);
+  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out,
+             int64_t rows, const RankComms& c) const;
+
+  ModelSpec model_;
+  Layout layout_;
+  RankPlacement place_;
+  int64_t layer_begin_ = 0, layer_end_ = 0;
+  int64_t head_begin_ = 0, heads_ = 0, kv_begin_ = 0, kv_heads_ = 0;
+  int64_t expert_begin_ = 0;
+  int64_t max_tokens_ = 0;
+  std::vector<Layer> layers_;
+  std::vector<float> embed_, final_norm_, lm_head_;
+};
+
+}  // namespace shardwise

@@ -1,0 +1,51 @@
+// Runs a sharded generation: every rank loads its shard, the batch's prompts are prefilled
+// and G tokens generated greedily, with DP replicas serving different sequences and pipeline
+// stages working through micro-batches (one per stage, so all stages stay busy). Returns the
+// generated tokens and the final step's logits of every sequence, gathered on all ranks, plus
+// where rank 0's time went.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardwise/common/status.h"
+#include "shardwise/layout/layout.h"
+#include "shardwise/model/model_spec.h"
+#include "shardwise/runtime/comm/communicator.h"
+
+namespace shardwise {
+
+struct RunConfig {
+  ModelSpec model;
+  Layout layout;
+  int64_t batch = 2;
+  int64_t prompt_tokens = 16;
+  int64_t generate_tokens = 8;
+  uint64_t seed = 1;
+  std::string weights_dir;  // empty: weights generated from the seed
+};
+
+struct PhaseTime {
+  double wall_s = 0;
+  CommStats comm;  // rank 0, all its communicators
+};
+
+struct RunResult {
+  std::vector<std::vector<int64_t>> tokens;  // [batch][generate_tokens]
+  std::vector<float> logits;                 // [batch x vocab], the last step
+  int64_t vocab = 0;
+  int ranks = 0;
+  PhaseTime prefill, decode;
+};
+
+// The prompt token ids the run uses: deterministic from the seed.
+std::vector<int64_t> PromptTokens(const RunConfig& config, int64_t sequence);
+
+// Checks the config before any rank starts (layout against model and batch, lengths).
+Status CheckRunConfig(const RunConfig& config);
+
+// The body each rank runs, on a communicator spanning all ranks (layout.gpus() of them).
+StatusOr<RunResult> RunRank(const RunConfig& config, Communicator& world);
+
+}  // namespace shardwise

@@ -1,0 +1,255 @@
+// `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
+// reference, and print where the time went next to the perf model's prediction.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "shardwise/common/format.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/perf/step.h"
+#include "shardwise/report/table.h"
+#include "shardwise/runtime/comm/registry.h"
+#include "shardwise/runtime/comm/thread_comm.h"
+#include "shardwise/runtime/host_profile.h"
+#include "shardwise/runtime/npy.h"
+#include "shardwise/runtime/runner.h"
+
+namespace shardwise::cli {
+namespace {
+
+struct RunOptions {
+  std::string model = "tiny-dense";
+  std::string layout = "tp2";
+  std::string backend = "threads";
+  int64_t prompt_len = 16;
+  int64_t gen = 8;
+  int64_t batch = 2;
+  uint64_t seed = 1;
+  std::string weights;
+  std::string dump_logits;
+  std::string host_profile;
+  double timeout_s = 60;
+  bool no_check = false;
+  bool json = false;
+};
+
+// This machine as a one-level cluster of `ranks` CPU ranks for the perf model; ranks beyond
+// the core count share the cores.
+ClusterSpec HostCluster(const HostProfile& p, int ranks) {
+  // Ranks beyond the core count share the cores: each gets cores / ranks of one.
+  const double share = std::min(1.0, static_cast<double>(p.cores) / std::max(1, ranks));
+  GpuSpec cpu;
+  cpu.name = "this-host";
+  cpu.description = "this machine's CPU cores, measured";
+  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share}, {Dtype::kBf16, p.flops_per_s * share}};
+  cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
+  cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
+  cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
+  cpu.nic_bytes_per_s = p.allreduce_bytes_per_s;
+  cpu.sm_count = 1;
+  cpu.gemm_fraction = {{Dtype::kFp32, 1.0}, {Dtype::kBf16, 1.0}};
+  cpu.hbm_fraction = 1.0;
+  cpu.calibration_measured = true;
+  ClusterSpec c;
+  c.name = "this-host";
+  c.gpu = cpu;
+  TopologyLevel level;
+  level.name = "threads";
+  level.fan_out = std::max(1, ranks);
+  level.egress_bytes_per_s = p.allreduce_bytes_per_s;
+  level.efficiency = 1.0;
+  c.levels = {level};
+  c.launch_latency_s = p.allreduce_latency_s;
+  c.num_gpus = c.Capacity();
+  return c;
+}
+
+
+struct Prediction {
+  double prefill_s = 0;
+  double decode_s = 0;
+};
+
+StatusOr<Prediction> Predict(const RunConfig& c, const HostProfile& host) {
+  const ClusterSpec cluster = HostCluster(host, static_cast<int>(c.layout.gpus()));
+  PerfOptions perf;
+  perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = Dtype::kFp32;
+  SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(c.model, cluster, c.layout, perf));
+  Workload w;
+  w.batch = c.batch / c.layout.Replicas();
+  w.prompt_tokens = c.prompt_tokens;
+  w.output_tokens = c.generate_tokens;
+  w.decode_context_tokens = c.prompt_tokens + c.generate_tokens / 2;
+  const StepEstimate e = step.Estimate(w);
+  // The run prefills each replica's sequences back to back; decode takes G - 1 steps.
+  return Prediction{e.ttft_s * static_cast<double>(w.batch),
+                    e.tpot_s * static_cast<double>(c.generate_tokens - 1)};
+}
+
+nlohmann::json PhaseJson(const PhaseTime& p) {
+  nlohmann::json comm = nlohmann::json::object();
+  for (int i = 0; i < kCommOpCount; ++i) {
+    const CommOpStats& s = p.comm.ops[i];
+    if (s.calls == 0) continue;
+    comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
+        {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+  }
+  return {{"wall_s", p.wall_s}, {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+          {"comm", comm}};
+}
+
+Status RunRun(const RunOptions& o) {
+  RunConfig c;
+  SW_ASSIGN_OR_RETURN(c.model, LoadModel(o.model));
+  SW_ASSIGN_OR_RETURN(c.layout, ParseLayout(o.layout));
+  c.batch = o.batch;
+  c.prompt_tokens = o.prompt_len;
+  c.generate_tokens = o.gen;
+  c.seed = o.seed;
+  c.weights_dir = o.weights;
+  SW_RETURN_IF_ERROR(CheckRunConfig(c));
+  if (!(o.timeout_s > 0 && o.timeout_s <= 86400)) return Error("--timeout-s must be in (0, 86400]");
+
+  std::mutex mu;
+  RunResult result;
+  bool have = false;
+  const Status run = LaunchRanks(o.backend, static_cast<int>(c.layout.gpus()), o.timeout_s,
+                                 [&](Communicator& world) -> Status {
+                                   SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, world));
+                                   std::lock_guard<std::mutex> lock(mu);
+                                   if (world.rank() == 0) {
+                                     result = std::move(r);
+                                     have = true;
+                                   }
+                                   return Status();
+                                 });
+  SW_RETURN_IF_ERROR(run);
+  if (!have) return Status();  // an MPI rank other than 0: rank 0 reports
+
+  // The unsharded reference: the same model, seed and prompts on one rank.
+  double max_rel = 0;
+  bool tokens_match = true;
+  if (!o.no_check) {
+    RunConfig ref = c;
+    ref.layout = Layout{};
+    RunResult reference;
+    SW_RETURN_IF_ERROR(RunOnThreads(1, o.timeout_s, [&](Communicator& w) -> Status {
+      SW_ASSIGN_OR_RETURN(reference, RunRank(ref, w));
+      return Status();
+    }));
+    double scale = 0, diff = 0;
+    for (size_t i = 0; i < reference.logits.size(); ++i) {
+      scale = std::max(scale, static_cast<double>(std::fabs(reference.logits[i])));
+      diff = std::max(diff, static_cast<double>(std::fabs(reference.logits[i] - result.logits[i])));
+    }
+    max_rel = scale > 0 ? diff / scale : diff;
+    tokens_match = reference.tokens == result.tokens;
+  }
+  if (!o.dump_logits.empty()) {
+    SW_RETURN_IF_ERROR(WriteNpy(o.dump_logits, result.logits, {c.batch, result.vocab}));
+  }
+  // The perf model's prediction for this machine (the host profile is measured once).
+  const std::string profile_path = o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
+  HostProfile host;
+  if (auto loaded = LoadHostProfile(profile_path); loaded.ok()) {
+    host = *loaded;
+  } else {
+    host = MeasureHostProfile();
+    (void)SaveHostProfile(host, profile_path);  // a cache: failing to write it is harmless
+  }
+  SW_ASSIGN_OR_RETURN(Prediction predicted, Predict(c, host));
+
+  const double decode_tokens = static_cast<double>(c.batch * (c.generate_tokens - 1));
+  const double decode_tok_s = result.decode.wall_s > 0 ? decode_tokens / result.decode.wall_s : 0;
+  if (o.json) {
+    PrintJson({{"model", c.model.name},
+               {"layout", c.layout.ToString()},
+               {"backend", o.backend},
+               {"ranks", result.ranks},
+               {"batch", c.batch},
+               {"prompt_len", c.prompt_tokens},
+               {"gen", c.generate_tokens},
+               {"seed", c.seed},
+               {"tokens", result.tokens},
+               {"decode_tokens_per_s", decode_tok_s},
+               {"prefill", PhaseJson(result.prefill)},
+               {"decode", PhaseJson(result.decode)},
+               {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s}}},
+               {"reference",
+                o.no_check ? nlohmann::json(nullptr)
+                           : nlohmann::json({{"max_relative_error", max_rel},
+                                             {"tokens_match", tokens_match}})}});
+    return Status();
+  }
+  std::cout << fmt::format(
+      "run: {} with {} on {} rank{} ({} backend), batch {}, prompt {} tokens, {} generated, "
+      "seed {}, {} weights\n\n",
+      c.model.name, c.layout.ToString(), result.ranks, result.ranks == 1 ? "" : "s", o.backend,
+      c.batch, c.prompt_tokens, c.generate_tokens, c.seed,
+      o.weights.empty() ? "generated" : "safetensors");
+  for (size_t s = 0; s < result.tokens.size(); ++s) {
+    std::string ids;
+    for (int64_t t : result.tokens[s]) ids += std::to_string(t) + " ";
+    std::cout << fmt::format("  sequence {}: {}\n", s, ids);
+  }
+  Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
+  auto cell = [](const CommOpStats& s) {
+    return s.calls == 0 ? std::string("-")
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls, FormatBytes(s.bytes));
+  };
+  for (const auto& [name, phase, pred] : {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
+                                          std::tuple{"decode", &result.decode, predicted.decode_s}}) {
+    table.AddRow({name, FormatSeconds(phase->wall_s),
+                  FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
+                  cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
+                  cell(phase->comm[CommOp::kSendRecv]), FormatSeconds(pred)});
+  }
+  std::cout << "\n" << table.Render();
+  std::cout << fmt::format("\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
+                           "from the host profile in {})\n",
+                           decode_tok_s, profile_path);
+  if (!o.no_check) {
+    std::cout << fmt::format("check: {} the unsharded reference (max relative logit error {:.2e}; "
+                             "tokens {})\n",
+                             max_rel <= 1e-4 && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
+                             tokens_match ? "identical" : "differ");
+  }
+  if (!o.no_check && (max_rel > 1e-4 || !tokens_match)) {
+    return RuntimeFailure("the sharded run differs from the unsharded reference");
+  }
+  return Status();
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, Status& result) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "Run a sharded transformer for real (prefill, then greedy decode with a KV cache) across\n"
+      "ranks, check it against the unsharded reference, and time every phase and collective\n"
+      "beside the perf model's prediction for this machine. Examples:\n"
+      "  shardwise run --model tiny-moe --layout tp2ep2\n"
+      "  mpirun -np 4 shardwise run --model tiny-dense --layout tp2pp2 --backend mpi");
+  sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
+  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")->capture_default_str();
+  sub->add_option("--backend", opts->backend, "threads (in-process) or mpi (under mpirun)")
+      ->capture_default_str();
+  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")->capture_default_str();
+  sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
+  sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")->capture_default_str();
+  sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
+  sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
+  sub->add_option("--host-profile", opts->host_profile, "Host profile JSON (default: measured once and cached)");
+  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();
+  sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
+  sub->add_flag("--json", opts->json, "Print JSON");
+  BindCommand(sub, opts, result, RunRun);
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,371 @@
+#include "shardwise/runtime/rank_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "shardwise/runtime/kernels.h"
+
+namespace shardwise {
+namespace {
+
+std::string LayerName(int64_t i, const std::string& rest) {
+  return fmt::format("model.layers.{}.{}", i, rest);
+}
+
+// Tensor names of a MoE block by architecture: router, expert projections (gate, up, down).
+struct MoeNames {
+  std::string router, prefix, gate, up, down;
+};
+
+MoeNames MoeNamesFor(const ModelSpec& m) {
+  if (m.architecture == "MixtralForCausalLM") {
+    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2"};
+  }
+  return {"mlp.gate.weight", "mlp.experts", "gate_proj", "up_proj", "down_proj"};
+}
+
+}  // namespace
+
+RankPlacement PlaceRank(const Layout& l, int world_rank) {
+  RankPlacement p;
+  p.world_rank = world_rank;
+  p.tp_index = world_rank % static_cast<int>(l.tp);
+  const int rest = world_rank / static_cast<int>(l.tp * l.cp);
+  p.dp_index = rest % static_cast<int>(l.dp);
+  p.stage = rest / static_cast<int>(l.dp);
+  const int adp = static_cast<int>(l.AttentionDp());
+  p.replica = p.dp_index / adp;
+  p.adp_index = p.dp_index % adp;
+  p.stage_rank = p.adp_index * static_cast<int>(l.tp) + p.tp_index;
+  return p;
+}
+
+Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
+  SW_RETURN_IF_ERROR(ValidateLayout(l, m));
+  const std::string why =
+      m.mla                        ? "multi-head latent attention (MLA)"
+      : m.num_sliding_layers() > 0 ? "sliding-window attention"
+      : m.attention_sinks          ? "attention sinks"
+      : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
+      : m.moe.num_groups > 1       ? "group-limited routing"
+                                   : "";
+  if (!why.empty()) {
+    return Error(fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
+                             "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
+                             "cover {})",
+                             m.name, why, m.name));
+  }
+  if (l.cp > 1) return Error("the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
+  if (m.num_moe_layers() > 0 && m.num_moe_layers() < m.num_layers() && l.ep > 1 &&
+      m.intermediate_size % l.tp != 0) {
+    return Error("the dense layers' FFN width must divide by tp");
+  }
+  return Status();
+}
+
+void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidden) const {
+  std::vector<float> g(static_cast<size_t>(rows * inter)), u(static_cast<size_t>(rows * inter));
+  std::vector<float> d(static_cast<size_t>(rows * hidden));
+  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden);
+  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden);
+  kernels::SiluMul(g.data(), u.data(), rows * inter);
+  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter);
+  for (size_t i = 0; i < d.size(); ++i) y[i] += d[i];
+}
+
+StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const RankPlacement& p,
+                                    WeightSource& w, int64_t sequences, int64_t max_tokens) {
+  SW_RETURN_IF_ERROR(CheckRuntimeSupport(m, l));
+  RankModel r;
+  r.model_ = m;
+  r.layout_ = l;
+  r.place_ = p;
+  r.max_tokens_ = max_tokens;
+  const int64_t layers = m.num_layers();
+  r.layer_begin_ = p.stage * (layers / l.pp) + std::min<int64_t>(p.stage, layers % l.pp);
+  r.layer_end_ = r.layer_begin_ + layers / l.pp + (p.stage < layers % l.pp ? 1 : 0);
+  const int64_t h = m.hidden_size, hd = m.head_dim, tp = l.tp;
+  r.heads_ = m.num_heads / tp;
+  r.head_begin_ = p.tp_index * r.heads_;
+  const int64_t group = m.num_heads / m.num_kv_heads;
+  r.kv_begin_ = r.head_begin_ / group;
+  r.kv_heads_ = (r.head_begin_ + r.heads_ - 1) / group - r.kv_begin_ + 1;
+  const Slice all_h{0, h};
+  auto read = [&](const std::string& name, int64_t rows, int64_t cols, Slice rs, Slice cs) {
+    return w.Read(name, rows, cols, rs, cs);
+  };
+  auto vec = [&](const std::string& name, int64_t n, Slice s) { return w.Read(name, 1, n, {0, 1}, s); };
+  // One MLP shard: rows [i0, i1) of gate/up, the same columns of down.
+  auto mlp = [&](const std::string& prefix, const std::string& g, const std::string& u,
+                 const std::string& d, int64_t inter, Slice part) -> StatusOr<Mlp> {
+    Mlp out;
+    out.inter = part.size();
+    SW_ASSIGN_OR_RETURN(out.gate, read(prefix + g + ".weight", inter, h, part, all_h));
+    SW_ASSIGN_OR_RETURN(out.up, read(prefix + u + ".weight", inter, h, part, all_h));
+    SW_ASSIGN_OR_RETURN(out.down, read(prefix + d + ".weight", h, inter, all_h, part));
+    return out;
+  };
+
+  const Slice q_rows{r.head_begin_ * hd, (r.head_begin_ + r.heads_) * hd};
+  const Slice kv_rows{r.kv_begin_ * hd, (r.kv_begin_ + r.kv_heads_) * hd};
+  const int64_t q_width = m.num_heads * hd, kv_width = m.num_kv_heads * hd;
+  const MoeNames moe_names = MoeNamesFor(m);
+  for (int64_t i = r.layer_begin_; i < r.layer_end_; ++i) {
+    Layer L;
+    SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
+    SW_ASSIGN_OR_RETURN(L.post_norm, vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
+    SW_ASSIGN_OR_RETURN(L.q, read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.o, read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+    if (m.qkv_bias) {
+      SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
+      SW_ASSIGN_OR_RETURN(L.k_bias, vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
+      SW_ASSIGN_OR_RETURN(L.v_bias, vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
+    }
+    if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
+      SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
+    }
+    if (m.qk_norm) {
+      SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
+      SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+    }
+    if (!m.layers[i].moe) {
+      const int64_t part = m.intermediate_size / tp;
+      SW_ASSIGN_OR_RETURN(L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj",
+                                     m.intermediate_size, {p.tp_index * part, (p.tp_index + 1) * part}));
+    } else {
+      const int64_t experts = m.moe.num_experts;
+      SW_ASSIGN_OR_RETURN(L.router, read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      // Expert ownership: EP index = stage_rank / expert-TP; the expert-TP index picks the slice.
+      const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
+      const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
+      const int64_t etp_index = l.ep > 1 ? p.stage_rank % etp : p.tp_index;
+      const int64_t local = experts / l.ep;
+      r.expert_begin_ = ep_index * local;
+      const int64_t ie = m.moe.expert_intermediate_size, part = ie / etp;
+      for (int64_t e = r.expert_begin_; e < r.expert_begin_ + local; ++e) {
+        SW_ASSIGN_OR_RETURN(Mlp ex, mlp(LayerName(i, fmt::format("{}.{}.", moe_names.prefix, e)),
+                                        moe_names.gate, moe_names.up, moe_names.down, ie,
+                                        {etp_index * part, (etp_index + 1) * part}));
+        L.experts.push_back(std::move(ex));
+      }
+      if (m.moe.num_shared_experts > 0) {
+        const int64_t is = m.moe.shared_intermediate_size, spart = is / tp;
+        SW_ASSIGN_OR_RETURN(L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj",
+                                          "down_proj", is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
+        if (m.moe.shared_expert_gate) {
+          SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1, h, {0, 1}, all_h));
+        }
+      }
+    }
+    const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+    L.k_cache.assign(cache, 0.0f);
+    L.v_cache.assign(cache, 0.0f);
+    r.layers_.push_back(std::move(L));
+  }
+  const int64_t vocab = m.vocab_size;
+  if (r.first_stage()) {
+    SW_ASSIGN_OR_RETURN(r.embed_, read("model.embed_tokens.weight", vocab, h, {0, vocab}, all_h));
+  }
+  if (r.last_stage()) {
+    SW_ASSIGN_OR_RETURN(r.final_norm_, vec("model.norm.weight", h, all_h));
+    const std::string head = m.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
+    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {0, vocab}, all_h));
+  }
+  return r;
+}
+
+void RankModel::Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const {
+  const int64_t h = model_.hidden_size;
+  x.assign(tokens.size() * static_cast<size_t>(h), 0.0f);
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    std::copy_n(embed_.data() + tokens[t] * h, h, x.data() + t * h);
+  }
+}
+
+Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector<float>& out,
+                            const std::vector<int>& seqs, int64_t pos, int64_t len,
+                            const RankComms& c) {
+  const int64_t h = model_.hidden_size, hd = model_.head_dim;
+  const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
+  std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
+      v(static_cast<size_t>(rows * kw));
+  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h, L.q_bias.empty() ? nullptr : L.q_bias.data());
+  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h, L.k_bias.empty() ? nullptr : L.k_bias.data());
+  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h, L.v_bias.empty() ? nullptr : L.v_bias.data());
+  if (!L.q_norm.empty()) {  // Qwen3: RMSNorm over each head before RoPE
+    kernels::RmsNorm(q.data(), L.q_norm.data(), q.data(), rows * heads_, hd, model_.rms_norm_eps);
+    kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd, model_.rms_norm_eps);
+  }
+  const int64_t group = model_.num_heads / model_.num_kv_heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<float> attn(static_cast<size_t>(rows * qw), 0.0f);
+  std::vector<float> scores;
+  for (size_t si = 0; si < seqs.size(); ++si) {
+    const int64_t s = seqs[si];
+    float* kc = L.k_cache.data() + s * max_tokens_ * kw;
+    float* vc = L.v_cache.data() + s * max_tokens_ * kw;
+    for (int64_t t = 0; t < len; ++t) {
+      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
+      kernels::Rope(q.data() + row * qw, heads_, hd, p, model_.rope_theta);
+      kernels::Rope(k.data() + row * kw, kv_heads_, hd, p, model_.rope_theta);
+      std::copy_n(k.data() + row * kw, kw, kc + p * kw);
+      std::copy_n(v.data() + row * kw, kw, vc + p * kw);
+    }
+    for (int64_t t = 0; t < len; ++t) {
+      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
+      for (int64_t hh = 0; hh < heads_; ++hh) {
+        const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
+        const float* qv = q.data() + row * qw + hh * hd;
+        scores.resize(static_cast<size_t>(p + 1));
+        for (int64_t j = 0; j <= p; ++j) scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
+        kernels::Softmax(scores.data(), p + 1);
+        float* o = attn.data() + row * qw + hh * hd;
+        for (int64_t j = 0; j <= p; ++j) {
+          const float* vv = vc + j * kw + kvh * hd;
+          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j] * vv[d];
+        }
+      }
+    }
+  }
+  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw, L.o_bias.empty() ? nullptr : L.o_bias.data());
+  return c.tp->AllReduceSum(out);
+}
+
+Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector<float>& out,
+                      int64_t rows, const RankComms& c) const {
+  const int64_t h = model_.hidden_size, experts = model_.moe.num_experts;
+  const int64_t k = model_.moe.experts_per_token;
+  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  if (L.shared) {
+    std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
+    L.shared->Apply(hin.data(), shared.data(), rows, h);
+    for (int64_t t = 0; t < rows; ++t) {
+      const float g = L.shared_gate.empty()
+                          ? 1.0f
+                          : 1.0f / (1.0f + std::exp(-kernels::Dot(hin.data() + t * h, L.shared_gate.data(), h)));
+      for (int64_t d = 0; d < h; ++d) out[t * h + d] += g * shared[t * h + d];
+    }
+  }
+  // Routing, identical on every rank: softmax over experts, top-k, optional renormalisation.
+  std::vector<float> logits(static_cast<size_t>(rows * experts));
+  kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h);
+  std::vector<std::vector<std::pair<int64_t, float>>> routes(static_cast<size_t>(rows));
+  std::vector<int64_t> order(static_cast<size_t>(experts));
+  for (int64_t t = 0; t < rows; ++t) {
+    float* p = logits.data() + t * experts;
+    kernels::Softmax(p, experts);
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int64_t a, int64_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
+    float sum = 0;
+    for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
+    for (int64_t j = 0; j < k; ++j) {
+      routes[t].emplace_back(order[j], model_.norm_topk_prob ? p[order[j]] / sum : p[order[j]]);
+    }
+  }
+  const int64_t local = static_cast<int64_t>(L.experts.size());
+  if (layout_.ep == 1) {
+    // Every expert is here, split over TP: apply its share to each token routed to it.
+    std::vector<float> y(static_cast<size_t>(h));
+    for (int64_t t = 0; t < rows; ++t) {
+      for (const auto& [e, weight] : routes[t]) {
+        std::fill(y.begin(), y.end(), 0.0f);
+        L.experts[e].Apply(hin.data() + t * h, y.data(), 1, h);
+        for (int64_t d = 0; d < h; ++d) out[t * h + d] += weight * y[d];
+      }
+    }
+    return c.tp->AllReduceSum(out);
+  }
+  // Expert parallelism. This rank dispatches the tokens t with t % tp == tp_index (its TP peers
+  // hold the same tokens); each (token, expert) goes to every expert-TP rank owning the expert.
+  const int ranks = c.stage->size();
+  const int64_t etp = layout_.ExpertTp(), tp = layout_.tp;
+  const int64_t record = 2 + h;  // token index, expert, hidden
+  std::vector<std::vector<float>> send(static_cast<size_t>(ranks));
+  for (int64_t t = place_.tp_index; t < rows; t += tp) {
+    for (const auto& [e, weight] : routes[t]) {
+      const int64_t owner = e / local;
+      for (int64_t j = 0; j < etp; ++j) {
+        std::vector<float>& b = send[static_cast<size_t>(owner * etp + j)];
+        b.push_back(static_cast<float>(t));
+        b.push_back(static_cast<float>(e));
+        b.insert(b.end(), hin.data() + t * h, hin.data() + (t + 1) * h);
+      }
+    }
+  }
+  std::vector<float> flat, recv;
+  std::vector<int64_t> counts, recv_counts;
+  for (const auto& b : send) {
+    flat.insert(flat.end(), b.begin(), b.end());
+    counts.push_back(static_cast<int64_t>(b.size()));
+  }
+  SW_RETURN_IF_ERROR(c.stage->AllToAllV(flat, counts, recv, recv_counts));
+  // Apply this rank's share of each requested expert and send the results back.
+  std::vector<float> reply(recv.size());
+  for (size_t off = 0; off < recv.size(); off += static_cast<size_t>(record)) {
+    const int64_t e = static_cast<int64_t>(recv[off + 1]);
+    reply[off] = recv[off];
+    reply[off + 1] = recv[off + 1];
+    std::fill(reply.begin() + static_cast<std::ptrdiff_t>(off + 2),
+              reply.begin() + static_cast<std::ptrdiff_t>(off + record), 0.0f);
+    L.experts[e - expert_begin_].Apply(recv.data() + off + 2, reply.data() + off + 2, 1, h);
+  }
+  std::vector<float> back;
+  std::vector<int64_t> back_counts;
+  SW_RETURN_IF_ERROR(c.stage->AllToAllV(reply, recv_counts, back, back_counts));
+  for (size_t off = 0; off < back.size(); off += static_cast<size_t>(record)) {
+    const int64_t t = static_cast<int64_t>(back[off]);
+    const int64_t e = static_cast<int64_t>(back[off + 1]);
+    float weight = 0;
+    for (const auto& [re, rw] : routes[t]) {
+      if (re == e) weight = rw;
+    }
+    for (int64_t d = 0; d < h; ++d) out[t * h + d] += weight * back[off + 2 + d];
+  }
+  // Each TP peer now holds its own tokens' expert outputs (and its share of the shared
+  // expert): the all-reduce completes every token on every peer.
+  return c.tp->AllReduceSum(out);
+}
+
+Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos,
+                          int64_t len, const RankComms& c) {
+  const int64_t h = model_.hidden_size;
+  const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  std::vector<float> normed(static_cast<size_t>(rows * h)), y;
+  for (Layer& L : layers_) {
+    kernels::RmsNorm(x.data(), L.input_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
+    SW_RETURN_IF_ERROR(Attention(L, normed, y, seqs, pos, len, c));
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+    kernels::RmsNorm(x.data(), L.post_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
+    if (L.mlp) {
+      y.assign(static_cast<size_t>(rows * h), 0.0f);
+      L.mlp->Apply(normed.data(), y.data(), rows, h);
+      SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
+    } else {
+      SW_RETURN_IF_ERROR(Moe(L, normed, y, rows, c));
+    }
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  }
+  return Status();
+}
+
+void RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
+                       std::vector<float>& out) const {
+  const int64_t h = model_.hidden_size, vocab = model_.vocab_size;
+  std::vector<float> last(static_cast<size_t>(seqs * h));
+  for (int64_t s = 0; s < seqs; ++s) {
+    kernels::RmsNorm(x.data() + ((s + 1) * len - 1) * h, final_norm_.data(), last.data() + s * h, 1,
+                     h, model_.rms_norm_eps);
+  }
+  out.assign(static_cast<size_t>(seqs * vocab), 0.0f);
+  kernels::MatMulT(last.data(), lm_head_.data(), out.data(), seqs, vocab, h);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,65 @@
+// End-to-end: `run` on the threads backend as a user runs it, and its bad input.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST(RunCli, DefaultsMatchTheReference) {
+  const RunResult r = RunShardwise("run");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("check: matches the unsharded reference"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("predicted"), std::string::npos);
+}
+
+TEST(RunCli, JsonHasTokensAndPhases) {
+  const RunResult r = RunShardwise("run --model tiny-moe --layout tp2ep2 --batch 2 --gen 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  ASSERT_EQ(j["tokens"].size(), 2u);
+  EXPECT_EQ(j["tokens"][0].size(), 5u);
+  EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
+  EXPECT_GT(j["decode"]["comm"]["all-to-all"]["calls"].get<int>(), 0);
+  EXPECT_GT(j["predicted"]["decode_s"].get<double>(), 0);
+}
+
+TEST(RunCli, DumpLogitsWritesNpy) {
+  const std::string path = "/tmp/shardwise_logits.npy";
+  const RunResult r = RunShardwise("run --layout tp3 --batch 3 --dump-logits " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 128u);
+  EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  uint16_t header_len = 0;
+  std::memcpy(&header_len, bytes.data() + 8, 2);
+  EXPECT_EQ((10 + header_len) % 64, 0);  // the format aligns the data to 64 bytes
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos);
+  EXPECT_NE(header.find("'shape': (3, 2048)"), std::string::npos) << header;  // tiny-dense vocab
+  EXPECT_EQ(bytes.size(), 10u + header_len + 3 * 2048 * 4);
+}
+
+TEST(RunCliErrors, BadInput) {
+  ExpectOneLineError(RunShardwise("run --layout tp5"), "tp (5) must divide tiny-dense's 12 attention heads");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"), "ep (6) must divide tiny-moe's 8 experts");
+  ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
+  ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
+  ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
+  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "multi-head latent attention");
+  ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
+  ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

@@ -1,0 +1,103 @@
+// Under mpirun: the differential check of every layout (the `run` command compares against
+// the unsharded reference itself), and a killed rank ending the run within the timeout.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "../cli/run_binary.h"
+#include "shardwise/model/catalog.h"
+#include "test_layouts.h"
+
+namespace shardwise {
+namespace {
+
+constexpr const char* kMpirun = "mpirun --allow-run-as-root --oversubscribe";
+
+struct Case {
+  std::string model;
+  Layout layout;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> out;
+  for (const char* model : {"tiny-dense", "tiny-moe"}) {
+    const ModelSpec m = LoadModel(model).value();
+    for (const Layout& l : testing::DifferentialLayouts(m)) out.push_back({model, l});
+  }
+  return out;
+}
+
+class MpiDifferential : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MpiDifferential, MatchesTheUnshardedReference) {
+  const Case& c = GetParam();
+  const std::string cmd = fmt::format(
+      "{} -np {} {} run --backend mpi --model {} --layout {} --batch 4 --prompt-len 12 --gen 6 "
+      "--seed 5 --json 2>&1",
+      kMpirun, c.layout.gpus(), SHARDWISE_BINARY, c.model, c.layout.ToString());
+  FILE* pipe = popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  ASSERT_EQ(WEXITSTATUS(status), 0) << out;
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  EXPECT_LE(j["reference"]["max_relative_error"].get<double>(), 1e-4);
+  EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
+  EXPECT_EQ(j["ranks"], c.layout.gpus());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, MpiDifferential, ::testing::ValuesIn(Cases()),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.model + "_" + info.param.layout.ToString();
+      for (char& ch : name) {
+        if (ch == '-') ch = '_';
+      }
+      return name;
+    });
+
+TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
+  // A long generation on 4 ranks; SIGKILL one rank; the job must end non-zero well within the
+  // run's 10 s collective timeout (Open MPI tears the job down, or the survivors time out).
+  const std::string binary = SHARDWISE_BINARY;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::freopen("/tmp/shardwise_kill_test.log", "w", stdout);
+    std::freopen("/tmp/shardwise_kill_test.err", "w", stderr);
+    execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4",
+           binary.c_str(), "run", "--backend", "mpi", "--model", "tiny-dense", "--layout", "tp2pp2",
+           "--batch", "4", "--prompt-len", "32", "--gen", "20000", "--timeout-s", "10",
+           "--no-check", "--seed", "770077", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  const auto t0 = std::chrono::steady_clock::now();
+  // The unusual seed marks this job's ranks, so tests running beside it are left alone.
+  ASSERT_EQ(std::system(("pkill -9 -n -f '^" + binary + " run.*--seed 770077'").c_str()), 0)
+      << "no rank found";
+  int status = 0;
+  pid_t done = 0;
+  while ((done = waitpid(child, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (done == 0) kill(child, SIGKILL);
+  ASSERT_EQ(done, child) << "the run did not end within 30 s";
+  EXPECT_TRUE(!WIFEXITED(status) || WEXITSTATUS(status) != 0);
+  EXPECT_LT(elapsed, 15.0);
+}
+
+}  // namespace
+}  // namespace shardwise
