@@ -1,5 +1,11 @@
 #include "shardwise/catalog/embedded.h"
 
+#include <algorithm>
+#include <filesystem>
+
+#include "shardwise/common/json_fields.h"
+#include "shardwise/common/suggest.h"
+
 namespace shardwise::catalog {
 
 std::vector<const EmbeddedFile*> FilesIn(std::string_view dir, std::string_view suffix) {
@@ -24,6 +30,30 @@ std::string StemOf(std::string_view path) {
   const size_t dot = base.find_last_of('.');
   if (dot != std::string_view::npos) base = base.substr(0, dot);
   return std::string(base);
+}
+
+std::vector<std::string> NamesIn(std::string_view dir) {
+  std::vector<std::string> names;
+  for (const EmbeddedFile* f : FilesIn(dir)) names.push_back(StemOf(f->path));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
+                                   std::string_view what, std::string_view hint,
+                                   std::string& source) {
+  const std::string name(name_or_path);
+  const std::string path = std::string(dir) + "/" + name + ".json";
+  if (auto text = ReadEmbedded(path)) {
+    source = "data/" + path;
+    return ParseJsonText(*text, source);
+  }
+  if (name.find('/') != std::string::npos || name.ends_with(".json") ||
+      std::filesystem::is_regular_file(name)) {
+    source = name;
+    return ReadJsonFile(name);
+  }
+  return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
 }
 
 }  // namespace shardwise::catalog

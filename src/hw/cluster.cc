@@ -1,13 +1,11 @@
 #include "shardwise/hw/cluster.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
-#include "shardwise/common/suggest.h"
 
 namespace shardwise {
 
@@ -161,27 +159,15 @@ nlohmann::json ClusterToJson(const ClusterSpec& c) {
   return out;
 }
 
-std::vector<std::string> BuiltinClusterNames() {
-  std::vector<std::string> names;
-  for (const auto* f : catalog::FilesIn("clusters")) names.push_back(catalog::StemOf(f->path));
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> BuiltinClusterNames() { return catalog::NamesIn("clusters"); }
 
 StatusOr<ClusterSpec> LoadCluster(std::string_view name_or_path) {
-  const std::string name(name_or_path);
-  if (auto text = catalog::ReadEmbedded("clusters/" + name + ".json")) {
-    const std::string source = "data/clusters/" + name + ".json";
-    SW_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonText(*text, source));
-    return ParseClusterSpec(json, source);
-  }
-  if (name.find('/') != std::string::npos || name.ends_with(".json") ||
-      std::filesystem::is_regular_file(name)) {
-    SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(name));
-    return ParseClusterSpec(json, name);
-  }
-  return Error(UnknownNameMessage("cluster", name, BuiltinClusterNames(),
-                                  "see 'shardwise clusters', or pass a path to a cluster file"));
+  std::string source;
+  SW_ASSIGN_OR_RETURN(
+      nlohmann::json json,
+      catalog::LoadEntry("clusters", name_or_path, "cluster",
+                         "see 'shardwise clusters', or pass a path to a cluster file", source));
+  return ParseClusterSpec(json, source);
 }
 
 StatusOr<ClusterSpec> WithNodes(ClusterSpec c, int64_t nodes) {

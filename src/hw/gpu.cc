@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
-#include "shardwise/common/suggest.h"
 
 namespace shardwise {
 
@@ -140,27 +138,15 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   return gpu;
 }
 
-std::vector<std::string> BuiltinGpuNames() {
-  std::vector<std::string> names;
-  for (const auto* file : catalog::FilesIn("gpus")) names.push_back(catalog::StemOf(file->path));
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> BuiltinGpuNames() { return catalog::NamesIn("gpus"); }
 
 StatusOr<GpuSpec> LoadGpu(std::string_view name_or_path) {
-  const std::string name(name_or_path);
-  if (auto text = catalog::ReadEmbedded("gpus/" + name + ".json")) {
-    const std::string source = "data/gpus/" + name + ".json";
-    SW_ASSIGN_OR_RETURN(nlohmann::json json, ParseJsonText(*text, source));
-    return ParseGpuSpec(json, source);
-  }
-  if (name.find('/') != std::string::npos || name.ends_with(".json") ||
-      std::filesystem::is_regular_file(name)) {
-    SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(name));
-    return ParseGpuSpec(json, name);
-  }
-  return Error(UnknownNameMessage("GPU", name, BuiltinGpuNames(),
-                                  "see 'shardwise gpus', or pass a path to a GPU .json file"));
+  std::string source;
+  SW_ASSIGN_OR_RETURN(nlohmann::json json,
+                      catalog::LoadEntry("gpus", name_or_path, "GPU",
+                                         "see 'shardwise gpus', or pass a path to a GPU .json file",
+                                         source));
+  return ParseGpuSpec(json, source);
 }
 
 StatusOr<std::vector<GpuSpec>> LoadBuiltinGpus() {

@@ -6,14 +6,6 @@
 namespace shardwise::testing {
 namespace {
 
-// Bad input: exactly one line on stderr, nothing on stdout, exit code 2.
-void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(LineCount(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-}
-
 TEST(ModelsCli, TableOnDefaults) {
   const RunResult r = RunShardwise("models");
   ASSERT_EQ(r.exit_code, 0) << r.err;

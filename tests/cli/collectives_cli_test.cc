@@ -6,12 +6,6 @@
 namespace shardwise::testing {
 namespace {
 
-void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(LineCount(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-}
-
 TEST(ClustersCli, ListAndShow) {
   const RunResult list = RunShardwise("clusters");
   ASSERT_EQ(list.exit_code, 0) << list.err;

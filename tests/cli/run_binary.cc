@@ -1,5 +1,6 @@
 #include "run_binary.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,13 @@ int LineCount(const std::string& text) {
   int n = 0;
   for (char c : text) n += c == '\n';
   return n;
+}
+
+void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(LineCount(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 }  // namespace shardwise::testing

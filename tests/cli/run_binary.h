@@ -21,4 +21,7 @@ RunResult RunShardwise(const std::string& args);
 // Counts the lines of `text`.
 int LineCount(const std::string& text);
 
+// Bad input: exit code 2 and exactly one line on stderr containing `fragment`.
+void ExpectOneLineError(const RunResult& r, const std::string& fragment);
+
 }  // namespace shardwise::testing

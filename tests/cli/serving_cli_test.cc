@@ -6,12 +6,6 @@
 namespace shardwise::testing {
 namespace {
 
-void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(LineCount(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
-}
-
 TEST(SimulateCli, DefaultsRun) {
   const RunResult r = RunShardwise("simulate");
   ASSERT_EQ(r.exit_code, 0) << r.err;

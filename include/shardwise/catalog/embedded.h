@@ -25,4 +25,22 @@ std::optional<std::string> ReadEmbedded(std::string_view path);
 // Base name without directory and extension: "models/llama-3.1-8b.json" -> "llama-3.1-8b".
 std::string StemOf(std::string_view path);
 
+// Sorted names of the built-in entries of `dir` ("models", "gpus", "clusters").
+std::vector<std::string> NamesIn(std::string_view dir);
+
+}  // namespace shardwise::catalog
+
+#include <nlohmann/json.hpp>
+
+#include "shardwise/common/status.h"
+
+namespace shardwise::catalog {
+
+// A catalog entry's JSON by name, or a user's file by path (anything with '/' or ending in
+// ".json", or an existing file). `source` receives where it came from, for error messages.
+// Unknown names get "unknown <what> 'x'; did you mean ...? (<hint>)".
+StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
+                                   std::string_view what, std::string_view hint,
+                                   std::string& source);
+
 }  // namespace shardwise::catalog
