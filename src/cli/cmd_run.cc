@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "shardwise/common/format.h"
+#include "shardwise/common/json_fields.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/report/table.h"
@@ -32,6 +33,7 @@ struct RunOptions {
   std::string weights;
   std::string dump_logits;
   std::string host_profile;
+  std::string plan;  // a `shardwise plan --json` file: run its model with its best layout
   double timeout_s = 60;
   bool no_check = false;
   bool json = false;
@@ -102,10 +104,26 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
           {"comm", comm}};
 }
 
+// The model and the top layout of a `shardwise plan --json` file.
+Status ApplyPlan(const std::string& path, std::string& model, std::string& layout) {
+  SW_ASSIGN_OR_RETURN(nlohmann::json plan, ReadJsonFile(path));
+  if (!plan.is_object() || !plan.contains("model") || !plan.contains("layouts") ||
+      !plan["layouts"].is_array() || plan["layouts"].empty()) {
+    return Error(fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
+                             "'layouts')",
+                             path));
+  }
+  model = plan["model"].get<std::string>();
+  layout = plan["layouts"][0].value("layout", "");
+  return Status();
+}
+
 Status RunRun(const RunOptions& o) {
+  std::string model_name = o.model, layout_name = o.layout;
+  if (!o.plan.empty()) SW_RETURN_IF_ERROR(ApplyPlan(o.plan, model_name, layout_name));
   RunConfig c;
-  SW_ASSIGN_OR_RETURN(c.model, LoadModel(o.model));
-  SW_ASSIGN_OR_RETURN(c.layout, ParseLayout(o.layout));
+  SW_ASSIGN_OR_RETURN(c.model, LoadModel(model_name));
+  SW_ASSIGN_OR_RETURN(c.layout, ParseLayout(layout_name));
   c.batch = o.batch;
   c.prompt_tokens = o.prompt_len;
   c.generate_tokens = o.gen;
@@ -244,6 +262,8 @@ void AddRunCommand(CLI::App& app, Status& result) {
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
   sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")->capture_default_str();
   sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
+  sub->add_option("--plan", opts->plan,
+                  "Run the model and top layout of a 'shardwise plan --json' output");
   sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
   sub->add_option("--host-profile", opts->host_profile, "Host profile JSON (default: measured once and cached)");
   sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();

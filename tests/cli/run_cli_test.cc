@@ -44,6 +44,17 @@ TEST(RunCli, DumpLogitsWritesNpy) {
   EXPECT_EQ(bytes.size(), 10u + header_len + 3 * 2048 * 4);
 }
 
+TEST(RunCli, RunsThePlannersChoice) {
+  // STYLE.md: plan and run are separate steps with a serialisable plan between them.
+  const RunResult plan = RunShardwise("plan --model tiny-moe --cluster dgx-h100 --gpus 4 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  std::system(("echo '" + plan.out + "' > /tmp/shardwise_plan.json").c_str());
+  const RunResult r = RunShardwise("run --plan /tmp/shardwise_plan.json --batch 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["layout"], plan.Json()["layouts"][0]["layout"]);
+  EXPECT_TRUE(r.Json()["reference"]["tokens_match"].get<bool>());
+}
+
 TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout tp5"), "tp (5) must divide tiny-dense's 12 attention heads");
   ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"), "ep (6) must divide tiny-moe's 8 experts");
@@ -53,6 +64,8 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "multi-head latent attention");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
+  ExpectOneLineError(RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
+                     "not a 'shardwise plan --json' output");
 }
 
 }  // namespace
