@@ -61,7 +61,8 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
   SW_ASSIGN_OR_RETURN(s.tp_group_, PlaceGroup(cluster, layout.tp, 1));
   SW_ASSIGN_OR_RETURN(s.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
   SW_ASSIGN_OR_RETURN(s.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
-  SW_ASSIGN_OR_RETURN(s.pp_pair_, PlaceGroup(cluster, layout.pp > 1 ? 2 : 1, layout.PpStride()));
+  // All the stages: a send/recv is priced at the outermost level any stage boundary crosses.
+  SW_ASSIGN_OR_RETURN(s.pp_pair_, PlaceGroup(cluster, layout.pp, layout.PpStride()));
   const GpuSpec& gpu = cluster.gpu;
   s.weight_compute_dtype_ = gpu.ComputeDtypeFor(options.weight_dtype);
   s.weight_peak_flops_per_s_ = gpu.PeakFlopsPerS(s.weight_compute_dtype_);

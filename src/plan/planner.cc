@@ -52,7 +52,7 @@ std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
   if (l.tp > 1) parts.push_back(fmt::format("TP{} {}", l.tp, where(l.tp, 1)));
   if (l.ep > 1) parts.push_back(fmt::format("EP{} {}", l.ep, where(l.ep, l.EpStride())));
   if (l.cp > 1) parts.push_back(fmt::format("CP{} {}", l.cp, where(l.cp, l.CpStride())));
-  if (l.pp > 1) parts.push_back(fmt::format("PP{} {}", l.pp, where(2, l.PpStride())));
+  if (l.pp > 1) parts.push_back(fmt::format("PP{} {}", l.pp, where(l.pp, l.PpStride())));
   if (l.Replicas() > 1) parts.push_back(fmt::format("{} replicas", l.Replicas()));
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
