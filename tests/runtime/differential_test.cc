@@ -63,6 +63,41 @@ TEST(Differential, TinyDenseEveryLayout) { ExpectAllLayoutsMatch("tiny-dense", 1
 
 TEST(Differential, TinyMoeEveryLayout) { ExpectAllLayoutsMatch("tiny-moe", 25); }
 
+// Architecture variants on the tiny shapes: Qwen3 (per-head Q/K RMSNorm, no biases) and
+// Mixtral (block_sparse_moe tensor names, always-renormalised top-k, no shared expert).
+void ExpectVariantMatches(ModelSpec m, const std::vector<std::string>& layouts) {
+  RunConfig c;
+  c.model = std::move(m);
+  c.batch = 4;
+  c.prompt_tokens = 10;
+  c.generate_tokens = 5;
+  const RunResult ref = RunLayout(c);
+  for (const std::string& text : layouts) {
+    RunConfig sharded = c;
+    sharded.layout = ParseLayout(text).value();
+    const RunResult got = RunLayout(sharded);
+    EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4) << c.model.architecture << " " << text;
+    EXPECT_EQ(got.tokens, ref.tokens) << c.model.architecture << " " << text;
+  }
+}
+
+TEST(Differential, Qwen3QkNorm) {
+  ModelSpec m = LoadModel("tiny-dense").value();
+  m.architecture = "Qwen3ForCausalLM";
+  m.qk_norm = true;
+  ExpectVariantMatches(m, {"tp2", "tp3pp2", "tp4"});
+}
+
+TEST(Differential, MixtralNamesAndRouting) {
+  ModelSpec m = LoadModel("tiny-moe").value();
+  m.architecture = "MixtralForCausalLM";
+  m.qkv_bias = false;
+  m.moe.num_shared_experts = 0;
+  m.moe.shared_expert_gate = false;
+  m.norm_topk_prob = true;
+  ExpectVariantMatches(m, {"tp2ep2", "ep4", "tp4", "tp2pp2ep2"});
+}
+
 TEST(Differential, TpAboveKvHeadsAndNotAPowerOfTwo) {
   // The layouts the issue requires to exist: tp 3 (12 heads / 3 = 4 per rank, the middle rank
   // needs both KV heads) and tp 4 (3 heads per rank inside one KV group).
