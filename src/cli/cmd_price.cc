@@ -59,7 +59,9 @@ Status RunPrice(const PriceOptions& o) {
   std::optional<double> break_even;
   if (o.api_usd_per_mtok) break_even = BreakEvenUtilization(in, *o.api_usd_per_mtok);
   std::optional<DemandSizing> sizing;
-  if (o.demand_tokens_per_s) sizing = SizeForDemand(in, *o.demand_tokens_per_s);
+  if (o.demand_tokens_per_s) {
+    SW_ASSIGN_OR_RETURN(sizing, SizeForDemand(in, *o.demand_tokens_per_s));
+  }
 
   if (o.json) {
     nlohmann::json points = nlohmann::json::array();

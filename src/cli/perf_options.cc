@@ -47,13 +47,10 @@ StatusOr<PerfOptions> PerfCliOptions::Build() const {
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,
                               const StepEstimate& e, const PerfOptions& o) {
   const MemoryPerGpu& m = e.memory;
-  const double fixed = m.weight_bytes + m.activation_bytes + m.comm_buffer_bytes;
-  std::string what =
-      fixed > m.usable_bytes
-          ? fmt::format("{} of weights per GPU", FormatBytes(m.weight_bytes))
-          : fmt::format("{} of weights and {} of KV ({} sequences x {} tokens) per GPU",
-                        FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
-                        e.workload.PeakContext());
+  const std::string what = fmt::format(
+      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per GPU",
+      FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
+      e.workload.PeakContext(), FormatBytes(m.activation_bytes + m.comm_buffer_bytes));
   return fmt::format(
       "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({} x {:g}); short "
       "by {}. Use more TP or PP, a smaller --batch or --context, --dtype fp8, or a larger GPU",

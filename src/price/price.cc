@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace shardwise {
 namespace {
 
@@ -49,10 +51,18 @@ double BreakEvenUtilization(const PriceInputs& in, double api_usd_per_mtok_outpu
   return PriceAt(in, 1.0).usd_per_mtok_output / api_usd_per_mtok_output;
 }
 
-DemandSizing SizeForDemand(const PriceInputs& in, double output_tokens_per_s) {
+StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens_per_s) {
+  constexpr double kMaxReplicas = 1e6;  // beyond any deployment; the demand is a typo
+  const double replicas = std::ceil(output_tokens_per_s / in.replica_output_tokens_per_s);
+  if (!(output_tokens_per_s > 0) || !(replicas <= kMaxReplicas)) {
+    return Error(fmt::format("a demand of {:g} output tokens/s needs {:.3g} replicas; give a "
+                             "demand between 1 and {:.3g} tokens/s",
+                             output_tokens_per_s, replicas,
+                             kMaxReplicas * in.replica_output_tokens_per_s));
+  }
   DemandSizing d;
   d.demand_output_tokens_per_s = output_tokens_per_s;
-  d.replicas = static_cast<int64_t>(std::ceil(output_tokens_per_s / in.replica_output_tokens_per_s));
+  d.replicas = static_cast<int64_t>(replicas);
   d.gpus = d.replicas * in.gpus_per_replica;
   d.utilization = output_tokens_per_s /
                   (static_cast<double>(d.replicas) * in.replica_output_tokens_per_s);

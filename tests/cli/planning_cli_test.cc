@@ -35,6 +35,14 @@ TEST(ExplainCli, Llama70bBf16DoesNotFitOneH100) {
   EXPECT_NE(r.err.find("short by"), std::string::npos) << r.err;
 }
 
+TEST(ExplainCli, DoesNotFitNamesEveryComponent) {
+  // A million sequences: the shortfall is KV and per-sequence logits, not the weights.
+  const RunResult r = RunShardwise("explain --batch 1000000 --context 4096");
+  ExpectOneLineError(r, "does not fit");
+  EXPECT_NE(r.err.find("of KV (1000000 sequences x 4096 tokens)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("of activations and buffers per GPU"), std::string::npos) << r.err;
+}
+
 TEST(ExplainCliErrors, BadLayouts) {
   ExpectOneLineError(RunShardwise("explain --layout tp3"), "tp (3) must divide llama-3.1-70b's 64");
   ExpectOneLineError(RunShardwise("explain --layout tp8zz2"), "unknown degree 'zz'");

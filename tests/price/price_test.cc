@@ -42,10 +42,17 @@ TEST(Price, BreakEvenAgainstAnApi) {
 
 TEST(Price, SizingByDemand) {
   // 4,500 tok/s over 1,000 per replica -> 5 replicas = 10 GPUs, 90% utilised.
-  const DemandSizing d = SizeForDemand(Inputs(), 4500);
+  const DemandSizing d = SizeForDemand(Inputs(), 4500).value();
   EXPECT_EQ(d.replicas, 5);
   EXPECT_EQ(d.gpus, 10);
   EXPECT_NEAR(d.utilization, 0.9, 1e-12);
+}
+
+TEST(Price, AbsurdDemandIsAnError) {
+  // 1e300 tokens/s over 1,000 per replica is 1e297 replicas: refused, not overflowed.
+  auto d = SizeForDemand(Inputs(), 1e300);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("needs 1e+297 replicas"), std::string::npos) << d.status().message();
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ double DutyCycleMultiplier(double duty_cycle);
 // Utilisation at which self-hosting matches an API's price per million output tokens; > 1
 // means it never does.
 double BreakEvenUtilization(const PriceInputs& in, double api_usd_per_mtok_output);
-// Replicas (and GPUs) that serve a sustained output rate, and how busy they run.
-DemandSizing SizeForDemand(const PriceInputs& in, double output_tokens_per_s);
+// Replicas (and GPUs) that serve a sustained output rate, and how busy they run; an error when
+// the demand needs more than a million replicas.
+StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens_per_s);
 
 }  // namespace shardwise
