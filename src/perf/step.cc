@@ -199,38 +199,33 @@ void Accumulate(PhaseBreakdown& into, const PhaseBreakdown& add, double times) {
 
 }  // namespace
 
-StepEstimate StepModel::Estimate(const Workload& w) const {
+double StepModel::HandOff(double tokens) const {
+  if (layout_.pp <= 1) return 0.0;
+  CollectiveRequest r;
+  r.op = CollectiveOp::kSendRecv;
+  r.bytes = tokens * static_cast<double>(shard_.hidden) * BytesPerElement(options_.activation_dtype);
+  return PredictCollective(*cluster_, pp_pair_, r).time_s;
+}
+
+PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   const Layout& l = layout_;
   const double adp = static_cast<double>(l.AttentionDp());
   const double cp = static_cast<double>(l.cp);
-  const double abytes = BytesPerElement(options_.activation_dtype);
-  const double hidden = static_cast<double>(shard_.hidden);
-  StepEstimate e;
-  e.layout = l;
-  e.workload = w;
-  e.memory = EstimateMemory(shard_, *cluster_, w, options_);
-
-  auto p2p = [&](double tokens) {
-    if (l.pp <= 1) return 0.0;
-    CollectiveRequest r;
-    r.op = CollectiveOp::kSendRecv;
-    r.bytes = tokens * hidden * abytes;
-    return PredictCollective(*cluster_, pp_pair_, r).time_s;
-  };
-
-  // Prefill of one prompt (TTFT): every stage in turn, the prompt split over CP ranks.
-  const double prompt = static_cast<double>(w.prompt_tokens);
+  PrefillEstimate p;
+  p.prompt_tokens = prompt_tokens;
+  // One prompt (TTFT): every stage in turn, the prompt split over CP ranks.
+  const double prompt = static_cast<double>(prompt_tokens);
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
         st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt * adp,
         true, prompt);
-    Accumulate(e.prefill, stage, 1.0);
+    Accumulate(p.prefill, stage, 1.0);
   }
-  e.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * p2p(prompt / cp);
-  e.prefill.total_s += e.prefill.pp_comm_s;
-  e.ttft_s = e.prefill.total_s;
+  p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(prompt / cp);
+  p.prefill.total_s += p.prefill.pp_comm_s;
+  p.ttft_s = p.prefill.total_s;
 
-  // Prefill at full load: chunks of max_batched_tokens, pipelined across stages, one chunk per
+  // At full load: chunks of max_batched_tokens, pipelined across stages, one chunk per
   // attention-DP rank at a time.
   const double chunk_prompts =
       std::max(1.0, std::floor(static_cast<double>(options_.max_batched_tokens) / prompt));
@@ -244,7 +239,25 @@ StepEstimate StepModel::Estimate(const Workload& w) const {
               chunk_tokens * adp, true, prompt)
                 .total_s);
   }
-  e.prefill_s_per_request = (chunk_stage_s + p2p(chunk_tokens / cp)) / (chunk_prompts * adp);
+  p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp)) / (chunk_prompts * adp);
+  return p;
+}
+
+StepEstimate StepModel::Estimate(const Workload& w) const {
+  return Estimate(w, EstimatePrefill(w.prompt_tokens));
+}
+
+StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefill) const {
+  SW_CHECK(prefill.prompt_tokens == w.prompt_tokens, "Estimate: prefill of another prompt length");
+  const Layout& l = layout_;
+  const double adp = static_cast<double>(l.AttentionDp());
+  StepEstimate e;
+  e.layout = l;
+  e.workload = w;
+  e.memory = EstimateMemory(shard_, *cluster_, w, options_);
+  e.prefill = prefill.prefill;
+  e.ttft_s = prefill.ttft_s;
+  e.prefill_s_per_request = prefill.s_per_request;
 
   // Decode: the batch split over attention-DP ranks, then into micro-batches that fill the
   // pipeline (at most pp of them); a cycle gives every sequence one token.
@@ -268,7 +281,7 @@ StepEstimate StepModel::Estimate(const Workload& w) const {
   }
   // A cycle gives every micro-batch one token: each must pass every stage in turn, and the
   // slowest stage must serve all micro-batches. Its idle time in the cycle is the bubble.
-  const double hand_offs = static_cast<double>(l.pp) * p2p(micro);
+  const double hand_offs = static_cast<double>(l.pp) * HandOff(micro);
   const double decode_cycle = std::max(all_stages_s, micro_batches * slowest.total_s);
   Accumulate(e.decode, slowest, micro_batches);
   e.decode.bubble_s = decode_cycle - micro_batches * slowest.total_s;

@@ -146,7 +146,8 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     }
     Workload w = req.workload;
     w.batch = 1;
-    const StepEstimate one = step->Estimate(w);
+    const PrefillEstimate prefill = step->EstimatePrefill(w.prompt_tokens);  // batch-independent
+    const StepEstimate one = step->Estimate(w, prefill);
     ++result.points_evaluated;
     if (!one.memory.Fits()) {
       if (one.memory.ShortfallBytes() < least_short) {
@@ -167,7 +168,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     bool slo_stopped = false;
     for (int64_t b : batches) {
       w.batch = b;
-      const StepEstimate e = b == 1 ? one : step->Estimate(w);
+      const StepEstimate e = b == 1 ? one : step->Estimate(w, prefill);
       if (b != 1) ++result.points_evaluated;
       if (!e.memory.Fits()) break;
       if (e.ttft_s > req.max_ttft_s || e.tpot_s > req.max_tpot_s) {

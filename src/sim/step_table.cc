@@ -39,19 +39,17 @@ StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
   t.chunks_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_chunk)));
   Workload w;
   w.output_tokens = 1;
+  w.prompt_tokens = 16;  // decode cells do not use the prefill: compute it once
+  const PrefillEstimate unused = model.EstimatePrefill(w.prompt_tokens);
   for (double b : t.batches_) {
     for (double c : t.contexts_) {
       w.batch = static_cast<int64_t>(b);
-      w.prompt_tokens = 16;
       w.decode_context_tokens = static_cast<int64_t>(c);
-      t.decode_s_.push_back(model.Estimate(w).tpot_s);
+      t.decode_s_.push_back(model.Estimate(w, unused).tpot_s);
     }
   }
   for (double p : t.chunks_) {
-    w.batch = 1;
-    w.prompt_tokens = static_cast<int64_t>(p);
-    w.decode_context_tokens = 16;
-    t.prefill_s_.push_back(model.Estimate(w).ttft_s);
+    t.prefill_s_.push_back(model.EstimatePrefill(static_cast<int64_t>(p)).ttft_s);
   }
   t.weight_read_s_ = t.decode_s_.front();
   return t;

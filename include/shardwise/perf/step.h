@@ -53,11 +53,23 @@ struct StepEstimate {
   bool over_parallelised = false;     // TP comm per layer exceeds compute per layer (seed 002)
 };
 
+// The batch-independent part of an estimate: prefill of one prompt length.
+struct PrefillEstimate {
+  int64_t prompt_tokens = 0;
+  PhaseBreakdown prefill;   // one prompt, unloaded
+  double ttft_s = 0;
+  double s_per_request = 0;  // instance time one prompt costs at full load
+};
+
 class StepModel {
  public:
   static StatusOr<StepModel> Create(const ModelSpec& model, const ClusterSpec& cluster,
                                     const Layout& layout, const PerfOptions& options);
   StepEstimate Estimate(const Workload& workload) const;
+  // Prefill depends only on the prompt length: callers that sweep batches or contexts compute
+  // it once and pass it in.
+  PrefillEstimate EstimatePrefill(int64_t prompt_tokens) const;
+  StepEstimate Estimate(const Workload& workload, const PrefillEstimate& prefill) const;
   const ModelShard& shard() const { return shard_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
   std::string TpLink() const { return tp_link_; }
@@ -77,6 +89,7 @@ class StepModel {
   void Gemms(const std::vector<GemmShape>& gemms, double m, double copies, double weight_copies,
              PhaseBreakdown& out) const;
   double AllReduce(const GroupShape& g, double bytes) const;
+  double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
 
   const ModelSpec* model_ = nullptr;
   const ClusterSpec* cluster_ = nullptr;
