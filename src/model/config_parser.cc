@@ -21,8 +21,8 @@ StatusOr<std::string> ReadArchitecture(const JsonObject& c) {
   if (!c.Has("architectures")) return c.MissingKey("architectures");
   const auto& list = c.json.at("architectures");
   if (!list.is_array() || list.empty() || !list[0].is_string()) {
-    return Error(fmt::format("{}: 'architectures' must be a list with one architecture name",
-                             c.source));
+    return Error(
+        fmt::format("{}: 'architectures' must be a list with one architecture name", c.source));
   }
   return list[0].get<std::string>();
 }
@@ -64,11 +64,13 @@ Status Validate(const ModelSpec& s, const std::string& source) {
 
 }  // namespace
 
-StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::string& source,
+StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::string& source,
                                   const std::string& name) {
-  if (!config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  if (!raw_config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(JsonObject{raw_config, source}));
+  SW_ASSIGN_OR_RETURN(const nlohmann::json config,
+                      model_internal::WithStandardKeys(raw_config, architecture, source));
   const JsonObject c{config, source};
-  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(c));
   const model_internal::ArchitectureEntry* entry = nullptr;
   for (const auto& e : ArchitectureTable()) {
     if (architecture == e.architecture) entry = &e;
@@ -95,14 +97,16 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
   if (c.Has("head_dim")) {
     SW_ASSIGN_OR_RETURN(spec.head_dim, c.Int("head_dim"));
   } else if (spec.hidden_size % spec.num_heads != 0) {
-    return Error(fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
-                             "'head_dim' is absent",
-                             source, spec.num_heads, spec.hidden_size));
+    return Error(
+        fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
+                    "'head_dim' is absent",
+                    source, spec.num_heads, spec.hidden_size));
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
   if (num_layers > 100000) {
-    return Error(fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
+    return Error(
+        fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
   }
   spec.layers.assign(num_layers, LayerSpec{});
   spec.attention = spec.num_kv_heads == spec.num_heads ? AttentionKind::kMha
@@ -112,7 +116,8 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
   SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
   SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
   SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
-  if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
+  if (architecture == "MixtralForCausalLM")
+    spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
   SW_RETURN_IF_ERROR(Validate(spec, source));

@@ -47,6 +47,7 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   const std::string why =
       m.mla                        ? "multi-head latent attention (MLA)"
+      : !m.gated_ffn               ? "a GELU MLP with LayerNorm (GPT-2 style)"
       : m.num_sliding_layers() > 0 ? "sliding-window attention"
       : m.attention_sinks          ? "attention sinks"
       : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
