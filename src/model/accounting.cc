@@ -169,8 +169,7 @@ Flops PrefillFlops(const ModelSpec& s, int64_t prompt_tokens) {
   const HeadDims d = AttentionHeadDims(s);
   const double per_key = 2.0 * static_cast<double>(s.num_heads * (d.qk + d.v));
   double keys = 0;
-  for (const LayerSpec& layer : s.layers)
-    keys += CausalKeyCount(prompt_tokens, layer.sliding_window);
+  for (const LayerSpec& layer : s.layers) keys += CausalKeyCount(prompt_tokens, layer.sliding_window);
   // Every prompt token goes through the body; only the last one needs logits.
   return {2.0 * (body * static_cast<double>(prompt_tokens) + lm_head), per_key * keys};
 }

@@ -1,8 +1,8 @@
 #include "architecture_readers.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 namespace shardwise::model_internal {
 namespace {
@@ -43,8 +43,7 @@ Status ReadQwen2(const JsonObject& c, ModelSpec& spec) {
   if (use_window) {
     SW_ASSIGN_OR_RETURN(int64_t window, c.Int("sliding_window"));
     SW_ASSIGN_OR_RETURN(int64_t full_layers, c.IntOr("max_window_layers", spec.num_layers()));
-    for (int64_t i = full_layers; i < spec.num_layers(); ++i)
-      spec.layers[i].sliding_window = window;
+    for (int64_t i = full_layers; i < spec.num_layers(); ++i) spec.layers[i].sliding_window = window;
   }
   return Status();
 }
@@ -149,17 +148,15 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
       const std::string type = types[i].is_string() ? types[i].get<std::string>() : "";
       if (type == "sliding_attention") {
         if (window == 0) {
-          return Error(
-              fmt::format("{}: layer_types has sliding layers but 'sliding_window' is "
-                          "missing",
-                          c.source));
+          return Error(fmt::format("{}: layer_types has sliding layers but 'sliding_window' is "
+                                   "missing",
+                                   c.source));
         }
         spec.layers[i].sliding_window = window;
       } else if (type != "full_attention") {
-        return Error(
-            fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
-                        "'full_attention', got {}",
-                        c.source, i, types[i].dump()));
+        return Error(fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
+                                 "'full_attention', got {}",
+                                 c.source, i, types[i].dump()));
       }
     }
   }
@@ -198,8 +195,7 @@ StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
       out[standard] = out.at(gpt2);
     }
   }
-  if (!out.contains("intermediate_size") && out.contains("hidden_size") &&
-      out.at("hidden_size").is_number_integer()) {
+  if (!out.contains("intermediate_size") && out.at("hidden_size").is_number_integer()) {
     out["intermediate_size"] = 4 * out.at("hidden_size").get<int64_t>();
   }
   if (!out.contains("tie_word_embeddings")) out["tie_word_embeddings"] = true;
@@ -208,11 +204,12 @@ StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
 
 const std::vector<ArchitectureEntry>& ArchitectureTable() {
   static const std::vector<ArchitectureEntry> table = {
-      {"LlamaForCausalLM", ReadLlama},       {"MistralForCausalLM", ReadLlama},
-      {"Qwen2ForCausalLM", ReadQwen2},       {"Qwen3ForCausalLM", ReadQwen3},
-      {"MixtralForCausalLM", ReadMixtral},   {"Qwen2MoeForCausalLM", ReadQwen2Moe},
-      {"Qwen3MoeForCausalLM", ReadQwen3Moe}, {"DeepseekV3ForCausalLM", ReadDeepseekV3},
-      {"GptOssForCausalLM", ReadGptOss},     {"GPT2LMHeadModel", ReadGpt2},
+      {"LlamaForCausalLM", ReadLlama},         {"MistralForCausalLM", ReadLlama},
+      {"Qwen2ForCausalLM", ReadQwen2},         {"Qwen3ForCausalLM", ReadQwen3},
+      {"MixtralForCausalLM", ReadMixtral},     {"Qwen2MoeForCausalLM", ReadQwen2Moe},
+      {"Qwen3MoeForCausalLM", ReadQwen3Moe},   {"DeepseekV3ForCausalLM", ReadDeepseekV3},
+      {"GptOssForCausalLM", ReadGptOss},
+      {"GPT2LMHeadModel", ReadGpt2},
   };
   return table;
 }

@@ -21,8 +21,8 @@ StatusOr<std::string> ReadArchitecture(const JsonObject& c) {
   if (!c.Has("architectures")) return c.MissingKey("architectures");
   const auto& list = c.json.at("architectures");
   if (!list.is_array() || list.empty() || !list[0].is_string()) {
-    return Error(
-        fmt::format("{}: 'architectures' must be a list with one architecture name", c.source));
+    return Error(fmt::format("{}: 'architectures' must be a list with one architecture name",
+                             c.source));
   }
   return list[0].get<std::string>();
 }
@@ -97,16 +97,14 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   if (c.Has("head_dim")) {
     SW_ASSIGN_OR_RETURN(spec.head_dim, c.Int("head_dim"));
   } else if (spec.hidden_size % spec.num_heads != 0) {
-    return Error(
-        fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
-                    "'head_dim' is absent",
-                    source, spec.num_heads, spec.hidden_size));
+    return Error(fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
+                             "'head_dim' is absent",
+                             source, spec.num_heads, spec.hidden_size));
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
   if (num_layers > 100000) {
-    return Error(
-        fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
+    return Error(fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
   }
   spec.layers.assign(num_layers, LayerSpec{});
   spec.attention = spec.num_kv_heads == spec.num_heads ? AttentionKind::kMha
@@ -116,8 +114,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
   SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
   SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
-  if (architecture == "MixtralForCausalLM")
-    spec.norm_topk_prob = true;  // Mixtral always renormalises
+  if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
   SW_RETURN_IF_ERROR(Validate(spec, source));
