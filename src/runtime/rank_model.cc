@@ -47,12 +47,14 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  const std::string why = m.mla                        ? "multi-head latent attention (MLA)"
-                          : m.num_sliding_layers() > 0 ? "sliding-window attention"
-                          : m.attention_sinks          ? "attention sinks"
-                          : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-                          : m.moe.num_groups > 1                   ? "group-limited routing"
-                                                                   : "";
+  const std::string why =
+      m.mla                        ? "multi-head latent attention (MLA)"
+      : !m.gated_ffn               ? "a GELU MLP with LayerNorm (GPT-2 style)"
+      : m.num_sliding_layers() > 0 ? "sliding-window attention"
+      : m.attention_sinks          ? "attention sinks"
+      : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
+      : m.moe.num_groups > 1       ? "group-limited routing"
+                                   : "";
   if (!why.empty()) {
     return Error(
         fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
