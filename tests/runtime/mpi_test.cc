@@ -75,10 +75,10 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
   if (child == 0) {
     std::freopen("/tmp/shardwise_kill_test.log", "w", stdout);
     std::freopen("/tmp/shardwise_kill_test.err", "w", stderr);
-    execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4",
-           binary.c_str(), "run", "--backend", "mpi", "--model", "tiny-dense", "--layout", "tp2pp2",
-           "--batch", "4", "--prompt-len", "32", "--gen", "20000", "--timeout-s", "10",
-           "--no-check", "--seed", "770077", static_cast<char*>(nullptr));
+    execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", binary.c_str(),
+           "run", "--backend", "mpi", "--model", "tiny-dense", "--layout", "tp2pp2", "--batch", "4",
+           "--prompt-len", "16", "--gen", "2032", "--timeout-s", "10", "--no-check", "--seed",
+           "770077", static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));
