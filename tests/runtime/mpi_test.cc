@@ -97,6 +97,10 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
   ASSERT_EQ(done, child) << "the run did not end within 30 s";
   EXPECT_TRUE(!WIFEXITED(status) || WEXITSTATUS(status) != 0);
   EXPECT_LT(elapsed, 15.0);
+  // Nothing is left running: no rank of this job survives the teardown.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_NE(std::system(("pgrep -f '^" + binary + " run.*--seed 770077' >/dev/null").c_str()), 0)
+      << "a rank of the killed job is still running";
 }
 
 }  // namespace

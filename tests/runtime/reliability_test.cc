@@ -3,10 +3,12 @@
 // collective timeout for tiny values, and the threads backend's rank limit.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
 
 #include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
@@ -183,6 +185,29 @@ TEST(Threads, AbsurdRankCountsStartNoThreads) {
                  return Status();
                }).ok());
   EXPECT_EQ(calls, 0);
+}
+
+TEST(Faults, RankDyingMidDecodeEndsEveryRankWithinTheTimeout) {
+  // tp2pp2: four busy ranks (TP all-reduces, PP hand-offs). World rank 0 dies at decode step
+  // 20 of 2000 (its progress hook throws, as a crashing kernel would); the other three are in
+  // the middle of their own collectives. Every rank must end, with rank 0's failure as the one
+  // reported error, long before the 20 s timeout; RunOnThreads returns only after joining all
+  // four threads, so nothing is left running.
+  RunConfig c = TinyConfig("tp2pp2");
+  c.batch = 4;
+  c.prompt_tokens = 16;
+  c.generate_tokens = 2000;
+  c.on_step = [](int64_t step, int64_t) {
+    if (step == 20) throw std::runtime_error("killed mid-decode");
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status s = RunOnThreads(4, 20, [&](Communicator& w) { return RunRank(c, w).status(); });
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "rank 0: killed mid-decode");
+  EXPECT_EQ(s.message().find('\n'), std::string::npos);
+  EXPECT_LT(elapsed_s, 10.0);
 }
 
 }  // namespace
