@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz/) with clang, ASan and UBSan in build-fuzz/, runs
 # each over its corpus in tests/fuzz/corpus/ (the regression check), then fuzzes each for
-# FUZZ_SECONDS seconds (argument 1, default 60; 0 runs the corpus only). New inputs go to
-# build-fuzz/corpus/, never into the repository; a finding stops the script with its input
+# FUZZ_SECONDS seconds (argument 1, default 60; 0 runs the corpus only), one harness per core at
+# a time. New inputs go to build-fuzz/corpus/, never into the repository; a finding stops the script with its input
 # under build-fuzz/artifacts/ (turn it into a regression test: tests/fuzz/README.md).
 # Usage: scripts/fuzz.sh [seconds] [harness...]
 set -euo pipefail
@@ -21,19 +21,35 @@ cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 mkdir -p build-fuzz/artifacts
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+flags="-rss_limit_mb=2048 -timeout=10 -max_len=16384"
+
+# The regression check: every corpus input once.
 for h in "${harnesses[@]}"; do
-  seeds="tests/fuzz/corpus/$h"
-  work="build-fuzz/corpus/$h"
-  mkdir -p "$work"
-  flags=(-rss_limit_mb=2048 -timeout=10 -max_len=16384 "-artifact_prefix=build-fuzz/artifacts/$h-")
-  echo "== fuzz_$h: corpus ($(ls "$seeds" | wc -l) inputs)"
-  "build-fuzz/fuzz/fuzz_$h" "${flags[@]}" -runs=0 "$seeds" 2>"build-fuzz/fuzz_$h.corpus.log" ||
+  echo "== fuzz_$h: corpus ($(ls "tests/fuzz/corpus/$h" | wc -l) inputs)"
+  # shellcheck disable=SC2086
+  "build-fuzz/fuzz/fuzz_$h" $flags "-artifact_prefix=build-fuzz/artifacts/$h-" -runs=0 \
+    "tests/fuzz/corpus/$h" 2>"build-fuzz/fuzz_$h.corpus.log" ||
     { tail -40 "build-fuzz/fuzz_$h.corpus.log"; exit 1; }
-  if ((seconds > 0)); then
-    echo "== fuzz_$h: fuzzing for $seconds s"
-    "build-fuzz/fuzz/fuzz_$h" "${flags[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-      "$work" "$seeds" 2>"build-fuzz/fuzz_$h.log" || { tail -60 "build-fuzz/fuzz_$h.log"; exit 1; }
-    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "build-fuzz/fuzz_$h.log" | tail -2
-  fi
 done
+if ((seconds == 0)); then
+  echo "fuzz: ${#harnesses[@]} corpora, no finding"
+  exit 0
+fi
+
+# Fuzzing: one harness per core at a time, each for `seconds`.
+fuzz_one() {
+  local h="$1"
+  mkdir -p "build-fuzz/corpus/$h"
+  # shellcheck disable=SC2086
+  if "build-fuzz/fuzz/fuzz_$h" $flags "-artifact_prefix=build-fuzz/artifacts/$h-" \
+      -max_total_time="$seconds" -print_final_stats=1 "build-fuzz/corpus/$h" \
+      "tests/fuzz/corpus/$h" 2>"build-fuzz/fuzz_$h.log"; then
+    echo "== fuzz_$h: $(grep -o 'number_of_executed_units: [0-9]*' "build-fuzz/fuzz_$h.log") in $seconds s"
+  else
+    echo "== fuzz_$h: FINDING"; tail -60 "build-fuzz/fuzz_$h.log"; return 1
+  fi
+}
+export -f fuzz_one
+export seconds flags
+printf '%s\n' "${harnesses[@]}" | xargs -P "$(nproc)" -I{} bash -c 'fuzz_one {}'
 echo "fuzz: ${#harnesses[@]} harnesses, no finding"

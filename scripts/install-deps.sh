@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                            # command line
   libopenmpi-dev openmpi-bin              # the MPI communicator backend and mpirun
   libfmt-dev                              # formatting
+  clang libclang-rt-dev                   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 )
 
 missing=()
