@@ -1,11 +1,12 @@
 #include "shardwise/runtime/runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
 
-#include <fmt/format.h>
-
+#include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/rank_model.h"
 #include "shardwise/runtime/weights.h"
 
@@ -40,22 +41,25 @@ CommStats Minus(const CommStats& a, const CommStats& b) {
 std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < c.prompt_tokens; ++i) {
-    out.push_back(static_cast<int64_t>(
-        Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull + static_cast<uint64_t>(i)) %
-        static_cast<uint64_t>(c.model.vocab_size)));
+    out.push_back(
+        static_cast<int64_t>(Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull +
+                                 static_cast<uint64_t>(i)) %
+                             static_cast<uint64_t>(c.model.vocab_size)));
   }
   return out;
 }
 
 Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
+  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout));
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
   if (c.batch % c.layout.dp != 0) {
-    return Error(fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
-                             "serves its own sequences",
-                             c.batch, c.layout.dp));
+    return Error(
+        fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
+                    "serves its own sequences",
+                    c.batch, c.layout.dp));
   }
   if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
   return Status();
@@ -72,9 +76,10 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   // Groups: TP (same stage and DP rank), PP (same DP and TP rank), the replica's stage (EP).
   const int tp_color = p.stage * static_cast<int>(l.dp) + p.dp_index;
   SW_ASSIGN_OR_RETURN(auto tp, world.Split(tp_color, p.tp_index));
-  SW_ASSIGN_OR_RETURN(auto pp, world.Split(p.dp_index * static_cast<int>(l.tp) + p.tp_index, p.stage));
-  SW_ASSIGN_OR_RETURN(auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica,
-                                              p.stage_rank));
+  SW_ASSIGN_OR_RETURN(auto pp,
+                      world.Split(p.dp_index * static_cast<int>(l.tp) + p.tp_index, p.stage));
+  SW_ASSIGN_OR_RETURN(
+      auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica, p.stage_rank));
   const RankComms comms{tp.get(), stage.get()};
   const std::vector<Communicator*> all = {&world, tp.get(), pp.get(), stage.get()};
 
@@ -88,15 +93,20 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
     SW_ASSIGN_OR_RETURN(weights, OpenSafetensors(c.weights_dir));
   }
   const int64_t max_tokens = c.prompt_tokens + c.generate_tokens;
-  SW_ASSIGN_OR_RETURN(RankModel model,
+  SW_ASSIGN_OR_RETURN(RankModel host_model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, max_tokens));
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
+                      MakeStageCompute(c.device_compute, std::move(host_model), world.rank()));
+  StageCompute& model = *compute;
   weights.reset();
 
   // Micro-batches: up to one per stage.
   const int64_t micro = std::min<int64_t>(l.pp, per_rank);
   std::vector<std::vector<int>> groups(static_cast<size_t>(micro));
-  for (int64_t s = 0; s < per_rank; ++s) groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
-  std::vector<std::vector<int64_t>> next(static_cast<size_t>(micro));  // tokens to feed, per micro-batch
+  for (int64_t s = 0; s < per_rank; ++s)
+    groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
+  std::vector<std::vector<int64_t>> next(
+      static_cast<size_t>(micro));  // tokens to feed, per micro-batch
   for (int64_t m = 0; m < micro; ++m) {
     for (int s : groups[m]) {
       const std::vector<int64_t> prompt = PromptTokens(c, first_seq + s);
@@ -125,7 +135,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
           SW_RETURN_IF_ERROR(pp->Recv(token_buf, last_stage));
           next[m].assign(token_buf.begin(), token_buf.end());
         }
-        model.Embed(next[m], x);
+        SW_RETURN_IF_ERROR(model.Embed(next[m], x));
       } else {
         x.assign(static_cast<size_t>(n * len * hidden), 0.0f);
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
@@ -135,7 +145,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
       }
-      model.Logits(x, n, len, logits);
+      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits));
       next[m].clear();
       for (int64_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * vocab;

@@ -42,6 +42,10 @@ struct RankComms {
   Communicator* stage = nullptr;  // the replica's stage ranks (EP group)
 };
 
+namespace cuda {
+class HostWeights;  // the CUDA backend copies a loaded RankModel's shard to its GPU
+}  // namespace cuda
+
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
@@ -63,6 +67,7 @@ class RankModel {
   void Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out) const;
 
  private:
+  friend class cuda::HostWeights;
   struct Mlp {
     std::vector<float> gate, up, down;  // [inter x H], [inter x H], [H x inter]
     int64_t inter = 0;

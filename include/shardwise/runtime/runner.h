@@ -24,6 +24,7 @@ struct RunConfig {
   int64_t generate_tokens = 8;
   uint64_t seed = 1;
   std::string weights_dir;  // empty: weights generated from the seed
+  std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
 };
 
 struct PhaseTime {
