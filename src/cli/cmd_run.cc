@@ -1,11 +1,11 @@
 // `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
 // reference, and print where the time went next to the perf model's prediction.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+
+#include <fmt/format.h>
 
 #include "command.h"
 #include "gpu_target.h"
@@ -50,8 +50,7 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   GpuSpec cpu;
   cpu.name = "this-host";
   cpu.description = "this machine's CPU cores, measured";
-  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share},
-                          {Dtype::kBf16, p.flops_per_s * share}};
+  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share}, {Dtype::kBf16, p.flops_per_s * share}};
   cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
   cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
   cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
@@ -73,6 +72,7 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   c.num_gpus = c.Capacity();
   return c;
 }
+
 
 struct Prediction {
   double prefill_s = 0;
@@ -102,8 +102,7 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
     comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
         {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
   }
-  return {{"wall_s", p.wall_s},
-          {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+  return {{"wall_s", p.wall_s}, {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
           {"comm", comm}};
 }
 
@@ -112,10 +111,9 @@ Status ApplyPlan(const std::string& path, std::string& model, std::string& layou
   SW_ASSIGN_OR_RETURN(nlohmann::json plan, ReadJsonFile(path));
   if (!plan.is_object() || !plan.contains("model") || !plan.contains("layouts") ||
       !plan["layouts"].is_array() || plan["layouts"].empty()) {
-    return Error(
-        fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
-                    "'layouts')",
-                    path));
+    return Error(fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
+                             "'layouts')",
+                             path));
   }
   model = plan["model"].get<std::string>();
   layout = plan["layouts"][0].value("layout", "");
@@ -133,7 +131,7 @@ Status RunRun(const RunOptions& o) {
   c.generate_tokens = o.gen;
   c.seed = o.seed;
   c.weights_dir = o.weights;
-  c.device_compute = !o.device_compute.empty()                    ? o.device_compute
+  c.device_compute = !o.device_compute.empty()                      ? o.device_compute
                      : o.backend == "cuda" || o.backend == "nccl" ? "cuda"
                                                                   : "cpu";
   SW_RETURN_IF_ERROR(CheckRunConfig(c));
@@ -180,8 +178,7 @@ Status RunRun(const RunOptions& o) {
   }
   // The perf model's prediction for this machine: its CPU (the host profile is measured once)
   // or the GPU the ranks computed on.
-  const std::string profile_path =
-      o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
+  const std::string profile_path = o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
   const bool on_gpu = c.device_compute == "cuda";
   const int ranks = static_cast<int>(c.layout.gpus());
   Prediction predicted;
@@ -220,13 +217,12 @@ Status RunRun(const RunOptions& o) {
                {"prefill", PhaseJson(result.prefill)},
                {"decode", PhaseJson(result.decode)},
                {"device_compute", c.device_compute},
-               {"predicted",
-                {{"prefill_s", predicted.prefill_s},
-                 {"decode_s", predicted.decode_s},
-                 {"for", predicted_for}}},
-               {"reference", o.no_check ? nlohmann::json(nullptr)
-                                        : nlohmann::json({{"max_relative_error", max_rel},
-                                                          {"tokens_match", tokens_match}})}});
+               {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s},
+                              {"for", predicted_for}}},
+               {"reference",
+                o.no_check ? nlohmann::json(nullptr)
+                           : nlohmann::json({{"max_relative_error", max_rel},
+                                             {"tokens_match", tokens_match}})}});
     return Status();
   }
   std::cout << fmt::format(
@@ -243,29 +239,25 @@ Status RunRun(const RunOptions& o) {
   Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
   auto cell = [](const CommOpStats& s) {
     return s.calls == 0 ? std::string("-")
-                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls,
-                                      FormatBytes(s.bytes));
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls, FormatBytes(s.bytes));
   };
-  for (const auto& [name, phase, pred] :
-       {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
-        std::tuple{"decode", &result.decode, predicted.decode_s}}) {
+  for (const auto& [name, phase, pred] : {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
+                                          std::tuple{"decode", &result.decode, predicted.decode_s}}) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
                   cell(phase->comm[CommOp::kSendRecv]), pred > 0 ? FormatSeconds(pred) : "-"});
   }
   std::cout << "\n" << table.Render();
-  std::cout << fmt::format(
-      "\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
-      "{})\n",
-      decode_tok_s, predicted_for);
+  std::cout << fmt::format("\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
+                           "{})\n",
+                           decode_tok_s, predicted_for);
   if (!o.no_check) {
-    std::cout << fmt::format(
-        "check: {} the unsharded reference (max relative logit error {:.2e}, "
-        "tolerance {:.0e}{}; tokens {})\n",
-        max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel, tolerance,
-        on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
-        tokens_match ? "identical" : "differ");
+    std::cout << fmt::format("check: {} the unsharded reference (max relative logit error {:.2e}, "
+                             "tolerance {:.0e}{}; tokens {})\n",
+                             max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
+                             tolerance, on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
+                             tokens_match ? "identical" : "differ");
   }
   if (!o.no_check && (max_rel > tolerance || !tokens_match)) {
     return RuntimeFailure("the sharded run differs from the unsharded reference");
@@ -285,31 +277,24 @@ void AddRunCommand(CLI::App& app, Status& result) {
       "  shardwise run --model tiny-moe --layout tp2ep2\n"
       "  mpirun -np 4 shardwise run --model tiny-dense --layout tp2pp2 --backend mpi");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
-  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")
+  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")->capture_default_str();
+  sub->add_option("--backend", opts->backend,
+                  "threads (in-process), mpi (under mpirun), cuda (in-process ranks on the GPUs, threads "
+                  "communicator) or nccl (one rank per GPU, NCCL; under mpirun or one thread per GPU)")
       ->capture_default_str();
-  sub->add_option(
-         "--backend", opts->backend,
-         "threads (in-process), mpi (under mpirun), cuda (in-process ranks on the GPUs, threads "
-         "communicator) or nccl (one rank per GPU, NCCL; under mpirun or one thread per GPU)")
-      ->capture_default_str();
-  sub->add_option(
-      "--device-compute", opts->device_compute,
-      "Where each rank computes: cpu (fp32) or cuda (bf16 on GPU rank % GPUs); default cuda "
-      "for --backend cuda/nccl, else cpu");
-  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")
-      ->capture_default_str();
+  sub->add_option("--device-compute", opts->device_compute,
+                  "Where each rank computes: cpu (fp32) or cuda (bf16 on GPU rank % GPUs); default cuda "
+                  "for --backend cuda/nccl, else cpu");
+  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")->capture_default_str();
   sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")
-      ->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")->capture_default_str();
   sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
   sub->add_option("--plan", opts->plan,
                   "Run the model and top layout of a 'shardwise plan --json' output");
   sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
-  sub->add_option("--host-profile", opts->host_profile,
-                  "Host profile JSON (default: measured once and cached)");
-  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")
-      ->capture_default_str();
+  sub->add_option("--host-profile", opts->host_profile, "Host profile JSON (default: measured once and cached)");
+  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunRun);

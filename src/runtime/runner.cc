@@ -1,10 +1,10 @@
 #include "shardwise/runtime/runner.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/rank_model.h"
@@ -41,10 +41,9 @@ CommStats Minus(const CommStats& a, const CommStats& b) {
 std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < c.prompt_tokens; ++i) {
-    out.push_back(
-        static_cast<int64_t>(Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull +
-                                 static_cast<uint64_t>(i)) %
-                             static_cast<uint64_t>(c.model.vocab_size)));
+    out.push_back(static_cast<int64_t>(
+        Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull + static_cast<uint64_t>(i)) %
+        static_cast<uint64_t>(c.model.vocab_size)));
   }
   return out;
 }
@@ -56,10 +55,9 @@ Status CheckRunConfig(const RunConfig& c) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
   if (c.batch % c.layout.dp != 0) {
-    return Error(
-        fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
-                    "serves its own sequences",
-                    c.batch, c.layout.dp));
+    return Error(fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
+                             "serves its own sequences",
+                             c.batch, c.layout.dp));
   }
   if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
   return Status();
@@ -76,10 +74,9 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   // Groups: TP (same stage and DP rank), PP (same DP and TP rank), the replica's stage (EP).
   const int tp_color = p.stage * static_cast<int>(l.dp) + p.dp_index;
   SW_ASSIGN_OR_RETURN(auto tp, world.Split(tp_color, p.tp_index));
-  SW_ASSIGN_OR_RETURN(auto pp,
-                      world.Split(p.dp_index * static_cast<int>(l.tp) + p.tp_index, p.stage));
-  SW_ASSIGN_OR_RETURN(
-      auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica, p.stage_rank));
+  SW_ASSIGN_OR_RETURN(auto pp, world.Split(p.dp_index * static_cast<int>(l.tp) + p.tp_index, p.stage));
+  SW_ASSIGN_OR_RETURN(auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica,
+                                              p.stage_rank));
   const RankComms comms{tp.get(), stage.get()};
   const std::vector<Communicator*> all = {&world, tp.get(), pp.get(), stage.get()};
 
@@ -103,10 +100,8 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   // Micro-batches: up to one per stage.
   const int64_t micro = std::min<int64_t>(l.pp, per_rank);
   std::vector<std::vector<int>> groups(static_cast<size_t>(micro));
-  for (int64_t s = 0; s < per_rank; ++s)
-    groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
-  std::vector<std::vector<int64_t>> next(
-      static_cast<size_t>(micro));  // tokens to feed, per micro-batch
+  for (int64_t s = 0; s < per_rank; ++s) groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
+  std::vector<std::vector<int64_t>> next(static_cast<size_t>(micro));  // tokens to feed, per micro-batch
   for (int64_t m = 0; m < micro; ++m) {
     for (int s : groups[m]) {
       const std::vector<int64_t> prompt = PromptTokens(c, first_seq + s);
