@@ -26,18 +26,12 @@ GpuTarget FindGpuTarget(int ranks) {
     t.note = gpu.status().message() + "; no prediction";
     return t;
   }
-  for (const std::string& name : BuiltinClusterNames()) {
-    auto cluster = LoadCluster(name);
-    if (!cluster.ok() || cluster->gpu.name != gpu->name || cluster->GpusPerNode() < ranks) continue;
-    auto sized = WithGpus(*cluster, ranks);
-    if (!sized.ok()) continue;
-    if (!t.cluster || sized->GpusPerNode() < t.cluster->GpusPerNode()) t.cluster = *sized;
-  }
-  if (!t.cluster) {
-    t.note = fmt::format("no built-in cluster of {} holds {} ranks on one node; no prediction",
-                         gpu->name, ranks);
+  auto cluster = SingleNodeClusterOf(*gpu, ranks);
+  if (!cluster.ok()) {
+    t.note = cluster.status().message() + "; no prediction";
     return t;
   }
+  t.cluster = *cluster;
   if (ranks > t.visible_gpus) {
     t.note =
         fmt::format("{} ranks share {} GPU{}: the prediction is for one {} per rank ({})", ranks,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -68,6 +69,20 @@ StatusOr<GpuSpec> MatchDriverGpuName(std::string_view driver_name,
   for (const GpuSpec* g : best) names += (names.empty() ? "" : ", ") + g->name;
   return Error(
       fmt::format("GPU '{}' matches several catalog GPUs equally ({})", driver_name, names));
+}
+
+StatusOr<ClusterSpec> SingleNodeClusterOf(const GpuSpec& gpu, int64_t gpus) {
+  std::optional<ClusterSpec> best;
+  for (const std::string& name : BuiltinClusterNames()) {
+    auto cluster = LoadCluster(name);
+    if (!cluster.ok() || cluster->gpu.name != gpu.name || cluster->GpusPerNode() < gpus) continue;
+    auto sized = WithGpus(*cluster, gpus);
+    if (sized.ok() && (!best || cluster->GpusPerNode() < best->GpusPerNode())) best = *sized;
+  }
+  if (!best)
+    return Error(
+        fmt::format("no built-in cluster of {} holds {} GPUs in one node", gpu.name, gpus));
+  return *best;
 }
 
 }  // namespace shardwise

@@ -33,5 +33,15 @@ TEST(GpuMatch, UnknownAndAmbiguousNamesSaySo) {
       std::string::npos);
 }
 
+TEST(GpuMatch, SingleNodeClusterHoldsTheRanks) {
+  const GpuSpec h100 = LoadGpu("h100-sxm").value();
+  const auto c = SingleNodeClusterOf(h100, 2);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->gpu.name, "h100-sxm");
+  EXPECT_EQ(c->num_gpus, 2);
+  // No built-in cluster is made of RTX 4090s.
+  EXPECT_FALSE(SingleNodeClusterOf(LoadGpu("rtx-4090").value(), 1).ok());
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shardwise/common/status.h"
+#include "shardwise/hw/cluster.h"
 #include "shardwise/hw/gpu.h"
 
 namespace shardwise {
@@ -15,5 +16,9 @@ namespace shardwise {
 // most words. An error names the driver name when none or several match equally well.
 StatusOr<GpuSpec> MatchDriverGpuName(std::string_view driver_name,
                                      const std::vector<GpuSpec>& gpus);
+
+// The smallest built-in cluster of `gpu` with at least `gpus` GPUs in one node, cut to `gpus`
+// (what a run on this machine's GPUs is predicted against). An error names the GPU when none.
+StatusOr<ClusterSpec> SingleNodeClusterOf(const GpuSpec& gpu, int64_t gpus);
 
 }  // namespace shardwise

@@ -8,49 +8,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
+#include "shard.h"
 #include "shardwise/runtime/cuda/device.h"
 #include "shardwise/runtime/cuda/gemm.h"
 #include "shardwise/runtime/cuda/ops.h"
 
 namespace shardwise::cuda {
 
-struct DeviceMlp {
-  DeviceBuffer<bf16> gate, up, down;  // [inter x H], [inter x H], [H x inter]
-  int64_t inter = 0;
-};
-
-struct DeviceLayer {
-  DeviceBuffer<bf16> input_norm, post_norm, q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm,
-      k_norm;
-  std::optional<DeviceMlp> mlp;
-  DeviceBuffer<float> router;  // fp32: expert choice is discrete
-  std::vector<DeviceMlp> experts;
-  std::optional<DeviceMlp> shared;
-  DeviceBuffer<bf16> shared_gate;
-  DeviceBuffer<bf16> k_cache, v_cache;  // [sequences][max_tokens][kv_heads][head_dim]
-};
-
 namespace {
-
-StatusOr<DeviceBuffer<bf16>> UploadBf16(const std::vector<float>& host, cudaStream_t s) {
-  std::vector<bf16> converted(host.size());
-  for (size_t i = 0; i < host.size(); ++i) converted[i] = __float2bfloat16(host[i]);
-  SW_ASSIGN_OR_RETURN(auto buf, DeviceBuffer<bf16>::Allocate(host.size()));
-  SW_RETURN_IF_ERROR(buf.CopyFromHost(std::span<const bf16>(converted), s));
-  SW_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamSynchronize(s), "cudaStreamSynchronize"));  // `converted` dies here
-  return buf;
-}
-
-template <typename T>
-StatusOr<DeviceBuffer<T>> Upload(const std::vector<T>& host, cudaStream_t s) {
-  SW_ASSIGN_OR_RETURN(auto buf, DeviceBuffer<T>::Allocate(host.size()));
-  SW_RETURN_IF_ERROR(buf.CopyFromHost(std::span<const T>(host), s));
-  SW_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(s), "cudaStreamSynchronize"));
-  return buf;
-}
 
 // Grows `b` to at least n elements (waiting for `s` first: the old buffer may be in use).
 template <typename T>
@@ -65,82 +31,6 @@ Status Ensure(DeviceBuffer<T>& b, size_t n, cudaStream_t s) {
 const bf16* OrNull(const DeviceBuffer<bf16>& b) { return b.size() == 0 ? nullptr : b.data(); }
 
 }  // namespace
-
-// A rank's shard on the GPU with the geometry RankModel::Load computed for it.
-struct Shard {
-  ModelSpec model;
-  Layout layout;
-  RankPlacement place;
-  bool first = false, last = false;
-  int64_t head_begin = 0, heads = 0, kv_begin = 0, kv_heads = 0, expert_begin = 0;
-  int64_t max_tokens = 0, sequences = 0;
-  std::vector<DeviceLayer> layers;
-  DeviceBuffer<bf16> embed, final_norm, lm_head;
-};
-
-// Reads a loaded RankModel's private shard (a friend of RankModel) onto the current device.
-class HostWeights {
- public:
-  static StatusOr<Shard> Copy(const RankModel& m, cudaStream_t s) {
-    Shard d;
-    d.model = m.model_;
-    d.layout = m.layout_;
-    d.place = m.place_;
-    d.first = m.first_stage();
-    d.last = m.last_stage();
-    d.head_begin = m.head_begin_;
-    d.heads = m.heads_;
-    d.kv_begin = m.kv_begin_;
-    d.kv_heads = m.kv_heads_;
-    d.expert_begin = m.expert_begin_;
-    d.max_tokens = m.max_tokens_;
-    const int64_t per_sequence = m.max_tokens_ * m.kv_heads_ * m.model_.head_dim;
-    d.sequences =
-        m.layers_.empty() ? 0 : static_cast<int64_t>(m.layers_[0].k_cache.size()) / per_sequence;
-    auto mlp = [&](const RankModel::Mlp& h) -> StatusOr<DeviceMlp> {
-      DeviceMlp out;
-      out.inter = h.inter;
-      SW_ASSIGN_OR_RETURN(out.gate, UploadBf16(h.gate, s));
-      SW_ASSIGN_OR_RETURN(out.up, UploadBf16(h.up, s));
-      SW_ASSIGN_OR_RETURN(out.down, UploadBf16(h.down, s));
-      return out;
-    };
-    for (const RankModel::Layer& h : m.layers_) {
-      DeviceLayer L;
-      SW_ASSIGN_OR_RETURN(L.input_norm, UploadBf16(h.input_norm, s));
-      SW_ASSIGN_OR_RETURN(L.post_norm, UploadBf16(h.post_norm, s));
-      SW_ASSIGN_OR_RETURN(L.q, UploadBf16(h.q, s));
-      SW_ASSIGN_OR_RETURN(L.k, UploadBf16(h.k, s));
-      SW_ASSIGN_OR_RETURN(L.v, UploadBf16(h.v, s));
-      SW_ASSIGN_OR_RETURN(L.o, UploadBf16(h.o, s));
-      SW_ASSIGN_OR_RETURN(L.q_bias, UploadBf16(h.q_bias, s));
-      SW_ASSIGN_OR_RETURN(L.k_bias, UploadBf16(h.k_bias, s));
-      SW_ASSIGN_OR_RETURN(L.v_bias, UploadBf16(h.v_bias, s));
-      SW_ASSIGN_OR_RETURN(L.o_bias, UploadBf16(h.o_bias, s));
-      SW_ASSIGN_OR_RETURN(L.q_norm, UploadBf16(h.q_norm, s));
-      SW_ASSIGN_OR_RETURN(L.k_norm, UploadBf16(h.k_norm, s));
-      if (h.mlp) {
-        SW_ASSIGN_OR_RETURN(L.mlp, mlp(*h.mlp));
-      }
-      SW_ASSIGN_OR_RETURN(L.router, Upload(h.router, s));
-      for (const RankModel::Mlp& e : h.experts) {
-        SW_ASSIGN_OR_RETURN(DeviceMlp de, mlp(e));
-        L.experts.push_back(std::move(de));
-      }
-      if (h.shared) {
-        SW_ASSIGN_OR_RETURN(L.shared, mlp(*h.shared));
-      }
-      SW_ASSIGN_OR_RETURN(L.shared_gate, UploadBf16(h.shared_gate, s));
-      SW_ASSIGN_OR_RETURN(L.k_cache, DeviceBuffer<bf16>::Allocate(h.k_cache.size()));
-      SW_ASSIGN_OR_RETURN(L.v_cache, DeviceBuffer<bf16>::Allocate(h.v_cache.size()));
-      d.layers.push_back(std::move(L));
-    }
-    SW_ASSIGN_OR_RETURN(d.embed, UploadBf16(m.embed_, s));
-    SW_ASSIGN_OR_RETURN(d.final_norm, UploadBf16(m.final_norm_, s));
-    SW_ASSIGN_OR_RETURN(d.lm_head, UploadBf16(m.lm_head_, s));
-    return d;
-  }
-};
 
 namespace {
 
@@ -483,6 +373,12 @@ Status CudaStageCompute::Moe(DeviceLayer& L, int64_t rows, const RankComms& c) {
 
 }  // namespace
 
+std::unique_ptr<StageCompute> StageFromShard(Shard shard, Stream stream, BlasHandles blas,
+                                             int device) {
+  return std::make_unique<CudaStageCompute>(std::move(shard), std::move(stream), std::move(blas),
+                                            device);
+}
+
 Status CheckCudaSupport(const ModelSpec& m, const Layout& l) {
   const std::string why = m.mla                        ? "multi-head latent attention (MLA)"
                           : m.num_sliding_layers() > 0 ? "sliding-window attention"
@@ -494,16 +390,6 @@ Status CheckCudaSupport(const ModelSpec& m, const Layout& l) {
   if (why.empty()) return Status();
   return Error(fmt::format(
       "the CUDA backend does not execute {} ({}) yet; use --device-compute cpu", m.name, why));
-}
-
-StatusOr<std::unique_ptr<StageCompute>> MakeCudaStage(const RankModel& host, int device) {
-  SW_RETURN_IF_ERROR(UseDevice(device));
-  SW_ASSIGN_OR_RETURN(Stream stream, Stream::Create());
-  SW_ASSIGN_OR_RETURN(BlasHandles blas, BlasHandles::Create(stream.get()));
-  SW_ASSIGN_OR_RETURN(Shard shard, HostWeights::Copy(host, stream.get()));
-  SW_RETURN_IF_ERROR(CheckCudaSupport(shard.model, shard.layout));
-  return std::unique_ptr<StageCompute>(std::make_unique<CudaStageCompute>(
-      std::move(shard), std::move(stream), std::move(blas), device));
 }
 
 }  // namespace shardwise::cuda
