@@ -122,17 +122,20 @@ class NcclComm final : public Communicator {
                      std::vector<float>& recv, std::vector<int64_t>& recv_counts) override {
     const size_t n = static_cast<size_t>(size_);
     SW_RETURN_IF_ERROR(Grow(counts_, n + n * n));
-    SW_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpy(counts_.data(), send_counts.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice),
-        "cudaMemcpy"));
+    SW_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(counts_.data(), send_counts.data(), n * sizeof(int64_t),
+                                   cudaMemcpyHostToDevice, st()),
+                   "cudaMemcpyAsync"));
     SW_RETURN_IF_ERROR(
         Enqueued(ncclAllGather(counts_.data(), counts_.data() + n, n, ncclInt64, comm_, st()),
                  "all-to-all"));
     SW_RETURN_IF_ERROR(Wait("all-to-all"));
     std::vector<int64_t> all(n * n);
-    SW_RETURN_IF_ERROR(CudaStatus(cudaMemcpy(all.data(), counts_.data() + n,
-                                             all.size() * sizeof(int64_t), cudaMemcpyDeviceToHost),
-                                  "cudaMemcpy"));
+    SW_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(all.data(), counts_.data() + n, all.size() * sizeof(int64_t),
+                                   cudaMemcpyDeviceToHost, st()),
+                   "cudaMemcpyAsync"));
+    SW_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(st()), "cudaStreamSynchronize"));
     recv_counts.assign(n, 0);
     int64_t total = 0;
     for (size_t r = 0; r < n; ++r) {
@@ -225,14 +228,15 @@ class NcclComm final : public Communicator {
     SW_RETURN_IF_ERROR(Stage(std::max(data.size(), recv_n)));
     if (data.empty()) return Status();
     return CudaStatus(
-        cudaMemcpy(send_.data(), data.data(), data.size_bytes(), cudaMemcpyHostToDevice),
-        "cudaMemcpy (host to device)");
+        cudaMemcpyAsync(send_.data(), data.data(), data.size_bytes(), cudaMemcpyHostToDevice, st()),
+        "cudaMemcpyAsync (host to device)");  // stream-ordered before the collective
   }
   Status Out(std::span<float> data) {
     if (data.empty()) return Status();
-    return CudaStatus(
-        cudaMemcpy(data.data(), recv_.data(), data.size_bytes(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy (device to host)");
+    SW_RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(data.data(), recv_.data(), data.size_bytes(), cudaMemcpyDeviceToHost, st()),
+        "cudaMemcpyAsync (device to host)"));
+    return CudaStatus(cudaStreamSynchronize(st()), "cudaStreamSynchronize");
   }
 
   Status Enqueued(ncclResult_t r, const char* what) {
