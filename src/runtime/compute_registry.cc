@@ -8,6 +8,7 @@
 
 #ifdef SHARDWISE_WITH_CUDA
 #include "cuda/cuda_stage.h"
+#include "cuda/measure.h"
 #include "shardwise/runtime/cuda/device.h"
 #endif
 
@@ -75,6 +76,14 @@ std::vector<std::string> VisibleGpuNames() {
   }
 #endif
   return names;
+}
+
+StatusOr<MeasuredGpuRates> MeasureGpuRates() {
+#ifdef SHARDWISE_WITH_CUDA
+  return cuda::MeasureRates(0);
+#else
+  return Error("this build has no CUDA backend");
+#endif
 }
 
 }  // namespace shardwise

@@ -33,4 +33,15 @@ double ReferenceTolerance(const std::string& device);
 // The driver's names of the visible GPUs (empty without CUDA or without a GPU).
 std::vector<std::string> VisibleGpuNames();
 
+// Rates measured on the first visible GPU, for a GPU the catalog does not know: a bf16 GEMM
+// (4096^3 through cuBLAS, fp32 accumulation) and a 1 GiB device-to-device copy (bytes read plus
+// written). About a second. An error without CUDA or a GPU.
+struct MeasuredGpuRates {
+  double bf16_flops_per_s = 0;
+  double copy_bytes_per_s = 0;
+  double memory_bytes = 0;
+  int64_t sm_count = 0;
+};
+StatusOr<MeasuredGpuRates> MeasureGpuRates();
+
 }  // namespace shardwise
