@@ -1,11 +1,15 @@
 #include "shardwise/runtime/rank_model.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "routing.h"
+#include "shardwise/common/format.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/runtime/kernels.h"
 #include "shardwise/runtime/rope.h"
 
@@ -18,14 +22,17 @@ std::string LayerName(int64_t i, const std::string& rest) {
 
 // Tensor names of a MoE block by architecture: router, expert projections (gate, up, down).
 struct MoeNames {
-  std::string router, prefix, gate, up, down;
+  std::string router, prefix, gate, up, down, shared;
 };
 
 MoeNames MoeNamesFor(const ModelSpec& m) {
   if (m.architecture == "MixtralForCausalLM") {
-    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2"};
+    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2", ""};
   }
-  return {"mlp.gate.weight", "mlp.experts", "gate_proj", "up_proj", "down_proj"};
+  const bool deepseek = m.architecture == "DeepseekV3ForCausalLM";
+  return {"mlp.gate.weight", "mlp.experts",
+          "gate_proj",       "up_proj",
+          "down_proj",       deepseek ? "mlp.shared_experts." : "mlp.shared_expert."};
 }
 
 }  // namespace
@@ -47,18 +54,34 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  const std::string why = m.mla                        ? "multi-head latent attention (MLA)"
-                          : m.num_sliding_layers() > 0 ? "sliding-window attention"
-                          : m.attention_sinks          ? "attention sinks"
+  const std::string why = m.num_sliding_layers() > 0               ? "sliding-window attention"
+                          : m.attention_sinks                      ? "attention sinks"
                           : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-                          : m.moe.num_groups > 1                   ? "group-limited routing"
                                                                    : "";
   if (!why.empty()) {
     return Error(
         fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
-                    "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
-                    "cover {})",
+                    "Qwen2/3, Mixtral/Qwen-MoE and DeepSeek-V3 (MLA) models (plan, "
+                    "explain and simulate cover {})",
                     m.name, why, m.name));
+  }
+  // The unsharded reference holds every weight in fp32: refuse models this host cannot hold
+  // (deepseek-v3 and the like) before any rank allocates.
+  const double weight_bytes = WeightBytes(m, Dtype::kFp32);
+  const double host_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (host_bytes > 0 && weight_bytes > host_bytes) {
+    return Error(
+        fmt::format("{} needs {} of fp32 weights and this host has {} of memory; run a "
+                    "smaller model (tiny-dense, tiny-moe, tiny-mla, small-dense)",
+                    m.name, FormatBytes(weight_bytes), FormatBytes(host_bytes)));
+  }
+  if (m.is_moe() &&
+      m.moe.groups_per_token * (m.moe.num_experts / m.moe.num_groups) < m.moe.experts_per_token) {
+    return Error(
+        fmt::format("{}: topk_group ({}) groups of {} experts cannot supply {} experts "
+                    "per token",
+                    m.name, m.moe.groups_per_token, m.moe.num_experts / m.moe.num_groups,
+                    m.moe.experts_per_token));
   }
   if (l.cp > 1)
     return Error(
@@ -124,25 +147,36 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
     SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
     SW_ASSIGN_OR_RETURN(L.post_norm,
                         vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.q,
-                        read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.k,
-                        read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.v,
-                        read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.o,
-                        read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
-    if (m.qkv_bias) {
-      SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
-      SW_ASSIGN_OR_RETURN(L.k_bias, vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
-      SW_ASSIGN_OR_RETURN(L.v_bias, vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
-    }
-    if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
-      SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
-    }
-    if (m.qk_norm) {
-      SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
-      SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+    if (m.mla) {
+      SW_ASSIGN_OR_RETURN(MlaAttention mla, MlaAttention::Load(m, i, r.head_begin_, r.heads_, w,
+                                                               sequences, max_tokens));
+      L.mla = std::move(mla);
+    } else {
+      SW_ASSIGN_OR_RETURN(L.q,
+                          read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(L.o,
+                          read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+      if (m.qkv_bias) {
+        SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
+        SW_ASSIGN_OR_RETURN(L.k_bias,
+                            vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
+        SW_ASSIGN_OR_RETURN(L.v_bias,
+                            vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
+      }
+      if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
+        SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
+      }
+      if (m.qk_norm) {
+        SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
+        SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+      }
+      const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+      L.k_cache.assign(cache, 0.0f);
+      L.v_cache.assign(cache, 0.0f);
     }
     if (!m.layers[i].moe) {
       const int64_t part = m.intermediate_size / tp;
@@ -153,6 +187,10 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t experts = m.moe.num_experts;
       SW_ASSIGN_OR_RETURN(L.router,
                           read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      if (m.moe.router_score_bias) {
+        SW_ASSIGN_OR_RETURN(L.score_bias, vec(LayerName(i, "mlp.gate.e_score_correction_bias"),
+                                              experts, {0, experts}));
+      }
       // Expert ownership: EP index = stage_rank / expert-TP; the expert-TP index picks the slice.
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
@@ -167,19 +205,18 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
         L.experts.push_back(std::move(ex));
       }
       if (m.moe.num_shared_experts > 0) {
-        const int64_t is = m.moe.shared_intermediate_size, spart = is / tp;
+        // DeepSeek keeps its shared experts as one MLP of their summed width.
+        const int64_t is = m.moe.shared_intermediate_size * m.moe.num_shared_experts,
+                      spart = is / tp;
         SW_ASSIGN_OR_RETURN(
-            L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj", "down_proj",
-                          is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
+            L.shared, mlp(LayerName(i, moe_names.shared), "gate_proj", "up_proj", "down_proj", is,
+                          {p.tp_index * spart, (p.tp_index + 1) * spart}));
         if (m.moe.shared_expert_gate) {
           SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1,
                                                   h, {0, 1}, all_h));
         }
       }
     }
-    const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
-    L.k_cache.assign(cache, 0.0f);
-    L.v_cache.assign(cache, 0.0f);
     r.layers_.push_back(std::move(L));
   }
   const int64_t vocab = m.vocab_size;
@@ -207,6 +244,11 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
                             const RankComms& c) {
   const int64_t h = model_.hidden_size, hd = model_.head_dim;
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  if (L.mla) {
+    out.assign(static_cast<size_t>(rows * h), 0.0f);
+    L.mla->Forward(hin.data(), out.data(), seqs, pos, len);
+    return c.tp->AllReduceSum(out);
+  }
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
@@ -279,23 +321,11 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
       for (int64_t d = 0; d < h; ++d) out[t * h + d] += g * shared[t * h + d];
     }
   }
-  // Routing, identical on every rank: softmax over experts, top-k, optional renormalisation.
+  // Routing, identical on every rank.
   std::vector<float> logits(static_cast<size_t>(rows * experts));
   kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h);
-  std::vector<std::vector<std::pair<int64_t, float>>> routes(static_cast<size_t>(rows));
-  std::vector<int64_t> order(static_cast<size_t>(experts));
-  for (int64_t t = 0; t < rows; ++t) {
-    float* p = logits.data() + t * experts;
-    kernels::Softmax(p, experts);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int64_t a, int64_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
-    float sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
-    for (int64_t j = 0; j < k; ++j) {
-      routes[t].emplace_back(order[j], model_.norm_topk_prob ? p[order[j]] / sum : p[order[j]]);
-    }
-  }
+  const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
+                                    L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
   const int64_t local = static_cast<int64_t>(L.experts.size());
   if (layout_.ep == 1) {
     // Every expert is here, split over TP: apply its share to each token routed to it.
