@@ -41,6 +41,39 @@ StatusOr<Dtype> ReadNativeDtype(const JsonObject& c) {
   return Dtype::kBf16;
 }
 
+// rope_scaling: {"rope_type" (or "type"): ..., "factor": ..., type-specific keys}; null or
+// "default" means plain RoPE.
+StatusOr<RopeScaling> ReadRopeScaling(const JsonObject& c) {
+  RopeScaling r;
+  if (!c.Has("rope_scaling")) return r;
+  const nlohmann::json& j = c.json.at("rope_scaling");
+  const std::string source = c.source + ": rope_scaling";
+  if (!j.is_object()) return Error(fmt::format("{} must be an object or null", source));
+  const JsonObject s{j, source};
+  const char* type_key = s.Has("rope_type") ? "rope_type" : "type";
+  SW_ASSIGN_OR_RETURN(r.type, s.String(type_key));
+  if (r.type == "default") r.type.clear();
+  if (r.type.empty()) return r;
+  if (r.type != "dynamic" || s.Has("factor")) {
+    SW_ASSIGN_OR_RETURN(r.factor, s.Number("factor"));
+  }
+  SW_ASSIGN_OR_RETURN(r.original_max_position_embeddings,
+                      s.IntOr("original_max_position_embeddings", 0));
+  SW_ASSIGN_OR_RETURN(r.low_freq_factor, s.NumberOr("low_freq_factor", r.low_freq_factor));
+  SW_ASSIGN_OR_RETURN(r.high_freq_factor, s.NumberOr("high_freq_factor", r.high_freq_factor));
+  SW_ASSIGN_OR_RETURN(r.beta_fast, s.NumberOr("beta_fast", r.beta_fast));
+  SW_ASSIGN_OR_RETURN(r.beta_slow, s.NumberOr("beta_slow", r.beta_slow));
+  SW_ASSIGN_OR_RETURN(r.mscale, s.NumberOr("mscale", 0.0));
+  SW_ASSIGN_OR_RETURN(r.mscale_all_dim, s.NumberOr("mscale_all_dim", 0.0));
+  SW_ASSIGN_OR_RETURN(r.attention_factor, s.NumberOr("attention_factor", 0.0));
+  SW_ASSIGN_OR_RETURN(r.truncate, s.BoolOr("truncate", true));
+  if (r.type == "llama3" && !(r.high_freq_factor > r.low_freq_factor)) {
+    return Error(fmt::format("{}: high_freq_factor ({}) must exceed low_freq_factor ({})", source,
+                             r.high_freq_factor, r.low_freq_factor));
+  }
+  return r;
+}
+
 Status Validate(const ModelSpec& s, const std::string& source) {
   if (s.num_heads % s.num_kv_heads != 0) {
     return Error(fmt::format("{}: num_key_value_heads ({}) must divide num_attention_heads ({})",
@@ -111,6 +144,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
   SW_ASSIGN_OR_RETURN(spec.native_dtype, ReadNativeDtype(c));
   SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
   SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
+  SW_ASSIGN_OR_RETURN(spec.rope_scaling, ReadRopeScaling(c));
   SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
   if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
 

@@ -1,9 +1,9 @@
 #include "shardwise/runtime/checkpoint.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "shardwise/runtime/weights.h"
@@ -18,10 +18,28 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
     auto name = [&](const std::string& rest) { return fmt::format("model.layers.{}.{}", i, rest); };
     t.push_back({name("input_layernorm.weight"), {h}});
     t.push_back({name("post_attention_layernorm.weight"), {h}});
-    t.push_back({name("self_attn.q_proj.weight"), {q, h}});
-    t.push_back({name("self_attn.k_proj.weight"), {kv, h}});
-    t.push_back({name("self_attn.v_proj.weight"), {kv, h}});
-    t.push_back({name("self_attn.o_proj.weight"), {h, q}});
+    if (m.mla) {
+      const MlaSpec& a = *m.mla;
+      const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+      if (a.q_lora_rank > 0) {
+        t.push_back({name("self_attn.q_a_proj.weight"), {a.q_lora_rank, h}});
+        t.push_back({name("self_attn.q_a_layernorm.weight"), {a.q_lora_rank}});
+        t.push_back({name("self_attn.q_b_proj.weight"), {m.num_heads * qk, a.q_lora_rank}});
+      } else {
+        t.push_back({name("self_attn.q_proj.weight"), {m.num_heads * qk, h}});
+      }
+      t.push_back(
+          {name("self_attn.kv_a_proj_with_mqa.weight"), {a.kv_lora_rank + a.qk_rope_head_dim, h}});
+      t.push_back({name("self_attn.kv_a_layernorm.weight"), {a.kv_lora_rank}});
+      t.push_back({name("self_attn.kv_b_proj.weight"),
+                   {m.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank}});
+      t.push_back({name("self_attn.o_proj.weight"), {h, m.num_heads * a.v_head_dim}});
+    } else {
+      t.push_back({name("self_attn.q_proj.weight"), {q, h}});
+      t.push_back({name("self_attn.k_proj.weight"), {kv, h}});
+      t.push_back({name("self_attn.v_proj.weight"), {kv, h}});
+      t.push_back({name("self_attn.o_proj.weight"), {h, q}});
+    }
     if (m.qkv_bias) {
       t.push_back({name("self_attn.q_proj.bias"), {q}});
       t.push_back({name("self_attn.k_proj.bias"), {kv}});
@@ -45,16 +63,23 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
     const bool mixtral = m.architecture == "MixtralForCausalLM";
     t.push_back({name(mixtral ? "block_sparse_moe.gate.weight" : "mlp.gate.weight"),
                  {m.moe.num_experts, h}});
+    if (m.moe.router_score_bias)
+      t.push_back({name("mlp.gate.e_score_correction_bias"), {m.moe.num_experts}});
     for (int64_t e = 0; e < m.moe.num_experts; ++e) {
       if (mixtral) {
-        mlp(fmt::format("block_sparse_moe.experts.{}.", e), "w1", "w3", "w2", m.moe.expert_intermediate_size);
+        mlp(fmt::format("block_sparse_moe.experts.{}.", e), "w1", "w3", "w2",
+            m.moe.expert_intermediate_size);
       } else {
         mlp(fmt::format("mlp.experts.{}.", e), "gate_proj", "up_proj", "down_proj",
             m.moe.expert_intermediate_size);
       }
     }
-    if (m.moe.num_shared_experts > 0) {
-      mlp("mlp.shared_expert.", "gate_proj", "up_proj", "down_proj", m.moe.shared_intermediate_size);
+    if (m.moe.num_shared_experts > 0 && m.architecture == "DeepseekV3ForCausalLM") {
+      mlp("mlp.shared_experts.", "gate_proj", "up_proj", "down_proj",
+          m.moe.shared_intermediate_size * m.moe.num_shared_experts);
+    } else if (m.moe.num_shared_experts > 0) {
+      mlp("mlp.shared_expert.", "gate_proj", "up_proj", "down_proj",
+          m.moe.shared_intermediate_size);
       if (m.moe.shared_expert_gate) t.push_back({name("mlp.shared_expert_gate.weight"), {1, h}});
     }
   }
@@ -69,7 +94,8 @@ Status WriteGeneratedCheckpoint(const ModelSpec& m, uint64_t seed, const std::st
   const auto tensors = CheckpointTensors(m);
   std::unique_ptr<WeightSource> gen = GeneratedWeights(seed);
   std::vector<std::map<std::string, NamedTensor>> files(static_cast<size_t>(std::max(1, shards)));
-  nlohmann::json index = {{"metadata", nlohmann::json::object()}, {"weight_map", nlohmann::json::object()}};
+  nlohmann::json index = {{"metadata", nlohmann::json::object()},
+                          {"weight_map", nlohmann::json::object()}};
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, shape] = tensors[i];
     const int64_t rows = shape.size() == 2 ? shape[0] : 1;

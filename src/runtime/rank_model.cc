@@ -1,12 +1,17 @@
 #include "shardwise/runtime/rank_model.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include <fmt/format.h>
-
+#include "routing.h"
+#include "shardwise/common/format.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/runtime/kernels.h"
+#include "shardwise/runtime/rope.h"
 
 namespace shardwise {
 namespace {
@@ -17,14 +22,17 @@ std::string LayerName(int64_t i, const std::string& rest) {
 
 // Tensor names of a MoE block by architecture: router, expert projections (gate, up, down).
 struct MoeNames {
-  std::string router, prefix, gate, up, down;
+  std::string router, prefix, gate, up, down, shared;
 };
 
 MoeNames MoeNamesFor(const ModelSpec& m) {
   if (m.architecture == "MixtralForCausalLM") {
-    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2"};
+    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2", ""};
   }
-  return {"mlp.gate.weight", "mlp.experts", "gate_proj", "up_proj", "down_proj"};
+  const bool deepseek = m.architecture == "DeepseekV3ForCausalLM";
+  return {"mlp.gate.weight", "mlp.experts",
+          "gate_proj",       "up_proj",
+          "down_proj",       deepseek ? "mlp.shared_experts." : "mlp.shared_expert."};
 }
 
 }  // namespace
@@ -45,20 +53,39 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
-  const std::string why =
-      m.mla                        ? "multi-head latent attention (MLA)"
-      : m.num_sliding_layers() > 0 ? "sliding-window attention"
-      : m.attention_sinks          ? "attention sinks"
-      : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-      : m.moe.num_groups > 1       ? "group-limited routing"
-                                   : "";
+  SW_RETURN_IF_ERROR(CheckRopeScaling(m));
+  const std::string why = m.num_sliding_layers() > 0               ? "sliding-window attention"
+                          : m.attention_sinks                      ? "attention sinks"
+                          : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
+                                                                   : "";
   if (!why.empty()) {
-    return Error(fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
-                             "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
-                             "cover {})",
-                             m.name, why, m.name));
+    return Error(
+        fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
+                    "Qwen2/3, Mixtral/Qwen-MoE and DeepSeek-V3 (MLA) models (plan, "
+                    "explain and simulate cover {})",
+                    m.name, why, m.name));
   }
-  if (l.cp > 1) return Error("the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
+  // The unsharded reference holds every weight in fp32: refuse models this host cannot hold
+  // (deepseek-v3 and the like) before any rank allocates.
+  const double weight_bytes = WeightBytes(m, Dtype::kFp32);
+  const double host_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (host_bytes > 0 && weight_bytes > host_bytes) {
+    return Error(
+        fmt::format("{} needs {} of fp32 weights and this host has {} of memory; run a "
+                    "smaller model (tiny-dense, tiny-moe, tiny-mla, small-dense)",
+                    m.name, FormatBytes(weight_bytes), FormatBytes(host_bytes)));
+  }
+  if (m.is_moe() &&
+      m.moe.groups_per_token * (m.moe.num_experts / m.moe.num_groups) < m.moe.experts_per_token) {
+    return Error(
+        fmt::format("{}: topk_group ({}) groups of {} experts cannot supply {} experts "
+                    "per token",
+                    m.name, m.moe.groups_per_token, m.moe.num_experts / m.moe.num_groups,
+                    m.moe.experts_per_token));
+  }
+  if (l.cp > 1)
+    return Error(
+        "the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
   if (m.num_moe_layers() > 0 && m.num_moe_layers() < m.num_layers() && l.ep > 1 &&
       m.intermediate_size % l.tp != 0) {
     return Error("the dense layers' FFN width must divide by tp");
@@ -97,7 +124,9 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   auto read = [&](const std::string& name, int64_t rows, int64_t cols, Slice rs, Slice cs) {
     return w.Read(name, rows, cols, rs, cs);
   };
-  auto vec = [&](const std::string& name, int64_t n, Slice s) { return w.Read(name, 1, n, {0, 1}, s); };
+  auto vec = [&](const std::string& name, int64_t n, Slice s) {
+    return w.Read(name, 1, n, {0, 1}, s);
+  };
   // One MLP shard: rows [i0, i1) of gate/up, the same columns of down.
   auto mlp = [&](const std::string& prefix, const std::string& g, const std::string& u,
                  const std::string& d, int64_t inter, Slice part) -> StatusOr<Mlp> {
@@ -116,30 +145,52 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   for (int64_t i = r.layer_begin_; i < r.layer_end_; ++i) {
     Layer L;
     SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.post_norm, vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.q, read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.o, read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
-    if (m.qkv_bias) {
-      SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
-      SW_ASSIGN_OR_RETURN(L.k_bias, vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
-      SW_ASSIGN_OR_RETURN(L.v_bias, vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
-    }
-    if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
-      SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
-    }
-    if (m.qk_norm) {
-      SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
-      SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+    SW_ASSIGN_OR_RETURN(L.post_norm,
+                        vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
+    if (m.mla) {
+      SW_ASSIGN_OR_RETURN(MlaAttention mla, MlaAttention::Load(m, i, r.head_begin_, r.heads_, w,
+                                                               sequences, max_tokens));
+      L.mla = std::move(mla);
+    } else {
+      SW_ASSIGN_OR_RETURN(L.q,
+                          read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(L.o,
+                          read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+      if (m.qkv_bias) {
+        SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
+        SW_ASSIGN_OR_RETURN(L.k_bias,
+                            vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
+        SW_ASSIGN_OR_RETURN(L.v_bias,
+                            vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
+      }
+      if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
+        SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
+      }
+      if (m.qk_norm) {
+        SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
+        SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+      }
+      const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+      L.k_cache.assign(cache, 0.0f);
+      L.v_cache.assign(cache, 0.0f);
     }
     if (!m.layers[i].moe) {
       const int64_t part = m.intermediate_size / tp;
-      SW_ASSIGN_OR_RETURN(L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj",
-                                     m.intermediate_size, {p.tp_index * part, (p.tp_index + 1) * part}));
+      SW_ASSIGN_OR_RETURN(
+          L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj", m.intermediate_size,
+                     {p.tp_index * part, (p.tp_index + 1) * part}));
     } else {
       const int64_t experts = m.moe.num_experts;
-      SW_ASSIGN_OR_RETURN(L.router, read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      SW_ASSIGN_OR_RETURN(L.router,
+                          read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      if (m.moe.router_score_bias) {
+        SW_ASSIGN_OR_RETURN(L.score_bias, vec(LayerName(i, "mlp.gate.e_score_correction_bias"),
+                                              experts, {0, experts}));
+      }
       // Expert ownership: EP index = stage_rank / expert-TP; the expert-TP index picks the slice.
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
@@ -154,17 +205,18 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
         L.experts.push_back(std::move(ex));
       }
       if (m.moe.num_shared_experts > 0) {
-        const int64_t is = m.moe.shared_intermediate_size, spart = is / tp;
-        SW_ASSIGN_OR_RETURN(L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj",
-                                          "down_proj", is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
+        // DeepSeek keeps its shared experts as one MLP of their summed width.
+        const int64_t is = m.moe.shared_intermediate_size * m.moe.num_shared_experts,
+                      spart = is / tp;
+        SW_ASSIGN_OR_RETURN(
+            L.shared, mlp(LayerName(i, moe_names.shared), "gate_proj", "up_proj", "down_proj", is,
+                          {p.tp_index * spart, (p.tp_index + 1) * spart}));
         if (m.moe.shared_expert_gate) {
-          SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1, h, {0, 1}, all_h));
+          SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1,
+                                                  h, {0, 1}, all_h));
         }
       }
     }
-    const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
-    L.k_cache.assign(cache, 0.0f);
-    L.v_cache.assign(cache, 0.0f);
     r.layers_.push_back(std::move(L));
   }
   const int64_t vocab = m.vocab_size;
@@ -192,16 +244,26 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
                             const RankComms& c) {
   const int64_t h = model_.hidden_size, hd = model_.head_dim;
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  if (L.mla) {
+    out.assign(static_cast<size_t>(rows * h), 0.0f);
+    L.mla->Forward(hin.data(), out.data(), seqs, pos, len);
+    return c.tp->AllReduceSum(out);
+  }
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
-  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h, L.q_bias.empty() ? nullptr : L.q_bias.data());
-  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h, L.k_bias.empty() ? nullptr : L.k_bias.data());
-  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h, L.v_bias.empty() ? nullptr : L.v_bias.data());
+  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h,
+                   L.q_bias.empty() ? nullptr : L.q_bias.data());
+  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h,
+                   L.k_bias.empty() ? nullptr : L.k_bias.data());
+  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h,
+                   L.v_bias.empty() ? nullptr : L.v_bias.data());
   if (!L.q_norm.empty()) {  // Qwen3: RMSNorm over each head before RoPE
     kernels::RmsNorm(q.data(), L.q_norm.data(), q.data(), rows * heads_, hd, model_.rms_norm_eps);
-    kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd, model_.rms_norm_eps);
+    kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd,
+                     model_.rms_norm_eps);
   }
+  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, pos + len);
   const int64_t group = model_.num_heads / model_.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   std::vector<float> attn(static_cast<size_t>(rows * qw), 0.0f);
@@ -212,8 +274,10 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     float* vc = L.v_cache.data() + s * max_tokens_ * kw;
     for (int64_t t = 0; t < len; ++t) {
       const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
-      kernels::Rope(q.data() + row * qw, heads_, hd, p, model_.rope_theta);
-      kernels::Rope(k.data() + row * kw, kv_heads_, hd, p, model_.rope_theta);
+      kernels::Rope(q.data() + row * qw, heads_, hd, hd, p, rope.inv_freq.data(),
+                    rope.attention_factor, false);
+      kernels::Rope(k.data() + row * kw, kv_heads_, hd, hd, p, rope.inv_freq.data(),
+                    rope.attention_factor, false);
       std::copy_n(k.data() + row * kw, kw, kc + p * kw);
       std::copy_n(v.data() + row * kw, kw, vc + p * kw);
     }
@@ -223,7 +287,8 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
         const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
         const float* qv = q.data() + row * qw + hh * hd;
         scores.resize(static_cast<size_t>(p + 1));
-        for (int64_t j = 0; j <= p; ++j) scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
+        for (int64_t j = 0; j <= p; ++j)
+          scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
         kernels::Softmax(scores.data(), p + 1);
         float* o = attn.data() + row * qw + hh * hd;
         for (int64_t j = 0; j <= p; ++j) {
@@ -234,7 +299,8 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     }
   }
   out.assign(static_cast<size_t>(rows * h), 0.0f);
-  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw, L.o_bias.empty() ? nullptr : L.o_bias.data());
+  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw,
+                   L.o_bias.empty() ? nullptr : L.o_bias.data());
   return c.tp->AllReduceSum(out);
 }
 
@@ -247,29 +313,19 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
     L.shared->Apply(hin.data(), shared.data(), rows, h);
     for (int64_t t = 0; t < rows; ++t) {
-      const float g = L.shared_gate.empty()
-                          ? 1.0f
-                          : 1.0f / (1.0f + std::exp(-kernels::Dot(hin.data() + t * h, L.shared_gate.data(), h)));
+      const float g =
+          L.shared_gate.empty()
+              ? 1.0f
+              : 1.0f /
+                    (1.0f + std::exp(-kernels::Dot(hin.data() + t * h, L.shared_gate.data(), h)));
       for (int64_t d = 0; d < h; ++d) out[t * h + d] += g * shared[t * h + d];
     }
   }
-  // Routing, identical on every rank: softmax over experts, top-k, optional renormalisation.
+  // Routing, identical on every rank.
   std::vector<float> logits(static_cast<size_t>(rows * experts));
   kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h);
-  std::vector<std::vector<std::pair<int64_t, float>>> routes(static_cast<size_t>(rows));
-  std::vector<int64_t> order(static_cast<size_t>(experts));
-  for (int64_t t = 0; t < rows; ++t) {
-    float* p = logits.data() + t * experts;
-    kernels::Softmax(p, experts);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int64_t a, int64_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
-    float sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
-    for (int64_t j = 0; j < k; ++j) {
-      routes[t].emplace_back(order[j], model_.norm_topk_prob ? p[order[j]] / sum : p[order[j]]);
-    }
-  }
+  const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
+                                    L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
   const int64_t local = static_cast<int64_t>(L.experts.size());
   if (layout_.ep == 1) {
     // Every expert is here, split over TP: apply its share to each token routed to it.

@@ -61,11 +61,22 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
-  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "multi-head latent attention");
+  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "sliding-window attention");
+  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of fp32 weights and this host has");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
   ExpectOneLineError(RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
                      "not a 'shardwise plan --json' output");
+}
+
+TEST(RunCliErrors, UnimplementedRopeScaling) {
+  // A Phi-3 style 'longrope' scaling on the tiny shape: refused, never run with plain RoPE.
+  const std::string path = ::testing::TempDir() + "/longrope_config.json";
+  std::ofstream(path) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+      "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 64, "intermediate_size": 128,
+      "max_position_embeddings": 256, "rope_scaling": {"rope_type": "longrope", "factor": 4.0}})";
+  ExpectOneLineError(RunShardwise("run --model " + path + " --layout tp2"),
+                     "rope_scaling type 'longrope' is not implemented by the runtime");
 }
 
 }  // namespace

@@ -38,6 +38,25 @@ struct MoeSpec {
   bool expert_bias = false;         // biases inside each expert (gpt-oss)
   int64_t num_groups = 1;           // DeepSeek n_group: experts are chosen within top groups
   int64_t groups_per_token = 1;     // DeepSeek topk_group
+  bool sigmoid_scores = false;        // DeepSeek-V3 scoring_func "sigmoid" (else softmax)
+  double routed_scaling_factor = 1.0;  // DeepSeek: multiplies the routed experts' weights
+};
+
+// rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.
+// Types as Hugging Face names them ("linear", "dynamic", "yarn", "llama3"); an empty type means
+// plain RoPE. A type nobody implements is kept as written so the runtime can refuse it.
+struct RopeScaling {
+  std::string type;
+  double factor = 1.0;
+  int64_t original_max_position_embeddings = 0;  // 0: max_position_embeddings
+  double low_freq_factor = 1.0;                  // llama3
+  double high_freq_factor = 4.0;                 // llama3
+  double beta_fast = 32.0;        // yarn: rotations per context below which dims interpolate
+  double beta_slow = 1.0;         // yarn
+  double mscale = 0.0;            // yarn (DeepSeek): attention temperature terms; 0 = unset
+  double mscale_all_dim = 0.0;    // yarn (DeepSeek)
+  double attention_factor = 0.0;  // yarn: explicit cos/sin scale; 0 = derived from factor
+  bool truncate = true;           // yarn: round the correction range to whole dims
 };
 
 struct LayerSpec {
@@ -68,6 +87,7 @@ struct ModelSpec {
   // Numerics the runtime needs (analytic code ignores them).
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
   bool norm_topk_prob = false;  // renormalise the top-k routing weights to sum to 1
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../routing.h"
 #include "shard.h"
 #include "shardwise/runtime/cuda/device.h"
 #include "shardwise/runtime/cuda/gemm.h"
 #include "shardwise/runtime/cuda/ops.h"
+#include "shardwise/runtime/rope.h"
 
 namespace shardwise::cuda {
 
@@ -142,17 +144,11 @@ class CudaStageCompute final : public StageCompute {
     return Put(b, host_);
   }
 
-  // RoPE frequencies for sequences reaching `seq_len` tokens (plain RoPE: theta^(-2i/d)).
+  // RoPE frequencies (rope_scaling included) for sequences reaching `seq_len` tokens.
   Status UploadRope(int64_t seq_len) {
-    (void)seq_len;
-    const int64_t hd = d_.model.head_dim;
-    std::vector<float> inv_freq(static_cast<size_t>(hd / 2));
-    for (int64_t i = 0; i < hd / 2; ++i) {
-      inv_freq[static_cast<size_t>(i)] = static_cast<float>(
-          std::pow(d_.model.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(hd)));
-    }
-    rope_scale_ = 1.0f;
-    return Put(s_.rope, inv_freq);
+    const RopeFrequencies rope = ComputeRopeFrequencies(d_.model, d_.model.head_dim, seq_len);
+    rope_scale_ = static_cast<float>(rope.attention_factor);
+    return Put(s_.rope, std::vector<float>(rope.inv_freq.begin(), rope.inv_freq.end()));
   }
 
   // y[rows x H] = mlp(h) (this rank's share of the FFN width).
@@ -286,12 +282,29 @@ Status CudaStageCompute::Moe(DeviceLayer& L, int64_t rows, const RankComms& c) {
   SW_RETURN_IF_ERROR(Ensure(s_.route_w, static_cast<size_t>(rows * k), st()));
   SW_RETURN_IF_ERROR(
       GemmF32(blas_, s_.normed_f32.data(), L.router.data(), s_.logits.data(), rows, experts, h));
-  SW_RETURN_IF_ERROR(TopK(s_.logits.data(), rows, experts, k, m.norm_topk_prob, s_.route_ids.data(),
-                          s_.route_w.data(), st()));
   std::vector<int32_t> ids(static_cast<size_t>(rows * k));
   std::vector<float> weights(static_cast<size_t>(rows * k));
-  SW_RETURN_IF_ERROR(Get(s_.route_ids, ids));
-  SW_RETURN_IF_ERROR(Get(s_.route_w, weights));
+  if (!m.moe.sigmoid_scores && m.moe.num_groups <= 1 && L.score_bias.empty()) {
+    // Softmax top-k on the device (Mixtral, Qwen-MoE).
+    SW_RETURN_IF_ERROR(TopK(s_.logits.data(), rows, experts, k, m.norm_topk_prob,
+                            s_.route_ids.data(), s_.route_w.data(), st()));
+    SW_RETURN_IF_ERROR(Get(s_.route_ids, ids));
+    SW_RETURN_IF_ERROR(Get(s_.route_w, weights));
+    for (float& w : weights) w *= static_cast<float>(m.moe.routed_scaling_factor);
+  } else {
+    // DeepSeek-V3's sigmoid, bias-corrected, group-limited routing: the CPU router's own code
+    // on the logits computed here.
+    std::vector<float> logits(static_cast<size_t>(rows * experts));
+    SW_RETURN_IF_ERROR(Get(s_.logits, logits));
+    const Routes routes = RouteTokens(m.moe, m.norm_topk_prob, logits.data(),
+                                      L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
+    for (int64_t t = 0; t < rows; ++t) {
+      for (int64_t j = 0; j < k; ++j) {
+        ids[static_cast<size_t>(t * k + j)] = static_cast<int32_t>(routes[t][j].first);
+        weights[static_cast<size_t>(t * k + j)] = routes[t][j].second;
+      }
+    }
+  }
   const int64_t local = static_cast<int64_t>(L.experts.size());
   std::vector<std::vector<std::pair<int32_t, float>>> groups(static_cast<size_t>(local));
   if (d_.layout.ep == 1) {  // every expert here, split over TP
@@ -384,7 +397,6 @@ Status CheckCudaSupport(const ModelSpec& m, const Layout& l) {
                           : m.num_sliding_layers() > 0 ? "sliding-window attention"
                           : m.attention_sinks          ? "attention sinks"
                           : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-                          : m.moe.num_groups > 1                   ? "group-limited routing"
                           : l.cp > 1                               ? "context parallelism"
                                                                    : "";
   if (why.empty()) return Status();

@@ -75,6 +75,7 @@ class HostWeights {
         SW_ASSIGN_OR_RETURN(L.mlp, mlp(*h.mlp));
       }
       SW_ASSIGN_OR_RETURN(L.router, Upload(h.router, s));
+      L.score_bias = h.score_bias;
       for (const RankModel::Mlp& e : h.experts) {
         SW_ASSIGN_OR_RETURN(DeviceMlp de, mlp(e));
         L.experts.push_back(std::move(de));

@@ -22,7 +22,8 @@ struct DeviceLayer {
   DeviceBuffer<bf16> input_norm, post_norm, q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm,
       k_norm;
   std::optional<DeviceMlp> mlp;
-  DeviceBuffer<float> router;  // fp32: expert choice is discrete
+  DeviceBuffer<float> router;     // fp32: expert choice is discrete
+  std::vector<float> score_bias;  // host: DeepSeek-V3's routing correction bias (routed on host)
   std::vector<DeviceMlp> experts;
   std::optional<DeviceMlp> shared;
   DeviceBuffer<bf16> shared_gate;
