@@ -145,6 +145,8 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int(topk_key));
   spec.moe.expert_intermediate_size = spec.intermediate_size;
   spec.moe.router_bias = spec.moe.expert_bias = true;
+  spec.norm_topk_prob = true;  // softmax over the top-k router logits
+  SW_ASSIGN_OR_RETURN(spec.moe.swiglu_limit, c.NumberOr("swiglu_limit", 0.0));
   for (LayerSpec& layer : spec.layers) layer.moe = true;
 
   SW_ASSIGN_OR_RETURN(int64_t window, c.IntOr("sliding_window", 0));

@@ -46,6 +46,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
       t.push_back({name("self_attn.v_proj.bias"), {kv}});
     }
     if (m.o_bias) t.push_back({name("self_attn.o_proj.bias"), {h}});
+    if (m.attention_sinks) t.push_back({name("self_attn.sinks"), {m.num_heads}});
     if (m.qk_norm) {
       t.push_back({name("self_attn.q_norm.weight"), {m.head_dim}});
       t.push_back({name("self_attn.k_norm.weight"), {m.head_dim}});
@@ -58,6 +59,16 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
     };
     if (!m.layers[i].moe) {
       mlp("mlp.", "gate_proj", "up_proj", "down_proj", m.intermediate_size);
+      continue;
+    }
+    if (m.architecture == "GptOssForCausalLM") {  // fused experts, stored [in, out]
+      const int64_t e = m.moe.num_experts, ie = m.moe.expert_intermediate_size;
+      t.push_back({name("mlp.router.weight"), {e, h}});
+      t.push_back({name("mlp.router.bias"), {e}});
+      t.push_back({name("mlp.experts.gate_up_proj"), {e, h, 2 * ie}});
+      t.push_back({name("mlp.experts.gate_up_proj_bias"), {e, 2 * ie}});
+      t.push_back({name("mlp.experts.down_proj"), {e, ie, h}});
+      t.push_back({name("mlp.experts.down_proj_bias"), {e, h}});
       continue;
     }
     const bool mixtral = m.architecture == "MixtralForCausalLM";
@@ -98,7 +109,8 @@ Status WriteGeneratedCheckpoint(const ModelSpec& m, uint64_t seed, const std::st
                           {"weight_map", nlohmann::json::object()}};
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, shape] = tensors[i];
-    const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
     const int64_t cols = shape.back();
     SW_ASSIGN_OR_RETURN(std::vector<float> data, gen->Read(name, rows, cols, {0, rows}, {0, cols}));
     const size_t f = i % files.size();

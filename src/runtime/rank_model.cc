@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "fused_experts.h"
 #include "routing.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/accounting.h"
@@ -28,6 +29,9 @@ struct MoeNames {
 MoeNames MoeNamesFor(const ModelSpec& m) {
   if (m.architecture == "MixtralForCausalLM") {
     return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2", ""};
+  }
+  if (m.architecture == "GptOssForCausalLM") {
+    return {"mlp.router.weight", "mlp.experts", "", "", "", ""};
   }
   const bool deepseek = m.architecture == "DeepseekV3ForCausalLM";
   return {"mlp.gate.weight", "mlp.experts",
@@ -54,17 +58,6 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  const std::string why = m.num_sliding_layers() > 0               ? "sliding-window attention"
-                          : m.attention_sinks                      ? "attention sinks"
-                          : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-                                                                   : "";
-  if (!why.empty()) {
-    return Error(
-        fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
-                    "Qwen2/3, Mixtral/Qwen-MoE and DeepSeek-V3 (MLA) models (plan, "
-                    "explain and simulate cover {})",
-                    m.name, why, m.name));
-  }
   // The unsharded reference holds every weight in fp32: refuse models this host cannot hold
   // (deepseek-v3 and the like) before any rank allocates.
   const double weight_bytes = WeightBytes(m, Dtype::kFp32);
@@ -96,10 +89,15 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
 void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidden) const {
   std::vector<float> g(static_cast<size_t>(rows * inter)), u(static_cast<size_t>(rows * inter));
   std::vector<float> d(static_cast<size_t>(rows * hidden));
-  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden);
-  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden);
-  kernels::SiluMul(g.data(), u.data(), rows * inter);
-  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter);
+  auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden, bias(gate_bias));
+  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden, bias(up_bias));
+  if (swiglu_limit > 0) {
+    kernels::ClampedSwigluMul(g.data(), u.data(), rows * inter, swiglu_limit);
+  } else {
+    kernels::SiluMul(g.data(), u.data(), rows * inter);
+  }
+  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter, bias(down_bias));
   for (size_t i = 0; i < d.size(); ++i) y[i] += d[i];
 }
 
@@ -144,6 +142,11 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   const MoeNames moe_names = MoeNamesFor(m);
   for (int64_t i = r.layer_begin_; i < r.layer_end_; ++i) {
     Layer L;
+    L.window = m.layers[i].sliding_window;
+    if (m.attention_sinks) {
+      SW_ASSIGN_OR_RETURN(L.sinks, vec(LayerName(i, "self_attn.sinks"), m.num_heads,
+                                       {r.head_begin_, r.head_begin_ + r.heads_}));
+    }
     SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
     SW_ASSIGN_OR_RETURN(L.post_norm,
                         vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
@@ -198,10 +201,31 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t local = experts / l.ep;
       r.expert_begin_ = ep_index * local;
       const int64_t ie = m.moe.expert_intermediate_size, part = ie / etp;
+      if (m.moe.router_bias) {
+        SW_ASSIGN_OR_RETURN(L.router_bias,
+                            vec(LayerName(i, "mlp.router.bias"), experts, {0, experts}));
+      }
+      const Slice expert_part{etp_index * part, (etp_index + 1) * part};
       for (int64_t e = r.expert_begin_; e < r.expert_begin_ + local; ++e) {
-        SW_ASSIGN_OR_RETURN(Mlp ex, mlp(LayerName(i, fmt::format("{}.{}.", moe_names.prefix, e)),
-                                        moe_names.gate, moe_names.up, moe_names.down, ie,
-                                        {etp_index * part, (etp_index + 1) * part}));
+        Mlp ex;
+        if (m.moe.expert_bias) {  // gpt-oss: fused, biased experts; one expert-TP rank adds the
+                                  // down bias
+          SW_ASSIGN_OR_RETURN(ExpertShard s,
+                              ReadFusedExpert(w, LayerName(i, "mlp.experts."), e, experts, h, ie,
+                                              expert_part, etp_index == 0));
+          ex.inter = part;
+          ex.gate = std::move(s.gate);
+          ex.up = std::move(s.up);
+          ex.down = std::move(s.down);
+          ex.gate_bias = std::move(s.gate_bias);
+          ex.up_bias = std::move(s.up_bias);
+          ex.down_bias = std::move(s.down_bias);
+          ex.swiglu_limit = static_cast<float>(m.moe.swiglu_limit);
+        } else {
+          SW_ASSIGN_OR_RETURN(
+              ex, mlp(LayerName(i, fmt::format("{}.{}.", moe_names.prefix, e)), moe_names.gate,
+                      moe_names.up, moe_names.down, ie, expert_part));
+        }
         L.experts.push_back(std::move(ex));
       }
       if (m.moe.num_shared_experts > 0) {
@@ -286,14 +310,19 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
       for (int64_t hh = 0; hh < heads_; ++hh) {
         const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
         const float* qv = q.data() + row * qw + hh * hd;
-        scores.resize(static_cast<size_t>(p + 1));
-        for (int64_t j = 0; j <= p; ++j)
-          scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
-        kernels::Softmax(scores.data(), p + 1);
+        // Keys j0..p (the last `window` on sliding layers); a sink logit joins the softmax
+        // as one more entry whose probability is dropped.
+        const int64_t j0 = L.window > 0 ? std::max<int64_t>(0, p - L.window + 1) : 0,
+                      n = p + 1 - j0;
+        scores.resize(static_cast<size_t>(n + (L.sinks.empty() ? 0 : 1)));
+        for (int64_t j = j0; j <= p; ++j)
+          scores[j - j0] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
+        if (!L.sinks.empty()) scores[n] = L.sinks[hh];
+        kernels::Softmax(scores.data(), static_cast<int64_t>(scores.size()));
         float* o = attn.data() + row * qw + hh * hd;
-        for (int64_t j = 0; j <= p; ++j) {
+        for (int64_t j = j0; j <= p; ++j) {
           const float* vv = vc + j * kw + kvh * hd;
-          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j] * vv[d];
+          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j - j0] * vv[d];
         }
       }
     }
@@ -323,7 +352,8 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   }
   // Routing, identical on every rank.
   std::vector<float> logits(static_cast<size_t>(rows * experts));
-  kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h);
+  kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h,
+                   L.router_bias.empty() ? nullptr : L.router_bias.data());
   const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
                                     L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
   const int64_t local = static_cast<int64_t>(L.experts.size());

@@ -61,7 +61,7 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
-  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "sliding-window attention");
+  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "of fp32 weights and this host has");
   ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of fp32 weights and this host has");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");

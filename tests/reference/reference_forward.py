@@ -15,6 +15,10 @@ Written from the architectures' published descriptions, not from shardwise's C++
     softmax scaled by YaRN's mscale^2; sigmoid router scores with a correction bias used only
     for choosing, group-limited top-k, renormalised weights times routed_scaling_factor,
     shared experts, dense first layers.
+  - gpt-oss (the gpt-oss model card, "gpt-oss-120b & gpt-oss-20b Model Card", OpenAI 2025):
+    attention with biases, every other layer banded to a sliding window, one learned sink
+    logit per head joining each softmax; a biased router whose top-k logits are softmaxed;
+    experts with biases and a clamped SwiGLU, (up + 1) * gate * sigmoid(1.702 gate); YaRN.
   - rope_scaling: linear (Chen et al. 2023), dynamic NTK, YaRN (Peng et al. 2023), Llama 3.1's
     llama3 scaling.
 It recomputes the whole sequence for every generated token (no KV cache), in float64, from the
@@ -160,12 +164,19 @@ def rotate(x, positions, inv, magnitude, interleaved=False):
     return out
 
 
-def causal_attention(q, k, v, scale):
-    """q [T, H, d], k and v [T, H, d'] (already one KV head per query head)."""
+def causal_attention(q, k, v, scale, window=0, sinks=None):
+    """q [T, H, d], k and v [T, H, d'] (already one KV head per query head). A window keeps
+    the last `window` keys of each query; sinks [H] add one logit per head to the softmax."""
     t = q.shape[0]
     scores = np.einsum("qhd,khd->hqk", q, k) * scale
-    scores = np.where(np.tril(np.ones((t, t), dtype=bool))[None], scores, -np.inf)
-    return np.einsum("hqk,khd->qhd", softmax(scores), v)
+    query, key = np.arange(t)[:, None], np.arange(t)[None, :]
+    visible = (key <= query) & ((key > query - window) if window else True)
+    scores = np.where(visible[None], scores, -np.inf)
+    if sinks is None:
+        return np.einsum("hqk,khd->qhd", softmax(scores), v)
+    sink = np.broadcast_to(sinks[:, None, None], (scores.shape[0], t, 1))
+    probs = softmax(np.concatenate([scores, sink], axis=-1))[..., :-1]
+    return np.einsum("hqk,khd->qhd", probs, v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +205,7 @@ class Model:
                                                                cfg["num_attention_heads"])
         head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         qwen2 = self.arch.startswith("Qwen2")
+        gpt_oss = self.arch == "GptOssForCausalLM"
         bias = qwen2 or cfg.get("attention_bias", False)
         t = x.shape[0]
         q = self.linear(x, i, "self_attn.q_proj", bias).reshape(t, heads, head_dim)
@@ -206,7 +218,13 @@ class Model:
         q, k = rotate(q, positions, inv, magnitude), rotate(k, positions, inv, magnitude)
         group = heads // kv_heads
         k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
-        o = causal_attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(t, heads * head_dim)
+        window, sinks = 0, None
+        if gpt_oss:
+            if cfg["layer_types"][i] == "sliding_attention":
+                window = cfg["sliding_window"]
+            sinks = self.p(i, "self_attn.sinks")
+        o = causal_attention(q, k, v, 1.0 / math.sqrt(head_dim), window, sinks)
+        o = o.reshape(t, heads * head_dim)
         o_bias = cfg.get("attention_bias", False) and not qwen2
         return self.linear(o, i, "self_attn.o_proj", o_bias)
 
@@ -272,13 +290,30 @@ class Model:
             out += self.swiglu(x, i, "mlp.shared_experts.")
         return out
 
+    def gpt_oss_moe(self, x, i):
+        cfg = self.cfg
+        top_k, limit, alpha = cfg["num_experts_per_tok"], cfg["swiglu_limit"], 1.702
+        logits = self.linear(x, i, "mlp.router", bias=True)
+        gate_up, gate_up_bias = self.p(i, "mlp.experts.gate_up_proj"), self.p(i, "mlp.experts.gate_up_proj_bias")
+        down, down_bias = self.p(i, "mlp.experts.down_proj"), self.p(i, "mlp.experts.down_proj_bias")
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            chosen = sorted(range(logits.shape[1]), key=lambda e: (-logits[t, e], e))[:top_k]
+            weights = softmax(logits[t, chosen])
+            for e, weight in zip(chosen, weights):
+                h = x[t] @ gate_up[e] + gate_up_bias[e]  # stored [hidden, 2 x inter]
+                gate, up = np.minimum(h[0::2], limit), np.clip(h[1::2], -limit, limit)
+                glu = gate / (1.0 + np.exp(-alpha * gate))
+                out[t] += weight * (((up + 1) * glu) @ down[e] + down_bias[e])
+        return out
+
     def swiglu(self, x, i, prefix, gate="gate_proj", up="up_proj", down="down_proj"):
         h = silu(self.linear(x, i, prefix + gate)) * self.linear(x, i, prefix + up)
         return self.linear(h, i, prefix + down)
 
     def is_moe_layer(self, i):
         cfg = self.cfg
-        if self.arch == "MixtralForCausalLM":
+        if self.arch in ("MixtralForCausalLM", "GptOssForCausalLM"):
             return True
         if self.arch == "DeepseekV3ForCausalLM":
             return i >= cfg.get("first_k_dense_replace", 0) and i % cfg.get("moe_layer_freq", 1) == 0
@@ -291,6 +326,8 @@ class Model:
         cfg = self.cfg
         if self.arch == "DeepseekV3ForCausalLM":
             return self.deepseek_moe(x, i)
+        if self.arch == "GptOssForCausalLM":
+            return self.gpt_oss_moe(x, i)
         mixtral = self.arch == "MixtralForCausalLM"
         block = "block_sparse_moe." if mixtral else "mlp."
         names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")

@@ -67,6 +67,9 @@ TEST(Differential, TinyMoeEveryLayout) { ExpectAllLayoutsMatch("tiny-moe", 25); 
 // shared expert: 8 heads, so tp in {1, 2, 4}.
 TEST(Differential, TinyMlaEveryLayout) { ExpectAllLayoutsMatch("tiny-mla", 20); }
 
+// gpt-oss: sliding-window and full layers, sinks, biased router and experts, clamped SwiGLU.
+TEST(Differential, TinyGptOssEveryLayout) { ExpectAllLayoutsMatch("tiny-gptoss", 20); }
+
 // Architecture variants on the tiny shapes: Qwen3 (per-head Q/K RMSNorm, no biases) and
 // Mixtral (block_sparse_moe tensor names, always-renormalised top-k, no shared expert).
 void ExpectVariantMatches(ModelSpec m, const std::vector<std::string>& layouts) {

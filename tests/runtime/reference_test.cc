@@ -144,6 +144,8 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair{std::string("qwen2_moe"), Case{"data/models/tiny-moe.json", nullptr, 8, 4}},
         // Decode runs MLA's absorbed form; a one-token run checks the expanded prefill alone.
         std::pair{std::string("deepseek_v3_mla"), Case{"data/models/tiny-mla.json", nullptr}},
+        // 12 + 6 tokens cross the 8-token window of the sliding layers.
+        std::pair{std::string("gpt_oss"), Case{"data/models/tiny-gptoss.json", nullptr}},
         std::pair{std::string("deepseek_v3_mla_prefill"),
                   Case{"data/models/tiny-mla.json", nullptr, 12, 1}}),
     [](const auto& info) { return info.param.first; });

@@ -40,6 +40,7 @@ struct MoeSpec {
   int64_t groups_per_token = 1;     // DeepSeek topk_group
   bool sigmoid_scores = false;        // DeepSeek-V3 scoring_func "sigmoid" (else softmax)
   double routed_scaling_factor = 1.0;  // DeepSeek: multiplies the routed experts' weights
+  double swiglu_limit = 0.0;  // gpt-oss: experts' clamped SwiGLU limit (0: plain SwiGLU)
 };
 
 // rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.

@@ -71,14 +71,19 @@ class RankModel {
  private:
   friend class cuda::HostWeights;
   struct Mlp {
-    std::vector<float> gate, up, down;  // [inter x H], [inter x H], [H x inter]
+    std::vector<float> gate, up, down;                 // [inter x H], [inter x H], [H x inter]
+    std::vector<float> gate_bias, up_bias, down_bias;  // gpt-oss experts; empty otherwise
     int64_t inter = 0;
+    float swiglu_limit = 0;  // > 0: gpt-oss's clamped SwiGLU
     void Apply(const float* h, float* y, int64_t rows, int64_t hidden) const;  // y += mlp(h)
   };
   struct Layer {
     std::vector<float> input_norm, post_norm;
     std::vector<float> q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm, k_norm;
     std::optional<Mlp> mlp;
+    int64_t window = 0;               // sliding-window layers: keys kept per query
+    std::vector<float> sinks;         // [heads], gpt-oss's learned sink logits
+    std::vector<float> router_bias;   // [E], gpt-oss
     std::optional<MlaAttention> mla;  // MLA models, instead of q..v_cache
     std::vector<float> router;        // [E x H], MoE layers
     std::vector<float> score_bias;    // [E], DeepSeek-V3's routing correction bias
