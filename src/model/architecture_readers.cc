@@ -126,6 +126,16 @@ Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
     SW_ASSIGN_OR_RETURN(topk_method, c.String("topk_method"));
   }
   spec.moe.router_score_bias = topk_method == "noaux_tc";
+  std::string scoring = "softmax";
+  if (c.Has("scoring_func")) {
+    SW_ASSIGN_OR_RETURN(scoring, c.String("scoring_func"));
+  }
+  if (scoring != "softmax" && scoring != "sigmoid") {
+    return Error(fmt::format("{}: scoring_func must be 'softmax' or 'sigmoid', got '{}'", c.source,
+                             scoring));
+  }
+  spec.moe.sigmoid_scores = scoring == "sigmoid";
+  SW_ASSIGN_OR_RETURN(spec.moe.routed_scaling_factor, c.NumberOr("routed_scaling_factor", 1.0));
   SW_ASSIGN_OR_RETURN(int64_t first_dense, c.IntOr("first_k_dense_replace", 0));
   SW_ASSIGN_OR_RETURN(int64_t freq, c.IntOr("moe_layer_freq", 1));
   if (freq == 0) return Error(fmt::format("{}: 'moe_layer_freq' must be >= 1", c.source));
@@ -143,6 +153,8 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int(topk_key));
   spec.moe.expert_intermediate_size = spec.intermediate_size;
   spec.moe.router_bias = spec.moe.expert_bias = true;
+  spec.norm_topk_prob = true;  // softmax over the top-k router logits
+  SW_ASSIGN_OR_RETURN(spec.moe.swiglu_limit, c.NumberOr("swiglu_limit", 0.0));
   for (LayerSpec& layer : spec.layers) layer.moe = true;
 
   SW_ASSIGN_OR_RETURN(int64_t window, c.IntOr("sliding_window", 0));

@@ -59,6 +59,15 @@ void SiluMul(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void ClampedSwigluMul(float* gate, const float* up, int64_t n, float limit) {
+  constexpr float kAlpha = 1.702f;  // gpt-oss's sigmoid sharpness
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], limit);
+    const float u = std::clamp(up[i], -limit, limit);
+    gate[i] = (u + 1.0f) * g / (1.0f + std::exp(-kAlpha * g));
+  }
+}
+
 void Softmax(float* x, int64_t n) {
   const float top = *std::max_element(x, x + n);
   double sum = 0;

@@ -1,11 +1,16 @@
 #include "shardwise/runtime/rank_model.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "fused_experts.h"
+#include "routing.h"
+#include "shardwise/common/format.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/runtime/kernels.h"
 #include "shardwise/runtime/rope.h"
 
@@ -18,14 +23,20 @@ std::string LayerName(int64_t i, const std::string& rest) {
 
 // Tensor names of a MoE block by architecture: router, expert projections (gate, up, down).
 struct MoeNames {
-  std::string router, prefix, gate, up, down;
+  std::string router, prefix, gate, up, down, shared;
 };
 
 MoeNames MoeNamesFor(const ModelSpec& m) {
   if (m.architecture == "MixtralForCausalLM") {
-    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2"};
+    return {"block_sparse_moe.gate.weight", "block_sparse_moe.experts", "w1", "w3", "w2", ""};
   }
-  return {"mlp.gate.weight", "mlp.experts", "gate_proj", "up_proj", "down_proj"};
+  if (m.architecture == "GptOssForCausalLM") {
+    return {"mlp.router.weight", "mlp.experts", "", "", "", ""};
+  }
+  const bool deepseek = m.architecture == "DeepseekV3ForCausalLM";
+  return {"mlp.gate.weight", "mlp.experts",
+          "gate_proj",       "up_proj",
+          "down_proj",       deepseek ? "mlp.shared_experts." : "mlp.shared_expert."};
 }
 
 }  // namespace
@@ -47,20 +58,18 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  const std::string why =
-      m.mla                        ? "multi-head latent attention (MLA)"
-      : !m.gated_ffn               ? "a GELU MLP with LayerNorm (GPT-2 style)"
-      : m.num_sliding_layers() > 0 ? "sliding-window attention"
-      : m.attention_sinks          ? "attention sinks"
-      : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
-      : m.moe.num_groups > 1       ? "group-limited routing"
-                                   : "";
-  if (!why.empty()) {
+  if (!m.gated_ffn) {
+    return Error(fmt::format("the runtime does not execute {} (a GELU MLP with LayerNorm, GPT-2 "
+                             "style) yet",
+                             m.name));
+  }
+  if (m.is_moe() &&
+      m.moe.groups_per_token * (m.moe.num_experts / m.moe.num_groups) < m.moe.experts_per_token) {
     return Error(
-        fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
-                    "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
-                    "cover {})",
-                    m.name, why, m.name));
+        fmt::format("{}: topk_group ({}) groups of {} experts cannot supply {} experts "
+                    "per token",
+                    m.name, m.moe.groups_per_token, m.moe.num_experts / m.moe.num_groups,
+                    m.moe.experts_per_token));
   }
   if (l.cp > 1)
     return Error(
@@ -75,10 +84,15 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
 void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidden) const {
   std::vector<float> g(static_cast<size_t>(rows * inter)), u(static_cast<size_t>(rows * inter));
   std::vector<float> d(static_cast<size_t>(rows * hidden));
-  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden);
-  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden);
-  kernels::SiluMul(g.data(), u.data(), rows * inter);
-  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter);
+  auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden, bias(gate_bias));
+  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden, bias(up_bias));
+  if (swiglu_limit > 0) {
+    kernels::ClampedSwigluMul(g.data(), u.data(), rows * inter, swiglu_limit);
+  } else {
+    kernels::SiluMul(g.data(), u.data(), rows * inter);
+  }
+  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter, bias(down_bias));
   for (size_t i = 0; i < d.size(); ++i) y[i] += d[i];
 }
 
@@ -123,28 +137,44 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   const MoeNames moe_names = MoeNamesFor(m);
   for (int64_t i = r.layer_begin_; i < r.layer_end_; ++i) {
     Layer L;
+    L.window = m.layers[i].sliding_window;
+    if (m.attention_sinks) {
+      SW_ASSIGN_OR_RETURN(L.sinks, vec(LayerName(i, "self_attn.sinks"), m.num_heads,
+                                       {r.head_begin_, r.head_begin_ + r.heads_}));
+    }
     SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
     SW_ASSIGN_OR_RETURN(L.post_norm,
                         vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.q,
-                        read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.k,
-                        read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.v,
-                        read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.o,
-                        read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
-    if (m.qkv_bias) {
-      SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
-      SW_ASSIGN_OR_RETURN(L.k_bias, vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
-      SW_ASSIGN_OR_RETURN(L.v_bias, vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
-    }
-    if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
-      SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
-    }
-    if (m.qk_norm) {
-      SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
-      SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+    if (m.mla) {
+      SW_ASSIGN_OR_RETURN(MlaAttention mla, MlaAttention::Load(m, i, r.head_begin_, r.heads_, w,
+                                                               sequences, max_tokens));
+      L.mla = std::move(mla);
+    } else {
+      SW_ASSIGN_OR_RETURN(L.q,
+                          read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(L.o,
+                          read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+      if (m.qkv_bias) {
+        SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
+        SW_ASSIGN_OR_RETURN(L.k_bias,
+                            vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
+        SW_ASSIGN_OR_RETURN(L.v_bias,
+                            vec(LayerName(i, "self_attn.v_proj.bias"), kv_width, kv_rows));
+      }
+      if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
+        SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
+      }
+      if (m.qk_norm) {
+        SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
+        SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
+      }
+      const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+      L.k_cache.assign(cache, 0.0f);
+      L.v_cache.assign(cache, 0.0f);
     }
     if (!m.layers[i].moe) {
       const int64_t part = m.intermediate_size / tp;
@@ -155,6 +185,10 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t experts = m.moe.num_experts;
       SW_ASSIGN_OR_RETURN(L.router,
                           read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      if (m.moe.router_score_bias) {
+        SW_ASSIGN_OR_RETURN(L.score_bias, vec(LayerName(i, "mlp.gate.e_score_correction_bias"),
+                                              experts, {0, experts}));
+      }
       // Expert ownership: EP index = stage_rank / expert-TP; the expert-TP index picks the slice.
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
@@ -162,26 +196,46 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t local = experts / l.ep;
       r.expert_begin_ = ep_index * local;
       const int64_t ie = m.moe.expert_intermediate_size, part = ie / etp;
+      if (m.moe.router_bias) {
+        SW_ASSIGN_OR_RETURN(L.router_bias,
+                            vec(LayerName(i, "mlp.router.bias"), experts, {0, experts}));
+      }
+      const Slice expert_part{etp_index * part, (etp_index + 1) * part};
       for (int64_t e = r.expert_begin_; e < r.expert_begin_ + local; ++e) {
-        SW_ASSIGN_OR_RETURN(Mlp ex, mlp(LayerName(i, fmt::format("{}.{}.", moe_names.prefix, e)),
-                                        moe_names.gate, moe_names.up, moe_names.down, ie,
-                                        {etp_index * part, (etp_index + 1) * part}));
+        Mlp ex;
+        if (m.moe.expert_bias) {  // gpt-oss: fused, biased experts; one expert-TP rank adds the
+                                  // down bias
+          SW_ASSIGN_OR_RETURN(ExpertShard s,
+                              ReadFusedExpert(w, LayerName(i, "mlp.experts."), e, experts, h, ie,
+                                              expert_part, etp_index == 0));
+          ex.inter = part;
+          ex.gate = std::move(s.gate);
+          ex.up = std::move(s.up);
+          ex.down = std::move(s.down);
+          ex.gate_bias = std::move(s.gate_bias);
+          ex.up_bias = std::move(s.up_bias);
+          ex.down_bias = std::move(s.down_bias);
+          ex.swiglu_limit = static_cast<float>(m.moe.swiglu_limit);
+        } else {
+          SW_ASSIGN_OR_RETURN(
+              ex, mlp(LayerName(i, fmt::format("{}.{}.", moe_names.prefix, e)), moe_names.gate,
+                      moe_names.up, moe_names.down, ie, expert_part));
+        }
         L.experts.push_back(std::move(ex));
       }
       if (m.moe.num_shared_experts > 0) {
-        const int64_t is = m.moe.shared_intermediate_size, spart = is / tp;
+        // DeepSeek keeps its shared experts as one MLP of their summed width.
+        const int64_t is = m.moe.shared_intermediate_size * m.moe.num_shared_experts,
+                      spart = is / tp;
         SW_ASSIGN_OR_RETURN(
-            L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj", "down_proj",
-                          is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
+            L.shared, mlp(LayerName(i, moe_names.shared), "gate_proj", "up_proj", "down_proj", is,
+                          {p.tp_index * spart, (p.tp_index + 1) * spart}));
         if (m.moe.shared_expert_gate) {
           SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1,
                                                   h, {0, 1}, all_h));
         }
       }
     }
-    const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
-    L.k_cache.assign(cache, 0.0f);
-    L.v_cache.assign(cache, 0.0f);
     r.layers_.push_back(std::move(L));
   }
   const int64_t vocab = m.vocab_size;
@@ -209,6 +263,11 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
                             const RankComms& c) {
   const int64_t h = model_.hidden_size, hd = model_.head_dim;
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  if (L.mla) {
+    out.assign(static_cast<size_t>(rows * h), 0.0f);
+    L.mla->Forward(hin.data(), out.data(), seqs, pos, len);
+    return c.tp->AllReduceSum(out);
+  }
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
@@ -246,14 +305,19 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
       for (int64_t hh = 0; hh < heads_; ++hh) {
         const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
         const float* qv = q.data() + row * qw + hh * hd;
-        scores.resize(static_cast<size_t>(p + 1));
-        for (int64_t j = 0; j <= p; ++j)
-          scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
-        kernels::Softmax(scores.data(), p + 1);
+        // Keys j0..p (the last `window` on sliding layers); a sink logit joins the softmax
+        // as one more entry whose probability is dropped.
+        const int64_t j0 = L.window > 0 ? std::max<int64_t>(0, p - L.window + 1) : 0,
+                      n = p + 1 - j0;
+        scores.resize(static_cast<size_t>(n + (L.sinks.empty() ? 0 : 1)));
+        for (int64_t j = j0; j <= p; ++j)
+          scores[j - j0] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
+        if (!L.sinks.empty()) scores[n] = L.sinks[hh];
+        kernels::Softmax(scores.data(), static_cast<int64_t>(scores.size()));
         float* o = attn.data() + row * qw + hh * hd;
-        for (int64_t j = 0; j <= p; ++j) {
+        for (int64_t j = j0; j <= p; ++j) {
           const float* vv = vc + j * kw + kvh * hd;
-          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j] * vv[d];
+          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j - j0] * vv[d];
         }
       }
     }
@@ -281,23 +345,12 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
       for (int64_t d = 0; d < h; ++d) out[t * h + d] += g * shared[t * h + d];
     }
   }
-  // Routing, identical on every rank: softmax over experts, top-k, optional renormalisation.
+  // Routing, identical on every rank.
   std::vector<float> logits(static_cast<size_t>(rows * experts));
-  kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h);
-  std::vector<std::vector<std::pair<int64_t, float>>> routes(static_cast<size_t>(rows));
-  std::vector<int64_t> order(static_cast<size_t>(experts));
-  for (int64_t t = 0; t < rows; ++t) {
-    float* p = logits.data() + t * experts;
-    kernels::Softmax(p, experts);
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int64_t a, int64_t b) { return p[a] != p[b] ? p[a] > p[b] : a < b; });
-    float sum = 0;
-    for (int64_t j = 0; j < k; ++j) sum += p[order[j]];
-    for (int64_t j = 0; j < k; ++j) {
-      routes[t].emplace_back(order[j], model_.norm_topk_prob ? p[order[j]] / sum : p[order[j]]);
-    }
-  }
+  kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h,
+                   L.router_bias.empty() ? nullptr : L.router_bias.data());
+  const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
+                                    L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
   const int64_t local = static_cast<int64_t>(L.experts.size());
   if (layout_.ep == 1) {
     // Every expert is here, split over TP: apply its share to each token routed to it.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/finite_check.h"
 #include "shardwise/runtime/rank_model.h"
 #include "shardwise/runtime/weights.h"
@@ -50,6 +51,7 @@ std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
 
 Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
+  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout));
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
@@ -101,8 +103,11 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   }
   weights = FiniteWeights(std::move(weights));
   const int64_t max_tokens = c.prompt_tokens + c.generate_tokens;
-  SW_ASSIGN_OR_RETURN(RankModel model,
+  SW_ASSIGN_OR_RETURN(RankModel host_model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, max_tokens));
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
+                      MakeStageCompute(c.device_compute, std::move(host_model), world.rank()));
+  StageCompute& model = *compute;
   weights.reset();
 
   // Micro-batches: up to one per stage.
@@ -138,7 +143,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
           SW_RETURN_IF_ERROR(pp->Recv(token_buf, last_stage));
           next[m].assign(token_buf.begin(), token_buf.end());
         }
-        model.Embed(next[m], x);
+        SW_RETURN_IF_ERROR(model.Embed(next[m], x));
       } else {
         x.assign(static_cast<size_t>(n * len * hidden), 0.0f);
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
@@ -154,7 +159,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
       }
-      model.Logits(x, n, len, logits);
+      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits));
       if (const Status finite = CheckFinite(logits, fmt::format("the logits (step {})", step));
           !finite.ok()) {
         return RuntimeFailure(finite.message());

@@ -82,7 +82,9 @@ class Safetensors final : public WeightSource {
     const TensorInfo& t = it->second;
     const bool one_d = shape_rows == 1 && t.shape.size() == 1;
     const bool matches = one_d ? t.shape[0] == shape_cols
-                               : t.shape.size() == 2 && t.shape[0] == shape_rows && t.shape[1] == shape_cols;
+                               : (t.shape.size() == 2 && t.shape[0] == shape_rows && t.shape[1] == shape_cols) ||
+                                     (t.shape.size() == 3 && t.shape[0] * t.shape[1] == shape_rows &&
+                                      t.shape[2] == shape_cols);  // [E, a, b] read as [E x a, b]
     if (!matches) {
       std::string got;
       for (int64_t d : t.shape) got += (got.empty() ? "" : ", ") + std::to_string(d);

@@ -61,7 +61,8 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
-  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "multi-head latent attention");
+  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "of memory here");
+  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of memory here");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
   ExpectOneLineError(RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),

@@ -9,6 +9,16 @@ Written from the architectures' published descriptions, not from shardwise's C++
     before the rotation (Qwen3).
   - Mixtral ("Mixtral of Experts", Jiang et al. 2024): softmax over the router logits, top-k,
     the chosen weights renormalised; Qwen-MoE adds a sigmoid-gated shared expert.
+  - DeepSeek-V3 ("DeepSeek-V3 Technical Report" §2.1, with multi-head latent attention from
+    the DeepSeek-V2 paper §2.1): low-rank Q and a compressed KV latent expanded per head, a
+    decoupled rotary key shared by all heads (rotating adjacent pairs, as complex numbers),
+    softmax scaled by YaRN's mscale^2; sigmoid router scores with a correction bias used only
+    for choosing, group-limited top-k, renormalised weights times routed_scaling_factor,
+    shared experts, dense first layers.
+  - gpt-oss (the gpt-oss model card, "gpt-oss-120b & gpt-oss-20b Model Card", OpenAI 2025):
+    attention with biases, every other layer banded to a sliding window, one learned sink
+    logit per head joining each softmax; a biased router whose top-k logits are softmaxed;
+    experts with biases and a clamped SwiGLU, (up + 1) * gate * sigmoid(1.702 gate); YaRN.
   - rope_scaling: linear (Chen et al. 2023), dynamic NTK, YaRN (Peng et al. 2023), Llama 3.1's
     llama3 scaling.
 It recomputes the whole sequence for every generated token (no KV cache), in float64, from the
@@ -154,12 +164,19 @@ def rotate(x, positions, inv, magnitude, interleaved=False):
     return out
 
 
-def causal_attention(q, k, v, scale):
-    """q [T, H, d], k and v [T, H, d'] (already one KV head per query head)."""
+def causal_attention(q, k, v, scale, window=0, sinks=None):
+    """q [T, H, d], k and v [T, H, d'] (already one KV head per query head). A window keeps
+    the last `window` keys of each query; sinks [H] add one logit per head to the softmax."""
     t = q.shape[0]
     scores = np.einsum("qhd,khd->hqk", q, k) * scale
-    scores = np.where(np.tril(np.ones((t, t), dtype=bool))[None], scores, -np.inf)
-    return np.einsum("hqk,khd->qhd", softmax(scores), v)
+    query, key = np.arange(t)[:, None], np.arange(t)[None, :]
+    visible = (key <= query) & ((key > query - window) if window else True)
+    scores = np.where(visible[None], scores, -np.inf)
+    if sinks is None:
+        return np.einsum("hqk,khd->qhd", softmax(scores), v)
+    sink = np.broadcast_to(sinks[:, None, None], (scores.shape[0], t, 1))
+    probs = softmax(np.concatenate([scores, sink], axis=-1))[..., :-1]
+    return np.einsum("hqk,khd->qhd", probs, v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,6 +205,7 @@ class Model:
                                                                cfg["num_attention_heads"])
         head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
         qwen2 = self.arch.startswith("Qwen2")
+        gpt_oss = self.arch == "GptOssForCausalLM"
         bias = qwen2 or cfg.get("attention_bias", False)
         t = x.shape[0]
         q = self.linear(x, i, "self_attn.q_proj", bias).reshape(t, heads, head_dim)
@@ -200,9 +218,94 @@ class Model:
         q, k = rotate(q, positions, inv, magnitude), rotate(k, positions, inv, magnitude)
         group = heads // kv_heads
         k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
-        o = causal_attention(q, k, v, 1.0 / math.sqrt(head_dim)).reshape(t, heads * head_dim)
+        window, sinks = 0, None
+        if gpt_oss:
+            if cfg["layer_types"][i] == "sliding_attention":
+                window = cfg["sliding_window"]
+            sinks = self.p(i, "self_attn.sinks")
+        o = causal_attention(q, k, v, 1.0 / math.sqrt(head_dim), window, sinks)
+        o = o.reshape(t, heads * head_dim)
         o_bias = cfg.get("attention_bias", False) and not qwen2
         return self.linear(o, i, "self_attn.o_proj", o_bias)
+
+    # DeepSeek-V3 multi-head latent attention, the plain (non-absorbed) form.
+    def mla(self, x, i, positions):
+        cfg = self.cfg
+        heads, nope, rope = cfg["num_attention_heads"], cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"]
+        v_dim, rank = cfg["v_head_dim"], cfg["kv_lora_rank"]
+        t = x.shape[0]
+        if cfg.get("q_lora_rank"):
+            cq = rms_norm(self.linear(x, i, "self_attn.q_a_proj"),
+                          self.p(i, "self_attn.q_a_layernorm.weight"), self.eps)
+            q = self.linear(cq, i, "self_attn.q_b_proj")
+        else:
+            q = self.linear(x, i, "self_attn.q_proj")
+        q = q.reshape(t, heads, nope + rope)
+        compressed = self.linear(x, i, "self_attn.kv_a_proj_with_mqa")
+        c_kv = rms_norm(compressed[:, :rank], self.p(i, "self_attn.kv_a_layernorm.weight"), self.eps)
+        k_rope = compressed[:, None, rank:]
+        kv = (c_kv @ self.p(i, "self_attn.kv_b_proj.weight").T).reshape(t, heads, nope + v_dim)
+        inv, magnitude = rope_frequencies(cfg, rope, t)
+        # Pairs (2j, 2j+1) as complex numbers z, rotated by z * exp(i pos inv_j).
+        def rotate_complex(a):
+            z = (a[..., 0::2] + 1j * a[..., 1::2]) * magnitude * np.exp(
+                1j * positions[:, None, None] * inv[None, None, :])
+            out = np.empty_like(a)
+            out[..., 0::2], out[..., 1::2] = z.real, z.imag
+            return out
+        q_rope, k_rope = rotate_complex(q[..., nope:]), rotate_complex(k_rope)
+        query = np.concatenate([q[..., :nope], q_rope], axis=-1)
+        key = np.concatenate([kv[..., :nope], np.repeat(k_rope, heads, axis=1)], axis=-1)
+        scale = 1.0 / math.sqrt(nope + rope)
+        scaling = cfg.get("rope_scaling") or {}
+        if scaling.get("mscale_all_dim"):
+            scale *= yarn_mscale(scaling["factor"], scaling["mscale_all_dim"]) ** 2
+        o = causal_attention(query, key, kv[..., nope:], scale).reshape(t, heads * v_dim)
+        return self.linear(o, i, "self_attn.o_proj")
+
+    def deepseek_moe(self, x, i):
+        cfg = self.cfg
+        experts, top_k = cfg["n_routed_experts"], cfg["num_experts_per_tok"]
+        groups, top_groups = cfg.get("n_group", 1), cfg.get("topk_group", 1)
+        logits = x @ self.p(i, "mlp.gate.weight").T
+        scores = 1.0 / (1.0 + np.exp(-logits)) if cfg.get("scoring_func") == "sigmoid" else softmax(logits)
+        biased = scores + (self.p(i, "mlp.gate.e_score_correction_bias")
+                           if cfg.get("topk_method") == "noaux_tc" else 0.0)
+        size = experts // groups
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            def group_score(g):
+                members = sorted(biased[t, g * size:(g + 1) * size], reverse=True)
+                return sum(members[:2]) if cfg.get("topk_method") == "noaux_tc" else members[0]
+            kept = sorted(range(groups), key=lambda g: (-group_score(g), g))[:top_groups]
+            allowed = [e for g in kept for e in range(g * size, (g + 1) * size)]
+            chosen = sorted(allowed, key=lambda e: (-biased[t, e], e))[:top_k]
+            weights = scores[t, chosen]
+            if cfg.get("norm_topk_prob", False):
+                weights = weights / weights.sum()
+            weights = weights * cfg.get("routed_scaling_factor", 1.0)
+            for e, weight in zip(chosen, weights):
+                out[t] += weight * self.swiglu(x[t:t + 1], i, f"mlp.experts.{e}.")[0]
+        if cfg.get("n_shared_experts"):
+            out += self.swiglu(x, i, "mlp.shared_experts.")
+        return out
+
+    def gpt_oss_moe(self, x, i):
+        cfg = self.cfg
+        top_k, limit, alpha = cfg["num_experts_per_tok"], cfg["swiglu_limit"], 1.702
+        logits = self.linear(x, i, "mlp.router", bias=True)
+        gate_up, gate_up_bias = self.p(i, "mlp.experts.gate_up_proj"), self.p(i, "mlp.experts.gate_up_proj_bias")
+        down, down_bias = self.p(i, "mlp.experts.down_proj"), self.p(i, "mlp.experts.down_proj_bias")
+        out = np.zeros_like(x)
+        for t in range(x.shape[0]):
+            chosen = sorted(range(logits.shape[1]), key=lambda e: (-logits[t, e], e))[:top_k]
+            weights = softmax(logits[t, chosen])
+            for e, weight in zip(chosen, weights):
+                h = x[t] @ gate_up[e] + gate_up_bias[e]  # stored [hidden, 2 x inter]
+                gate, up = np.minimum(h[0::2], limit), np.clip(h[1::2], -limit, limit)
+                glu = gate / (1.0 + np.exp(-alpha * gate))
+                out[t] += weight * (((up + 1) * glu) @ down[e] + down_bias[e])
+        return out
 
     def swiglu(self, x, i, prefix, gate="gate_proj", up="up_proj", down="down_proj"):
         h = silu(self.linear(x, i, prefix + gate)) * self.linear(x, i, prefix + up)
@@ -210,8 +313,10 @@ class Model:
 
     def is_moe_layer(self, i):
         cfg = self.cfg
-        if self.arch == "MixtralForCausalLM":
+        if self.arch in ("MixtralForCausalLM", "GptOssForCausalLM"):
             return True
+        if self.arch == "DeepseekV3ForCausalLM":
+            return i >= cfg.get("first_k_dense_replace", 0) and i % cfg.get("moe_layer_freq", 1) == 0
         if self.arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
             return (i not in cfg.get("mlp_only_layers", []) and cfg["num_experts"] > 0 and
                     (i + 1) % cfg.get("decoder_sparse_step", 1) == 0)
@@ -219,6 +324,10 @@ class Model:
 
     def moe(self, x, i):
         cfg = self.cfg
+        if self.arch == "DeepseekV3ForCausalLM":
+            return self.deepseek_moe(x, i)
+        if self.arch == "GptOssForCausalLM":
+            return self.gpt_oss_moe(x, i)
         mixtral = self.arch == "MixtralForCausalLM"
         block = "block_sparse_moe." if mixtral else "mlp."
         names = ("w1", "w3", "w2") if mixtral else ("gate_proj", "up_proj", "down_proj")
@@ -245,7 +354,8 @@ class Model:
         positions = np.arange(len(tokens), dtype=np.float64)
         for i in range(self.cfg["num_hidden_layers"]):
             h = rms_norm(x, self.p(i, "input_layernorm.weight"), self.eps)
-            x = x + self.attention(h, i, positions)
+            attention = self.mla if self.arch == "DeepseekV3ForCausalLM" else self.attention
+            x = x + attention(h, i, positions)
             h = rms_norm(x, self.p(i, "post_attention_layernorm.weight"), self.eps)
             x = x + (self.moe(h, i) if self.is_moe_layer(i) else self.swiglu(h, i, "mlp."))
         x = rms_norm(x, self.w["model.norm.weight"], self.eps)

@@ -3,11 +3,10 @@
 // give the single-rank reference's logits (max relative error <= 1e-4) and the same greedy
 // tokens, on the threads backend. tiny-dense has 12 query and 2 KV heads, so tp 3 (not a power
 // of two) and tp 3 or 4 (more than the KV heads) are both exercised.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "shardwise/model/catalog.h"
 #include "shardwise/runtime/comm/thread_comm.h"
@@ -20,11 +19,12 @@ namespace {
 
 RunResult RunLayout(const RunConfig& c) {
   RunResult out;
-  const Status s = RunOnThreads(static_cast<int>(c.layout.gpus()), 30, [&](Communicator& w) -> Status {
-    SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
-    if (w.rank() == 0) out = std::move(r);
-    return Status();
-  });
+  const Status s =
+      RunOnThreads(static_cast<int>(c.layout.gpus()), 30, [&](Communicator& w) -> Status {
+        SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
+        if (w.rank() == 0) out = std::move(r);
+        return Status();
+      });
   EXPECT_TRUE(s.ok()) << c.layout.ToString() << ": " << s.message();
   return out;
 }
@@ -63,6 +63,13 @@ TEST(Differential, TinyDenseEveryLayout) { ExpectAllLayoutsMatch("tiny-dense", 1
 
 TEST(Differential, TinyMoeEveryLayout) { ExpectAllLayoutsMatch("tiny-moe", 25); }
 
+// MLA (prefill expanded, decode absorbed) with DeepSeek-V3 routing, dense first layer and a
+// shared expert: 8 heads, so tp in {1, 2, 4}.
+TEST(Differential, TinyMlaEveryLayout) { ExpectAllLayoutsMatch("tiny-mla", 20); }
+
+// gpt-oss: sliding-window and full layers, sinks, biased router and experts, clamped SwiGLU.
+TEST(Differential, TinyGptOssEveryLayout) { ExpectAllLayoutsMatch("tiny-gptoss", 20); }
+
 // Architecture variants on the tiny shapes: Qwen3 (per-head Q/K RMSNorm, no biases) and
 // Mixtral (block_sparse_moe tensor names, always-renormalised top-k, no shared expert).
 void ExpectVariantMatches(ModelSpec m, const std::vector<std::string>& layouts) {
@@ -76,7 +83,8 @@ void ExpectVariantMatches(ModelSpec m, const std::vector<std::string>& layouts) 
     RunConfig sharded = c;
     sharded.layout = ParseLayout(text).value();
     const RunResult got = RunLayout(sharded);
-    EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4) << c.model.architecture << " " << text;
+    EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4)
+        << c.model.architecture << " " << text;
     EXPECT_EQ(got.tokens, ref.tokens) << c.model.architecture << " " << text;
   }
 }

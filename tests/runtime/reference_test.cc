@@ -1,16 +1,19 @@
 // shardwise against an independent implementation: tests/reference/reference_forward.py, a
 // float64 NumPy forward pass written from the architectures' published descriptions, runs the
 // same safetensors checkpoint and prompts; the unsharded run's greedy tokens must be identical
-// and its last-step logits within fp32 rounding (max |diff| / max |logit| <= 5e-7, the agreement
-// measured by hand between shardwise, llama.cpp and NumPy on plain Llama shapes). Skipped only
-// when no python3 with NumPy is found (scripts/install-deps.sh installs python3-numpy).
+// and its last-step logits within fp32 rounding: max |diff| / max |logit| <= 1e-6, 8 float
+// ulps of the largest logit. Measured: 2.5e-7 to 4.3e-7 on the Llama, Qwen and Mixtral shapes
+// (the ~5e-7 seen by hand between shardwise, llama.cpp and NumPy on plain Llama shapes), 4.9e-7
+// (prefill) and 5.2e-7 (after 5 absorbed decode steps) for MLA, whose layers chain twice as
+// many matmuls. Skipped only when no python3 with NumPy is found (scripts/install-deps.sh
+// installs python3-numpy).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "shardwise/common/json_fields.h"
@@ -22,7 +25,7 @@
 namespace shardwise {
 namespace {
 
-constexpr double kRelativeBar = 5e-7;
+constexpr double kRelativeBar = 1e-6;
 
 // The first python3 that imports numpy: Debian's (where install-deps.sh puts python3-numpy),
 // then whatever PATH finds. Empty when there is none.
@@ -138,7 +141,13 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair{std::string("qwen3"), Case{"tests/reference/configs/tiny-qwen3.json", nullptr}},
         std::pair{std::string("mixtral"),
                   Case{"tests/reference/configs/tiny-mixtral.json", nullptr}},
-        std::pair{std::string("qwen2_moe"), Case{"data/models/tiny-moe.json", nullptr, 8, 4}}),
+        std::pair{std::string("qwen2_moe"), Case{"data/models/tiny-moe.json", nullptr, 8, 4}},
+        // Decode runs MLA's absorbed form; a one-token run checks the expanded prefill alone.
+        std::pair{std::string("deepseek_v3_mla"), Case{"data/models/tiny-mla.json", nullptr}},
+        // 12 + 6 tokens cross the 8-token window of the sliding layers.
+        std::pair{std::string("gpt_oss"), Case{"data/models/tiny-gptoss.json", nullptr}},
+        std::pair{std::string("deepseek_v3_mla_prefill"),
+                  Case{"data/models/tiny-mla.json", nullptr, 12, 1}}),
     [](const auto& info) { return info.param.first; });
 
 }  // namespace

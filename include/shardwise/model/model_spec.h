@@ -38,6 +38,9 @@ struct MoeSpec {
   bool expert_bias = false;         // biases inside each expert (gpt-oss)
   int64_t num_groups = 1;           // DeepSeek n_group: experts are chosen within top groups
   int64_t groups_per_token = 1;     // DeepSeek topk_group
+  bool sigmoid_scores = false;        // DeepSeek-V3 scoring_func "sigmoid" (else softmax)
+  double routed_scaling_factor = 1.0;  // DeepSeek: multiplies the routed experts' weights
+  double swiglu_limit = 0.0;  // gpt-oss: experts' clamped SwiGLU limit (0: plain SwiGLU)
 };
 
 // rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.

@@ -22,6 +22,9 @@ void Rope(float* v, int64_t heads, int64_t stride, int64_t dim, int64_t position
           const double* inv_freq, double scale, bool interleaved);
 // gate = silu(gate) * up, element-wise.
 void SiluMul(float* gate, const float* up, int64_t n);
+// gate = (clamp(up, -limit, limit) + 1) * g * sigmoid(1.702 g) with g = min(gate, limit): the
+// clamped SwiGLU of gpt-oss's experts (gpt-oss model card).
+void ClampedSwigluMul(float* gate, const float* up, int64_t n, float limit);
 // In-place softmax of n values.
 void Softmax(float* x, int64_t n);
 

@@ -17,6 +17,7 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/mla_attention.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -42,6 +43,10 @@ struct RankComms {
   Communicator* stage = nullptr;  // the replica's stage ranks (EP group)
 };
 
+namespace cuda {
+class HostWeights;  // the CUDA backend copies a loaded RankModel's shard to its GPU
+}  // namespace cuda
+
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
@@ -62,29 +67,38 @@ class RankModel {
   Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
                  const RankComms& comms);
   // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
-  void Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out) const;
+  void Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
+              std::vector<float>& out) const;
 
  private:
+  friend class cuda::HostWeights;
   struct Mlp {
-    std::vector<float> gate, up, down;  // [inter x H], [inter x H], [H x inter]
+    std::vector<float> gate, up, down;                 // [inter x H], [inter x H], [H x inter]
+    std::vector<float> gate_bias, up_bias, down_bias;  // gpt-oss experts; empty otherwise
     int64_t inter = 0;
+    float swiglu_limit = 0;  // > 0: gpt-oss's clamped SwiGLU
     void Apply(const float* h, float* y, int64_t rows, int64_t hidden) const;  // y += mlp(h)
   };
   struct Layer {
     std::vector<float> input_norm, post_norm;
     std::vector<float> q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm, k_norm;
     std::optional<Mlp> mlp;
-    std::vector<float> router;  // [E x H], MoE layers
-    std::vector<Mlp> experts;   // local experts, this rank's expert-TP share
+    int64_t window = 0;               // sliding-window layers: keys kept per query
+    std::vector<float> sinks;         // [heads], gpt-oss's learned sink logits
+    std::vector<float> router_bias;   // [E], gpt-oss
+    std::optional<MlaAttention> mla;  // MLA models, instead of q..v_cache
+    std::vector<float> router;        // [E x H], MoE layers
+    std::vector<float> score_bias;    // [E], DeepSeek-V3's routing correction bias
+    std::vector<Mlp> experts;         // local experts, this rank's expert-TP share
     std::optional<Mlp> shared;
-    std::vector<float> shared_gate;  // [H]
+    std::vector<float> shared_gate;       // [H]
     std::vector<float> k_cache, v_cache;  // [sequences][max_tokens][kv_heads][head_dim]
   };
 
   Status Attention(Layer& layer, const std::vector<float>& h, std::vector<float>& out,
                    const std::vector<int>& seqs, int64_t pos, int64_t len, const RankComms& c);
-  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out,
-             int64_t rows, const RankComms& c) const;
+  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out, int64_t rows,
+             const RankComms& c) const;
 
   ModelSpec model_;
   Layout layout_;

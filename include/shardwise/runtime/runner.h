@@ -27,6 +27,7 @@ struct RunConfig {
   std::string weights_dir;  // empty: weights generated from the seed
   // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
   std::function<void(int64_t step, int64_t steps)> on_step;
+  std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
 };
 
 // The most sequences one run takes (the memory estimate bounds it further).

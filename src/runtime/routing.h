@@ -1,0 +1,25 @@
+// The MoE router: which experts each token goes to and with what weight, from the router
+// logits. Two scorings, chosen by the model:
+//   softmax (Mixtral, Qwen-MoE): softmax over all experts, top-k, optionally renormalised.
+//   sigmoid (DeepSeek-V3 "auxiliary-loss-free" routing, DeepSeek-V3 Technical Report §2.1.2):
+//     s = sigmoid(logit); experts are chosen by s + correction bias, first the topk_group
+//     groups with the largest sum of their two best biased scores, then the top-k inside
+//     them; the weights are the unbiased s, renormalised, times routed_scaling_factor.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "shardwise/model/model_spec.h"
+
+namespace shardwise {
+
+using Routes = std::vector<std::vector<std::pair<int64_t, float>>>;  // [token] -> (expert, weight)
+
+// logits [rows x experts]; score_bias [experts] or null.
+Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
+                   const float* score_bias, int64_t rows);
+
+}  // namespace shardwise
