@@ -105,6 +105,8 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const int64_t max_tokens = c.prompt_tokens + c.generate_tokens;
   SW_ASSIGN_OR_RETURN(RankModel host_model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, max_tokens));
+  const int64_t stage_first_layer = host_model.layer_begin();
+  const int64_t stage_last_layer = host_model.layer_end() - 1;
   SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
                       MakeStageCompute(c.device_compute, std::move(host_model), world.rank()));
   StageCompute& model = *compute;
@@ -151,7 +153,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       SW_RETURN_IF_ERROR(model.Forward(x, seqs, pos, len, comms));
       if (const Status finite =
               CheckFinite(x, fmt::format("the activations after layers {} to {} (step {})",
-                                         model.layer_begin(), model.layer_end() - 1, step));
+                                         stage_first_layer, stage_last_layer, step));
           !finite.ok()) {
         return RuntimeFailure(finite.message());
       }
