@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                            # command line
   libopenmpi-dev openmpi-bin              # the MPI communicator backend and mpirun
   libfmt-dev                              # formatting
+  chromium                                # headless browser for the HTML report's test
 )
 
 missing=()
