@@ -28,6 +28,7 @@ void AddRunCommand(CLI::App& app, Status& result);
 void AddHelpCommand(CLI::App& app, Status& result);
 void AddReportCommand(CLI::App& app, Status& result);
 void AddCompareCommand(CLI::App& app, Status& result);
+void AddRecommendCommand(CLI::App& app, Status& result);
 
 // Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md): 2 since
 // metrics became nested objects with units in their names.

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, run, report, compare, help.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, recommend, run, report, compare, help.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   cli::AddRunCommand(app, result);
   cli::AddReportCommand(app, result);
   cli::AddCompareCommand(app, result);
+  cli::AddRecommendCommand(app, result);
   cli::AddHelpCommand(app, result);
 
   try {

@@ -54,11 +54,18 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/gpus_per_replica", "GPUs per replica", false},
       {"/break_even/output_utilization", "break-even utilisation (output)", false},
       {"/demand/gpus", "GPUs for the demand", false}};
+  static const std::vector<Metric> kRecommend = {
+      {"/recommendation/usd_per_mtok_output", "$ per million output tokens at the load", false},
+      {"/recommendation/gpus", "GPUs", false},
+      {"/recommendation/rate_requests_per_s", "requests/s served", true},
+      {"/recommendation/ttft_s", "TTFT at the percentile (s)", false},
+      {"/recommendation/tpot_s", "TPOT at the percentile (s)", false}};
   static const std::vector<Metric> kNone;
   if (command == "plan") return kPlan;
   if (command == "explain") return kExplain;
   if (command == "simulate") return kSimulate;
   if (command == "price") return kPrice;
+  if (command == "recommend") return kRecommend;
   return kNone;
 }
 
@@ -72,6 +79,9 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/kv_dtype", "KV cache"},
     {"/layout", "layout"},
     {"/layouts/0/layout", "chosen layout"},
+    {"/recommendation/layout", "recommended layout"},
+    {"/rate_requests_per_s", "rate (requests/s)"},
+    {"/percentile", "percentile"},
     {"/isl", "ISL"},
     {"/osl", "OSL"},
     {"/objective", "objective"},

@@ -1,5 +1,5 @@
-// Side-by-side comparison of two results of the same command (plan, explain, simulate or
-// price, as --json prints them): the inputs that differ, the headline metrics of each with
+// Side-by-side comparison of two results of the same command (plan, explain, simulate, price
+// or recommend, as --json prints them): the inputs that differ, the headline metrics of each with
 // their ratio, and each side's own explanation of what bounds it. Pure; thread-safe.
 #pragma once
 
