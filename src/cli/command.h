@@ -25,6 +25,7 @@ void AddRooflineCommand(CLI::App& app, Status& result);
 void AddSimulateCommand(CLI::App& app, Status& result);
 void AddPriceCommand(CLI::App& app, Status& result);
 void AddRunCommand(CLI::App& app, Status& result);
+void AddTrainCommand(CLI::App& app, Status& result);
 void AddHelpCommand(CLI::App& app, Status& result);
 void AddReportCommand(CLI::App& app, Status& result);
 void AddCompareCommand(CLI::App& app, Status& result);

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, recommend, run, report, compare, help.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, recommend, run, train, report, compare, help.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, result);
   cli::AddPriceCommand(app, result);
   cli::AddRunCommand(app, result);
+  cli::AddTrainCommand(app, result);
   cli::AddReportCommand(app, result);
   cli::AddCompareCommand(app, result);
   cli::AddRecommendCommand(app, result);
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "shardwise: error: %s\n",
                  cli::DescribeParseError(app, e, argc, argv).c_str());
     return 2;
+  } catch (const std::exception& e) {  // a bug (or memory exhausted): still one line, no abort
+    std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
+    return 3;
   }
   if (app.get_subcommands().empty()) {
     std::cout << app.help();

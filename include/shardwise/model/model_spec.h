@@ -40,6 +40,23 @@ struct MoeSpec {
   int64_t groups_per_token = 1;     // DeepSeek topk_group
 };
 
+// rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.
+// Types as Hugging Face names them ("linear", "dynamic", "yarn", "llama3"); an empty type means
+// plain RoPE. A type nobody implements is kept as written so the runtime can refuse it.
+struct RopeScaling {
+  std::string type;
+  double factor = 1.0;
+  int64_t original_max_position_embeddings = 0;  // 0: max_position_embeddings
+  double low_freq_factor = 1.0;                  // llama3
+  double high_freq_factor = 4.0;                 // llama3
+  double beta_fast = 32.0;        // yarn: rotations per context below which dims interpolate
+  double beta_slow = 1.0;         // yarn
+  double mscale = 0.0;            // yarn (DeepSeek): attention temperature terms; 0 = unset
+  double mscale_all_dim = 0.0;    // yarn (DeepSeek)
+  double attention_factor = 0.0;  // yarn: explicit cos/sin scale; 0 = derived from factor
+  bool truncate = true;           // yarn: round the correction range to whole dims
+};
+
 struct LayerSpec {
   bool moe = false;            // MoE feed-forward (else dense with intermediate_size)
   int64_t sliding_window = 0;  // tokens of KV kept; 0 means full attention
@@ -60,6 +77,10 @@ struct ModelSpec {
   bool o_bias = false;             // gpt-oss
   bool qk_norm = false;            // Qwen3: RMSNorm over each Q and K head
   bool attention_sinks = false;    // gpt-oss: one learned sink logit per head
+  bool gated_ffn = true;           // SwiGLU: gate, up, down; false: GELU MLP, up and down (GPT-2)
+  bool ffn_bias = false;           // GPT-2: biases on the MLP projections
+  bool norm_bias = false;          // GPT-2: LayerNorm (weight and bias) instead of RMSNorm
+  int64_t position_embeddings = 0;  // GPT-2: rows of the learned absolute position table
   AttentionKind attention = AttentionKind::kMha;
   std::optional<MlaSpec> mla;
   MoeSpec moe;
@@ -68,6 +89,7 @@ struct ModelSpec {
   // Numerics the runtime needs (analytic code ignores them).
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
   bool norm_topk_prob = false;  // renormalise the top-k routing weights to sum to 1
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
