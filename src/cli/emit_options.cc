@@ -7,21 +7,21 @@
 #include <fstream>
 #include <iostream>
 
+#include "output_guard.h"
 #include "shardwise/emit/launch_config.h"
 
 namespace shardwise::cli {
 namespace {
 
-// A file we may replace: absent, or one shardwise wrote (its first lines say so).
-bool OursOrAbsent(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return true;
-  std::ifstream in(path);
-  std::string head(512, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head.find("Written by shardwise") != std::string::npos ||
-         head.find("Written by 'shardwise") != std::string::npos;
+// A launch file we may replace without --force: absent, or one shardwise wrote (its first
+// lines say so).
+Status CheckLaunchFile(const std::filesystem::path& path, bool force) {
+  return CheckOutputPath(path.string(), force, "launch file written by shardwise",
+                         [](const std::string& content) {
+                           const std::string head = content.substr(0, 512);
+                           return head.find("Written by shardwise") != std::string::npos ||
+                                  head.find("Written by 'shardwise") != std::string::npos;
+                         });
 }
 
 }  // namespace
@@ -41,16 +41,10 @@ Status EmitOptions::Validate(bool force_files) const {
   }
   SW_RETURN_IF_ERROR(emit::ParseEngine(engine).status());
   if (rank < 1 || rank > 1000) return Error("--emit-rank must be between 1 and 1000");
-  if (!dir.empty() && !force_files) {
-    for (const std::string& name : {"launch_" + engine + ".sh", std::string("trtllm_extra.yaml")}) {
-      if (name == "trtllm_extra.yaml" && engine != "trtllm") continue;
-      const std::filesystem::path path = std::filesystem::path(dir) / name;
-      if (!OursOrAbsent(path)) {
-        return Error(
-            fmt::format("--emit-dir: {} exists and was not written by shardwise; "
-                        "choose another directory or add --force",
-                        path.string()));
-      }
+  if (!dir.empty()) {
+    SW_ASSIGN_OR_RETURN(emit::Engine which, emit::ParseEngine(engine));
+    for (const std::string& name : emit::LaunchFileNames(which)) {
+      SW_RETURN_IF_ERROR(CheckLaunchFile(std::filesystem::path(dir) / name, force_files));
     }
   }
   return Status();
@@ -96,17 +90,14 @@ StatusOr<nlohmann::json> EmitOptions::Emit(const ModelSpec& model, const std::st
     fs::create_directories(dir, ec);
     if (ec) return Error(fmt::format("--emit-dir {}: cannot create it ({})", dir, ec.message()));
     for (const emit::LaunchFile& f : config.files) {
-      const fs::path path = fs::path(dir) / f.name;
-      if (!force && !OursOrAbsent(path)) {
-        return Error(
-            fmt::format("--emit-dir: {} exists and was not written by shardwise; "
-                        "choose another directory or add --force",
-                        path.string()));
-      }
+      SW_RETURN_IF_ERROR(CheckLaunchFile(fs::path(dir) / f.name, force));
     }
     for (const emit::LaunchFile& f : config.files) {
       const fs::path path = fs::path(dir) / f.name;
-      std::ofstream(path) << f.text;
+      std::ofstream out(path, std::ios::trunc);
+      out << f.text;
+      out.close();
+      if (!out) return Error(fmt::format("--emit-dir: cannot write {}", path.string()));
       if (f.name.ends_with(".sh")) {
         fs::permissions(path,
                         fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,

@@ -4,14 +4,22 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "output_guard.h"
 #include "shardwise/perf/roofline.h"
 #include "shardwise/report/html_page.h"
 
 namespace shardwise::cli {
+namespace {
+
+Status CheckPagePath(const std::string& path, bool force) {
+  return CheckOutputPath(path, force, "page written by shardwise", [](const std::string& content) {
+    return content.find(report::kGeneratorMeta) != std::string::npos;
+  });
+}
+
+}  // namespace
 
 void HtmlOptions::AddTo(CLI::App* sub) {
   sub->add_option("--html", path,
@@ -21,8 +29,6 @@ void HtmlOptions::AddTo(CLI::App* sub) {
                 "Let --html (and --emit-dir) replace files that shardwise did not write");
 }
 
-Status CheckPagePath(const std::string& path, bool force);
-
 Status HtmlOptions::Write(const nlohmann::json& result) const {
   if (path.empty()) return Status();
   SW_ASSIGN_OR_RETURN(std::string html, report::RenderHtmlPage(result));
@@ -30,28 +36,6 @@ Status HtmlOptions::Write(const nlohmann::json& result) const {
 }
 
 Status HtmlOptions::Check() const { return path.empty() ? Status() : CheckPagePath(path, force); }
-
-Status CheckPagePath(const std::string& path, bool force) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    return Error(
-        fmt::format("--html {}: is a directory; give a file name such as report.html", path));
-  }
-  if (fs::exists(path, ec) && !force) {
-    std::ifstream in(path);
-    std::string head(4096, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<size_t>(in.gcount()));
-    if (head.find(report::kGeneratorMeta) == std::string::npos) {
-      return Error(
-          fmt::format("--html {}: the file exists and is not a shardwise page; choose "
-                      "another name or add --force to replace it",
-                      path));
-    }
-  }
-  return Status();
-}
 
 Status WritePage(const std::string& path, const std::string& html, bool force) {
   SW_RETURN_IF_ERROR(CheckPagePath(path, force));

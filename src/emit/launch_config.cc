@@ -107,7 +107,7 @@ StatusOr<LaunchConfig> Vllm(const LaunchInputs& in) {
   const std::vector<std::string> args = VllmArgs(in, notes);
   LaunchConfig c;
   c.engine = Engine::kVllm;
-  c.files.push_back({"launch_vllm.sh",
+  c.files.push_back({LaunchFileNames(Engine::kVllm)[0],
                      Header(Engine::kVllm, in) + notes + Command("vllm serve " + in.model, args)});
   return c;
 }
@@ -144,8 +144,9 @@ StatusOr<LaunchConfig> Sglang(const LaunchInputs& in) {
   a.push_back(fmt::format("--mem-fraction-static {:g}", in.gpu_memory_utilization));
   LaunchConfig c;
   c.engine = Engine::kSglang;
-  c.files.push_back({"launch_sglang.sh", Header(Engine::kSglang, in) + notes +
-                                             Command("python -m sglang.launch_server", a)});
+  c.files.push_back(
+      {LaunchFileNames(Engine::kSglang)[0],
+       Header(Engine::kSglang, in) + notes + Command("python -m sglang.launch_server", a)});
   return c;
 }
 
@@ -179,9 +180,9 @@ StatusOr<LaunchConfig> Trtllm(const LaunchInputs& in) {
   if (in.kv_dtype == Dtype::kFp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
   LaunchConfig c;
   c.engine = Engine::kTrtllm;
-  c.files.push_back({"launch_trtllm.sh",
+  c.files.push_back({LaunchFileNames(Engine::kTrtllm)[0],
                      Header(Engine::kTrtllm, in) + notes + Command("trtllm-serve " + in.model, a)});
-  c.files.push_back({"trtllm_extra.yaml", yaml});
+  c.files.push_back({LaunchFileNames(Engine::kTrtllm)[1], yaml});
   return c;
 }
 
@@ -192,7 +193,7 @@ StatusOr<LaunchConfig> Dynamo(const LaunchInputs& in) {
   for (std::string& a : VllmArgs(in, notes)) worker.push_back(std::move(a));
   LaunchConfig c;
   c.engine = Engine::kDynamo;
-  c.files.push_back({"launch_dynamo.sh",
+  c.files.push_back({LaunchFileNames(Engine::kDynamo)[0],
                      Header(Engine::kDynamo, in) + notes +
                          "# Needs etcd and NATS running (Dynamo's discovery and messaging).\n" +
                          "python -m dynamo.frontend --http-port 8000 &\n" +
@@ -212,6 +213,12 @@ StatusOr<Engine> ParseEngine(std::string_view name) {
 }
 
 std::string_view EngineName(Engine engine) { return Info(engine).name; }
+
+std::vector<std::string> LaunchFileNames(Engine engine) {
+  std::vector<std::string> names = {fmt::format("launch_{}.sh", EngineName(engine))};
+  if (engine == Engine::kTrtllm) names.push_back("trtllm_extra.yaml");
+  return names;
+}
 std::string_view EngineVersion(Engine engine) { return Info(engine).version; }
 
 StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in) {

@@ -48,6 +48,9 @@ struct LaunchConfig {
   std::vector<LaunchFile> files;  // the first is the shell script to run
 };
 
+// The names of the files MakeLaunchConfig writes for `engine`, the shell script first.
+std::vector<std::string> LaunchFileNames(Engine engine);
+
 // The launch files for `engine`; an error naming the layout feature the engine lacks.
 StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in);
 
