@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "cluster_options.h"
@@ -94,6 +95,16 @@ Status RunPlan(const PlanOptions& o) {
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PrintFormatNotes(cluster.gpu, req.perf);
+  if (req.objective == Objective::kCost) {
+    // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /
+    // tokens/s per GPU, so cost and throughput rank alike; a load makes them differ.
+    std::fprintf(stderr,
+                 "shardwise: note: every layout here pays for the same %lld GPUs, so cost per "
+                 "token ranks them as throughput per GPU does; for the cheapest deployment of a "
+                 "load use 'shardwise recommend --rate R --max-ttft-ms T --max-tpot-ms P "
+                 "--objective cost'\n",
+                 static_cast<long long>(cluster.num_gpus));
+  }
 
   nlohmann::json out;
   {

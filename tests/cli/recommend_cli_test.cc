@@ -2,6 +2,8 @@
 // the most load a cluster serves; its answers are checked with `simulate` run separately.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "run_binary.h"
 
 namespace shardwise::testing {
@@ -81,6 +83,25 @@ TEST(RecommendCli, TwoGpuTypesCompared) {
               a100.Json()["recommendation"]["usd_per_mtok_output"].get<double>() /
                   h100.Json()["recommendation"]["usd_per_mtok_output"].get<double>(),
               1e-9);
+  // Both clusters in one run, ranked by cost: the answer is the cheaper of the two runs above.
+  const RunResult both =
+      RunShardwise("recommend --cluster dgx-h100,dgx-a100 --objective cost" + load + " --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const double h100_usd = h100.Json()["recommendation"]["usd_per_mtok_output"];
+  const double a100_usd = a100.Json()["recommendation"]["usd_per_mtok_output"];
+  const auto rec = both.Json()["recommendation"];
+  EXPECT_EQ(rec["cluster"], h100_usd <= a100_usd ? "dgx-h100" : "dgx-a100");
+  EXPECT_NEAR(rec["usd_per_mtok_output"].get<double>(), std::min(h100_usd, a100_usd), 1e-12);
+}
+
+TEST(PlanCli, CostObjectivePointsToRecommend) {
+  // On one cluster cost and throughput rank layouts alike ($/token = $/GPU-s / tokens/s/GPU);
+  // plan says so rather than pretending to a different answer.
+  const RunResult cost = RunShardwise("plan --objective cost --top 3 --json");
+  const RunResult throughput = RunShardwise("plan --objective throughput --top 3 --json");
+  ASSERT_EQ(cost.exit_code, 0) << cost.err;
+  EXPECT_NE(cost.err.find("shardwise recommend"), std::string::npos) << cost.err;
+  EXPECT_EQ(cost.Json()["layouts"][0]["layout"], throughput.Json()["layouts"][0]["layout"]);
 }
 
 TEST(RecommendCli, BadInput) {
@@ -91,6 +112,12 @@ TEST(RecommendCli, BadInput) {
   ExpectOneLineError(RunShardwise("recommend --model llama-3.1-8b --rate 100000 --max-ttft-ms 100 "
                                   "--max-tpot-ms 20 --max-gpus 8"),
                      "no deployment of up to 8 GPUs");
+  ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
+                                  "--objective cheapest"),
+                     "--objective");
+  ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
+                                  "--cluster dgx-h100,,dgx-a100"),
+                     "empty name");
 }
 
 }  // namespace
