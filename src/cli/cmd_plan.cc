@@ -145,10 +145,17 @@ Status RunPlan(const PlanOptions& o) {
     }
     emitted = &r.ranked[static_cast<size_t>(o.emit.rank - 1)];
   }
+  // Disaggregated prefill workers take the ranked layout that answers a prompt fastest.
+  const StepEstimate* prefill = nullptr;
+  if (emitted && o.emit.disagg) {
+    for (const PlanEntry& p : r.ranked) {
+      if (!prefill || p.estimate.ttft_s < prefill->ttft_s) prefill = &p.estimate;
+    }
+  }
   if (o.json) {
     if (emitted) {
-      SW_ASSIGN_OR_RETURN(out["launch"],
-                          emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, false));
+      SW_ASSIGN_OR_RETURN(out["launch"], emit.Emit(model, o.model, cluster, req.perf,
+                                                   emitted->estimate, prefill, false));
     }
     PrintJson(out);
     return o.html.Write(out);
@@ -188,7 +195,7 @@ Status RunPlan(const PlanOptions& o) {
   std::cout << pareto.Render();
   if (emitted) {
     SW_RETURN_IF_ERROR(
-        emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, true).status());
+        emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, prefill, true).status());
   }
   return o.html.Write(out);
 }

@@ -32,14 +32,22 @@ void EmitOptions::AddTo(CLI::App* sub) {
   sub->add_option("--emit-dir", dir, "Write the launch files into this directory (default: print)");
   sub->add_option("--emit-rank", rank, "Which ranked layout to emit (1 = the best)")
       ->capture_default_str();
+  sub->add_flag("--emit-disagg", disagg,
+                "With --emit dynamo: disaggregated workers, decode on the emitted layout and "
+                "prefill on the ranked layout with the lowest TTFT");
 }
 
 Status EmitOptions::Validate(bool force_files) const {
   if (engine.empty()) {
     if (!dir.empty()) return Error("--emit-dir needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    if (disagg) return Error("--emit-disagg needs --emit dynamo");
     return Status();
   }
   SW_RETURN_IF_ERROR(emit::ParseEngine(engine).status());
+  if (disagg && engine != "dynamo") {
+    return Error(
+        "--emit-disagg needs --emit dynamo (the engine emitted with disaggregated workers)");
+  }
   if (rank < 1 || rank > 1000) return Error("--emit-rank must be between 1 and 1000");
   if (!dir.empty()) {
     SW_ASSIGN_OR_RETURN(emit::Engine which, emit::ParseEngine(engine));
@@ -52,7 +60,8 @@ Status EmitOptions::Validate(bool force_files) const {
 
 StatusOr<nlohmann::json> EmitOptions::Emit(const ModelSpec& model, const std::string& model_arg,
                                            const ClusterSpec& cluster, const PerfOptions& perf,
-                                           const StepEstimate& e, bool print) const {
+                                           const StepEstimate& e, const StepEstimate* prefill,
+                                           bool print) const {
   SW_ASSIGN_OR_RETURN(emit::Engine which, emit::ParseEngine(engine));
   emit::LaunchInputs in;
   in.model = emit::HuggingFaceRepo(model_arg);
@@ -75,15 +84,22 @@ StatusOr<nlohmann::json> EmitOptions::Emit(const ModelSpec& model, const std::st
   const double kv_bytes = e.memory.usable_bytes - e.memory.weight_bytes -
                           e.memory.activation_bytes - e.memory.comm_buffer_bytes;
   in.kv_free_fraction = free_bytes > 0 ? std::clamp(kv_bytes / free_bytes, 0.05, 0.95) : 0.9;
+  if (prefill) {
+    in.prefill_layout = prefill->layout;
+    in.prefill_max_num_seqs = std::max<int64_t>(1, prefill->workload.batch);
+  }
   SW_ASSIGN_OR_RETURN(emit::LaunchConfig config, emit::MakeLaunchConfig(which, in));
 
   nlohmann::json files = nlohmann::json::array();
   for (const emit::LaunchFile& f : config.files)
     files.push_back({{"name", f.name}, {"text", f.text}});
-  const nlohmann::json out = {{"engine", emit::EngineName(which)},
-                              {"version", emit::EngineVersion(which)},
-                              {"layout", e.layout.ToString()},
-                              {"files", files}};
+  const nlohmann::json out = {
+      {"engine", emit::EngineName(which)},
+      {"version", emit::EngineVersion(which)},
+      {"layout", e.layout.ToString()},
+      {"prefill_layout",
+       prefill ? nlohmann::json(prefill->layout.ToString()) : nlohmann::json(nullptr)},
+      {"files", files}};
   if (!dir.empty()) {
     namespace fs = std::filesystem;
     std::error_code ec;

@@ -191,13 +191,32 @@ StatusOr<LaunchConfig> Dynamo(const LaunchInputs& in) {
   std::string notes = CheckpointNote(in);
   std::vector<std::string> worker = {fmt::format("--model {}", in.model)};
   for (std::string& a : VllmArgs(in, notes)) worker.push_back(std::move(a));
+  std::string workers = Command("python -m dynamo.vllm", worker);
+  if (in.prefill_layout) {
+    // Disaggregated: decode workers in the background, prefill workers (--is-prefill-worker)
+    // hand their KV cache over to them.
+    SW_RETURN_IF_ERROR(NoContextParallel(Engine::kDynamo, *in.prefill_layout));
+    LaunchInputs prefill = in;
+    prefill.layout = *in.prefill_layout;
+    prefill.max_num_seqs = in.prefill_max_num_seqs;
+    std::vector<std::string> args = {fmt::format("--model {}", in.model)};
+    std::string prefill_notes;
+    for (std::string& a : VllmArgs(prefill, prefill_notes)) args.push_back(std::move(a));
+    args.push_back("--is-prefill-worker");
+    workers.pop_back();  // the newline: run the decode worker in the background
+    workers = fmt::format(
+        "# Decode worker: {} ({} GPUs).\n{} &\n# Prefill worker: {} ({} GPUs). Start as many "
+        "of each as the load needs; their ratio is not planned here.\n{}",
+        in.layout.ToString(), in.layout.gpus(), workers, prefill.layout.ToString(),
+        prefill.layout.gpus(), Command("python -m dynamo.vllm", args));
+    notes += prefill_notes;
+  }
   LaunchConfig c;
   c.engine = Engine::kDynamo;
   c.files.push_back({LaunchFileNames(Engine::kDynamo)[0],
                      Header(Engine::kDynamo, in) + notes +
                          "# Needs etcd and NATS running (Dynamo's discovery and messaging).\n" +
-                         "python -m dynamo.frontend --http-port 8000 &\n" +
-                         Command("python -m dynamo.vllm", worker)});
+                         "python -m dynamo.frontend --http-port 8000 &\n" + workers});
   return c;
 }
 

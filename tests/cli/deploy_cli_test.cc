@@ -49,6 +49,26 @@ TEST(PlanEmit, ChosenRankAndDirectory) {
   ExpectOneLineError(RunShardwise("plan --emit vllm --emit-dir " + dir), "--force");
 }
 
+TEST(PlanEmit, DynamoDisaggregatedTakesTheFastestPrefillLayout) {
+  const RunResult r = RunShardwise("plan --emit dynamo --emit-disagg --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  // The prefill workers run the ranked layout with the lowest TTFT, found here from the list.
+  std::string fastest;
+  double best_ttft_s = 1e300;
+  for (const auto& l : j["layouts"]) {
+    if (l["ttft_s"].get<double>() < best_ttft_s) {
+      best_ttft_s = l["ttft_s"];
+      fastest = l["layout"];
+    }
+  }
+  EXPECT_EQ(j["launch"]["prefill_layout"], fastest);
+  EXPECT_EQ(j["launch"]["layout"], j["layouts"][0]["layout"]);
+  const std::string text = j["launch"]["files"][0]["text"];
+  EXPECT_NE(text.find("--is-prefill-worker"), std::string::npos) << text;
+  ExpectOneLineError(RunShardwise("plan --emit vllm --emit-disagg"), "--emit dynamo");
+}
+
 TEST(PlanEmit, BadInput) {
   ExpectOneLineError(RunShardwise("plan --emit vlm"), "did you mean 'vllm'");
   ExpectOneLineError(RunShardwise("plan --top 2 --emit vllm --emit-rank 5"), "--emit-rank 5");

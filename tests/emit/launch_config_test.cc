@@ -55,7 +55,9 @@ const std::set<std::string> kTrtllmYamlKeys = {"enable_attention_dp", "enable_ch
 
 std::set<std::string> DynamoFlags() {
   std::set<std::string> flags = kVllmFlags;  // dynamo.vllm takes vLLM's engine arguments
-  flags.insert({"--http-port", "--model"});
+  // dynamo.frontend's --http-port; dynamo.vllm's --model and, for the prefill workers of a
+  // disaggregated deployment, --is-prefill-worker (Dynamo 0.4.0 vLLM backend, "disagg.sh").
+  flags.insert({"--http-port", "--model", "--is-prefill-worker"});
   return flags;
 }
 
@@ -168,6 +170,34 @@ TEST(LaunchConfig, DataParallelAttentionWithWideExperts) {
   EXPECT_TRUE(Has(vllm, "--data-parallel-size 8"));
   EXPECT_TRUE(Has(vllm, "--enable-expert-parallel"));
   EXPECT_FALSE(Has(vllm, "plan used EP"));
+}
+
+TEST(LaunchConfig, DynamoDisaggregatedWorkers) {
+  LaunchInputs in = Inputs("tp8", false);
+  in.prefill_layout = ParseLayout("tp2").value();
+  in.prefill_max_num_seqs = 4;
+  const std::string script = Script(Engine::kDynamo, in);
+  for (const auto& [flag, value] : Flags(script)) {
+    EXPECT_TRUE(DynamoFlags().contains(flag)) << "dynamo disagg: " << flag;
+  }
+  // Two workers: decode on tp8 in the background, then prefill on tp2 with its own batch.
+  const size_t decode = script.find("python -m dynamo.vllm");
+  const size_t prefill = script.find("python -m dynamo.vllm", decode + 1);
+  ASSERT_NE(prefill, std::string::npos) << script;
+  const std::string decode_cmd = script.substr(decode, prefill - decode);
+  const std::string prefill_cmd = script.substr(prefill);
+  EXPECT_TRUE(Has(decode_cmd, "--tensor-parallel-size 8"));
+  EXPECT_TRUE(Has(decode_cmd, "--max-num-seqs 128 "));
+  EXPECT_TRUE(Has(decode_cmd, " &\n"));
+  EXPECT_FALSE(Has(decode_cmd, "--is-prefill-worker"));
+  EXPECT_TRUE(Has(prefill_cmd, "--tensor-parallel-size 2"));
+  EXPECT_TRUE(Has(prefill_cmd, "--max-num-seqs 4 "));
+  EXPECT_TRUE(Has(prefill_cmd, "--is-prefill-worker"));
+  // Without a prefill layout: one aggregated worker.
+  const std::string one = Script(Engine::kDynamo, Inputs("tp8", false));
+  EXPECT_EQ(one.find("python -m dynamo.vllm", one.find("python -m dynamo.vllm") + 1),
+            std::string::npos);
+  EXPECT_FALSE(Has(one, "--is-prefill-worker"));
 }
 
 TEST(LaunchConfig, WhatAnEngineCannotRunIsAnError) {

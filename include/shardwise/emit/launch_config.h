@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,10 @@ struct LaunchInputs {
   // TensorRT-LLM sizes its KV cache as a fraction of the memory left free after the weights.
   double kv_free_fraction = 0.9;
   int64_t gpus_per_node = 8;
+  // Dynamo only: a disaggregated deployment whose prefill workers run this layout (and batch),
+  // the decode workers `layout`. Unset: one aggregated worker.
+  std::optional<Layout> prefill_layout;
+  int64_t prefill_max_num_seqs = 1;
 };
 
 struct LaunchFile {
