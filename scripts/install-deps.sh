@@ -14,6 +14,7 @@ packages=(
   libfmt-dev                              # formatting
   python3-numpy                           # tests/reference: the independent float64 forward pass
   clang libclang-rt-dev                   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
+  chromium                                # headless browser for the HTML report's test
 )
 
 missing=()

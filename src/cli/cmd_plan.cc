@@ -2,10 +2,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "cluster_options.h"
 #include "command.h"
+#include "emit_options.h"
+#include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
@@ -29,6 +33,8 @@ struct PlanOptions {
   int top = 5;
   std::string layout;  // evaluate only this layout
   bool json = false;
+  HtmlOptions html;
+  EmitOptions emit;
 };
 
 nlohmann::json EntryJson(const PlanEntry& p) {
@@ -55,7 +61,10 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"bound", e.bound},
           {"limited_by", p.limited_by},
           {"over_parallelised", e.over_parallelised},
-          {"why", p.why}};
+          {"why", p.why},
+          {"prefill", PhaseJson(e.prefill)},
+          {"decode", PhaseJson(e.decode)},
+          {"pipeline", PipelineJson(e)}};
 }
 
 Status RunPlan(const PlanOptions& o) {
@@ -79,30 +88,77 @@ Status RunPlan(const PlanOptions& o) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
     req.only_layout = only;
   }
+  SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
+  SW_RETURN_IF_ERROR(o.html.Check());
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(PlanResult r, Plan(model, cluster, req));
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  PrintFormatNotes(cluster.gpu, req.perf);
+  if (req.objective == Objective::kCost) {
+    // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /
+    // tokens/s per GPU, so cost and throughput rank alike; a load makes them differ.
+    std::fprintf(stderr,
+                 "shardwise: note: every layout here pays for the same %lld GPUs, so cost per "
+                 "token ranks them as throughput per GPU does; for the cheapest deployment of a "
+                 "load use 'shardwise recommend --rate R --max-ttft-ms T --max-tpot-ms P "
+                 "--objective cost'\n",
+                 static_cast<long long>(cluster.num_gpus));
+  }
 
-  if (o.json) {
+  nlohmann::json out;
+  {
     nlohmann::json layouts = nlohmann::json::array();
     for (const PlanEntry& p : r.ranked) layouts.push_back(EntryJson(p));
     nlohmann::json pareto = nlohmann::json::array();
     for (const PlanEntry& p : r.pareto) pareto.push_back(EntryJson(p));
-    PrintJson({{"model", model.name},
-               {"cluster", cluster.name},
-               {"gpus", cluster.num_gpus},
-               {"gpu", cluster.gpu.name},
-               {"objective", ObjectiveName(req.objective)},
-               {"dtype", DtypeName(req.perf.weight_dtype)},
-               {"kv_dtype", DtypeName(req.perf.kv_dtype)},
-               {"layouts_considered", r.layouts_considered},
-               {"layouts_fitting", r.layouts_fitting},
-               {"points_evaluated", r.points_evaluated},
-               {"elapsed_s", elapsed_s},
-               {"layouts", layouts},
-               {"pareto", pareto}});
-    return Status();
+    auto slo = [](double limit_s) {
+      return std::isfinite(limit_s) ? nlohmann::json(limit_s) : nlohmann::json(nullptr);
+    };
+    out = {{"command", "plan"},
+           {"model", model.name},
+           {"cluster", cluster.name},
+           {"isl", o.isl},
+           {"osl", o.osl},
+           {"slo", {{"max_ttft_s", slo(req.max_ttft_s)}, {"max_tpot_s", slo(req.max_tpot_s)}}},
+           {"roofline", RooflineJson(model, cluster, req.perf)},
+           {"cluster_tree", ClusterTreeJson(cluster)},
+           {"gpus", cluster.num_gpus},
+           {"gpu", cluster.gpu.name},
+           {"objective", ObjectiveName(req.objective)},
+           {"dtype", DtypeName(req.perf.weight_dtype)},
+           {"kv_dtype", DtypeName(req.perf.kv_dtype)},
+           {"layouts_considered", r.layouts_considered},
+           {"layouts_fitting", r.layouts_fitting},
+           {"points_evaluated", r.points_evaluated},
+           {"elapsed_s", elapsed_s},
+           {"layouts", layouts},
+           {"pareto", pareto}};
+  }
+  EmitOptions emit = o.emit;
+  emit.force = o.html.force;
+  const PlanEntry* emitted = nullptr;
+  if (!o.emit.engine.empty()) {
+    if (o.emit.rank > static_cast<int>(r.ranked.size())) {
+      return Error(fmt::format("--emit-rank {}: only {} layouts were ranked (raise --top)",
+                               o.emit.rank, r.ranked.size()));
+    }
+    emitted = &r.ranked[static_cast<size_t>(o.emit.rank - 1)];
+  }
+  // Disaggregated prefill workers take the ranked layout that answers a prompt fastest.
+  const StepEstimate* prefill = nullptr;
+  if (emitted && o.emit.disagg) {
+    for (const PlanEntry& p : r.ranked) {
+      if (!prefill || p.estimate.ttft_s < prefill->ttft_s) prefill = &p.estimate;
+    }
+  }
+  if (o.json) {
+    if (emitted) {
+      SW_ASSIGN_OR_RETURN(out["launch"], emit.Emit(model, o.model, cluster, req.perf,
+                                                   emitted->estimate, prefill, false));
+    }
+    PrintJson(out);
+    return o.html.Write(out);
   }
   std::cout << fmt::format(
       "plan: {} on {} ({} x {}), ISL {} / OSL {}, objective {}, {} weights, {} KV\n"
@@ -137,7 +193,11 @@ Status RunPlan(const PlanOptions& o) {
                    fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), FormatSeconds(e.tpot_s)});
   }
   std::cout << pareto.Render();
-  return Status();
+  if (emitted) {
+    SW_RETURN_IF_ERROR(
+        emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, prefill, true).status());
+  }
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -148,7 +208,9 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       "plan",
       "Rank every valid TP/PP/EP/DP/CP layout of a cluster for a workload: drop what does not\n"
       "fit, respect the SLOs, show the Pareto front and why the winners win. Example:\n"
-      "  shardwise plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency");
+      "  shardwise plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency\n"
+      "From answer to deployment, a page with plots and a launch command:\n"
+      "  shardwise plan --model llama-3.1-70b --html report.html --emit vllm");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
@@ -167,6 +229,8 @@ void AddPlanCommand(CLI::App& app, Status& result) {
   sub->add_option("--top", opts->top, "Layouts to show")->capture_default_str();
   sub->add_option("--layout", opts->layout, "Evaluate only this layout (choosing its batch)");
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
+  opts->emit.AddTo(sub);
   BindCommand(sub, opts, result, RunPlan);
 }
 

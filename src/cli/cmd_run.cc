@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -170,6 +171,15 @@ Status RunRun(const RunOptions& o) {
   HostProfile host;
   if (!on_gpu) {
     SW_ASSIGN_OR_RETURN(host, ResolveHostProfile(o.host_profile, profile_path));
+  }
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (o.backend == "threads" && c.layout.gpus() > cores) {
+    std::fprintf(stderr,
+                 "shardwise: note: %lld ranks on %lld cores: the machine is oversubscribed, so "
+                 "ranks take turns on the cores and each runs at about %lld/%lld of a core (the "
+                 "prediction assumes the same)\n",
+                 static_cast<long long>(c.layout.gpus()), static_cast<long long>(cores),
+                 static_cast<long long>(cores), static_cast<long long>(c.layout.gpus()));
   }
   c.on_step = ProgressPrinter();
 

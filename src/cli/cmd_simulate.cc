@@ -1,5 +1,6 @@
 // `shardwise simulate`: a discrete-event serving simulation of a layout under traffic.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
@@ -41,6 +43,7 @@ struct SimulateOptions {
   double max_ttft_ms = 0;
   double max_tpot_ms = 0;
   bool json = false;
+  HtmlOptions html;
 };
 
 StatusOr<double> ParseRate(const std::string& text) {
@@ -51,14 +54,22 @@ StatusOr<double> ParseRate(const std::string& text) {
     if (used == text.size() && rate > 0 && std::isfinite(rate)) return rate;
   } catch (...) {
   }
-  return Error(fmt::format("--rate '{}' must be a positive number of requests per second, or "
-                           "'inf' for offline (everything at t = 0)",
-                           text));
+  return Error(
+      fmt::format("--rate '{}' must be a positive number of requests per second, or "
+                  "'inf' for offline (everything at t = 0)",
+                  text));
 }
 
+// One latency metric: percentiles, mean and the distribution (every 5th percentile and p99),
+// in seconds.
 nlohmann::json Percentiles(const LogHistogram& h) {
+  nlohmann::json cdf = nlohmann::json::array();
+  for (double q : {1.0,  5.0,  10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
+                   55.0, 60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0}) {
+    cdf.push_back({{"percentile", q}, {"value_s", h.Percentile(q)}});
+  }
   return {{"p50", h.Percentile(50)}, {"p90", h.Percentile(90)}, {"p99", h.Percentile(99)},
-          {"mean", h.Mean()}};
+          {"mean", h.Mean()},        {"count", h.Count()},      {"cdf", cdf}};
 }
 
 Status RunSimulate(const SimulateOptions& o) {
@@ -66,6 +77,7 @@ Status RunSimulate(const SimulateOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
   SW_ASSIGN_OR_RETURN(double rate, ParseRate(o.rate));
+  SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
   SW_ASSIGN_OR_RETURN(Admission admission, ParseAdmission(o.admission));
   SW_ASSIGN_OR_RETURN(LengthDistribution isl_dist, ParseLengthDistribution(o.isl_dist));
@@ -75,7 +87,8 @@ Status RunSimulate(const SimulateOptions& o) {
     return Error("--isl and --osl must be between 1 and 10,000,000");
   }
   if (!(o.length_cv >= 0 && o.length_cv <= 10)) return Error("--length-cv must be in [0, 10]");
-  if (o.requests < 1 || o.requests > 100'000'000) return Error("--requests must be between 1 and 100,000,000");
+  if (o.requests < 1 || o.requests > 100'000'000)
+    return Error("--requests must be between 1 and 100,000,000");
   if (o.duration_s < 0) return Error("--duration must be positive seconds");
   if (o.max_batch < 1) return Error("--max-batch must be at least 1");
 
@@ -128,22 +141,27 @@ Status RunSimulate(const SimulateOptions& o) {
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  config.peak_flops_per_s = cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
+  config.peak_flops_per_s =
+      cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
   config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_print = wall_start;
   const int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
   bool printed = false;
+  // On a terminal one line rewritten in place; in a log, a plain line every 10 seconds.
+  const bool terminal = isatty(fileno(stderr)) != 0;
   config.progress = [&](int64_t done, double sim_s) {
     const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    if (std::chrono::duration<double>(now - last_print).count() < (terminal ? 1.0 : 10.0)) return;
     last_print = now;
-    printed = true;
-    std::fprintf(stderr, "\rsimulate: %lld of %lld requests done, %.0f s simulated",
-                 static_cast<long long>(done), static_cast<long long>(total), sim_s);
+    printed = terminal;
+    std::fprintf(stderr, "%ssimulate: %lld of %lld requests done, %.0f s simulated%s",
+                 terminal ? "\r" : "", static_cast<long long>(done), static_cast<long long>(total),
+                 sim_s, terminal ? "" : "\n");
   };
 
-  const int64_t table_batch = std::min<int64_t>(o.max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
+  const int64_t table_batch =
+      std::min<int64_t>(o.max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
   SW_ASSIGN_OR_RETURN(StepTable steps,
                       StepTable::Build(step, table_batch, longest, perf.max_batched_tokens));
   RequestSource source =
@@ -157,51 +175,93 @@ Status RunSimulate(const SimulateOptions& o) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
+  PrintFormatNotes(cluster.gpu, perf);
+  // The offered load against what the deployment can serve: steady-state throughput at the
+  // largest batch that fits (the step model), in requests per second.
+  Workload full = one;
+  full.batch = std::max<int64_t>(1, std::min(o.max_batch, probe.memory.max_sequences));
+  const double capacity_requests_per_s =
+      step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
+  double offered_requests_per_s = rate;
+  if (!trace.empty() && trace.back().arrival_s > 0) {
+    offered_requests_per_s = static_cast<double>(trace.size()) / trace.back().arrival_s;
+  }
+  const bool overloaded =
+      std::isfinite(offered_requests_per_s) && offered_requests_per_s > capacity_requests_per_s;
+  if (overloaded) {
+    std::fprintf(stderr,
+                 "shardwise: warning: the load (%.3g requests/s) exceeds what %s serves "
+                 "(about %.3g requests/s at its largest batch): the queue grows for the whole "
+                 "run, so latencies depend on --requests; lower --rate or add GPUs\n",
+                 offered_requests_per_s, layout.ToString().c_str(), capacity_requests_per_s);
+  }
+  const bool has_slo = o.max_ttft_ms > 0 || o.max_tpot_ms > 0;
+
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& [t, f] : r.kv_occupancy) series.push_back({{"time_s", t}, {"fraction", f}});
+  auto slo = [](double ms) { return ms > 0 ? nlohmann::json(ms * 1e-3) : nlohmann::json(nullptr); };
+  const nlohmann::json out = {
+      {"command", "simulate"},
+      {"model", model.name},
+      {"cluster", cluster.name},
+      {"layout", layout.ToString()},
+      {"replicas", config.replicas},
+      {"gpus", config.replicas * config.gpus_per_replica},
+      {"seed", o.seed},
+      {"requests", r.requests},
+      {"preemptions", r.preemptions},
+      {"iterations", r.steps},
+      {"makespan_s", r.makespan_s},
+      {"load",
+       {{"offered_requests_per_s", std::isfinite(offered_requests_per_s)
+                                       ? nlohmann::json(offered_requests_per_s)
+                                       : nlohmann::json(nullptr)},
+        {"capacity_requests_per_s", capacity_requests_per_s},
+        {"overloaded", overloaded}}},
+      {"throughput",
+       {{"input_tokens_per_s", r.InputTokensPerS()},
+        {"output_tokens_per_s", r.OutputTokensPerS()}}},
+      {"ttft_s", Percentiles(r.ttft_s)},
+      {"tpot_s", Percentiles(r.tpot_s)},
+      {"itl_s", Percentiles(r.itl_s)},
+      {"e2e_s", Percentiles(r.e2e_s)},
+      {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
+      {"goodput",
+       has_slo
+           ? nlohmann::json{{"request_fraction",
+                             r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests)
+                                            : 0.0},
+                            {"output_tokens_per_s",
+                             r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0}}
+           : nlohmann::json(nullptr)},
+      {"utilization", {{"busy_fraction", r.utilization}, {"mfu", r.mfu}}},
+      {"kv_occupancy",
+       {{"mean_fraction", r.kv_occupancy_mean},
+        {"max_fraction", r.kv_occupancy_max},
+        {"series", series}}},
+      {"cost",
+       {{"usd_per_mtok_output", r.usd_per_mtok_output},
+        {"usd_per_gpu_hour", cluster.gpu.usd_per_gpu_hour}}}};
   if (o.json) {
-    nlohmann::json kv = nlohmann::json::array();
-    for (const auto& [t, f] : r.kv_occupancy) kv.push_back({t, f});
-    PrintJson({{"model", model.name},
-               {"cluster", cluster.name},
-               {"layout", layout.ToString()},
-               {"replicas", config.replicas},
-               {"gpus", config.replicas * config.gpus_per_replica},
-               {"seed", o.seed},
-               {"requests", r.requests},
-               {"preemptions", r.preemptions},
-               {"iterations", r.steps},
-               {"makespan_s", r.makespan_s},
-               {"input_tokens_per_s", r.InputTokensPerS()},
-               {"output_tokens_per_s", r.OutputTokensPerS()},
-               {"ttft_p50_s", r.ttft_s.Percentile(50)},
-               {"ttft_p90_s", r.ttft_s.Percentile(90)},
-               {"ttft_p99_s", r.ttft_s.Percentile(99)},
-               {"tpot_p50_s", r.tpot_s.Percentile(50)},
-               {"tpot_p90_s", r.tpot_s.Percentile(90)},
-               {"tpot_p99_s", r.tpot_s.Percentile(99)},
-               {"itl", Percentiles(r.itl_s)},
-               {"e2e", Percentiles(r.e2e_s)},
-               {"goodput_fraction", r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0},
-               {"goodput_output_tokens_per_s", r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0},
-               {"utilization", r.utilization},
-               {"mfu", r.mfu},
-               {"kv_occupancy_mean", r.kv_occupancy_mean},
-               {"kv_occupancy_max", r.kv_occupancy_max},
-               {"kv_occupancy", kv},
-               {"usd_per_mtok_output", r.usd_per_mtok_output}});
-    return Status();
+    PrintJson(out);
+    return o.html.Write(out);
   }
   const std::string arrivals =
       !trace.empty() ? "trace " + o.trace
-      : std::isinf(rate) ? std::string("offline (all at t = 0)")
-      : fmt::format("{} {:g} req/s", o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness), rate);
+      : std::isinf(rate)
+          ? std::string("offline (all at t = 0)")
+          : fmt::format(
+                "{} {:g} req/s",
+                o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
+                rate);
   std::cout << fmt::format(
       "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, ISL {} / OSL {}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", arrivals,
-      std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
-      r.steps, r.preemptions, FormatSeconds(wall_s));
+      config.gpus_per_replica == 1 ? "" : "s", arrivals, std::llround(mean_isl),
+      std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s), r.steps, r.preemptions,
+      FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
   auto row = [&](const char* name, const LogHistogram& h) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
@@ -214,15 +274,25 @@ Status RunSimulate(const SimulateOptions& o) {
   std::cout << table.Render();
   std::cout << fmt::format(
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s\n"
-      "goodput      {:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)\n"
+      "goodput      {}\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
       "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n",
       r.InputTokensPerS(), r.OutputTokensPerS(),
-      r.requests > 0 ? 100.0 * r.goodput_requests / static_cast<double>(r.requests) : 0.0,
-      r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0, 100 * r.utilization,
-      100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max, r.usd_per_mtok_output,
-      cluster.gpu.usd_per_gpu_hour);
-  return Status();
+      has_slo
+          ? fmt::format(
+                "{:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)",
+                r.requests > 0 ? 100.0 * r.goodput_requests / static_cast<double>(r.requests) : 0.0,
+                r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0)
+          : std::string("not measured: no SLO given (--max-ttft-ms, --max-tpot-ms)"),
+      100 * r.utilization, 100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max,
+      r.usd_per_mtok_output, cluster.gpu.usd_per_gpu_hour);
+  if (overloaded) {
+    std::cout << fmt::format(
+        "overloaded   {:.3g} requests/s offered, about {:.3g} served at most: the latencies "
+        "above grow with the run's length\n",
+        offered_requests_per_s, capacity_requests_per_s);
+  }
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -247,8 +317,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--trace", opts->trace, "CSV of arrival_s,input_tokens,output_tokens");
   sub->add_option("--isl", opts->isl, "Mean prompt tokens")->capture_default_str();
   sub->add_option("--osl", opts->osl, "Mean output tokens")->capture_default_str();
-  sub->add_option("--isl-dist", opts->isl_dist, "fixed, uniform or lognormal")->capture_default_str();
-  sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")->capture_default_str();
+  sub->add_option("--isl-dist", opts->isl_dist, "fixed, uniform or lognormal")
+      ->capture_default_str();
+  sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")
+      ->capture_default_str();
   sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
       ->capture_default_str();
   sub->add_option("--requests", opts->requests, "Requests to simulate")->capture_default_str();
@@ -269,6 +341,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")
       ->check(kPositiveFinite);
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
   BindCommand(sub, opts, result, RunSimulate);
 }
 

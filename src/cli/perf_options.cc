@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "shardwise/common/format.h"
 
 namespace shardwise::cli {
@@ -9,7 +11,8 @@ namespace shardwise::cli {
 void PerfCliOptions::AddTo(CLI::App* sub) {
   sub->add_option("--dtype", dtype, "Weight format: bf16, fp8, int4, mxfp4, fp4")
       ->capture_default_str();
-  sub->add_option("--kv-dtype", kv_dtype, "KV-cache format (default: fp8 with fp8 weights, else bf16)");
+  sub->add_option("--kv-dtype", kv_dtype,
+                  "KV-cache format (default: fp8 with fp8 weights, else bf16)");
   sub->add_option("--gpu-memory-utilization", gpu_memory_utilization,
                   "Fraction of HBM the engine may use; the rest is a runtime reserve")
       ->capture_default_str();
@@ -32,8 +35,8 @@ StatusOr<PerfOptions> PerfCliOptions::Build() const {
                              gpu_memory_utilization));
   }
   if (expert_imbalance != 0 && !(expert_imbalance >= 1 && expert_imbalance <= 100)) {
-    return Error(fmt::format("--expert-imbalance must be between 1 and 100, got {:g}",
-                             expert_imbalance));
+    return Error(
+        fmt::format("--expert-imbalance must be between 1 and 100, got {:g}", expert_imbalance));
   }
   if (max_batched_tokens < 1 || max_batched_tokens > 10'000'000) {
     return Error("--max-batched-tokens must be between 1 and 10,000,000");
@@ -44,11 +47,31 @@ StatusOr<PerfOptions> PerfCliOptions::Build() const {
   return o;
 }
 
+std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
+  std::vector<std::string> notes;
+  const Dtype compute = gpu.ComputeDtypeFor(o.weight_dtype);
+  if (compute != o.weight_dtype && BytesPerElement(compute) > BytesPerElement(o.weight_dtype)) {
+    notes.push_back(fmt::format(
+        "{} has no {} tensor cores: {} weights are weight-only quantisation there (stored in {}, "
+        "multiplied in {}), so they save memory and HBM traffic but not FLOPs",
+        gpu.name, DtypeName(o.weight_dtype), DtypeName(o.weight_dtype), DtypeName(o.weight_dtype),
+        DtypeName(compute)));
+  }
+  return notes;
+}
+
+void PrintFormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
+  for (const std::string& note : FormatNotes(gpu, o)) {
+    std::fprintf(stderr, "shardwise: note: %s\n", note.c_str());
+  }
+}
+
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,
                               const StepEstimate& e, const PerfOptions& o) {
   const MemoryPerGpu& m = e.memory;
   const std::string what = fmt::format(
-      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per GPU",
+      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per "
+      "GPU",
       FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
       e.workload.PeakContext(), FormatBytes(m.activation_bytes + m.comm_buffer_bytes));
   return fmt::format(

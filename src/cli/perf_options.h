@@ -1,9 +1,9 @@
 // Options shared by the commands that run the step-time model: formats and memory policy.
 #pragma once
 
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "shardwise/common/status.h"
 #include "shardwise/perf/options.h"
@@ -21,6 +21,12 @@ struct PerfCliOptions {
   void AddTo(CLI::App* sub);
   StatusOr<PerfOptions> Build() const;
 };
+
+// Notes the user should see about how the formats run on `gpu`, e.g. fp8 weights on a GPU
+// without fp8 tensor cores run weight-only (stored in fp8, multiplied in bf16). Empty when none.
+std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& options);
+// Writes each of FormatNotes() to stderr as "shardwise: note: ...".
+void PrintFormatNotes(const GpuSpec& gpu, const PerfOptions& options);
 
 // One line saying why a layout does not fit, with the numbers.
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,

@@ -100,6 +100,8 @@ class Sim {
     if (t > now_) {
       const double occ = Occupancy();
       kv_weighted_ += occ * (t - now_);
+      // Every state the mean integrates counts toward the maximum, so mean <= max.
+      result_.kv_occupancy_max = std::max(result_.kv_occupancy_max, occ);
       now_ = t;
     }
   }
