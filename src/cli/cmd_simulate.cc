@@ -24,6 +24,10 @@ struct SimulateOptions {
   PerfCliOptions perf;
   std::string layout;  // empty: the planner's best for the workload
   std::string rate = "10";
+  int64_t concurrency = 0;
+  CLI::Option* concurrency_option = nullptr;
+  CLI::Option* admission_option = nullptr;
+  CLI::Option* max_batch_option = nullptr;
   double burstiness = 1.0;
   std::string trace;
   int64_t isl = 1024;
@@ -67,6 +71,20 @@ Status RunSimulate(const SimulateOptions& o) {
   SW_ASSIGN_OR_RETURN(double rate, ParseRate(o.rate));
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
   SW_ASSIGN_OR_RETURN(Admission admission, ParseAdmission(o.admission));
+  const bool closed_loop = o.concurrency_option && *o.concurrency_option;
+  if (closed_loop && (o.concurrency < 1 || o.concurrency > 10'000'000)) {
+    return Error(fmt::format("--concurrency must be between 1 and 10,000,000 clients, got {}",
+                             o.concurrency));
+  }
+  if (closed_loop && !o.trace.empty()) {
+    return Error("--concurrency and --trace exclude each other: a trace fixes the arrival times");
+  }
+  if (!(o.admission_option && *o.admission_option)) {
+    admission = perf.engine.no_evict_admission ? Admission::kNoEvict : Admission::kMaxUtilization;
+  }
+  const int64_t max_batch = o.max_batch_option && *o.max_batch_option
+                                ? o.max_batch
+                                : static_cast<int64_t>(perf.engine.max_num_seqs);
   SW_ASSIGN_OR_RETURN(LengthDistribution isl_dist, ParseLengthDistribution(o.isl_dist));
   SW_ASSIGN_OR_RETURN(LengthDistribution osl_dist, ParseLengthDistribution(o.osl_dist));
   if (!(o.burstiness > 0 && o.burstiness <= 100)) return Error("--burstiness must be in (0, 100]");
@@ -77,6 +95,9 @@ Status RunSimulate(const SimulateOptions& o) {
   if (o.requests < 1 || o.requests > 100'000'000) return Error("--requests must be between 1 and 100,000,000");
   if (o.duration_s < 0) return Error("--duration must be positive seconds");
   if (o.max_batch < 1) return Error("--max-batch must be at least 1");
+  if (closed_loop && o.rate != "10") {
+    return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
+  }
 
   std::vector<TraceRequest> trace;
   if (!o.trace.empty()) {
@@ -103,7 +124,7 @@ Status RunSimulate(const SimulateOptions& o) {
   } else {
     PlanRequest req;
     req.perf = perf;
-    req.max_batch = o.max_batch;
+    req.max_batch = max_batch;
     req.workload.prompt_tokens = std::max<int64_t>(1, std::llround(mean_isl));
     req.workload.output_tokens = std::max<int64_t>(1, std::llround(mean_osl));
     SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
@@ -119,7 +140,9 @@ Status RunSimulate(const SimulateOptions& o) {
   SimConfig config;
   config.replicas = layout.Replicas();
   config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = o.max_batch;
+  config.batch.max_batch = max_batch;
+  config.batch.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
+  config.concurrency = closed_loop ? o.concurrency : 0;
   config.batch.max_batched_tokens = perf.max_batched_tokens;
   config.batch.admission = admission;
   config.router = router;
@@ -142,7 +165,7 @@ Status RunSimulate(const SimulateOptions& o) {
                  static_cast<long long>(done), static_cast<long long>(total), sim_s);
   };
 
-  const int64_t table_batch = std::min<int64_t>(o.max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
+  const int64_t table_batch = std::min<int64_t>(max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
   SW_ASSIGN_OR_RETURN(StepTable steps,
                       StepTable::Build(step, table_batch, longest, perf.max_batched_tokens));
   RequestSource source =
@@ -179,6 +202,15 @@ Status RunSimulate(const SimulateOptions& o) {
                {"tpot_p99_s", r.tpot_s.Percentile(99)},
                {"itl", Percentiles(r.itl_s)},
                {"e2e", Percentiles(r.e2e_s)},
+               {"engine", perf.engine.name},
+               {"concurrency", config.concurrency},
+               {"ttft", Percentiles(r.ttft_s)},
+               {"tpot", Percentiles(r.tpot_s)},
+               {"request_throughput_per_s",
+                r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0},
+               {"output_tokens_per_s_per_gpu",
+                r.OutputTokensPerS() / static_cast<double>(config.replicas * config.gpus_per_replica)},
+               {"output_tokens_per_s_per_user", r.tpot_s.Mean() > 0 ? 1.0 / r.tpot_s.Mean() : 0.0},
                {"goodput_fraction", r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0},
                {"goodput_output_tokens_per_s", r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0},
                {"utilization", r.utilization},
@@ -190,15 +222,16 @@ Status RunSimulate(const SimulateOptions& o) {
     return Status();
   }
   const std::string arrivals =
-      !trace.empty() ? "trace " + o.trace
+      closed_loop ? fmt::format("closed loop, {} clients", o.concurrency)
+      : !trace.empty() ? "trace " + o.trace
       : std::isinf(rate) ? std::string("offline (all at t = 0)")
       : fmt::format("{} {:g} req/s", o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness), rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, ISL {} / OSL {}\n"
+      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL {}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", arrivals,
+      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals,
       std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
       r.steps, r.preemptions, FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
@@ -212,11 +245,13 @@ Status RunSimulate(const SimulateOptions& o) {
   row("end-to-end", r.e2e_s);
   std::cout << table.Render();
   std::cout << fmt::format(
-      "\nthroughput   {:.0f} input and {:.0f} output tokens/s\n"
+      "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
       "goodput      {:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
       "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n",
       r.InputTokensPerS(), r.OutputTokensPerS(),
+      r.OutputTokensPerS() / static_cast<double>(config.replicas * config.gpus_per_replica),
+      r.tpot_s.Mean() > 0 ? 1.0 / r.tpot_s.Mean() : 0.0,
       r.requests > 0 ? 100.0 * r.goodput_requests / static_cast<double>(r.requests) : 0.0,
       r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0, 100 * r.utilization,
       100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max, r.usd_per_mtok_output,
@@ -240,6 +275,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
   sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
       ->capture_default_str();
+  opts->concurrency_option = sub->add_option(
+      "--concurrency", opts->concurrency,
+      "Closed loop: N clients, each sending its next request when its previous one completes "
+      "(as vllm bench serve --max-concurrency); excludes --rate");
   sub->add_option("--burstiness", opts->burstiness,
                   "CV of inter-arrival gaps (1 = Poisson, > 1 bursty gamma arrivals)")
       ->capture_default_str();
@@ -254,12 +293,13 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds");
   sub->add_option("--seed", opts->seed, "Random seed")->capture_default_str();
   sub->add_option("--router", opts->router, "round-robin or least-loaded")->capture_default_str();
-  sub->add_option("--admission", opts->admission,
+  opts->admission_option = sub->add_option("--admission", opts->admission,
                   "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
-                  "max-utilization (reserve the prompt, preempt when full, as vLLM)")
-      ->capture_default_str();
-  sub->add_option("--max-batch", opts->max_batch, "Sequences running at once per replica")
-      ->capture_default_str();
+                  "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
+                  "the engine's");
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Sequences running at once per replica (default: the engine's max_num_seqs)");
   sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token");
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token");
   sub->add_flag("--json", opts->json, "Print JSON");

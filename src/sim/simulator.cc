@@ -70,16 +70,24 @@ class Sim {
   }
 
   StatusOr<SimResult> Run() {
-    PullArrival();
+    if (c_.concurrency > 0) {
+      for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
+      SW_RETURN_IF_ERROR(RouteClosedLoop());
+    } else {
+      PullArrival();
+    }
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
       AdvanceClock(e.time_s);
       if (e.kind == EventKind::kArrival) {
-        SW_RETURN_IF_ERROR(Route(pending_));
-        PullArrival();
+        const TraceRequest next = pending_.front();
+        pending_.pop_front();
+        SW_RETURN_IF_ERROR(Route(next));
+        if (c_.concurrency == 0) PullArrival();
       } else {
         FinishStep(e.index);
+        SW_RETURN_IF_ERROR(closed_loop_status_);
       }
     }
     return Finish();
@@ -90,9 +98,35 @@ class Sim {
 
   void PullArrival() {
     if (auto r = source_.Next()) {
-      pending_ = *r;
+      pending_.push_back(*r);
       Push(r->arrival_s, EventKind::kArrival, 0);
     }
+  }
+
+  // A client of the closed loop sends its next request now; it is routed before the replica
+  // that completed the previous one plans its next iteration (RouteClosedLoop), so it can join.
+  void PullClosedLoop() {
+    if (auto r = source_.Next()) {
+      r->arrival_s = now_;
+      pending_.push_back(*r);
+    }
+  }
+
+  // Routes every waiting arrival, then starts the idle replicas, so requests arriving together
+  // share an iteration.
+  Status RouteClosedLoop() {
+    defer_start_ = true;
+    while (!pending_.empty()) {
+      const TraceRequest next = pending_.front();
+      pending_.pop_front();
+      const Status s = Route(next);
+      if (!s.ok()) return s;
+    }
+    defer_start_ = false;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      if (!replicas_[i].busy) StartStep(static_cast<int64_t>(i));
+    }
+    return Status();
   }
 
   void AdvanceClock(double t) {
@@ -148,7 +182,7 @@ class Sim {
     Replica& rep = replicas_[target];
     rep.waiting.push_back(id);
     ++rep.in_flight;
-    if (!rep.busy) StartStep(static_cast<int64_t>(target));
+    if (!rep.busy && !defer_start_) StartStep(static_cast<int64_t>(target));
     return Status();
   }
 
@@ -249,6 +283,7 @@ class Sim {
       result_.goodput_output_tokens += static_cast<double>(r.total_output);
     }
     if (c_.progress && (result_.requests & 0xFFFF) == 0) c_.progress(result_.requests, now_);
+    if (c_.concurrency > 0) PullClosedLoop();
   }
 
   void FinishStep(int64_t index) {
@@ -284,6 +319,7 @@ class Sim {
       rep.finishes.push({r.join_step + r.output - 1, id});
     }
     SampleOccupancy();
+    if (c_.concurrency > 0) closed_loop_status_ = RouteClosedLoop();
     StartStep(index);
   }
 
@@ -325,7 +361,9 @@ class Sim {
   std::vector<Replica> replicas_;
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  TraceRequest pending_;
+  std::deque<TraceRequest> pending_;  // arrived, not yet routed
+  Status closed_loop_status_;
+  bool defer_start_ = false;
   int64_t order_ = 0;
   int64_t next_rr_ = 0;
   double now_ = 0;
@@ -342,6 +380,7 @@ class Sim {
 StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
                              RequestSource& source, const SimConfig& config) {
   if (config.replicas < 1) return Error("the simulation needs at least one replica");
+  if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
   if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
   if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {
     return Error("--max-batch and --max-batched-tokens must be positive");

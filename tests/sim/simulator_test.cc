@@ -79,6 +79,33 @@ TEST(Simulator, MaxBatchOneServesRequestsInTurn) {
   EXPECT_NEAR(r.makespan_s, 4 * (one + decode), 1e-9);
 }
 
+TEST(Simulator, ClosedLoopOfOneClientServesRequestsBackToBack) {
+  // One client: each request arrives when the previous one completes, so it never queues.
+  // TTFT = one 128-token prefill; the run is 5 requests x (prefill + 15 decode steps at
+  // contexts 129..143), with no idle time between them.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  s.config.concurrency = 1;
+  const SimResult r = RunSim(s, {1e-3, 1.0}, 128, 16, 5);  // the rate is ignored
+  const double one = s.table->PrefillSeconds(128);
+  double decode = 0;
+  for (int t = 1; t < 16; ++t) decode += s.table->DecodeSeconds(1, 128 + t);
+  EXPECT_EQ(r.requests, 5);
+  EXPECT_NEAR(r.makespan_s, 5 * (one + decode), 1e-9);
+  EXPECT_NEAR(r.ttft_s.Percentile(99) / one, 1.0, 0.011);
+}
+
+TEST(Simulator, ClosedLoopKeepsExactlyNInFlight) {
+  // N clients and requests with one output token: every iteration after the start prefills
+  // the N prompts that the previous iteration completed, so 8 clients x 64 tokens make one
+  // 512-token prefill per iteration and 80 requests take 10 such iterations.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  s.config.concurrency = 8;
+  const SimResult r = RunSim(s, {1e-3, 1.0}, 64, 1, 80);
+  EXPECT_EQ(r.requests, 80);
+  EXPECT_EQ(r.steps, 10);
+  EXPECT_NEAR(r.makespan_s, 10 * s.table->PrefillSeconds(512), 1e-9);
+}
+
 TEST(Simulator, DeterministicForASeed) {
   SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 256, 4096);
   const SimResult a = RunSim(s, {20.0, 2.0}, 1000, 200, 500, 7);

@@ -72,6 +72,7 @@ class StepModel {
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                        bool prefill, double prefill_tokens) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
+  double MaxStageLayers() const;
 
   const ModelSpec* model_ = nullptr;
   const ClusterSpec* cluster_ = nullptr;
