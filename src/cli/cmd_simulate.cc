@@ -143,7 +143,9 @@ Status RunSimulate(const SimulateOptions& o) {
   config.batch.max_batch = max_batch;
   config.batch.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
   config.concurrency = closed_loop ? o.concurrency : 0;
-  config.batch.max_batched_tokens = perf.max_batched_tokens;
+  // Each attention-DP rank schedules its own iteration of max_batched_tokens.
+  config.attention_dp = layout.AttentionDp();
+  config.batch.max_batched_tokens = perf.max_batched_tokens * layout.AttentionDp();
   config.batch.admission = admission;
   config.router = router;
   config.kv_capacity_tokens = probe.memory.kv_capacity_tokens;

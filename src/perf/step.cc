@@ -114,11 +114,12 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   const double cp = static_cast<double>(l.cp);
   PrefillEstimate p;
   p.prompt_tokens = prompt_tokens;
-  // One prompt (TTFT): every stage in turn, the prompt split over CP ranks.
+  // One prompt (TTFT): every stage in turn, the prompt split over CP ranks. Only the attention-DP
+  // rank that holds it sends tokens to the experts.
   const double prompt = static_cast<double>(prompt_tokens);
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
-        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt * adp, true,
+        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt, true,
         prompt);
     Accumulate(p.prefill, stage, 1.0);
   }
@@ -146,6 +147,33 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   p.s_per_request =
       (chunk_stage_s + HandOff(chunk_tokens / cp) + overhead_s) / (chunk_prompts * adp);
   return p;
+}
+
+double StepModel::PrefillIterationS(double tokens, double keys_per_token) const {
+  const Layout& l = layout_;
+  const double adp = static_cast<double>(l.AttentionDp());
+  const double cp = static_cast<double>(l.cp);
+  const MicroBatches mb = DecodeMicroBatches(std::max(1.0, tokens), l.pp);
+  double all_stages_s = 0;
+  double slowest_s = 0;
+  for (const StageLayers& st : shard_.stages) {
+    const double stage_s =
+        Stage(
+            st, mb.size / cp,
+            [&](int64_t win) {
+              const double keys =
+                  win > 0 ? std::min(keys_per_token, static_cast<double>(win)) : keys_per_token;
+              return mb.size * keys;
+            },
+            mb.size * adp, true, mb.size)
+            .total_s;
+    all_stages_s += stage_s;
+    slowest_s = std::max(slowest_s, stage_s);
+  }
+  const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
+  // Prefill runs outside CUDA graphs.
+  return DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s + hand_offs +
+         StepOverheadS(options_.engine, MaxStageLayers(), false);
 }
 
 StepEstimate StepModel::Estimate(const Workload& w) const {

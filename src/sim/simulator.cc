@@ -1,13 +1,14 @@
 #include "shardwise/sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <queue>
 
-#include <fmt/format.h>
-
 #include "shardwise/model/accounting.h"
+#include "shardwise/perf/attention.h"
 
 namespace shardwise {
 namespace {
@@ -236,14 +237,27 @@ class Sim {
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
+    // Each chunk attends to its prompt's prefix already in the cache and to its own earlier
+    // tokens; a chunk sits on one attention-DP rank, the rest spread evenly.
     double prefill_tokens = 0;
-    for (const auto& [id, tokens] : rep.step_prefill) prefill_tokens += static_cast<double>(tokens);
+    double pairs = 0;
+    double largest_chunk = 0;
+    for (const auto& [id, tokens] : rep.step_prefill) {
+      const double chunk = static_cast<double>(tokens);
+      prefill_tokens += chunk;
+      pairs += ChunkPairs(static_cast<double>(requests_[id].prefilled), chunk, 0);
+      largest_chunk = std::max(largest_chunk, chunk);
+    }
     if (rep.step_decode == 0 && prefill_tokens == 0) {
       rep.busy = false;
       return;
     }
     const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
-    const double seconds = table_.StepSeconds(rep.step_decode, context, prefill_tokens);
+    const double rank_tokens =
+        std::max(prefill_tokens / static_cast<double>(c_.attention_dp), largest_chunk);
+    const double keys_per_token = prefill_tokens > 0 ? pairs / prefill_tokens : 0.0;
+    const double seconds =
+        table_.StepSeconds(rep.step_decode, context, rank_tokens, keys_per_token);
     // Model FLOPs of the iteration, for MFU.
     if (rep.step_decode > 0) {
       flops_ += rep.step_decode * (matmul_flops_per_token_ +
@@ -380,6 +394,7 @@ class Sim {
 StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
                              RequestSource& source, const SimConfig& config) {
   if (config.replicas < 1) return Error("the simulation needs at least one replica");
+  if (config.attention_dp < 1) return Error("the replica needs at least one attention rank");
   if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
   if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
   if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {

@@ -22,6 +22,7 @@ namespace shardwise {
 struct SimConfig {
   int64_t replicas = 1;
   int64_t gpus_per_replica = 1;
+  int64_t attention_dp = 1;  // attention-DP ranks per replica, each prefilling its own prompts
   BatchPolicy batch;
   RouterPolicy router = RoundRobinRouter{};
   double kv_capacity_tokens = 0;  // per replica
