@@ -1,18 +1,20 @@
 // `shardwise simulate`: a discrete-event serving simulation of a layout under traffic.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "cluster_options.h"
 #include "command.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/plan/load.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
+#include "shardwise/sim/serving.h"
 #include "shardwise/sim/simulator.h"
 
 namespace shardwise::cli {
@@ -36,9 +38,11 @@ struct SimulateOptions {
   std::string osl_dist = "fixed";
   double length_cv = 0.5;
   int64_t requests = 1000;
+  CLI::Option* requests_option = nullptr;
   double duration_s = 0;
   uint64_t seed = 1;
   std::string router = "round-robin";
+  CLI::Option* router_option = nullptr;
   std::string admission = "no-evict";
   int64_t max_batch = 2048;
   double max_ttft_ms = 0;
@@ -137,26 +141,21 @@ Status RunSimulate(const SimulateOptions& o) {
   const StepEstimate probe = step.Estimate(one);
   if (!probe.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, probe, perf));
 
-  SimConfig config;
-  config.replicas = layout.Replicas();
-  config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = max_batch;
-  config.batch.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
+  SimConfig config =
+      ServingConfig(cluster, layout, perf, probe.memory.kv_capacity_tokens, max_batch, admission);
   config.concurrency = closed_loop ? o.concurrency : 0;
-  // Each attention-DP rank schedules its own iteration of max_batched_tokens.
-  config.attention_dp = layout.AttentionDp();
-  config.batch.max_batched_tokens = perf.max_batched_tokens * layout.AttentionDp();
-  config.batch.admission = admission;
-  config.router = router;
-  config.kv_capacity_tokens = probe.memory.kv_capacity_tokens;
+  // A closed loop keeps the replicas balanced by load, as the engines' data-parallel routers do
+  // (vLLM's DP load balancing, SGLang's shortest-queue router): a finished request's client
+  // sends its next one to the replica with the fewest in flight.
+  config.router = closed_loop && !(o.router_option && *o.router_option)
+                      ? RouterPolicy{LeastLoadedRouter{}}
+                      : router;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  config.peak_flops_per_s = cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
-  config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_print = wall_start;
-  const int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
+  int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
   bool printed = false;
   config.progress = [&](int64_t done, double sim_s) {
     const auto now = std::chrono::steady_clock::now();
@@ -167,13 +166,20 @@ Status RunSimulate(const SimulateOptions& o) {
                  static_cast<long long>(done), static_cast<long long>(total), sim_s);
   };
 
-  const int64_t table_batch = std::min<int64_t>(max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
   SW_ASSIGN_OR_RETURN(StepTable steps,
-                      StepTable::Build(step, table_batch, longest, perf.max_batched_tokens));
+                      ServingTable(step, perf, probe.memory.max_sequences, max_batch, longest));
+  // A closed loop defaults to ten requests per client, as benchmark runs send, and as plan
+  // simulates its operating points.
+  int64_t requests = o.requests;
+  if (closed_loop && !(o.requests_option && *o.requests_option)) {
+    const int64_t per_replica = (o.concurrency + config.replicas - 1) / config.replicas;
+    requests = ClosedLoopRequests(static_cast<double>(per_replica)) * config.replicas;
+    total = requests;
+  }
   RequestSource source =
       trace.empty()
           ? RequestSource({rate, o.burstiness}, {isl_dist, static_cast<double>(o.isl), o.length_cv},
-                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, o.requests, o.seed,
+                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, requests, o.seed,
                           o.duration_s > 0 ? o.duration_s : inf)
           : RequestSource(trace);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, steps, source, config));
@@ -291,10 +297,16 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")->capture_default_str();
   sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
       ->capture_default_str();
-  sub->add_option("--requests", opts->requests, "Requests to simulate")->capture_default_str();
+  opts->requests_option =
+      sub->add_option("--requests", opts->requests,
+                      "Requests to simulate (closed loop: default ten per client, at least 200)")
+          ->capture_default_str();
   sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds");
   sub->add_option("--seed", opts->seed, "Random seed")->capture_default_str();
-  sub->add_option("--router", opts->router, "round-robin or least-loaded")->capture_default_str();
+  opts->router_option =
+      sub->add_option("--router", opts->router,
+                      "round-robin or least-loaded (default: round-robin; least-loaded for "
+                      "--concurrency)");
   opts->admission_option = sub->add_option("--admission", opts->admission,
                   "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
                   "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "

@@ -67,6 +67,7 @@ class StepModel {
   // serves them all.
   double PrefillIterationS(double tokens, double keys_per_token) const;
   const ModelShard& shard() const { return shard_; }
+  const Layout& layout() const { return layout_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
   std::string TpLink() const { return comm_.tp_link(); }
   std::string EpLink() const { return comm_.ep_link(); }
