@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                            # command line
   libopenmpi-dev openmpi-bin              # the MPI communicator backend and mpirun
   libfmt-dev                              # formatting
+  python3                                 # tools/score_serving.py (serving validation test)
 )
 
 missing=()

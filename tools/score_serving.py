@@ -10,7 +10,10 @@ expressible until shardwise models disaggregated deployments; `row_command` is t
 extend for them.
 
 Usage: tools/score_serving.py [--binary build/shardwise] [--csv FILE] [--markdown] [--limit N]
-Only the Python standard library is used.
+       [--every K] [--max-tpot-median F --max-ttft-median F]
+With the bounds, exits 1 if any engine's median |error| exceeds them (the CTest
+ServingValidation.ErrorBoundsPerEngine runs this on every 8th row). Only the Python standard
+library is used.
 """
 import argparse
 import collections
@@ -129,6 +132,11 @@ def main():
     ap.add_argument("--csv", default=os.path.join(ROOT, "data", "validation", "serving-h100.csv"))
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--limit", type=int, default=0, help="score only the first N rows")
+    ap.add_argument("--every", type=int, default=1, help="score every K-th distinct row")
+    ap.add_argument("--max-tpot-median", type=float,
+                    help="fail if an engine's TPOT median |error| exceeds this fraction")
+    ap.add_argument("--max-ttft-median", type=float,
+                    help="fail if an engine's TTFT median |error| exceeds this fraction")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--details", help="write per-row results to this CSV")
     args = ap.parse_args()
@@ -137,6 +145,7 @@ def main():
     rows = dedupe(list(csv.DictReader(open(args.csv))))
     if args.limit:
         rows = rows[: args.limit]
+    rows = rows[:: max(1, args.every)]
     jobs, skipped = [], collections.Counter()
     for r in rows:
         argv, why = row_command(r, args.binary)
@@ -193,6 +202,19 @@ def main():
                 print(f"| {name} | {len(ss)} | {tm} | {tp} | {fm} | {fp} | {bias} |")
             else:
                 print(f"{name:36s} {len(ss):5d} {tm:>9s} {tp:>9s} {fm:>9s} {fp:>9s} {bias:>9s}")
+    failures = []
+    by_engine = collections.defaultdict(list)
+    for s in scored:
+        by_engine[s["row"]["backend"]].append(s)
+    for engine, ss in sorted(by_engine.items()):
+        for name, bound, key in (("TPOT", args.max_tpot_median, "tpot_err"),
+                                 ("TTFT", args.max_ttft_median, "ttft_err")):
+            median = statistics.median(abs(s[key]) for s in ss)
+            if bound is not None and median > bound:
+                failures.append(f"{engine}: {name} median |error| {100 * median:.1f}% exceeds "
+                                f"the stated {100 * bound:.0f}%")
+    if failed and (args.max_tpot_median is not None or args.max_ttft_median is not None):
+        failures.append(f"{sum(failed.values())} expressible rows failed to run")
     if args.details:
         with open(args.details, "w", newline="") as f:
             w = csv.writer(f)
@@ -204,6 +226,10 @@ def main():
                             r["batch_size"], layout_of(r, MODELS[r["model_path"]])[0],
                             r["silicon_ttft_ms"], f"{s['ttft_ms']:.3f}", r["silicon_tpot_ms"],
                             f"{s['tpot_ms']:.3f}"])
+    for f in failures:
+        print("score_serving: " + f, file=sys.stderr)
+    if failures:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
