@@ -15,6 +15,7 @@ packages=(
   python3-numpy                           # tests/reference: the independent float64 forward pass
   clang libclang-rt-dev                   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
   chromium                                # headless browser for the HTML report's test
+  python3                                 # tools/score_serving.py (serving validation test)
 )
 
 missing=()

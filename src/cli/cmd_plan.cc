@@ -30,6 +30,11 @@ struct PlanOptions {
   double max_ttft_ms = 0;  // 0: no SLO
   double max_tpot_ms = 0;
   int64_t max_batch = 2048;
+  CLI::Option* max_batch_option = nullptr;
+  int64_t concurrency = 0;
+  CLI::Option* concurrency_option = nullptr;
+  double rate = 0;
+  CLI::Option* rate_option = nullptr;
   int top = 5;
   std::string layout;  // evaluate only this layout
   bool json = false;
@@ -67,6 +72,29 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"pipeline", PipelineJson(e)}};
 }
 
+// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99) replace the unloaded
+// prefill and the pure decode step, which stay as unloaded_ttft_s and decode_tpot_s.
+nlohmann::json RankedJson(const PlanEntry& p) {
+  nlohmann::json j = EntryJson(p);
+  if (!p.at_load) return j;
+  const OperatingPoint& a = *p.at_load;
+  j["unloaded_ttft_s"] = p.estimate.ttft_s;
+  j["decode_tpot_s"] = p.estimate.tpot_s;
+  j["concurrency"] = a.concurrency;
+  j["requests_per_s"] = a.requests_per_s;
+  j["ttft_s"] = a.ttft.mean_s;
+  j["ttft_p50_s"] = a.ttft.p50_s;
+  j["ttft_p99_s"] = a.ttft.p99_s;
+  j["tpot_s"] = a.tpot.mean_s;
+  j["tpot_p50_s"] = a.tpot.p50_s;
+  j["tpot_p99_s"] = a.tpot.p99_s;
+  j["output_tokens_per_s"] = a.output_tokens_per_s;
+  j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
+  j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;
+  j["requests_simulated_per_replica"] = a.requests_simulated;
+  return j;
+}
+
 Status RunPlan(const PlanOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
@@ -82,7 +110,30 @@ Status RunPlan(const PlanOptions& o) {
   const double inf = std::numeric_limits<double>::infinity();
   req.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   req.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  req.max_batch = o.max_batch;
+  // Sequences per replica: the engine's max_num_seqs unless given, as simulate does.
+  req.max_batch = o.max_batch_option && *o.max_batch_option
+                      ? o.max_batch
+                      : static_cast<int64_t>(req.perf.engine.max_num_seqs);
+  const bool by_concurrency = o.concurrency_option && *o.concurrency_option;
+  const bool by_rate = o.rate_option && *o.rate_option;
+  if (by_concurrency && by_rate) {
+    return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
+  }
+  if (by_concurrency) {
+    if (o.concurrency < 1 || o.concurrency > 10'000'000) {
+      return Error(fmt::format("--concurrency must be between 1 and 10,000,000 clients, got {}",
+                               o.concurrency));
+    }
+    req.load = {PlanLoad::Kind::kConcurrency, static_cast<double>(o.concurrency)};
+  }
+  if (by_rate) {
+    if (!(o.rate > 0 && o.rate <= 1e7)) {
+      return Error(fmt::format(
+          "--rate must be a positive number of requests per second (at most 1e7), got {:g}",
+          o.rate));
+    }
+    req.load = {PlanLoad::Kind::kRate, o.rate};
+  }
   req.top = o.top;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
@@ -109,7 +160,7 @@ Status RunPlan(const PlanOptions& o) {
   nlohmann::json out;
   {
     nlohmann::json layouts = nlohmann::json::array();
-    for (const PlanEntry& p : r.ranked) layouts.push_back(EntryJson(p));
+    for (const PlanEntry& p : r.ranked) layouts.push_back(RankedJson(p));
     nlohmann::json pareto = nlohmann::json::array();
     for (const PlanEntry& p : r.pareto) pareto.push_back(EntryJson(p));
     auto slo = [](double limit_s) {
@@ -126,6 +177,10 @@ Status RunPlan(const PlanOptions& o) {
            {"gpus", cluster.num_gpus},
            {"gpu", cluster.gpu.name},
            {"objective", ObjectiveName(req.objective)},
+           {"engine", req.perf.engine.name},
+           {"load", by_concurrency ? "concurrency"
+                    : by_rate      ? "rate"
+                                   : "offline"},
            {"dtype", DtypeName(req.perf.weight_dtype)},
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
            {"layouts_considered", r.layouts_considered},
@@ -166,16 +221,23 @@ Status RunPlan(const PlanOptions& o) {
       model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, o.isl, o.osl, o.objective,
       DtypeName(req.perf.weight_dtype), DtypeName(req.perf.kv_dtype), r.layouts_considered,
       r.layouts_fitting, r.points_evaluated, FormatSeconds(elapsed_s));
-  Table table({"#", "layout", "batch", "TTFT", "TPOT", "tok/s/user", "tok/s", "tok/s/GPU",
-               "$/Mtok out", "mem/GPU", "bound"});
-  table.SetLeftAligned({1, 10});
+  std::cout << (by_concurrency ? fmt::format("load: closed loop of {} clients", o.concurrency)
+                : by_rate      ? fmt::format("load: Poisson arrivals at {:g} requests/s", o.rate)
+                               : std::string("load: offline, each layout at its best batch"))
+            << "; TTFT and TPOT are means simulated at that load (p99 beside them)\n";
+  Table table({"#", "layout", "batch", "in flight", "TTFT", "TTFT p99", "TPOT", "TPOT p99",
+               "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "mem/GPU", "bound"});
+  table.SetLeftAligned({1, 13});
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const StepEstimate& e = r.ranked[i].estimate;
+    const OperatingPoint& a = *r.ranked[i].at_load;
     table.AddRow({std::to_string(i + 1), e.layout.ToString(), std::to_string(e.workload.batch),
-                  FormatSeconds(e.ttft_s), FormatSeconds(e.tpot_s),
-                  fmt::format("{:.1f}", e.output_tokens_per_s_per_user),
-                  fmt::format("{:.0f}", e.output_tokens_per_s),
-                  fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu),
+                  fmt::format("{:.0f}", a.concurrency), FormatSeconds(a.ttft.mean_s),
+                  FormatSeconds(a.ttft.p99_s), FormatSeconds(a.tpot.mean_s),
+                  FormatSeconds(a.tpot.p99_s),
+                  fmt::format("{:.1f}", a.output_tokens_per_s_per_user),
+                  fmt::format("{:.0f}", a.output_tokens_per_s),
+                  fmt::format("{:.1f}", a.output_tokens_per_s_per_gpu),
                   fmt::format("{:.3f}", r.ranked[i].usd_per_mtok_output),
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
@@ -222,10 +284,16 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       ->check(kPositiveFinite);
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "SLO: time per output token")
       ->check(kPositiveFinite);
-  sub->add_option("--max-batch", opts->max_batch,
-                  "Engine cap on concurrent sequences per replica (TensorRT-LLM's default "
-                  "max_batch_size)")
-      ->capture_default_str();
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Cap on concurrent sequences per replica (default: the engine's max_num_seqs)");
+  opts->concurrency_option =
+      sub->add_option("--concurrency", opts->concurrency,
+                      "Rank layouts by what they do for N closed-loop clients (as vllm bench serve "
+                      "--max-concurrency); TTFT/TPOT SLOs are checked there");
+  opts->rate_option = sub->add_option(
+      "--rate", opts->rate,
+      "Rank layouts by what they do at R requests/s (Poisson); excludes --concurrency");
   sub->add_option("--top", opts->top, "Layouts to show")->capture_default_str();
   sub->add_option("--layout", opts->layout, "Evaluate only this layout (choosing its batch)");
   sub->add_flag("--json", opts->json, "Print JSON");

@@ -13,8 +13,10 @@
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/plan/load.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
+#include "shardwise/sim/serving.h"
 #include "shardwise/sim/simulator.h"
 #include "validators.h"
 
@@ -27,6 +29,10 @@ struct SimulateOptions {
   PerfCliOptions perf;
   std::string layout;  // empty: the planner's best for the workload
   std::string rate = "10";
+  int64_t concurrency = 0;
+  CLI::Option* concurrency_option = nullptr;
+  CLI::Option* admission_option = nullptr;
+  CLI::Option* max_batch_option = nullptr;
   double burstiness = 1.0;
   std::string trace;
   int64_t isl = 1024;
@@ -35,9 +41,11 @@ struct SimulateOptions {
   std::string osl_dist = "fixed";
   double length_cv = 0.5;
   int64_t requests = 1000;
+  CLI::Option* requests_option = nullptr;
   double duration_s = 0;
   uint64_t seed = 1;
   std::string router = "round-robin";
+  CLI::Option* router_option = nullptr;
   std::string admission = "no-evict";
   int64_t max_batch = 2048;
   double max_ttft_ms = 0;
@@ -80,6 +88,20 @@ Status RunSimulate(const SimulateOptions& o) {
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
   SW_ASSIGN_OR_RETURN(Admission admission, ParseAdmission(o.admission));
+  const bool closed_loop = o.concurrency_option && *o.concurrency_option;
+  if (closed_loop && (o.concurrency < 1 || o.concurrency > 10'000'000)) {
+    return Error(fmt::format("--concurrency must be between 1 and 10,000,000 clients, got {}",
+                             o.concurrency));
+  }
+  if (closed_loop && !o.trace.empty()) {
+    return Error("--concurrency and --trace exclude each other: a trace fixes the arrival times");
+  }
+  if (!(o.admission_option && *o.admission_option)) {
+    admission = perf.engine.no_evict_admission ? Admission::kNoEvict : Admission::kMaxUtilization;
+  }
+  const int64_t max_batch = o.max_batch_option && *o.max_batch_option
+                                ? o.max_batch
+                                : static_cast<int64_t>(perf.engine.max_num_seqs);
   SW_ASSIGN_OR_RETURN(LengthDistribution isl_dist, ParseLengthDistribution(o.isl_dist));
   SW_ASSIGN_OR_RETURN(LengthDistribution osl_dist, ParseLengthDistribution(o.osl_dist));
   if (!(o.burstiness > 0 && o.burstiness <= 100)) return Error("--burstiness must be in (0, 100]");
@@ -91,6 +113,9 @@ Status RunSimulate(const SimulateOptions& o) {
     return Error("--requests must be between 1 and 100,000,000");
   if (o.duration_s < 0) return Error("--duration must be positive seconds");
   if (o.max_batch < 1) return Error("--max-batch must be at least 1");
+  if (closed_loop && o.rate != "10") {
+    return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
+  }
 
   std::vector<TraceRequest> trace;
   if (!o.trace.empty()) {
@@ -117,7 +142,7 @@ Status RunSimulate(const SimulateOptions& o) {
   } else {
     PlanRequest req;
     req.perf = perf;
-    req.max_batch = o.max_batch;
+    req.max_batch = max_batch;
     req.workload.prompt_tokens = std::max<int64_t>(1, std::llround(mean_isl));
     req.workload.output_tokens = std::max<int64_t>(1, std::llround(mean_osl));
     SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
@@ -130,23 +155,21 @@ Status RunSimulate(const SimulateOptions& o) {
   const StepEstimate probe = step.Estimate(one);
   if (!probe.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, probe, perf));
 
-  SimConfig config;
-  config.replicas = layout.Replicas();
-  config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = o.max_batch;
-  config.batch.max_batched_tokens = perf.max_batched_tokens;
-  config.batch.admission = admission;
-  config.router = router;
-  config.kv_capacity_tokens = probe.memory.kv_capacity_tokens;
+  SimConfig config =
+      ServingConfig(cluster, layout, perf, probe.memory.kv_capacity_tokens, max_batch, admission);
+  config.concurrency = closed_loop ? o.concurrency : 0;
+  // A closed loop keeps the replicas balanced by load, as the engines' data-parallel routers do
+  // (vLLM's DP load balancing, SGLang's shortest-queue router): a finished request's client
+  // sends its next one to the replica with the fewest in flight.
+  config.router = closed_loop && !(o.router_option && *o.router_option)
+                      ? RouterPolicy{LeastLoadedRouter{}}
+                      : router;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  config.peak_flops_per_s =
-      cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
-  config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_print = wall_start;
-  const int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
+  int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
   bool printed = false;
   // On a terminal one line rewritten in place; in a log, a plain line every 10 seconds.
   const bool terminal = isatty(fileno(stderr)) != 0;
@@ -160,14 +183,20 @@ Status RunSimulate(const SimulateOptions& o) {
                  sim_s, terminal ? "" : "\n");
   };
 
-  const int64_t table_batch =
-      std::min<int64_t>(o.max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
   SW_ASSIGN_OR_RETURN(StepTable steps,
-                      StepTable::Build(step, table_batch, longest, perf.max_batched_tokens));
+                      ServingTable(step, perf, probe.memory.max_sequences, max_batch, longest));
+  // A closed loop defaults to ten requests per client, as benchmark runs send, and as plan
+  // simulates its operating points.
+  int64_t requests = o.requests;
+  if (closed_loop && !(o.requests_option && *o.requests_option)) {
+    const int64_t per_replica = (o.concurrency + config.replicas - 1) / config.replicas;
+    requests = ClosedLoopRequests(static_cast<double>(per_replica)) * config.replicas;
+    total = requests;
+  }
   RequestSource source =
       trace.empty()
           ? RequestSource({rate, o.burstiness}, {isl_dist, static_cast<double>(o.isl), o.length_cv},
-                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, o.requests, o.seed,
+                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, requests, o.seed,
                           o.duration_s > 0 ? o.duration_s : inf)
           : RequestSource(trace);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, steps, source, config));
@@ -179,7 +208,7 @@ Status RunSimulate(const SimulateOptions& o) {
   // The offered load against what the deployment can serve: steady-state throughput at the
   // largest batch that fits (the step model), in requests per second.
   Workload full = one;
-  full.batch = std::max<int64_t>(1, std::min(o.max_batch, probe.memory.max_sequences));
+  full.batch = std::max<int64_t>(1, std::min(max_batch, probe.memory.max_sequences));
   const double capacity_requests_per_s =
       step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
   double offered_requests_per_s = rate;
@@ -197,6 +226,9 @@ Status RunSimulate(const SimulateOptions& o) {
   }
   const bool has_slo = o.max_ttft_ms > 0 || o.max_tpot_ms > 0;
 
+  const double output_per_gpu =
+      r.OutputTokensPerS() / static_cast<double>(config.replicas * config.gpus_per_replica);
+  const double output_per_user = r.tpot_s.Mean() > 0 ? 1.0 / r.tpot_s.Mean() : 0.0;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& [t, f] : r.kv_occupancy) series.push_back({{"time_s", t}, {"fraction", f}});
   auto slo = [](double ms) { return ms > 0 ? nlohmann::json(ms * 1e-3) : nlohmann::json(nullptr); };
@@ -205,6 +237,8 @@ Status RunSimulate(const SimulateOptions& o) {
       {"model", model.name},
       {"cluster", cluster.name},
       {"layout", layout.ToString()},
+      {"engine", perf.engine.name},
+      {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", config.replicas * config.gpus_per_replica},
       {"seed", o.seed},
@@ -220,7 +254,11 @@ Status RunSimulate(const SimulateOptions& o) {
         {"overloaded", overloaded}}},
       {"throughput",
        {{"input_tokens_per_s", r.InputTokensPerS()},
-        {"output_tokens_per_s", r.OutputTokensPerS()}}},
+        {"output_tokens_per_s", r.OutputTokensPerS()},
+        {"output_tokens_per_s_per_gpu", output_per_gpu},
+        {"output_tokens_per_s_per_user", output_per_user},
+        {"requests_per_s",
+         r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
       {"ttft_s", Percentiles(r.ttft_s)},
       {"tpot_s", Percentiles(r.tpot_s)},
       {"itl_s", Percentiles(r.itl_s)},
@@ -247,7 +285,8 @@ Status RunSimulate(const SimulateOptions& o) {
     return o.html.Write(out);
   }
   const std::string arrivals =
-      !trace.empty() ? "trace " + o.trace
+      closed_loop ? fmt::format("closed loop, {} clients", o.concurrency)
+      : !trace.empty() ? "trace " + o.trace
       : std::isinf(rate)
           ? std::string("offline (all at t = 0)")
           : fmt::format(
@@ -255,13 +294,13 @@ Status RunSimulate(const SimulateOptions& o) {
                 o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
                 rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, ISL {} / OSL {}\n"
+      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL {}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", arrivals, std::llround(mean_isl),
-      std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s), r.steps, r.preemptions,
-      FormatSeconds(wall_s));
+      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals,
+      std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
+      r.steps, r.preemptions, FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
   auto row = [&](const char* name, const LogHistogram& h) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
@@ -273,11 +312,11 @@ Status RunSimulate(const SimulateOptions& o) {
   row("end-to-end", r.e2e_s);
   std::cout << table.Render();
   std::cout << fmt::format(
-      "\nthroughput   {:.0f} input and {:.0f} output tokens/s\n"
+      "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
       "goodput      {}\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
       "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n",
-      r.InputTokensPerS(), r.OutputTokensPerS(),
+      r.InputTokensPerS(), r.OutputTokensPerS(), output_per_gpu, output_per_user,
       has_slo
           ? fmt::format(
                 "{:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)",
@@ -311,6 +350,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
   sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
       ->capture_default_str();
+  opts->concurrency_option = sub->add_option(
+      "--concurrency", opts->concurrency,
+      "Closed loop: N clients, each sending its next request when its previous one completes "
+      "(as vllm bench serve --max-concurrency); excludes --rate");
   sub->add_option("--burstiness", opts->burstiness,
                   "CV of inter-arrival gaps (1 = Poisson, > 1 bursty gamma arrivals)")
       ->capture_default_str();
@@ -323,19 +366,27 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
       ->capture_default_str();
-  sub->add_option("--requests", opts->requests, "Requests to simulate")->capture_default_str();
+  opts->requests_option =
+      sub->add_option("--requests", opts->requests,
+                      "Requests to simulate (closed loop: default ten per client, at least 200)")
+          ->capture_default_str();
   sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds")
       ->check(kPositiveFinite);
   sub->add_option("--seed", opts->seed, "Random seed")
       ->check(kUnsignedInteger)
       ->capture_default_str();
-  sub->add_option("--router", opts->router, "round-robin or least-loaded")->capture_default_str();
-  sub->add_option("--admission", opts->admission,
-                  "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
-                  "max-utilization (reserve the prompt, preempt when full, as vLLM)")
-      ->capture_default_str();
-  sub->add_option("--max-batch", opts->max_batch, "Sequences running at once per replica")
-      ->capture_default_str();
+  opts->router_option =
+      sub->add_option("--router", opts->router,
+                      "round-robin or least-loaded (default: round-robin; least-loaded for "
+                      "--concurrency)");
+  opts->admission_option = sub->add_option(
+      "--admission", opts->admission,
+      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
+      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
+      "the engine's");
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Sequences running at once per replica (default: the engine's max_num_seqs)");
   sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
       ->check(kPositiveFinite);
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")

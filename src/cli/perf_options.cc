@@ -13,13 +13,18 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       ->capture_default_str();
   sub->add_option("--kv-dtype", kv_dtype,
                   "KV-cache format (default: fp8 with fp8 weights, else bf16)");
-  sub->add_option("--gpu-memory-utilization", gpu_memory_utilization,
-                  "Fraction of HBM the engine may use; the rest is a runtime reserve")
-      ->capture_default_str();
+  sub->add_option("--engine", engine,
+                  "Serving engine profile: trtllm, vllm, sglang, a versioned name (trtllm-1.0) "
+                  "or a profile .json (see data/engines/)");
+  gpu_memory_utilization_option = sub->add_option(
+      "--gpu-memory-utilization", gpu_memory_utilization,
+      "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM applies it to the "
+      "memory free after weights)");
   sub->add_option("--expert-imbalance", expert_imbalance,
                   "Busiest expert rank's load over the mean (default: statistical estimate)");
-  sub->add_option("--max-batched-tokens", max_batched_tokens, "Tokens per prefill chunk")
-      ->capture_default_str();
+  max_batched_tokens_option = sub->add_option(
+      "--max-batched-tokens", max_batched_tokens,
+      "Tokens per iteration, chunked prefill (default: the engine's)");
 }
 
 StatusOr<PerfOptions> PerfCliOptions::Build() const {
@@ -41,9 +46,13 @@ StatusOr<PerfOptions> PerfCliOptions::Build() const {
   if (max_batched_tokens < 1 || max_batched_tokens > 10'000'000) {
     return Error("--max-batched-tokens must be between 1 and 10,000,000");
   }
-  o.gpu_memory_utilization = gpu_memory_utilization;
+  SW_ASSIGN_OR_RETURN(o.engine, LoadEngine(engine));
+  const bool user_fraction = gpu_memory_utilization_option && *gpu_memory_utilization_option;
+  const bool user_tokens = max_batched_tokens_option && *max_batched_tokens_option;
+  o.gpu_memory_utilization = user_fraction ? gpu_memory_utilization : o.engine.memory_fraction;
   o.expert_imbalance = expert_imbalance;
-  o.max_batched_tokens = max_batched_tokens;
+  o.max_batched_tokens =
+      user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;
 }
 
@@ -74,12 +83,17 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
       "GPU",
       FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
       e.workload.PeakContext(), FormatBytes(m.activation_bytes + m.comm_buffer_bytes));
+  const std::string rule =
+      o.engine.kv_rule == KvMemoryRule::kFractionOfTotal
+          ? fmt::format("{} x {:g}", FormatBytes(m.hbm_bytes), o.gpu_memory_utilization)
+          : fmt::format("{} less the runtime reserve; {} gives KV {:g} of what is free after "
+                        "weights",
+                        FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
-      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({} x {:g}); short "
+      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
       "by {}. Use more TP or PP, a smaller --batch or --context, --dtype fp8, or a larger GPU",
       model.name, DtypeName(o.weight_dtype), e.layout.ToString(), what, cluster.gpu.name,
-      FormatBytes(m.usable_bytes), FormatBytes(m.hbm_bytes), o.gpu_memory_utilization,
-      FormatBytes(m.ShortfallBytes()));
+      FormatBytes(m.usable_bytes), rule, FormatBytes(m.ShortfallBytes()));
 }
 
 }  // namespace shardwise::cli

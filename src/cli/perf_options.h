@@ -17,6 +17,10 @@ struct PerfCliOptions {
   double gpu_memory_utilization = 0.9;
   double expert_imbalance = 0;
   int64_t max_batched_tokens = 8192;
+  std::string engine = "trtllm";
+  // Set when the user gave the option, which then overrides the engine's default.
+  CLI::Option* gpu_memory_utilization_option = nullptr;
+  CLI::Option* max_batched_tokens_option = nullptr;
 
   void AddTo(CLI::App* sub);
   StatusOr<PerfOptions> Build() const;

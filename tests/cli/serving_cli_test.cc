@@ -14,6 +14,40 @@ TEST(SimulateCli, DefaultsRun) {
   }
 }
 
+TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 16 --requests 160 "
+      "--isl 512 --osl 64 --engine vllm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["concurrency"], 16);
+  EXPECT_EQ(j["engine"], "vllm-0.12");
+  for (const char* key : {"ttft", "tpot", "itl", "e2e"}) {
+    for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[key].contains(stat));
+  }
+  EXPECT_GT(j["throughput"]["output_tokens_per_s_per_gpu"].get<double>(), 0);
+  EXPECT_GT(j["throughput"]["output_tokens_per_s_per_user"].get<double>(), 0);
+  // Little's law for a closed loop: 16 clients = request rate x mean end-to-end latency.
+  const double in_flight =
+      j["throughput"]["requests_per_s"].get<double>() * j["e2e_s"]["mean"].get<double>();
+  EXPECT_NEAR(in_flight, 16.0, 1.6);
+}
+
+TEST(SimulateCli, BadConcurrencyAndEngine) {
+  ExpectOneLineError(RunShardwise("simulate --concurrency 0"), "--concurrency");
+  ExpectOneLineError(RunShardwise("simulate --concurrency -3"), "--concurrency");
+  ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 5"), "exclude");
+  ExpectOneLineError(RunShardwise("simulate --engine tensorrt"), "unknown engine");
+  ExpectOneLineError(RunShardwise("explain --engine vlm"), "unknown engine 'vlm'");
+}
+
+TEST(SimulateCli, EngineProfileMissingAFieldIsOneLine) {
+  ExpectOneLineError(
+      RunShardwise(std::string("plan --engine ") + SHARDWISE_SOURCE_DIR +
+                   "/tests/data/engine-missing-field.json"),
+      "lacks field 'step_overhead_s'");
+}
+
 TEST(SimulateCli, JsonFieldsAndDeterminism) {
   const std::string args =
       "simulate --model llama-3.1-8b --gpus 2 --layout dp2 --rate 30 --burstiness 2 --isl-dist "
