@@ -22,7 +22,7 @@ TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   const auto j = r.Json();
   EXPECT_EQ(j["concurrency"], 16);
   EXPECT_EQ(j["engine"], "vllm-0.12");
-  for (const char* key : {"ttft", "tpot", "itl", "e2e"}) {
+  for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
     for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[key].contains(stat));
   }
   EXPECT_GT(j["throughput"]["output_tokens_per_s_per_gpu"].get<double>(), 0);
