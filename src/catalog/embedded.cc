@@ -1,7 +1,11 @@
 #include "shardwise/catalog/embedded.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "shardwise/common/json_fields.h"
 #include "shardwise/common/suggest.h"
@@ -39,21 +43,32 @@ std::vector<std::string> NamesIn(std::string_view dir) {
   return names;
 }
 
-StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
-                                   std::string_view what, std::string_view hint,
-                                   std::string& source) {
+StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_or_path,
+                                    std::string_view what, std::string_view hint,
+                                    std::string& source) {
   const std::string name(name_or_path);
   const std::string path = std::string(dir) + "/" + name + ".json";
   if (auto text = ReadEmbedded(path)) {
     source = "data/" + path;
-    return ParseJsonText(*text, source);
+    return *text;
   }
   if (name.find('/') != std::string::npos || name.ends_with(".json") ||
       std::filesystem::is_regular_file(name)) {
     source = name;
-    return ReadJsonFile(name);
+    std::ifstream in(name);
+    if (!in) return Error(fmt::format("{}: cannot open file (check the path)", name));
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
   }
   return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
+}
+
+StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
+                                   std::string_view what, std::string_view hint,
+                                   std::string& source) {
+  SW_ASSIGN_OR_RETURN(std::string text, LoadEntryText(dir, name_or_path, what, hint, source));
+  return ParseJsonText(text, source);
 }
 
 }  // namespace shardwise::catalog

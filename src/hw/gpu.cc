@@ -43,7 +43,7 @@ Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
   // Widening order for a weight format the tensor cores lack.
   static const std::map<Dtype, std::vector<Dtype>> kWider = {
       {Dtype::kFp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
-      {Dtype::kMxfp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
+      {Dtype::kMxfp4, {Dtype::kMxfp4, Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
       {Dtype::kInt4, {Dtype::kFp8, Dtype::kBf16}},
       {Dtype::kFp8, {Dtype::kFp8, Dtype::kBf16}},
       {Dtype::kFp16, {Dtype::kBf16}},

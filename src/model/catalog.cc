@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "python_json.h"
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/config_parser.h"
@@ -29,10 +30,19 @@ std::string NameOf(const std::string& name_or_path, const std::string& source) {
 StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
   std::string source;
   SW_ASSIGN_OR_RETURN(
-      nlohmann::json config,
-      catalog::LoadEntry("models", name_or_path, "model",
-                         "see 'shardwise models', or pass a path to a config.json", source));
-  return ParseHfConfig(config, source, NameOf(std::string(name_or_path), source));
+      std::string text,
+      catalog::LoadEntryText("models", name_or_path, "model",
+                             "see 'shardwise models', or pass a path to a config.json", source));
+  const std::string name = NameOf(std::string(name_or_path), source);
+  if (source.starts_with("data/")) return ParseHfConfigText(text, source, name);
+  // A ModelOpt export keeps its quantization in hf_quant_config.json beside config.json.
+  const std::filesystem::path quant =
+      std::filesystem::path(source).parent_path() / "hf_quant_config.json";
+  if (!std::filesystem::is_regular_file(quant)) return ParseHfConfigText(text, source, name);
+  SW_ASSIGN_OR_RETURN(nlohmann::json quant_config, ReadJsonFile(quant.string()));
+  SW_ASSIGN_OR_RETURN(nlohmann::json config,
+                      ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
+  return ParseHfConfig(config, source, name, &quant_config);
 }
 
 StatusOr<std::vector<ModelSpec>> LoadBuiltinModels() {

@@ -100,7 +100,7 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     st.first = stage == 0;
     st.last = stage == l.pp - 1;
     for (int64_t i = next; i < next + count; ++i) {
-      (m.layers[i].moe ? st.moe : st.dense) += 1;
+      (m.layers[i].moe() ? st.moe : st.dense) += 1;
       st.windows.push_back(m.layers[i].sliding_window);
     }
     next += count;

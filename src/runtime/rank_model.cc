@@ -46,7 +46,12 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   const std::string why =
-      m.mla                        ? "multi-head latent attention (MLA)"
+      m.num_recurrent_layers() > 0 ? "linear-attention or SSM layers"
+      : m.num_attention_layers() < m.num_layers() || !m.gated_ffn ? "a hybrid layer pattern"
+      : m.indexer                  ? "sparse attention (DSA)"
+      : m.attention_output_gate    ? "gated attention output"
+      : m.qk_norm == QkNorm::kPerLayer ? "per-layer Q/K norms"
+      : m.mla                        ? "multi-head latent attention (MLA)"
       : m.num_sliding_layers() > 0 ? "sliding-window attention"
       : m.attention_sinks          ? "attention sinks"
       : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
@@ -129,11 +134,11 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
     if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
       SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
     }
-    if (m.qk_norm) {
+    if (m.qk_norm == QkNorm::kPerHead) {
       SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
       SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
     }
-    if (!m.layers[i].moe) {
+    if (!m.layers[i].moe()) {
       const int64_t part = m.intermediate_size / tp;
       SW_ASSIGN_OR_RETURN(L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj",
                                      m.intermediate_size, {p.tp_index * part, (p.tp_index + 1) * part}));
