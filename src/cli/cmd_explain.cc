@@ -82,6 +82,7 @@ Status RunExplain(const ExplainOptions& o) {
                {"memory",
                 {{"weights_bytes", m.weight_bytes},
                  {"kv_bytes", m.kv_bytes},
+                 {"state_bytes_per_sequence", m.state_bytes_per_sequence},
                  {"activation_bytes", m.activation_bytes},
                  {"comm_buffer_bytes", m.comm_buffer_bytes},
                  {"reserve_bytes", m.reserve_bytes},
@@ -119,6 +120,12 @@ Status RunExplain(const ExplainOptions& o) {
         "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
         "TP ranks would be faster (seed 002, 7.7)\n",
         FormatSeconds(e.tp_comm_per_layer_s), FormatSeconds(e.compute_per_layer_s));
+  }
+  if (m.state_bytes_per_sequence > 0) {
+    std::cout << fmt::format(
+        "\nrecurrent state: {} per sequence per GPU in the linear-attention/SSM layers, the same "
+        "at any context (included in KV below)",
+        FormatBytes(m.state_bytes_per_sequence));
   }
   std::cout << fmt::format(
       "\nmemory per GPU: weights {}, KV {}, activations {}, comm buffers {} = {} of {} usable\n"

@@ -124,6 +124,7 @@ Status RunSimulate(const SimulateOptions& o) {
   config.batch.admission = admission;
   config.router = router;
   config.kv_capacity_tokens = probe.memory.kv_capacity_tokens;
+  config.state_tokens_per_sequence = probe.memory.state_tokens_per_sequence;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;

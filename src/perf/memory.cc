@@ -17,20 +17,43 @@ constexpr double kFfnTensorsPerToken = 3.0;
 constexpr double kLogitBytes = 4.0;  // fp32 logits for sampling
 
 double StageWeightParams(const ModelShard& s, const StageLayers& st) {
-  const double moe_layer = s.attention_params + s.norm_params + s.experts_per_gpu * s.expert_params +
-                           s.shared_params + s.router_params;
-  const double dense_layer = s.attention_params + s.norm_params + s.dense_ffn_params;
-  double params = static_cast<double>(st.moe) * moe_layer + static_cast<double>(st.dense) * dense_layer;
+  const double moe_ffn =
+      s.experts_per_gpu * s.expert_params + s.shared_params + s.router_params;
+  double params = static_cast<double>(st.moe) * moe_ffn +
+                  static_cast<double>(st.dense) * s.dense_ffn_params +
+                  static_cast<double>(st.mixers.size()) * s.norm_params;
+  for (MixerKind kind : st.mixers) {
+    params += kind == MixerKind::kAttention ? s.attention_params
+              : kind == MixerKind::kNone    ? 0.0
+                                            : s.recurrent_params;
+  }
   if (st.first) params += s.vocab_params;
   if (st.last) params += s.vocab_params;
   return params;
 }
 
-// Tokens of KV one sequence keeps across a stage's layers (sliding windows capped).
+// Tokens of KV one sequence keeps across a stage's attention layers (sliding windows capped).
 double StageKvTokens(const StageLayers& st, int64_t context) {
   double tokens = 0;
-  for (int64_t w : st.windows) tokens += static_cast<double>(w > 0 ? std::min(context, w) : context);
+  for (size_t i = 0; i < st.mixers.size(); ++i) {
+    if (st.mixers[i] != MixerKind::kAttention) continue;
+    const int64_t w = st.windows[i];
+    tokens += static_cast<double>(w > 0 ? std::min(context, w) : context);
+  }
   return tokens;
+}
+
+double StageAttentionLayers(const StageLayers& st) {
+  return static_cast<double>(std::count(st.mixers.begin(), st.mixers.end(), MixerKind::kAttention));
+}
+
+// Recurrent state one sequence keeps across a stage's linear-attention/SSM layers: fixed,
+// whatever the context.
+double StageStateBytes(const ModelShard& s, const StageLayers& st) {
+  const double attention_or_none =
+      StageAttentionLayers(st) +
+      static_cast<double>(std::count(st.mixers.begin(), st.mixers.end(), MixerKind::kNone));
+  return (static_cast<double>(st.mixers.size()) - attention_or_none) * s.state_bytes_per_sequence;
 }
 
 }  // namespace
@@ -46,12 +69,15 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double sequences_per_rank = std::ceil(static_cast<double>(w.batch) / adp);
   for (const StageLayers& st : s.stages) {
     const double weights = StageWeightParams(s, st) * BytesPerElement(o.weight_dtype);
+    const double state_seq = StageStateBytes(s, st);
     const double kv_seq = StageKvTokens(st, w.PeakContext()) * s.kv_bytes_per_token /
-                          static_cast<double>(l.cp);
+                              static_cast<double>(l.cp) +
+                          state_seq;
     // The fullest stage by weights plus this batch's KV.
     if (weights + kv_seq * sequences_per_rank > m.weight_bytes + m.kv_bytes) {
       m.weight_bytes = weights;
       m.kv_bytes_per_sequence = kv_seq;
+      m.state_bytes_per_sequence = state_seq;
       m.kv_bytes = kv_seq * sequences_per_rank;
     }
   }
@@ -72,12 +98,14 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double free_bytes = m.usable_bytes - fixed;
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
   for (const StageLayers& st : s.stages) {
-    kv_per_token = std::max(kv_per_token, static_cast<double>(st.windows.size()) *
-                                              s.kv_bytes_per_token / static_cast<double>(l.cp));
+    kv_per_token = std::max(kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token /
+                                              static_cast<double>(l.cp));
   }
   m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
                              ? 0.0
                              : free_bytes / kv_per_token * static_cast<double>(l.AttentionDp());
+  m.state_tokens_per_sequence =
+      kv_per_token > 0 ? m.state_bytes_per_sequence / kv_per_token : 0.0;
   m.max_sequences = free_bytes <= 0 || per_sequence <= 0
                         ? 0
                         : static_cast<int64_t>(std::floor(free_bytes / per_sequence)) *

@@ -28,7 +28,8 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
   const double replicated = ReplicatedAttentionParams(m);
   s.attention_params =
       replicated + (static_cast<double>(AttentionParamsPerLayer(m)) - replicated) / tp;
-  s.dense_ffn_params = 3.0 * static_cast<double>(m.hidden_size * m.intermediate_size) / tp;
+  const double ffn_matrices = m.gated_ffn ? 3.0 : 2.0;  // gate, up, down or up, down
+  s.dense_ffn_params = ffn_matrices * static_cast<double>(m.hidden_size * m.intermediate_size) / tp;
   s.norm_params = 2.0 * static_cast<double>(m.hidden_size);
   s.heads = static_cast<double>(m.num_heads) / tp;
   s.vocab_params = static_cast<double>(m.vocab_size * m.hidden_size) / tp;
@@ -58,6 +59,25 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   s.attention_flops_per_key = 2.0 * s.heads * (qk + v);
+  if (m.indexer) {
+    const SparseIndexerSpec& x = *m.indexer;
+    s.sparse_topk = x.topk;
+    // Dot products of index_head_dim per index head, then a weighted sum over the heads.
+    s.indexer_flops_per_key = 2.0 * static_cast<double>(x.index_heads * (x.index_head_dim + 1));
+    s.indexer_key_bytes_per_token = IndexerKeyBytesPerToken(m, o.kv_dtype);
+  }
+  if (m.recurrent && m.num_recurrent_layers() > 0) {
+    const RecurrentSpec& r = *m.recurrent;
+    s.recurrent_params = static_cast<double>(RecurrentParamsPerLayer(m)) / tp;
+    s.state_bytes_per_sequence = StateBytesPerSequencePerLayer(m) / tp;
+    s.recurrent_decode_flops = RecurrentDecodeFlopsPerToken(m) / tp;
+    s.recurrent_prefill_flops = RecurrentPrefillFlopsPerToken(m) / tp;
+    s.recurrent_chunk_tokens = r.chunk_size;
+    const double h = static_cast<double>(m.hidden_size);
+    const double value_width = static_cast<double>(r.num_heads * r.head_dim);
+    const double in_width = static_cast<double>(RecurrentConvChannels(m)) + value_width;
+    s.recurrent_gemms = {{in_width / tp, h}, {h, value_width / tp}};
+  }
 
   // GEMM shapes per GPU (fused where engines fuse: QKV, gate+up).
   const double h = static_cast<double>(m.hidden_size);
@@ -80,7 +100,7 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     s.attention_gemms.push_back({h, s.heads * hd});
   }
   const double inter = static_cast<double>(m.intermediate_size) / tp;
-  s.dense_ffn_gemms = {{2 * inter, h}, {h, inter}};
+  s.dense_ffn_gemms = {{(ffn_matrices - 1) * inter, h}, {h, inter}};
   if (m.is_moe()) {
     const double e_inter =
         static_cast<double>(m.moe.expert_intermediate_size) / static_cast<double>(l.ExpertTp());
@@ -100,8 +120,10 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     st.first = stage == 0;
     st.last = stage == l.pp - 1;
     for (int64_t i = next; i < next + count; ++i) {
-      (m.layers[i].moe() ? st.moe : st.dense) += 1;
-      st.windows.push_back(m.layers[i].sliding_window);
+      const LayerSpec& layer = m.layers[i];
+      (layer.ffn == FfnKind::kMoe ? st.moe : layer.ffn == FfnKind::kDense ? st.dense : st.no_ffn) += 1;
+      st.mixers.push_back(layer.mixer);
+      st.windows.push_back(layer.sliding_window);
     }
     next += count;
     s.stages.push_back(std::move(st));

@@ -15,9 +15,11 @@
 namespace shardwise {
 
 struct StageLayers {
-  int64_t dense = 0;  // dense-FFN layers in the stage
-  int64_t moe = 0;    // MoE layers in the stage
-  std::vector<int64_t> windows;  // sliding window per layer (0 = full)
+  int64_t dense = 0;   // dense-FFN layers in the stage
+  int64_t moe = 0;     // MoE layers in the stage
+  int64_t no_ffn = 0;  // layers without a feed-forward part (hybrid mixer-only blocks)
+  std::vector<MixerKind> mixers;  // token mixer per layer
+  std::vector<int64_t> windows;   // sliding window per layer (0 = full; attention layers)
   bool first = false;            // holds the embedding
   bool last = false;             // holds the LM head
 };
@@ -43,6 +45,19 @@ struct ModelShard {
   double heads = 0;             // query heads per GPU
   double kv_bytes_per_token = 0;  // one layer's KV per token on one GPU
   double attention_flops_per_key = 0;  // one query against one key, one layer, one GPU
+  // DSA sparse attention: the core attends to at most `sparse_topk` keys (0: dense) that the
+  // lightning indexer picks by scoring every cached key. The indexer is replicated on every TP
+  // rank, like the MLA latent its keys sit beside.
+  int64_t sparse_topk = 0;
+  double indexer_flops_per_key = 0;        // one query, one key, one layer, one GPU
+  double indexer_key_bytes_per_token = 0;  // part of kv_bytes_per_token
+  // Recurrent (linear-attention / SSM) layers, per GPU per layer; heads split over TP.
+  double recurrent_params = 0;
+  std::vector<GemmShape> recurrent_gemms;   // input and output projections
+  double state_bytes_per_sequence = 0;      // recurrent state one sequence keeps
+  double recurrent_decode_flops = 0;        // state update and read-out, per token
+  double recurrent_prefill_flops = 0;       // the same in chunked prefill, per token
+  int64_t recurrent_chunk_tokens = 0;       // prefill chunk: the state is read and written once each
   double ffn_width = 0;         // widest FFN slice on one GPU (activations)
   // The GEMMs of one layer on one GPU, for shape-dependent efficiency.
   std::vector<GemmShape> attention_gemms;

@@ -25,6 +25,8 @@ struct SimConfig {
   BatchPolicy batch;
   RouterPolicy router = RoundRobinRouter{};
   double kv_capacity_tokens = 0;  // per replica
+  // Fixed recurrent (linear-attention/SSM) state each admitted sequence holds, in KV tokens.
+  double state_tokens_per_sequence = 0;
   double max_ttft_s = std::numeric_limits<double>::infinity();  // goodput SLOs
   double max_tpot_s = std::numeric_limits<double>::infinity();
   double peak_flops_per_s = 0;    // per GPU, for MFU

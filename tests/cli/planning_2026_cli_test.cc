@@ -1,0 +1,102 @@
+// End-to-end: `explain`, `plan`, `simulate` and `roofline` on the 2026 models and systems, and
+// a 128k-token prompt on a hybrid model (state flat) and on a DSA model (core bounded by top-k).
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+TEST(Planning2026Cli, ExplainAndPlanEveryNewModel) {
+  struct Row {
+    const char* model;
+    const char* cluster;
+    const char* layout;
+  };
+  for (const Row& r :
+       {Row{"minimax-m2.5", "dgx-b300", "tp8"}, Row{"qwen3.5-397b-a17b", "dgx-b300", "tp8"},
+        Row{"qwen3.5-35b-a3b", "hgx-h20", "tp2"}, Row{"deepseek-v3.2", "gb300-nvl72", "tp8"},
+        Row{"glm-5", "gb300-nvl72", "tp8"}, Row{"kimi-k2.5", "gb300-nvl72", "dp16ep16"},
+        Row{"nemotron-h-56b", "mi355x-8", "tp2"}, Row{"llama-4-maverick", "mi355x-8", "tp8"}}) {
+    const RunResult e = RunShardwise(std::string("explain --json --model ") + r.model +
+                                     " --cluster " + r.cluster + " --layout " + r.layout);
+    ASSERT_EQ(e.exit_code, 0) << r.model << ": " << e.err;
+    EXPECT_GT(e.Json()["tpot_s"].get<double>(), 0) << r.model;
+    const RunResult p =
+        RunShardwise(std::string("plan --json --model ") + r.model + " --cluster " + r.cluster);
+    ASSERT_EQ(p.exit_code, 0) << r.model << ": " << p.err;
+    EXPECT_FALSE(p.Json()["layouts"].empty()) << r.model;
+  }
+}
+
+TEST(Planning2026Cli, ExplainAndPlanEveryNewCluster) {
+  for (const char* cluster :
+       {"dgx-b300", "gb300-nvl72", "hgx-h20", "mi325x-8", "mi355x-8", "rtx-pro-6000-8"}) {
+    const RunResult e = RunShardwise(std::string("explain --json --cluster ") + cluster);
+    ASSERT_EQ(e.exit_code, 0) << cluster << ": " << e.err;
+    const RunResult p = RunShardwise(std::string("plan --json --cluster ") + cluster);
+    ASSERT_EQ(p.exit_code, 0) << cluster << ": " << p.err;
+    EXPECT_FALSE(p.Json()["layouts"].empty()) << cluster;
+  }
+  // No NVLink on the RTX PRO 6000 box: a TP group binds on PCIe.
+  const RunResult pcie = RunShardwise("explain --cluster rtx-pro-6000-8 --layout tp8");
+  EXPECT_NE(pcie.out.find("TP group over pcie"), std::string::npos) << pcie.out;
+}
+
+TEST(Planning2026Cli, HybridStateStaysFlatAt128k) {
+  // Qwen3.5-397B on 8 B300s (tp8), 4 sequences. Per GPU and sequence the 45 Gated DeltaNet
+  // layers hold 192,061,440 / 8 = 24,007,680 B at 1k and at 128k; the KV of the 15 attention
+  // layers (1 of 2 KV heads per rank: 2 x 256 x 2 B = 1,024 B per layer and token) grows:
+  //   KV at 131,072 tokens = 4 x (24,007,680 + 15 x 1,024 x 131,072) = 8,149,270,528 B.
+  for (int64_t context : {1024, 131'072}) {
+    const RunResult r = RunShardwise(
+        "explain --json --model qwen3.5-397b-a17b --cluster "
+        "dgx-b300 --layout tp8 --batch 4 --context " +
+        std::to_string(context));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto memory = r.Json()["memory"];
+    EXPECT_DOUBLE_EQ(memory["state_bytes_per_sequence"].get<double>(), 24'007'680) << context;
+    EXPECT_DOUBLE_EQ(memory["kv_bytes"].get<double>(),
+                     4 * (24'007'680 + 15.0 * 1024 * static_cast<double>(context)))
+        << context;
+  }
+}
+
+TEST(Planning2026Cli, DsaDecodeAt128kIsBoundedByTopK) {
+  // DeepSeek-V3.2 vs DeepSeek-V3 (fp8, 8 B300s, tp8), one sequence. Per GPU and layer a key
+  // costs the core 2 x (128 / 8 heads) x (192 + 128) = 10,240 FLOPs and the indexer
+  // 2 x 64 x (128 + 1) = 16,512. V3.2's core reads min(context, 2,048) keys, so beyond the
+  // top-k only its indexer grows; V3's core reads every key.
+  auto flops = [](const char* model, int64_t context) {
+    const RunResult r =
+        RunShardwise(std::string("explain --json --dtype fp8 --cluster dgx-b300 --layout tp8 "
+                                 "--batch 1 --model ") +
+                     model + " --context " + std::to_string(context));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Json()["decode"]["flops"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(flops("deepseek-v3.2", 131'072) - flops("deepseek-v3.2", 65'536),
+                   61.0 * 65'536 * 16'512);
+  EXPECT_DOUBLE_EQ(flops("deepseek-v3", 131'072) - flops("deepseek-v3", 65'536),
+                   61.0 * 65'536 * 10'240);
+}
+
+TEST(Planning2026Cli, SimulateAndRooflineOnHybridAndSparseModels) {
+  const RunResult s = RunShardwise(
+      "simulate --json --model qwen3.5-35b-a3b --cluster hgx-h20 "
+      "--layout tp2 --requests 50 --rate 4");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const RunResult r = RunShardwise("roofline --json --model nemotron-h-56b --gpu mi355x");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const RunResult d = RunShardwise("roofline --json --model deepseek-v3.2 --gpu gb300 --dtype fp8");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+}
+
+TEST(Planning2026CliErrors, CpOnARecurrentModel) {
+  ExpectOneLineError(RunShardwise("explain --model qwen3.5-35b-a3b --cluster hgx-h20 --layout "
+                                  "tp2cp2"),
+                     "context parallelism does not split");
+}
+
+}  // namespace
+}  // namespace shardwise::testing
