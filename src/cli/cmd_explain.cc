@@ -45,7 +45,7 @@ std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown&
 Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
   if (o.context < 1 || o.context > 10'000'000) return Error("--context must be between 1 and 10,000,000");
@@ -95,7 +95,7 @@ Status RunExplain(const ExplainOptions& o) {
       "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
       model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, layout.ToString(),
       layout.gpus(), layout.Replicas(), layout.Replicas() == 1 ? "" : "s", layout.InstanceGpus(),
-      o.batch, o.context, DtypeName(perf.weight_dtype), DtypeName(perf.kv_dtype), step.TpLink(),
+      o.batch, o.context, WeightFormatName(perf), DtypeName(perf.kv_dtype), step.TpLink(),
       step.EpLink());
   Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
                "total"});

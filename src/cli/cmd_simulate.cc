@@ -63,7 +63,7 @@ nlohmann::json Percentiles(const LogHistogram& h) {
 Status RunSimulate(const SimulateOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(double rate, ParseRate(o.rate));
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
   SW_ASSIGN_OR_RETURN(Admission admission, ParseAdmission(o.admission));

@@ -33,9 +33,8 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
   s.norm_params = 2.0 * static_cast<double>(m.hidden_size);
   s.heads = static_cast<double>(m.num_heads) / tp;
   s.vocab_params = static_cast<double>(m.vocab_size * m.hidden_size) / tp;
-  s.ffn_width = m.num_moe_layers() < m.num_layers()
-                    ? static_cast<double>(m.intermediate_size) / tp
-                    : 0.0;
+  s.ffn_width =
+      m.num_moe_layers() < m.num_layers() ? static_cast<double>(m.intermediate_size) / tp : 0.0;
   if (m.is_moe()) {
     const double etp = static_cast<double>(l.ExpertTp());
     s.expert_params = static_cast<double>(ParamsPerExpert(m)) / etp;
@@ -44,9 +43,9 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
                                           m.moe.shared_intermediate_size) /
                       tp;
     s.router_params = static_cast<double>(m.hidden_size * m.moe.num_experts);
-    s.ffn_width = std::max(s.ffn_width, static_cast<double>(m.moe.expert_intermediate_size *
-                                                            m.moe.experts_per_token) /
-                                            etp);
+    s.ffn_width = std::max(
+        s.ffn_width,
+        static_cast<double>(m.moe.expert_intermediate_size * m.moe.experts_per_token) / etp);
   }
   // KV: each TP rank keeps the KV heads its query heads use (replicated when TP exceeds
   // them); MLA's latent is shared by all heads, so every TP rank keeps all of it.
@@ -105,11 +104,25 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     const double e_inter =
         static_cast<double>(m.moe.expert_intermediate_size) / static_cast<double>(l.ExpertTp());
     s.expert_gemms = {{2 * e_inter, h}, {h, e_inter}};
-    const double shared = static_cast<double>(m.moe.num_shared_experts * m.moe.shared_intermediate_size) / tp;
+    const double shared =
+        static_cast<double>(m.moe.num_shared_experts * m.moe.shared_intermediate_size) / tp;
     if (shared > 0) s.shared_gemms = {{2 * shared, h}, {h, shared}};
     s.router_gemm = {static_cast<double>(m.moe.num_experts), h};
   }
   s.lm_head_gemm = {static_cast<double>(m.vocab_size) / tp, h};
+  if (o.weight_formats) {
+    const WeightFormats& f = *o.weight_formats;
+    auto stamp = [](std::vector<GemmShape>& gemms, const WeightFormat& format) {
+      for (GemmShape& g : gemms) g.weight_bytes_per_param = format.bytes_per_param;
+    };
+    stamp(s.attention_gemms, f.mixer);
+    stamp(s.recurrent_gemms, f.mixer);
+    stamp(s.dense_ffn_gemms, f.dense_ffn);
+    stamp(s.expert_gemms, f.routed_experts);
+    stamp(s.shared_gemms, f.shared_experts);
+    s.router_gemm.weight_bytes_per_param = f.router.bytes_per_param;
+    s.lm_head_gemm.weight_bytes_per_param = f.lm_head.bytes_per_param;
+  }
 
   // Contiguous stages; the first layers % pp stages take one extra layer.
   const int64_t layers = m.num_layers();
@@ -121,7 +134,9 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     st.last = stage == l.pp - 1;
     for (int64_t i = next; i < next + count; ++i) {
       const LayerSpec& layer = m.layers[i];
-      (layer.ffn == FfnKind::kMoe ? st.moe : layer.ffn == FfnKind::kDense ? st.dense : st.no_ffn) += 1;
+      (layer.ffn == FfnKind::kMoe     ? st.moe
+       : layer.ffn == FfnKind::kDense ? st.dense
+                                      : st.no_ffn) += 1;
       st.mixers.push_back(layer.mixer);
       st.windows.push_back(layer.sliding_window);
     }

@@ -92,6 +92,24 @@ TEST(Planning2026Cli, SimulateAndRooflineOnHybridAndSparseModels) {
   ASSERT_EQ(d.exit_code, 0) << d.err;
 }
 
+TEST(Planning2026Cli, CheckpointFormatsByDefaultAndDtypeOverrides) {
+  // gpt-oss-120b's checkpoint keeps the experts in mxfp4 and the rest in bf16: 60.8 GiB =
+  // 65.28e9 B (gpt-oss model card); on one H100 the weights must land within 2% of that.
+  const RunResult native = RunShardwise(
+      "explain --json --model gpt-oss-120b --cluster dgx-h100 "
+      "--layout tp1 --batch 1");
+  ASSERT_EQ(native.exit_code, 0) << native.err;
+  EXPECT_NEAR(native.Json()["memory"]["weights_bytes"].get<double>() / 65.28e9, 1.0, 0.02);
+  const RunResult text = RunShardwise(
+      "explain --model gpt-oss-120b --cluster dgx-h100 "
+      "--layout tp1 --batch 1");
+  EXPECT_NE(text.out.find("weights experts mxfp4, rest bf16"), std::string::npos) << text.out;
+  // --dtype bf16 overrides every module: 116.83e9 x 2 B = 233.7 GB, more than one H100.
+  ExpectOneLineError(RunShardwise("explain --model gpt-oss-120b --cluster dgx-h100 --layout tp1 "
+                                  "--batch 1 --dtype bf16"),
+                     "does not fit");
+}
+
 TEST(Planning2026CliErrors, CpOnARecurrentModel) {
   ExpectOneLineError(RunShardwise("explain --model qwen3.5-35b-a3b --cluster hgx-h20 --layout "
                                   "tp2cp2"),
