@@ -12,6 +12,8 @@ packages=(
   libcli11-dev                            # command line
   libopenmpi-dev openmpi-bin              # the MPI communicator backend and mpirun
   libfmt-dev                              # formatting
+  python3-numpy                           # tests/reference: the independent float64 forward pass
+  clang libclang-rt-dev                   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
 )
 
 missing=()

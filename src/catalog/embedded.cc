@@ -1,11 +1,7 @@
 #include "shardwise/catalog/embedded.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "shardwise/common/json_fields.h"
 #include "shardwise/common/suggest.h"
@@ -52,14 +48,11 @@ StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_
     source = "data/" + path;
     return *text;
   }
+  std::error_code ec;  // a name the OS refuses (too long) is not a file
   if (name.find('/') != std::string::npos || name.ends_with(".json") ||
-      std::filesystem::is_regular_file(name)) {
-    source = name;
-    std::ifstream in(name);
-    if (!in) return Error(fmt::format("{}: cannot open file (check the path)", name));
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return buffer.str();
+      std::filesystem::exists(name, ec)) {
+    source = Printable(name, 200);
+    return ReadBoundedFile(name, dir == "models" ? kConfigInput : kCatalogInput);
   }
   return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
 }

@@ -1,8 +1,8 @@
 // `shardwise plan`: every valid layout of a cluster, ranked by an objective under SLOs.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "cluster_options.h"
 #include "command.h"
@@ -11,6 +11,7 @@
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -156,8 +157,10 @@ void AddPlanCommand(CLI::App& app, Status& result) {
   sub->add_option("--osl", opts->osl, "Output tokens per request")->capture_default_str();
   sub->add_option("--objective", opts->objective, "latency, throughput or cost")
       ->capture_default_str();
-  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "SLO: time to first token");
-  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "SLO: time per output token");
+  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "SLO: time to first token")
+      ->check(kPositiveFinite);
+  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "SLO: time per output token")
+      ->check(kPositiveFinite);
   sub->add_option("--max-batch", opts->max_batch,
                   "Engine cap on concurrent sequences per replica (TensorRT-LLM's default "
                   "max_batch_size)")

@@ -1,23 +1,31 @@
 // `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
 // reference, and print where the time went next to the perf model's prediction.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "output_guard.h"
+#include "run_guards.h"
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/plan/saved_plan.h"
 #include "shardwise/report/table.h"
 #include "shardwise/runtime/comm/registry.h"
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/host_profile.h"
 #include "shardwise/runtime/npy.h"
 #include "shardwise/runtime/runner.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -35,6 +43,8 @@ struct RunOptions {
   std::string host_profile;
   std::string plan;  // a `shardwise plan --json` file: run its model with its best layout
   double timeout_s = 60;
+  int64_t layers = 0;  // 0: all of the model's layers
+  bool force = false;
   bool no_check = false;
   bool json = false;
 };
@@ -104,25 +114,35 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
           {"comm", comm}};
 }
 
-// The model and the top layout of a `shardwise plan --json` file.
-Status ApplyPlan(const std::string& path, std::string& model, std::string& layout) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json plan, ReadJsonFile(path));
-  if (!plan.is_object() || !plan.contains("model") || !plan.contains("layouts") ||
-      !plan["layouts"].is_array() || plan["layouts"].empty()) {
-    return Error(fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
-                             "'layouts')",
-                             path));
-  }
-  model = plan["model"].get<std::string>();
-  layout = plan["layouts"][0].value("layout", "");
-  return Status();
+// Rank 0's progress on stderr once the run has taken more than two seconds (terminals only,
+// so logs and captured output stay clean).
+std::function<void(int64_t, int64_t)> ProgressPrinter() {
+  if (!isatty(STDERR_FILENO)) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  return [start](int64_t step, int64_t steps) {
+    const double elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed_s < 2.0) return;
+    std::fprintf(stderr, "\rrun: token %lld of %lld (%.0f s)%s", static_cast<long long>(step),
+                 static_cast<long long>(steps), elapsed_s, step == steps ? "\n" : "");
+  };
 }
 
 Status RunRun(const RunOptions& o) {
+  SW_RETURN_IF_ERROR(CheckLauncher(o.backend));
   std::string model_name = o.model, layout_name = o.layout;
-  if (!o.plan.empty()) SW_RETURN_IF_ERROR(ApplyPlan(o.plan, model_name, layout_name));
+  if (!o.plan.empty()) {
+    SW_ASSIGN_OR_RETURN(SavedPlanChoice saved, LoadSavedPlan(o.plan));
+    model_name = saved.model;
+    layout_name = saved.layout;
+  }
   RunConfig c;
   SW_ASSIGN_OR_RETURN(c.model, LoadModel(model_name));
+  if (o.layers < 0 || o.layers > c.model.num_layers()) {
+    return Error(fmt::format("--layers must be between 1 and {}'s {} layers", c.model.name,
+                             c.model.num_layers()));
+  }
+  if (o.layers > 0) c.model.layers.resize(static_cast<size_t>(o.layers));
   SW_ASSIGN_OR_RETURN(c.layout, ParseLayout(layout_name));
   c.batch = o.batch;
   c.prompt_tokens = o.prompt_len;
@@ -131,6 +151,17 @@ Status RunRun(const RunOptions& o) {
   c.weights_dir = o.weights;
   SW_RETURN_IF_ERROR(CheckRunConfig(c));
   if (!(o.timeout_s > 0 && o.timeout_s <= 86400)) return Error("--timeout-s must be in (0, 86400]");
+  SW_RETURN_IF_ERROR(CheckRankCount(o.backend, c.layout.gpus()));
+  SW_RETURN_IF_ERROR(CheckRunFitsHost(c, o.backend, !o.no_check));
+  if (!o.dump_logits.empty()) {
+    SW_RETURN_IF_ERROR(CheckOutputPath(
+        o.dump_logits, o.force, "logits .npy file",
+        [](const std::string& content) { return content.starts_with("\x93NUMPY"); }));
+  }
+  // The perf model's prediction for this machine (the host profile is measured once).
+  std::string profile_path;
+  SW_ASSIGN_OR_RETURN(HostProfile host, ResolveHostProfile(o.host_profile, profile_path));
+  c.on_step = ProgressPrinter();
 
   std::mutex mu;
   RunResult result;
@@ -166,18 +197,14 @@ Status RunRun(const RunOptions& o) {
     }
     max_rel = scale > 0 ? diff / scale : diff;
     tokens_match = reference.tokens == result.tokens;
+    const auto not_finite = [](float v) { return !std::isfinite(v); };
+    if (std::any_of(result.logits.begin(), result.logits.end(), not_finite) ||
+        std::any_of(reference.logits.begin(), reference.logits.end(), not_finite)) {
+      return RuntimeFailure("the logits are not finite (NaN or infinity); the check cannot pass");
+    }
   }
   if (!o.dump_logits.empty()) {
     SW_RETURN_IF_ERROR(WriteNpy(o.dump_logits, result.logits, {c.batch, result.vocab}));
-  }
-  // The perf model's prediction for this machine (the host profile is measured once).
-  const std::string profile_path = o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
-  HostProfile host;
-  if (auto loaded = LoadHostProfile(profile_path); loaded.ok()) {
-    host = *loaded;
-  } else {
-    host = MeasureHostProfile();
-    (void)SaveHostProfile(host, profile_path);  // a cache: failing to write it is harmless
   }
   SW_ASSIGN_OR_RETURN(Prediction predicted, Predict(c, host));
 
@@ -260,12 +287,18 @@ void AddRunCommand(CLI::App& app, Status& result) {
   sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")->capture_default_str();
   sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")
+      ->check(kUnsignedInteger)
+      ->capture_default_str();
   sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
   sub->add_option("--plan", opts->plan,
                   "Run the model and top layout of a 'shardwise plan --json' output");
   sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
-  sub->add_option("--host-profile", opts->host_profile, "Host profile JSON (default: measured once and cached)");
+  sub->add_option("--host-profile", opts->host_profile,
+                  "Host profile JSON to read (default: measured once and cached in "
+                  "~/.cache/shardwise)");
+  sub->add_option("--layers", opts->layers, "Run only the model's first N layers");
+  sub->add_flag("--force", opts->force, "Let --dump-logits replace a file that is not a .npy");
   sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");

@@ -1,10 +1,10 @@
 // `shardwise simulate`: a discrete-event serving simulation of a layout under traffic.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "cluster_options.h"
 #include "command.h"
@@ -14,6 +14,7 @@
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
 #include "shardwise/sim/simulator.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -252,8 +253,11 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
       ->capture_default_str();
   sub->add_option("--requests", opts->requests, "Requests to simulate")->capture_default_str();
-  sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds");
-  sub->add_option("--seed", opts->seed, "Random seed")->capture_default_str();
+  sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds")
+      ->check(kPositiveFinite);
+  sub->add_option("--seed", opts->seed, "Random seed")
+      ->check(kUnsignedInteger)
+      ->capture_default_str();
   sub->add_option("--router", opts->router, "round-robin or least-loaded")->capture_default_str();
   sub->add_option("--admission", opts->admission,
                   "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
@@ -261,8 +265,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_option("--max-batch", opts->max_batch, "Sequences running at once per replica")
       ->capture_default_str();
-  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token");
-  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token");
+  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
+      ->check(kPositiveFinite);
+  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")
+      ->check(kPositiveFinite);
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunSimulate);
 }

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, result);
   cli::AddPriceCommand(app, result);
   cli::AddRunCommand(app, result);
+  cli::AddTrainCommand(app, result);
 
   try {
     app.parse(argc, argv);
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
     std::fprintf(stderr, "shardwise: error: %s (see '%s --help')\n", e.what(), where.c_str());
     return 2;
+  } catch (const std::exception& e) {  // a bug (or memory exhausted): still one line, no abort
+    std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
+    return 3;
   }
   if (app.get_subcommands().empty()) {
     std::cout << app.help();

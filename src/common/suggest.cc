@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "shardwise/common/input_policy.h"
+
 namespace shardwise {
 
 int EditDistance(std::string_view a, std::string_view b) {
@@ -51,7 +53,7 @@ std::vector<std::string> NearestNames(std::string_view name,
 
 std::string UnknownNameMessage(std::string_view what, std::string_view name,
                                const std::vector<std::string>& candidates, std::string_view hint) {
-  std::string msg = fmt::format("unknown {} '{}'", what, name);
+  std::string msg = fmt::format("unknown {} '{}'", what, Printable(name));
   const std::vector<std::string> near = NearestNames(name, candidates);
   if (!near.empty()) {
     msg += "; did you mean ";

@@ -77,8 +77,8 @@ StatusOr<std::map<Dtype, double>> ParseDtypeMap(const nlohmann::json& json, cons
   for (const auto& [name, value] : json.at(key).items()) {
     SW_ASSIGN_OR_RETURN(Dtype dtype, ParseDtype(name));
     if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > max_value) {
-      return Error(fmt::format("{}: {}.{} must be a number in (0, {:g}], got {}", source, key,
-                               name, max_value, value.dump()));
+      return Error(fmt::format("{}: {}.{} must be a number in (0, {:g}], got {}", source, key, name,
+                               max_value, Excerpt(value)));
     }
     out[dtype] = value.get<double>();
   }
@@ -86,6 +86,8 @@ StatusOr<std::map<Dtype, double>> ParseDtypeMap(const nlohmann::json& json, cons
 }
 
 }  // namespace
+
+constexpr int64_t kMaxSmCount = 1'000'000;  // compute units; today's GPUs have up to ~300
 
 StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source) {
   if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
@@ -112,6 +114,9 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
 
   if (!o.Has("achievable")) return o.MissingKey("achievable");
   const auto& ach = json.at("achievable");
+  if (!ach.is_object()) {
+    return Error(fmt::format("{}: 'achievable' must be an object of calibrated fractions", source));
+  }
   const JsonObject a{ach, source + ": achievable"};
   SW_ASSIGN_OR_RETURN(gpu.gemm_fraction, ParseDtypeMap(ach, "gemm_fraction", a.source, 1.0));
   if (!gpu.gemm_fraction.contains(Dtype::kBf16)) {
@@ -123,7 +128,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   }
   SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
   SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k, a.NumberOr("gemm_tile_overhead_k", 0.0));
-  SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count"));
+  SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count", kMaxSmCount));
 
   if (o.Has("sources") && json.at("sources").is_object()) {
     for (const auto& [key, value] : json.at("sources").items()) {

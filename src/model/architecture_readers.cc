@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "shardwise/model/model_limits.h"
+
 #include <algorithm>
 
 namespace shardwise::model_internal {
@@ -22,7 +24,13 @@ Status MarkMoeLayers(const JsonObject& c, ModelSpec& spec, int64_t first_moe, in
     if (!c.json.at("mlp_only_layers").is_array()) {
       return Error(fmt::format("{}: 'mlp_only_layers' must be a list of layer indices", c.source));
     }
-    dense_layers = c.json.at("mlp_only_layers").get<std::vector<int64_t>>();
+    for (const auto& index : c.json.at("mlp_only_layers")) {
+      if (!index.is_number_integer()) {
+        return Error(fmt::format("{}: 'mlp_only_layers' must list layer indices, got {}", c.source,
+                                 Excerpt(index)));
+      }
+      dense_layers.push_back(index.get<int64_t>());
+    }
   }
   for (int64_t i = 0; i < spec.num_layers(); ++i) {
     const bool listed_dense =
@@ -96,11 +104,11 @@ Status ReadQwen3Moe(const JsonObject& c, ModelSpec& spec) {
 
 Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
   MlaSpec mla;
-  SW_ASSIGN_OR_RETURN(mla.q_lora_rank, c.IntOr("q_lora_rank", 0));
-  SW_ASSIGN_OR_RETURN(mla.kv_lora_rank, c.Int("kv_lora_rank"));
-  SW_ASSIGN_OR_RETURN(mla.qk_nope_head_dim, c.Int("qk_nope_head_dim"));
-  SW_ASSIGN_OR_RETURN(mla.qk_rope_head_dim, c.Int("qk_rope_head_dim"));
-  SW_ASSIGN_OR_RETURN(mla.v_head_dim, c.Int("v_head_dim"));
+  SW_ASSIGN_OR_RETURN(mla.q_lora_rank, c.IntOr("q_lora_rank", 0, kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.kv_lora_rank, c.Int("kv_lora_rank", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.qk_nope_head_dim, c.Int("qk_nope_head_dim", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.qk_rope_head_dim, c.Int("qk_rope_head_dim", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.v_head_dim, c.Int("v_head_dim", kMaxModelWidth));
   spec.mla = mla;
   spec.attention = AttentionKind::kMla;
   spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
@@ -167,14 +175,51 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
         return Error(
             fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
                         "'full_attention', got {}",
-                        c.source, i, types[i].dump()));
+                        c.source, i, Excerpt(types[i])));
       }
     }
   }
   return Status();
 }
 
+// GPT-2 (and Megatron's GPT models): learned positions, LayerNorm, biases everywhere, a GELU MLP.
+Status ReadGpt2(const JsonObject& c, ModelSpec& spec) {
+  spec.qkv_bias = spec.o_bias = spec.ffn_bias = spec.norm_bias = true;
+  spec.gated_ffn = false;
+  SW_ASSIGN_OR_RETURN(spec.position_embeddings, c.Int("max_position_embeddings"));
+  SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("layer_norm_epsilon", 1e-5));
+  return Status();
+}
+
 }  // namespace
+
+StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
+                                          const std::string& architecture,
+                                          const std::string& source) {
+  if (architecture != "GPT2LMHeadModel" || !config.is_object()) return config;
+  for (const char* key : {"n_embd", "n_head", "n_layer", "n_positions", "vocab_size"}) {
+    if (!config.contains(key) || config.at(key).is_null()) {
+      return Error(fmt::format("{}: GPT2LMHeadModel config needs '{}'", source, key));
+    }
+  }
+  nlohmann::json out = config;
+  const std::pair<const char*, const char*> kAliases[] = {
+      {"n_embd", "hidden_size"},
+      {"n_head", "num_attention_heads"},
+      {"n_layer", "num_hidden_layers"},
+      {"n_positions", "max_position_embeddings"},
+      {"n_inner", "intermediate_size"}};
+  for (const auto& [gpt2, standard] : kAliases) {
+    if (out.contains(gpt2) && !out.at(gpt2).is_null() && !out.contains(standard)) {
+      out[standard] = out.at(gpt2);
+    }
+  }
+  if (!out.contains("intermediate_size") && out.at("hidden_size").is_number_integer()) {
+    out["intermediate_size"] = 4 * out.at("hidden_size").get<int64_t>();
+  }
+  if (!out.contains("tie_word_embeddings")) out["tie_word_embeddings"] = true;
+  return out;
+}
 
 const std::vector<ArchitectureEntry>& ArchitectureTable() {
   static const std::vector<ArchitectureEntry> table = {
@@ -187,6 +232,7 @@ const std::vector<ArchitectureEntry>& ArchitectureTable() {
       {"Qwen3MoeForCausalLM", ReadQwen3Moe},
       {"DeepseekV3ForCausalLM", ReadDeepseekV3},
       {"GptOssForCausalLM", ReadGptOss},
+      {"GPT2LMHeadModel", ReadGpt2},
       {"MiniMaxM2ForCausalLM", ReadMiniMaxM2},
       {"Qwen3_5MoeForCausalLM", ReadQwen35Moe},
       {"Qwen3NextForCausalLM", ReadQwen35Moe},

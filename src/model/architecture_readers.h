@@ -44,5 +44,12 @@ Status ReadQwen35Moe(const JsonObject& c, ModelSpec& spec);
 Status ReadNemotronH(const JsonObject& c, ModelSpec& spec);
 Status ReadDeepseekSparse(const JsonObject& c, ModelSpec& spec);
 Status ReadLlama4(const JsonObject& c, ModelSpec& spec);
+// A config that names the common fields its own way, rewritten onto the standard keys: GPT-2's
+// n_embd, n_head, n_layer, n_inner and n_positions (transformers' GPT2Config.attribute_map), with
+// n_inner defaulting to 4 n_embd and the embeddings tied. Other architectures pass unchanged.
+// A GPT-2 config missing one of its own required keys is an error naming that key.
+StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
+                                          const std::string& architecture,
+                                          const std::string& source);
 
 }  // namespace shardwise::model_internal

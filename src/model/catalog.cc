@@ -37,9 +37,10 @@ StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
   if (source.starts_with("data/")) return ParseHfConfigText(text, source, name);
   // A ModelOpt export keeps its quantization in hf_quant_config.json beside config.json.
   const std::filesystem::path quant =
-      std::filesystem::path(source).parent_path() / "hf_quant_config.json";
-  if (!std::filesystem::is_regular_file(quant)) return ParseHfConfigText(text, source, name);
-  SW_ASSIGN_OR_RETURN(nlohmann::json quant_config, ReadJsonFile(quant.string()));
+      std::filesystem::path(std::string(name_or_path)).parent_path() / "hf_quant_config.json";
+  std::error_code ec;  // a path the OS refuses is no quantization file
+  if (!std::filesystem::exists(quant, ec)) return ParseHfConfigText(text, source, name);
+  SW_ASSIGN_OR_RETURN(nlohmann::json quant_config, ReadJsonFile(quant.string(), kConfigInput));
   SW_ASSIGN_OR_RETURN(nlohmann::json config,
                       ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
   return ParseHfConfig(config, source, name, &quant_config);

@@ -6,6 +6,7 @@
 #include "python_json.h"
 #include "quantization.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/model/model_limits.h"
 
 namespace shardwise {
 
@@ -62,6 +63,39 @@ StatusOr<nlohmann::json> TextConfigOf(const JsonObject& c, const model_internal:
   return text;
 }
 
+// rope_scaling: {"rope_type" (or "type"): ..., "factor": ..., type-specific keys}; null or
+// "default" means plain RoPE.
+StatusOr<RopeScaling> ReadRopeScaling(const JsonObject& c) {
+  RopeScaling r;
+  if (!c.Has("rope_scaling")) return r;
+  const nlohmann::json& j = c.json.at("rope_scaling");
+  const std::string source = c.source + ": rope_scaling";
+  if (!j.is_object()) return Error(fmt::format("{} must be an object or null", source));
+  const JsonObject s{j, source};
+  const char* type_key = s.Has("rope_type") ? "rope_type" : "type";
+  SW_ASSIGN_OR_RETURN(r.type, s.String(type_key));
+  if (r.type == "default") r.type.clear();
+  if (r.type.empty()) return r;
+  if (r.type != "dynamic" || s.Has("factor")) {
+    SW_ASSIGN_OR_RETURN(r.factor, s.Number("factor"));
+  }
+  SW_ASSIGN_OR_RETURN(r.original_max_position_embeddings,
+                      s.IntOr("original_max_position_embeddings", 0));
+  SW_ASSIGN_OR_RETURN(r.low_freq_factor, s.NumberOr("low_freq_factor", r.low_freq_factor));
+  SW_ASSIGN_OR_RETURN(r.high_freq_factor, s.NumberOr("high_freq_factor", r.high_freq_factor));
+  SW_ASSIGN_OR_RETURN(r.beta_fast, s.NumberOr("beta_fast", r.beta_fast));
+  SW_ASSIGN_OR_RETURN(r.beta_slow, s.NumberOr("beta_slow", r.beta_slow));
+  SW_ASSIGN_OR_RETURN(r.mscale, s.NumberOr("mscale", 0.0));
+  SW_ASSIGN_OR_RETURN(r.mscale_all_dim, s.NumberOr("mscale_all_dim", 0.0));
+  SW_ASSIGN_OR_RETURN(r.attention_factor, s.NumberOr("attention_factor", 0.0));
+  SW_ASSIGN_OR_RETURN(r.truncate, s.BoolOr("truncate", true));
+  if (r.type == "llama3" && !(r.high_freq_factor > r.low_freq_factor)) {
+    return Error(fmt::format("{}: high_freq_factor ({}) must exceed low_freq_factor ({})", source,
+                             r.high_freq_factor, r.low_freq_factor));
+  }
+  return r;
+}
+
 Status Validate(const ModelSpec& s, const std::string& source) {
   if (s.num_heads % s.num_kv_heads != 0) {
     return Error(fmt::format("{}: num_key_value_heads ({}) must divide num_attention_heads ({})",
@@ -85,14 +119,13 @@ Status Validate(const ModelSpec& s, const std::string& source) {
 
 }  // namespace
 
-StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::string& source,
+StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::string& source,
                                   const std::string& name, const nlohmann::json* hf_quant_config) {
-  if (!config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
-  const JsonObject c{config, source};
-  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(c));
+  if (!raw_config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(JsonObject{raw_config, source}));
   for (const auto& w : WrapperTable()) {
     if (architecture != w.architecture) continue;
-    SW_ASSIGN_OR_RETURN(nlohmann::json text, TextConfigOf(c, w));
+    SW_ASSIGN_OR_RETURN(nlohmann::json text, TextConfigOf(JsonObject{raw_config, source}, w));
     const StatusOr<std::string> inner = ReadArchitecture({text, source});
     if (inner.ok() && *inner == architecture) {
       return Error(
@@ -104,6 +137,9 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
     spec.notes.push_back("language model only (text_config); the vision tower is not modelled");
     return spec;
   }
+  SW_ASSIGN_OR_RETURN(const nlohmann::json config,
+                      model_internal::WithStandardKeys(raw_config, architecture, source));
+  const JsonObject c{config, source};
   const model_internal::ArchitectureEntry* entry = nullptr;
   for (const auto& e : ArchitectureTable()) {
     if (architecture == e.architecture) entry = &e;
@@ -118,7 +154,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
   spec.architecture = architecture;
   SW_ASSIGN_OR_RETURN(spec.hidden_size, c.Int("hidden_size"));
   SW_ASSIGN_OR_RETURN(spec.num_heads, c.Int("num_attention_heads"));
-  SW_ASSIGN_OR_RETURN(int64_t num_layers, c.Int("num_hidden_layers"));
+  SW_ASSIGN_OR_RETURN(int64_t num_layers, c.Int("num_hidden_layers", kMaxModelLayers));
   SW_ASSIGN_OR_RETURN(spec.vocab_size, c.Int("vocab_size"));
   SW_ASSIGN_OR_RETURN(spec.num_kv_heads, c.IntOr("num_key_value_heads", spec.num_heads));
   if (spec.num_kv_heads == 0) {
@@ -137,10 +173,6 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
-  if (num_layers > 100000) {
-    return Error(
-        fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
-  }
   spec.layers.assign(num_layers, LayerSpec{});
   spec.attention = spec.num_kv_heads == spec.num_heads ? AttentionKind::kMha
                    : spec.num_kv_heads == 1            ? AttentionKind::kMqa
@@ -150,11 +182,13 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::strin
                       model_internal::ReadQuantization(c, unquantised, hf_quant_config));
   SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
   SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
+  SW_ASSIGN_OR_RETURN(spec.rope_scaling, ReadRopeScaling(c));
   SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
   if (architecture == "MixtralForCausalLM")
     spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
+  SW_RETURN_IF_ERROR(CheckModelLimits(spec, source));
   SW_RETURN_IF_ERROR(Validate(spec, source));
   // The format most of the weights are in: the routed experts of a MoE, else the dense FFNs.
   spec.native_dtype = spec.is_moe() ? spec.native_formats.routed_experts.dtype

@@ -37,19 +37,20 @@ void RmsNorm(const float* x, const float* weight, float* y, int64_t m, int64_t n
   }
 }
 
-void Rope(float* v, int64_t heads, int64_t head_dim, int64_t position, double theta) {
-  const int64_t half = head_dim / 2;
+void Rope(float* v, int64_t heads, int64_t stride, int64_t dim, int64_t position,
+          const double* inv_freq, double scale, bool interleaved) {
+  const int64_t half = dim / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-    const double angle = static_cast<double>(position) * freq;
-    const float c = static_cast<float>(std::cos(angle));
-    const float s = static_cast<float>(std::sin(angle));
+    const double angle = static_cast<double>(position) * inv_freq[i];
+    const float c = static_cast<float>(std::cos(angle) * scale);
+    const float s = static_cast<float>(std::sin(angle) * scale);
+    const int64_t ia = interleaved ? 2 * i : i, ib = interleaved ? 2 * i + 1 : i + half;
     for (int64_t h = 0; h < heads; ++h) {
-      float* x = v + h * head_dim;
-      const float a = x[i];
-      const float b = x[i + half];
-      x[i] = a * c - b * s;
-      x[i + half] = b * c + a * s;
+      float* x = v + h * stride;
+      const float a = x[ia];
+      const float b = x[ib];
+      x[ia] = a * c - b * s;
+      x[ib] = b * c + a * s;
     }
   }
 }

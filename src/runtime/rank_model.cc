@@ -1,12 +1,13 @@
 #include "shardwise/runtime/rank_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include <fmt/format.h>
-
 #include "shardwise/runtime/kernels.h"
+#include "shardwise/runtime/rope.h"
 
 namespace shardwise {
 namespace {
@@ -45,25 +46,30 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
+  SW_RETURN_IF_ERROR(CheckRopeScaling(m));
   const std::string why =
       m.num_recurrent_layers() > 0 ? "linear-attention or SSM layers"
-      : m.num_attention_layers() < m.num_layers() || !m.gated_ffn ? "a hybrid layer pattern"
+      : m.num_attention_layers() < m.num_layers() ? "a hybrid layer pattern"
       : m.indexer                  ? "sparse attention (DSA)"
       : m.attention_output_gate    ? "gated attention output"
       : m.qk_norm == QkNorm::kPerLayer ? "per-layer Q/K norms"
       : m.mla                        ? "multi-head latent attention (MLA)"
+      : !m.gated_ffn               ? "a GELU MLP with LayerNorm (GPT-2 style)"
       : m.num_sliding_layers() > 0 ? "sliding-window attention"
       : m.attention_sinks          ? "attention sinks"
       : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
       : m.moe.num_groups > 1       ? "group-limited routing"
                                    : "";
   if (!why.empty()) {
-    return Error(fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
-                             "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
-                             "cover {})",
-                             m.name, why, m.name));
+    return Error(
+        fmt::format("the runtime does not execute {} ({}) yet; it runs Llama, Mistral, "
+                    "Qwen2/3 and Mixtral/Qwen-MoE models (plan, explain and simulate "
+                    "cover {})",
+                    m.name, why, m.name));
   }
-  if (l.cp > 1) return Error("the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
+  if (l.cp > 1)
+    return Error(
+        "the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
   if (m.num_moe_layers() > 0 && m.num_moe_layers() < m.num_layers() && l.ep > 1 &&
       m.intermediate_size % l.tp != 0) {
     return Error("the dense layers' FFN width must divide by tp");
@@ -102,7 +108,9 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   auto read = [&](const std::string& name, int64_t rows, int64_t cols, Slice rs, Slice cs) {
     return w.Read(name, rows, cols, rs, cs);
   };
-  auto vec = [&](const std::string& name, int64_t n, Slice s) { return w.Read(name, 1, n, {0, 1}, s); };
+  auto vec = [&](const std::string& name, int64_t n, Slice s) {
+    return w.Read(name, 1, n, {0, 1}, s);
+  };
   // One MLP shard: rows [i0, i1) of gate/up, the same columns of down.
   auto mlp = [&](const std::string& prefix, const std::string& g, const std::string& u,
                  const std::string& d, int64_t inter, Slice part) -> StatusOr<Mlp> {
@@ -121,11 +129,16 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   for (int64_t i = r.layer_begin_; i < r.layer_end_; ++i) {
     Layer L;
     SW_ASSIGN_OR_RETURN(L.input_norm, vec(LayerName(i, "input_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.post_norm, vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
-    SW_ASSIGN_OR_RETURN(L.q, read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
-    SW_ASSIGN_OR_RETURN(L.o, read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+    SW_ASSIGN_OR_RETURN(L.post_norm,
+                        vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
+    SW_ASSIGN_OR_RETURN(L.q,
+                        read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.k,
+                        read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.v,
+                        read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+    SW_ASSIGN_OR_RETURN(L.o,
+                        read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
     if (m.qkv_bias) {
       SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
       SW_ASSIGN_OR_RETURN(L.k_bias, vec(LayerName(i, "self_attn.k_proj.bias"), kv_width, kv_rows));
@@ -140,11 +153,13 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
     }
     if (!m.layers[i].moe()) {
       const int64_t part = m.intermediate_size / tp;
-      SW_ASSIGN_OR_RETURN(L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj",
-                                     m.intermediate_size, {p.tp_index * part, (p.tp_index + 1) * part}));
+      SW_ASSIGN_OR_RETURN(
+          L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj", m.intermediate_size,
+                     {p.tp_index * part, (p.tp_index + 1) * part}));
     } else {
       const int64_t experts = m.moe.num_experts;
-      SW_ASSIGN_OR_RETURN(L.router, read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
+      SW_ASSIGN_OR_RETURN(L.router,
+                          read(LayerName(i, moe_names.router), experts, h, {0, experts}, all_h));
       // Expert ownership: EP index = stage_rank / expert-TP; the expert-TP index picks the slice.
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
@@ -160,10 +175,12 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       }
       if (m.moe.num_shared_experts > 0) {
         const int64_t is = m.moe.shared_intermediate_size, spart = is / tp;
-        SW_ASSIGN_OR_RETURN(L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj",
-                                          "down_proj", is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
+        SW_ASSIGN_OR_RETURN(
+            L.shared, mlp(LayerName(i, "mlp.shared_expert."), "gate_proj", "up_proj", "down_proj",
+                          is, {p.tp_index * spart, (p.tp_index + 1) * spart}));
         if (m.moe.shared_expert_gate) {
-          SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1, h, {0, 1}, all_h));
+          SW_ASSIGN_OR_RETURN(L.shared_gate, read(LayerName(i, "mlp.shared_expert_gate.weight"), 1,
+                                                  h, {0, 1}, all_h));
         }
       }
     }
@@ -200,13 +217,18 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
-  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h, L.q_bias.empty() ? nullptr : L.q_bias.data());
-  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h, L.k_bias.empty() ? nullptr : L.k_bias.data());
-  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h, L.v_bias.empty() ? nullptr : L.v_bias.data());
+  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h,
+                   L.q_bias.empty() ? nullptr : L.q_bias.data());
+  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h,
+                   L.k_bias.empty() ? nullptr : L.k_bias.data());
+  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h,
+                   L.v_bias.empty() ? nullptr : L.v_bias.data());
   if (!L.q_norm.empty()) {  // Qwen3: RMSNorm over each head before RoPE
     kernels::RmsNorm(q.data(), L.q_norm.data(), q.data(), rows * heads_, hd, model_.rms_norm_eps);
-    kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd, model_.rms_norm_eps);
+    kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd,
+                     model_.rms_norm_eps);
   }
+  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, pos + len);
   const int64_t group = model_.num_heads / model_.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   std::vector<float> attn(static_cast<size_t>(rows * qw), 0.0f);
@@ -217,8 +239,10 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     float* vc = L.v_cache.data() + s * max_tokens_ * kw;
     for (int64_t t = 0; t < len; ++t) {
       const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
-      kernels::Rope(q.data() + row * qw, heads_, hd, p, model_.rope_theta);
-      kernels::Rope(k.data() + row * kw, kv_heads_, hd, p, model_.rope_theta);
+      kernels::Rope(q.data() + row * qw, heads_, hd, hd, p, rope.inv_freq.data(),
+                    rope.attention_factor, false);
+      kernels::Rope(k.data() + row * kw, kv_heads_, hd, hd, p, rope.inv_freq.data(),
+                    rope.attention_factor, false);
       std::copy_n(k.data() + row * kw, kw, kc + p * kw);
       std::copy_n(v.data() + row * kw, kw, vc + p * kw);
     }
@@ -228,7 +252,8 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
         const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
         const float* qv = q.data() + row * qw + hh * hd;
         scores.resize(static_cast<size_t>(p + 1));
-        for (int64_t j = 0; j <= p; ++j) scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
+        for (int64_t j = 0; j <= p; ++j)
+          scores[j] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
         kernels::Softmax(scores.data(), p + 1);
         float* o = attn.data() + row * qw + hh * hd;
         for (int64_t j = 0; j <= p; ++j) {
@@ -239,7 +264,8 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     }
   }
   out.assign(static_cast<size_t>(rows * h), 0.0f);
-  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw, L.o_bias.empty() ? nullptr : L.o_bias.data());
+  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw,
+                   L.o_bias.empty() ? nullptr : L.o_bias.data());
   return c.tp->AllReduceSum(out);
 }
 
@@ -252,9 +278,11 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
     L.shared->Apply(hin.data(), shared.data(), rows, h);
     for (int64_t t = 0; t < rows; ++t) {
-      const float g = L.shared_gate.empty()
-                          ? 1.0f
-                          : 1.0f / (1.0f + std::exp(-kernels::Dot(hin.data() + t * h, L.shared_gate.data(), h)));
+      const float g =
+          L.shared_gate.empty()
+              ? 1.0f
+              : 1.0f /
+                    (1.0f + std::exp(-kernels::Dot(hin.data() + t * h, L.shared_gate.data(), h)));
       for (int64_t d = 0; d < h; ++d) out[t * h + d] += g * shared[t * h + d];
     }
   }

@@ -1,11 +1,12 @@
 #include "shardwise/runtime/runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
 
-#include <fmt/format.h>
-
+#include "shardwise/runtime/finite_check.h"
 #include "shardwise/runtime/rank_model.h"
 #include "shardwise/runtime/weights.h"
 
@@ -57,7 +58,18 @@ Status CheckRunConfig(const RunConfig& c) {
                              "serves its own sequences",
                              c.batch, c.layout.dp));
   }
-  if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
+  if (c.batch > kMaxRunBatch) {
+    return Error(
+        fmt::format("--batch {} is more than a run takes ({}); the runtime checks the "
+                    "split, it does not serve traffic (see 'shardwise simulate')",
+                    c.batch, kMaxRunBatch));
+  }
+  const int64_t context =
+      c.model.max_position_embeddings > 0 ? c.model.max_position_embeddings : 1'000'000;
+  if (c.prompt_tokens > context || c.generate_tokens > context - c.prompt_tokens) {
+    return Error(fmt::format("--prompt-len {} plus --gen {} exceeds {}'s context of {} tokens",
+                             c.prompt_tokens, c.generate_tokens, c.model.name, context));
+  }
   return Status();
 }
 
@@ -87,6 +99,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   } else {
     SW_ASSIGN_OR_RETURN(weights, OpenSafetensors(c.weights_dir));
   }
+  weights = FiniteWeights(std::move(weights));
   const int64_t max_tokens = c.prompt_tokens + c.generate_tokens;
   SW_ASSIGN_OR_RETURN(RankModel model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, max_tokens));
@@ -131,11 +144,21 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
       }
       SW_RETURN_IF_ERROR(model.Forward(x, seqs, pos, len, comms));
+      if (const Status finite =
+              CheckFinite(x, fmt::format("the activations after layers {} to {} (step {})",
+                                         model.layer_begin(), model.layer_end() - 1, step));
+          !finite.ok()) {
+        return RuntimeFailure(finite.message());
+      }
       if (!last) {
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
       }
       model.Logits(x, n, len, logits);
+      if (const Status finite = CheckFinite(logits, fmt::format("the logits (step {})", step));
+          !finite.ok()) {
+        return RuntimeFailure(finite.message());
+      }
       next[m].clear();
       for (int64_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * vocab;
@@ -151,6 +174,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Send(token_buf, 0));
       }
     }
+    if (c.on_step && world.rank() == 0) c.on_step(step + 1, c.generate_tokens);
     if (step == 0) {
       const auto t1 = std::chrono::steady_clock::now();
       const CommStats after = Snapshot(all);

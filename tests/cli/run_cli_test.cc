@@ -68,5 +68,15 @@ TEST(RunCliErrors, BadInput) {
                      "not a 'shardwise plan --json' output");
 }
 
+TEST(RunCliErrors, UnimplementedRopeScaling) {
+  // A Phi-3 style 'longrope' scaling on the tiny shape: refused, never run with plain RoPE.
+  const std::string path = ::testing::TempDir() + "/longrope_config.json";
+  std::ofstream(path) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+      "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 64, "intermediate_size": 128,
+      "max_position_embeddings": 256, "rope_scaling": {"rope_type": "longrope", "factor": 4.0}})";
+  ExpectOneLineError(RunShardwise("run --model " + path + " --layout tp2"),
+                     "rope_scaling type 'longrope' is not implemented by the runtime");
+}
+
 }  // namespace
 }  // namespace shardwise::testing

@@ -45,7 +45,7 @@ TEST(SimulateCli, TraceFile) {
 TEST(SimulateCliErrors, BadInput) {
   std::system("printf '0.0,500,50\\n0.2,-8,20\\n' > /tmp/shardwise_neg.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_neg.csv"),
-                     "input and output tokens must be positive");
+                     "token counts must be whole numbers from 1 to");
   std::system("printf '0.5,500,50\\n0.2,8,20\\n' > /tmp/shardwise_unsorted.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_unsorted.csv"),
                      "arrival times must not decrease");

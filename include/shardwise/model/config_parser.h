@@ -4,9 +4,10 @@
 // Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM,
 // Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, GptOssForCausalLM, MiniMaxM2ForCausalLM,
 // Qwen3_5MoeForCausalLM, Qwen3NextForCausalLM, NemotronHForCausalLM, DeepseekV32ForCausalLM,
-// GlmMoeDsaForCausalLM, Llama4ForCausalLM; and the multimodal wrappers whose language model is
-// under "text_config" (Qwen3.5, Kimi-K2.5, Llama 4, Qwen3-VL), of which only the language model
-// is read. Anything else is an error that lists these. Pure functions; thread-safe.
+// GlmMoeDsaForCausalLM, Llama4ForCausalLM, GPT2LMHeadModel (n_embd, n_head, n_layer, n_inner,
+// n_positions); and the multimodal wrappers whose language model is under "text_config"
+// (Qwen3.5, Kimi-K2.5, Llama 4, Qwen3-VL), of which only the language model is read. Anything
+// else is an error that lists these. Pure functions; thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>

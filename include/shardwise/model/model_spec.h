@@ -81,6 +81,23 @@ struct MoeSpec {
   int64_t groups_per_token = 1;     // DeepSeek topk_group
 };
 
+// rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.
+// Types as Hugging Face names them ("linear", "dynamic", "yarn", "llama3"); an empty type means
+// plain RoPE. A type nobody implements is kept as written so the runtime can refuse it.
+struct RopeScaling {
+  std::string type;
+  double factor = 1.0;
+  int64_t original_max_position_embeddings = 0;  // 0: max_position_embeddings
+  double low_freq_factor = 1.0;                  // llama3
+  double high_freq_factor = 4.0;                 // llama3
+  double beta_fast = 32.0;        // yarn: rotations per context below which dims interpolate
+  double beta_slow = 1.0;         // yarn
+  double mscale = 0.0;            // yarn (DeepSeek): attention temperature terms; 0 = unset
+  double mscale_all_dim = 0.0;    // yarn (DeepSeek)
+  double attention_factor = 0.0;  // yarn: explicit cos/sin scale; 0 = derived from factor
+  bool truncate = true;           // yarn: round the correction range to whole dims
+};
+
 struct LayerSpec {
   MixerKind mixer = MixerKind::kAttention;
   FfnKind ffn = FfnKind::kDense;  // dense uses intermediate_size
@@ -110,8 +127,12 @@ struct ModelSpec {
   bool o_bias = false;    // gpt-oss
   QkNorm qk_norm = QkNorm::kNone;
   bool attention_output_gate = false;  // Qwen3.5: q_proj also yields a sigmoid gate per head
-  bool gated_ffn = true;               // SwiGLU (gate, up, down); false: up and down only (ReLU^2)
   bool attention_sinks = false;        // gpt-oss: one learned sink logit per head
+  // SwiGLU (gate, up, down); false: up and down only (GPT-2's GELU MLP, Nemotron-H's ReLU^2)
+  bool gated_ffn = true;
+  bool ffn_bias = false;            // GPT-2: biases on the MLP projections
+  bool norm_bias = false;           // GPT-2: LayerNorm (weight and bias) instead of RMSNorm
+  int64_t position_embeddings = 0;  // GPT-2: rows of the learned absolute position table
   AttentionKind attention = AttentionKind::kMha;
   std::optional<MlaSpec> mla;
   std::optional<SparseIndexerSpec> indexer;  // DSA on every attention layer
@@ -124,6 +145,7 @@ struct ModelSpec {
   // Numerics the runtime needs (analytic code ignores them).
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
   bool norm_topk_prob = false;  // renormalise the top-k routing weights to sum to 1
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }

@@ -14,9 +14,12 @@ void MatMulT(const float* x, const float* w, float* y, int64_t m, int64_t n, int
 float Dot(const float* a, const float* b, int64_t n);
 // y = x / rms(x) * weight, row by row (m rows of n).
 void RmsNorm(const float* x, const float* weight, float* y, int64_t m, int64_t n, double eps);
-// Rotary position embedding in place on `heads` vectors of head_dim at `position`, using the
-// Hugging Face convention (rotating the two halves of each head).
-void Rope(float* v, int64_t heads, int64_t head_dim, int64_t position, double theta);
+// Rotary position embedding in place at `position` on the first `dim` values of `heads` vectors
+// spaced `stride` apart, with inv_freq[dim / 2] radians per position and cos and sin scaled by
+// `scale`. Pairs are (i, i + dim/2) (the Hugging Face Llama convention, rotating halves) or,
+// when `interleaved`, (2i, 2i + 1) (DeepSeek's complex-number form).
+void Rope(float* v, int64_t heads, int64_t stride, int64_t dim, int64_t position,
+          const double* inv_freq, double scale, bool interleaved);
 // gate = silu(gate) * up, element-wise.
 void SiluMul(float* gate, const float* up, int64_t n);
 // In-place softmax of n values.

@@ -52,6 +52,8 @@ class RankModel {
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
   int64_t hidden() const { return model_.hidden_size; }
   int64_t vocab() const { return model_.vocab_size; }
+  int64_t layer_begin() const { return layer_begin_; }  // this stage's layers: [begin, end)
+  int64_t layer_end() const { return layer_end_; }
 
   // x[t] = embedding of tokens[t] (first stage only).
   void Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const;

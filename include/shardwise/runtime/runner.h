@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,12 @@ struct RunConfig {
   int64_t generate_tokens = 8;
   uint64_t seed = 1;
   std::string weights_dir;  // empty: weights generated from the seed
+  // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
+  std::function<void(int64_t step, int64_t steps)> on_step;
 };
+
+// The most sequences one run takes (the memory estimate bounds it further).
+inline constexpr int64_t kMaxRunBatch = 4096;
 
 struct PhaseTime {
   double wall_s = 0;

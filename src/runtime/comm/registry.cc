@@ -20,9 +20,21 @@ std::vector<std::string> BackendNames() {
   return names;
 }
 
+Status CheckRankCount(const std::string& backend, int64_t ranks) {
+  constexpr int64_t kMaxThreadRanks = 256;  // one thread per rank; beyond this use MPI
+  if (backend == "threads" && ranks > kMaxThreadRanks) {
+    return Error(
+        fmt::format("the threads backend runs at most {} ranks in one process, the "
+                    "layout needs {}; use a smaller layout or --backend mpi",
+                    kMaxThreadRanks, ranks));
+  }
+  return Status();
+}
+
 Status LaunchRanks(const std::string& backend, int ranks, double timeout_s,
                    const std::function<Status(Communicator&)>& body) {
   if (!(timeout_s > 0)) return Error("--timeout-s must be positive");
+  SW_RETURN_IF_ERROR(CheckRankCount(backend, ranks));
   if (backend == "threads") return RunOnThreads(ranks, timeout_s, body);
 #ifdef SHARDWISE_WITH_MPI
   if (backend == "mpi") return RunOnMpi(ranks, timeout_s, body);
