@@ -110,6 +110,39 @@ TEST(Planning2026Cli, CheckpointFormatsByDefaultAndDtypeOverrides) {
                      "does not fit");
 }
 
+TEST(Planning2026Cli, DeepSeekV3OnOneNodeOfEachMachine) {
+  // DeepSeek-V3 as its checkpoint stores it: 671.0e9 parameters, the embedding and LM head
+  // (2 x 129,280 x 7,168 = 1.853e9) in bf16, the rest in fp8. At tp8 each GPU holds
+  //   (671.0e9 - 1.853e9) x 1 B + 1.853e9 x 2 B = 672.9e9 B / 8 = 84.1 GB of weights (plus
+  // ~1 GB of MLA down-projections and routers every TP rank replicates),
+  // more than an H100's usable 80 GB x 0.9 = 72 GB but less than an H20's 96 GB x 0.9 =
+  // 86.4 GB (datasheets in data/gpus): the H20 box serves it at small batches, tp8 only.
+  ExpectOneLineError(RunShardwise("plan --model deepseek-v3 --cluster dgx-h100"), "does not fit");
+  const RunResult h20 = RunShardwise("plan --json --model deepseek-v3 --cluster hgx-h20");
+  ASSERT_EQ(h20.exit_code, 0) << h20.err;
+  for (const auto& l : h20.Json()["layouts"]) {
+    EXPECT_GE(l["memory_per_gpu_bytes"].get<double>(), 84.1e9 * 0.99) << l["layout"];
+    EXPECT_LE(l["memory_per_gpu_bytes"].get<double>(), 86.4e9) << l["layout"];
+    EXPECT_LT(l["batch"].get<int64_t>(), 64) << l["layout"];
+  }
+  // 288 GB B300s and MI355Xs leave ~175 GB per GPU for KV: a sequence of 1,024 + 256 tokens
+  // holds 61 layers x (512 + 64) x 1 B (fp8 latent) x 1,280 = 45.0 MB, so the planner's batch
+  // reaches its cap of 2,048 sequences.
+  for (const char* cluster : {"dgx-b300", "mi355x-8"}) {
+    const RunResult r =
+        RunShardwise(std::string("plan --json --model deepseek-v3 --cluster ") + cluster);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.Json()["layouts"][0]["batch"].get<int64_t>(), 2048) << cluster;
+  }
+}
+
+TEST(Planning2026CliErrors, TrainRefusesRecurrentLayers) {
+  ExpectOneLineError(RunShardwise("train --model qwen3.5-35b-a3b --cluster dgx-h100 --no-sizes"),
+                     "does not model qwen3.5-35b-a3b's 30 linear-attention/SSM layers");
+  ExpectOneLineError(RunShardwise("train --model nemotron-h-56b --cluster dgx-h100 --layout tp8"),
+                     "linear-attention/SSM layers");
+}
+
 TEST(Planning2026CliErrors, CpOnARecurrentModel) {
   ExpectOneLineError(RunShardwise("explain --model qwen3.5-35b-a3b --cluster hgx-h20 --layout "
                                   "tp2cp2"),
