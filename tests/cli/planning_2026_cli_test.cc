@@ -43,6 +43,28 @@ TEST(Planning2026Cli, ExplainAndPlanEveryNewCluster) {
   EXPECT_NE(pcie.out.find("TP group over pcie"), std::string::npos) << pcie.out;
 }
 
+TEST(Planning2026Cli, PlanEveryNewModelOnEveryNewCluster) {
+  // Each pair either ranks layouts with finite, positive times or says in one line that the
+  // model does not fit (e.g. GLM-5's bf16 checkpoint, 1.49 TB, on 8 x 96 GB).
+  for (const char* model : {"minimax-m2.5", "qwen3.5-397b-a17b", "qwen3.5-35b-a3b", "deepseek-v3.2",
+                            "glm-5", "kimi-k2.5", "nemotron-h-56b", "llama-4-maverick"}) {
+    for (const char* cluster :
+         {"dgx-b300", "gb300-nvl72", "hgx-h20", "mi325x-8", "mi355x-8", "rtx-pro-6000-8"}) {
+      const RunResult r = RunShardwise(std::string("plan --json --top 1 --model ") + model +
+                                       " --cluster " + cluster);
+      if (r.exit_code == 2) {
+        ExpectOneLineError(r, "does not fit");
+        continue;
+      }
+      ASSERT_EQ(r.exit_code, 0) << model << " on " << cluster << ": " << r.err;
+      const auto best = r.Json()["layouts"][0];
+      EXPECT_GT(best["tpot_s"].get<double>(), 0) << model << " on " << cluster;
+      EXPECT_LT(best["tpot_s"].get<double>(), 10) << model << " on " << cluster;
+      EXPECT_GT(best["ttft_s"].get<double>(), 0) << model << " on " << cluster;
+    }
+  }
+}
+
 TEST(Planning2026Cli, HybridStateStaysFlatAt128k) {
   // Qwen3.5-397B on 8 B300s (tp8), 4 sequences. Per GPU and sequence the 45 Gated DeltaNet
   // layers hold 192,061,440 / 8 = 24,007,680 B at 1k and at 128k; the KV of the 15 attention
