@@ -9,12 +9,14 @@ namespace {
 
 // Attention parameters that every TP rank holds whole: MLA's down-projections (to the Q and
 // KV latents) and their norms; everything else splits by heads.
+// MLA's down-projections and the DSA indexer (engines keep both whole on every TP rank).
 double ReplicatedAttentionParams(const ModelSpec& m) {
-  if (!m.mla) return 0;
+  const double indexer = static_cast<double>(IndexerParamsPerLayer(m));
+  if (!m.mla) return indexer;
   const MlaSpec& a = *m.mla;
-  return static_cast<double>(m.hidden_size * a.q_lora_rank + a.q_lora_rank +
-                             m.hidden_size * (a.kv_lora_rank + a.qk_rope_head_dim) +
-                             a.kv_lora_rank);
+  return indexer + static_cast<double>(m.hidden_size * a.q_lora_rank + a.q_lora_rank +
+                                       m.hidden_size * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                                       a.kv_lora_rank);
 }
 
 }  // namespace
@@ -96,6 +98,14 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     const double hd = static_cast<double>(m.head_dim);
     s.attention_gemms.push_back({(s.heads + 2 * kv_heads_here) * hd, h});
     s.attention_gemms.push_back({h, s.heads * hd});
+  }
+  if (m.indexer) {  // the indexer's wq_b (from the Q latent), wk and weights_proj, whole
+    const SparseIndexerSpec& x = *m.indexer;
+    const double q_in =
+        m.mla && m.mla->q_lora_rank > 0 ? static_cast<double>(m.mla->q_lora_rank) : h;
+    s.attention_gemms.push_back({static_cast<double>(x.index_heads * x.index_head_dim), q_in});
+    s.attention_gemms.push_back({static_cast<double>(x.index_head_dim), h});
+    s.attention_gemms.push_back({static_cast<double>(x.index_heads), h});
   }
   const double inter = static_cast<double>(m.intermediate_size) / tp;
   s.dense_ffn_gemms = {{(m.gated_ffn ? 2 : 1) * inter, h}, {h, inter}};

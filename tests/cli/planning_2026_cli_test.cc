@@ -103,6 +103,30 @@ TEST(Planning2026Cli, DsaDecodeAt128kIsBoundedByTopK) {
                    61.0 * 65'536 * 10'240);
 }
 
+TEST(Planning2026Cli, DsaPromptOf128kBoundsTheCoreByTopK) {
+  // One 131,072-token prompt of DeepSeek-V3.2 against DeepSeek-V3 (fp8, tp8 on 8 B300s): the
+  // models differ only in the indexer. Per GPU and layer, with L = 131,072:
+  //   V3's core scores every causal pair:    L (L + 1) / 2                  = 8,590,000,128
+  //   V3.2's core at most 2,048 per query:   2,048 x 2,049 / 2 + (L - 2,048) x 2,048
+  //                                                                          =   266,339,328
+  //   at 2 x 16 heads x (192 + 128) = 10,240 FLOPs a pair; V3.2's indexer scores all
+  //   8,590,000,128 pairs at 2 x 64 x (128 + 1) = 16,512 and projects each token through
+  //   1,536 x 64 x 128 + 7,168 x 128 + 7,168 x 64 = 13,959,168 weights (2 FLOPs each), both
+  //   whole on every rank. Over 61 layers V3.2 - V3 =
+  //   61 x ((266,339,328 - 8,590,000,128) x 10,240 + 8,590,000,128 x 16,512
+  //         + 2 x 131,072 x 13,959,168) = 3,676,049,567,121,408 FLOPs.
+  auto prefill_flops = [](const char* model) {
+    const RunResult r =
+        RunShardwise(std::string("explain --json --dtype fp8 --cluster dgx-b300 --layout tp8 "
+                                 "--batch 1 --context 131072 --model ") +
+                     model);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.Json()["prefill"]["flops"].get<double>();
+  };
+  EXPECT_DOUBLE_EQ(prefill_flops("deepseek-v3.2") - prefill_flops("deepseek-v3"),
+                   3'676'049'567'121'408.0);
+}
+
 TEST(Planning2026Cli, SimulateAndRooflineOnHybridAndSparseModels) {
   const RunResult s = RunShardwise(
       "simulate --json --model qwen3.5-35b-a3b --cluster hgx-h20 "
