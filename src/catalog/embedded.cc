@@ -39,22 +39,29 @@ std::vector<std::string> NamesIn(std::string_view dir) {
   return names;
 }
 
-StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
-                                   std::string_view what, std::string_view hint,
-                                   std::string& source) {
+StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_or_path,
+                                    std::string_view what, std::string_view hint,
+                                    std::string& source) {
   const std::string name(name_or_path);
   const std::string path = std::string(dir) + "/" + name + ".json";
   if (auto text = ReadEmbedded(path)) {
     source = "data/" + path;
-    return ParseJsonText(*text, source);
+    return *text;
   }
   std::error_code ec;  // a name the OS refuses (too long) is not a file
   if (name.find('/') != std::string::npos || name.ends_with(".json") ||
       std::filesystem::exists(name, ec)) {
     source = Printable(name, 200);
-    return ReadJsonFile(name, dir == "models" ? kConfigInput : kCatalogInput);
+    return ReadBoundedFile(name, dir == "models" ? kConfigInput : kCatalogInput);
   }
   return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
+}
+
+StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
+                                   std::string_view what, std::string_view hint,
+                                   std::string& source) {
+  SW_ASSIGN_OR_RETURN(std::string text, LoadEntryText(dir, name_or_path, what, hint, source));
+  return ParseJsonText(text, source);
 }
 
 }  // namespace shardwise::catalog

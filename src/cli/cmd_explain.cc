@@ -40,7 +40,7 @@ std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown&
 Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
   SW_RETURN_IF_ERROR(o.html.Check());
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
@@ -88,6 +88,7 @@ Status RunExplain(const ExplainOptions& o) {
                               {"memory",
                                {{"weights_bytes", m.weight_bytes},
                                 {"kv_bytes", m.kv_bytes},
+                                {"state_bytes_per_sequence", m.state_bytes_per_sequence},
                                 {"activation_bytes", m.activation_bytes},
                                 {"comm_buffer_bytes", m.comm_buffer_bytes},
                                 {"reserve_bytes", m.reserve_bytes},
@@ -102,7 +103,7 @@ Status RunExplain(const ExplainOptions& o) {
       "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
       model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, layout.ToString(),
       layout.gpus(), layout.Replicas(), layout.Replicas() == 1 ? "" : "s", layout.InstanceGpus(),
-      o.batch, o.context, DtypeName(perf.weight_dtype), DtypeName(perf.kv_dtype), step.TpLink(),
+      o.batch, o.context, WeightFormatName(perf), DtypeName(perf.kv_dtype), step.TpLink(),
       step.EpLink());
   Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
                "total"});
@@ -128,6 +129,12 @@ Status RunExplain(const ExplainOptions& o) {
         "TP ranks would be faster (the over-parallelisation rule of \"7 Scaling Across "
         "Hardware\")\n",
         FormatSeconds(e.tp_comm_per_layer_s), FormatSeconds(e.compute_per_layer_s));
+  }
+  if (m.state_bytes_per_sequence > 0) {
+    std::cout << fmt::format(
+        "\nrecurrent state: {} per sequence per GPU in the linear-attention/SSM layers, the same "
+        "at any context (included in KV below)",
+        FormatBytes(m.state_bytes_per_sequence));
   }
   std::cout << fmt::format(
       "\nmemory per GPU: weights {}, KV {}, activations {}, comm buffers {} = {} of {} usable\n"

@@ -99,7 +99,7 @@ Status RunPlan(const PlanOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   PlanRequest req;
-  SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(req.objective, ParseObjective(o.objective));
   if (o.isl < 1 || o.isl > 10'000'000) return Error("--isl must be between 1 and 10,000,000");
   if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
@@ -182,6 +182,7 @@ Status RunPlan(const PlanOptions& o) {
                     : by_rate      ? "rate"
                                    : "offline"},
            {"dtype", DtypeName(req.perf.weight_dtype)},
+           {"weight_formats", WeightFormatName(req.perf)},
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
            {"layouts_considered", r.layouts_considered},
            {"layouts_fitting", r.layouts_fitting},
@@ -219,7 +220,7 @@ Status RunPlan(const PlanOptions& o) {
       "plan: {} on {} ({} x {}), ISL {} / OSL {}, objective {}, {} weights, {} KV\n"
       "{} layouts considered, {} fit in memory, {} (layout, batch) points in {}\n\n",
       model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, o.isl, o.osl, o.objective,
-      DtypeName(req.perf.weight_dtype), DtypeName(req.perf.kv_dtype), r.layouts_considered,
+      WeightFormatName(req.perf), DtypeName(req.perf.kv_dtype), r.layouts_considered,
       r.layouts_fitting, r.points_evaluated, FormatSeconds(elapsed_s));
   std::cout << (by_concurrency ? fmt::format("load: closed loop of {} clients", o.concurrency)
                 : by_rate      ? fmt::format("load: Poisson arrivals at {:g} requests/s", o.rate)

@@ -38,7 +38,7 @@ Status RunPrice(const PriceOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_RETURN_IF_ERROR(o.html.Check());
   PlanRequest req;
-  SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build(model));
   if (o.isl < 1 || o.osl < 1) return Error("--isl and --osl must be positive");
   if (!(o.duty_cycle > 0 && o.duty_cycle <= 1)) return Error("--duty-cycle must be in (0, 1]");
   if (o.usd_per_gpu_hour && !(*o.usd_per_gpu_hour > 0))

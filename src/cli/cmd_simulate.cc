@@ -83,7 +83,7 @@ nlohmann::json Percentiles(const LogHistogram& h) {
 Status RunSimulate(const SimulateOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(double rate, ParseRate(o.rate));
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
@@ -164,6 +164,7 @@ Status RunSimulate(const SimulateOptions& o) {
   config.router = closed_loop && !(o.router_option && *o.router_option)
                       ? RouterPolicy{LeastLoadedRouter{}}
                       : router;
+  config.state_tokens_per_sequence = probe.memory.state_tokens_per_sequence;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;

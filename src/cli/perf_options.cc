@@ -9,8 +9,9 @@
 namespace shardwise::cli {
 
 void PerfCliOptions::AddTo(CLI::App* sub) {
-  sub->add_option("--dtype", dtype, "Weight format: bf16, fp8, int4, mxfp4, fp4")
-      ->capture_default_str();
+  sub->add_option("--dtype", dtype,
+                  "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
+                  "checkpoint's own, per module, from its quantization config)");
   sub->add_option("--kv-dtype", kv_dtype,
                   "KV-cache format (default: fp8 with fp8 weights, else bf16)");
   sub->add_option("--engine", engine,
@@ -27,9 +28,15 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       "Tokens per iteration, chunked prefill (default: the engine's)");
 }
 
-StatusOr<PerfOptions> PerfCliOptions::Build() const {
+StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
   PerfOptions o;
-  SW_ASSIGN_OR_RETURN(o.weight_dtype, ParseDtype(dtype));
+  if (dtype.empty()) {
+    // GEMMs run in the format most weights are in; each module's bytes are its own.
+    o.weight_dtype = model.native_dtype;
+    o.weight_formats = model.native_formats;
+  } else {
+    SW_ASSIGN_OR_RETURN(o.weight_dtype, ParseDtype(dtype));
+  }
   if (kv_dtype.empty()) {
     o.kv_dtype = o.weight_dtype == Dtype::kFp8 ? Dtype::kFp8 : Dtype::kBf16;
   } else {
@@ -75,6 +82,10 @@ void PrintFormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
   }
 }
 
+std::string WeightFormatName(const PerfOptions& o) {
+  return o.weight_formats ? o.weight_formats->Describe() : std::string(DtypeName(o.weight_dtype));
+}
+
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,
                               const StepEstimate& e, const PerfOptions& o) {
   const MemoryPerGpu& m = e.memory;
@@ -90,10 +101,18 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
                         "weights",
                         FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
-      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
-      "by {}. Use more TP or PP, a smaller --batch or --context, --dtype fp8, or a larger GPU",
-      model.name, DtypeName(o.weight_dtype), e.layout.ToString(), what, cluster.gpu.name,
-      FormatBytes(m.usable_bytes), rule, FormatBytes(m.ShortfallBytes()));
+  sub->add_option("--dtype", dtype,
+                  "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
+                  "checkpoint's own, per module, from its quantization config)");
+  sub->add_option("--kv-dtype", kv_dtype,
+                  "KV-cache format (default: fp8 with fp8 weights, else bf16)");
+  sub->add_option("--engine", engine,
+                  "Serving engine profile: trtllm, vllm, sglang, a versioned name (trtllm-1.0) "
+                  "or a profile .json (see data/engines/)");
+  gpu_memory_utilization_option = sub->add_option(
+      "--gpu-memory-utilization", gpu_memory_utilization,
+      "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM applies it to the "
+      "memory free after weights)");
 }
 
 }  // namespace shardwise::cli

@@ -12,7 +12,7 @@
 namespace shardwise::cli {
 
 struct PerfCliOptions {
-  std::string dtype = "bf16";
+  std::string dtype;     // empty: the checkpoint's own per-module formats
   std::string kv_dtype;  // empty: the weight format where it can hold KV (fp8), else bf16
   double gpu_memory_utilization = 0.9;
   double expert_imbalance = 0;
@@ -23,7 +23,8 @@ struct PerfCliOptions {
   CLI::Option* max_batched_tokens_option = nullptr;
 
   void AddTo(CLI::App* sub);
-  StatusOr<PerfOptions> Build() const;
+  // The options for `model`: its checkpoint's weight formats unless --dtype names one.
+  StatusOr<PerfOptions> Build(const ModelSpec& model) const;
 };
 
 // Notes the user should see about how the formats run on `gpu`, e.g. fp8 weights on a GPU
@@ -31,6 +32,8 @@ struct PerfCliOptions {
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& options);
 // Writes each of FormatNotes() to stderr as "shardwise: note: ...".
 void PrintFormatNotes(const GpuSpec& gpu, const PerfOptions& options);
+// The weight formats in words: "bf16", or per module ("experts mxfp4, rest bf16").
+std::string WeightFormatName(const PerfOptions& options);
 
 // One line saying why a layout does not fit, with the numbers.
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,

@@ -26,18 +26,25 @@ int EditDistance(std::string_view a, std::string_view b) {
 
 std::vector<std::string> NearestNames(std::string_view name,
                                       const std::vector<std::string>& candidates, int max_count) {
-  std::vector<std::pair<int, std::string>> scored;
+  struct Scored {
+    int score;     // edit distance, 1 at most when one name contains the other
+    int distance;  // plain edit distance, to order ties ("h200x": h200 before h20)
+    std::string name;
+  };
+  std::vector<Scored> scored;
   for (const std::string& c : candidates) {
-    int d = EditDistance(name, c);
+    const int distance = EditDistance(name, c);
+    int d = distance;
     // A candidate that contains the name (or the reverse) is a strong hint even when long.
     if (c.find(name) != std::string::npos || name.find(c) != std::string::npos) d = std::min(d, 1);
     const int limit = std::max<int>(2, static_cast<int>(std::max(name.size(), c.size())) / 2);
-    if (d <= limit) scored.emplace_back(d, c);
+    if (d <= limit) scored.push_back({d, distance, c});
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& x, const Scored& y) {
+    return std::pair(x.score, x.distance) < std::pair(y.score, y.distance);
+  });
   std::vector<std::string> out;
-  for (const auto& [d, c] : scored) {
+  for (const auto& [d, distance, c] : scored) {
     if (static_cast<int>(out.size()) == max_count) break;
     out.push_back(c);
   }

@@ -45,7 +45,8 @@ Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
       {Dtype::kFp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
       // Hopper's int4 and MXFP4 kernels (Marlin, Machete, TensorRT-LLM's W4A16 and gpt-oss MoE
       // kernels) dequantise the weights to bf16 and multiply in bf16: no FP8 step in between.
-      {Dtype::kMxfp4, {Dtype::kFp4, Dtype::kBf16}},
+      // MI355X multiplies MXFP4 natively.
+      {Dtype::kMxfp4, {Dtype::kMxfp4, Dtype::kFp4, Dtype::kBf16}},
       {Dtype::kInt4, {Dtype::kBf16}},
       {Dtype::kFp8, {Dtype::kFp8, Dtype::kBf16}},
       {Dtype::kFp16, {Dtype::kBf16}},

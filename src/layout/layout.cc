@@ -136,6 +136,17 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
     return Error(fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp,
                              m.intermediate_size));
   }
+  if (m.recurrent && m.num_recurrent_layers() > 0) {
+    if (m.recurrent->num_heads % l.tp != 0) {
+      return Error(fmt::format("{}: tp ({}) must divide {}'s {} linear-attention/SSM heads", name,
+                               l.tp, m.name, m.recurrent->num_heads));
+    }
+    if (l.cp > 1) {
+      return Error(fmt::format("{}: context parallelism does not split {}'s recurrent "
+                               "(linear-attention/SSM) layers; drop cp",
+                               name, m.name));
+    }
+  }
   if (l.pp > m.num_layers()) {
     return Error(fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name,
                              m.num_layers()));

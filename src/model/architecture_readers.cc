@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "shardwise/model/model_limits.h"
+
+#include <algorithm>
 
 namespace shardwise::model_internal {
 namespace {
@@ -16,7 +16,8 @@ Status ReadUniformSlidingWindow(const JsonObject& c, ModelSpec& spec) {
   return Status();
 }
 
-// MoE from layer index `first_moe` on, every `step`-th layer, minus explicit dense layers.
+}  // namespace
+
 Status MarkMoeLayers(const JsonObject& c, ModelSpec& spec, int64_t first_moe, int64_t step) {
   std::vector<int64_t> dense_layers;
   if (c.Has("mlp_only_layers")) {
@@ -34,10 +35,13 @@ Status MarkMoeLayers(const JsonObject& c, ModelSpec& spec, int64_t first_moe, in
   for (int64_t i = 0; i < spec.num_layers(); ++i) {
     const bool listed_dense =
         std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
-    spec.layers[i].moe = i >= first_moe && (i + 1) % step == 0 && !listed_dense;
+    const bool moe = i >= first_moe && (i + 1) % step == 0 && !listed_dense;
+    spec.layers[i].ffn = moe ? FfnKind::kMoe : FfnKind::kDense;
   }
   return Status();
 }
+
+namespace {
 
 Status ReadLlama(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(bool bias, c.BoolOr("attention_bias", false));
@@ -51,7 +55,8 @@ Status ReadQwen2(const JsonObject& c, ModelSpec& spec) {
   if (use_window) {
     SW_ASSIGN_OR_RETURN(int64_t window, c.Int("sliding_window"));
     SW_ASSIGN_OR_RETURN(int64_t full_layers, c.IntOr("max_window_layers", spec.num_layers()));
-    for (int64_t i = full_layers; i < spec.num_layers(); ++i) spec.layers[i].sliding_window = window;
+    for (int64_t i = full_layers; i < spec.num_layers(); ++i)
+      spec.layers[i].sliding_window = window;
   }
   return Status();
 }
@@ -59,7 +64,7 @@ Status ReadQwen2(const JsonObject& c, ModelSpec& spec) {
 Status ReadQwen3(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(bool bias, c.BoolOr("attention_bias", false));
   spec.qkv_bias = spec.o_bias = bias;
-  spec.qk_norm = true;
+  spec.qk_norm = QkNorm::kPerHead;
   return Status();
 }
 
@@ -67,7 +72,7 @@ Status ReadMixtral(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(spec.moe.num_experts, c.Int("num_local_experts"));
   SW_ASSIGN_OR_RETURN(spec.moe.experts_per_token, c.Int("num_experts_per_tok"));
   spec.moe.expert_intermediate_size = spec.intermediate_size;
-  for (LayerSpec& layer : spec.layers) layer.moe = true;
+  for (LayerSpec& layer : spec.layers) layer.ffn = FfnKind::kMoe;
   return ReadUniformSlidingWindow(c, spec);
 }
 
@@ -94,6 +99,8 @@ Status ReadQwen3Moe(const JsonObject& c, ModelSpec& spec) {
   SW_RETURN_IF_ERROR(ReadQwen3(c, spec));
   return ReadQwenMoeCommon(c, spec);
 }
+
+}  // namespace
 
 Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
   MlaSpec mla;
@@ -140,10 +147,12 @@ Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(int64_t freq, c.IntOr("moe_layer_freq", 1));
   if (freq == 0) return Error(fmt::format("{}: 'moe_layer_freq' must be >= 1", c.source));
   for (int64_t i = 0; i < spec.num_layers(); ++i) {
-    spec.layers[i].moe = i >= first_dense && i % freq == 0;
+    spec.layers[i].ffn = i >= first_dense && i % freq == 0 ? FfnKind::kMoe : FfnKind::kDense;
   }
   return Status();
 }
+
+namespace {
 
 Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
   spec.qkv_bias = spec.o_bias = true;
@@ -155,7 +164,7 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
   spec.moe.router_bias = spec.moe.expert_bias = true;
   spec.norm_topk_prob = true;  // softmax over the top-k router logits
   SW_ASSIGN_OR_RETURN(spec.moe.swiglu_limit, c.NumberOr("swiglu_limit", 0.0));
-  for (LayerSpec& layer : spec.layers) layer.moe = true;
+  for (LayerSpec& layer : spec.layers) layer.ffn = FfnKind::kMoe;
 
   SW_ASSIGN_OR_RETURN(int64_t window, c.IntOr("sliding_window", 0));
   if (c.Has("layer_types")) {
@@ -168,9 +177,10 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
       const std::string type = types[i].is_string() ? types[i].get<std::string>() : "";
       if (type == "sliding_attention") {
         if (window == 0) {
-          return Error(fmt::format("{}: layer_types has sliding layers but 'sliding_window' is "
-                                   "missing",
-                                   c.source));
+          return Error(
+              fmt::format("{}: layer_types has sliding layers but 'sliding_window' is "
+                          "missing",
+                          c.source));
         }
         spec.layers[i].sliding_window = window;
       } else if (type != "full_attention") {
@@ -225,12 +235,34 @@ StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
 
 const std::vector<ArchitectureEntry>& ArchitectureTable() {
   static const std::vector<ArchitectureEntry> table = {
-      {"LlamaForCausalLM", ReadLlama},         {"MistralForCausalLM", ReadLlama},
-      {"Qwen2ForCausalLM", ReadQwen2},         {"Qwen3ForCausalLM", ReadQwen3},
-      {"MixtralForCausalLM", ReadMixtral},     {"Qwen2MoeForCausalLM", ReadQwen2Moe},
-      {"Qwen3MoeForCausalLM", ReadQwen3Moe},   {"DeepseekV3ForCausalLM", ReadDeepseekV3},
+      {"LlamaForCausalLM", ReadLlama},
+      {"MistralForCausalLM", ReadLlama},
+      {"Qwen2ForCausalLM", ReadQwen2},
+      {"Qwen3ForCausalLM", ReadQwen3},
+      {"MixtralForCausalLM", ReadMixtral},
+      {"Qwen2MoeForCausalLM", ReadQwen2Moe},
+      {"Qwen3MoeForCausalLM", ReadQwen3Moe},
+      {"DeepseekV3ForCausalLM", ReadDeepseekV3},
       {"GptOssForCausalLM", ReadGptOss},
       {"GPT2LMHeadModel", ReadGpt2},
+      {"MiniMaxM2ForCausalLM", ReadMiniMaxM2},
+      {"Qwen3_5MoeForCausalLM", ReadQwen35Moe},
+      {"Qwen3NextForCausalLM", ReadQwen35Moe},
+      {"NemotronHForCausalLM", ReadNemotronH},
+      {"DeepseekV32ForCausalLM", ReadDeepseekSparse},
+      {"GlmMoeDsaForCausalLM", ReadDeepseekSparse},
+      {"Llama4ForCausalLM", ReadLlama4},
+  };
+  return table;
+}
+
+const std::vector<WrapperEntry>& WrapperTable() {
+  static const std::vector<WrapperEntry> table = {
+      {"Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"},
+      {"KimiK25ForConditionalGeneration", "DeepseekV3ForCausalLM"},
+      {"Llama4ForConditionalGeneration", "Llama4ForCausalLM"},
+      {"Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"},
+      {"Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"},
   };
   return table;
 }

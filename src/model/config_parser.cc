@@ -3,16 +3,20 @@
 #include <fmt/format.h>
 
 #include "architecture_readers.h"
+#include "python_json.h"
+#include "quantization.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/model_limits.h"
 
 namespace shardwise {
 
 using model_internal::ArchitectureTable;
+using model_internal::WrapperTable;
 
 std::vector<std::string> SupportedArchitectures() {
   std::vector<std::string> names;
   for (const auto& entry : ArchitectureTable()) names.emplace_back(entry.architecture);
+  for (const auto& entry : WrapperTable()) names.emplace_back(entry.architecture);
   return names;
 }
 
@@ -22,29 +26,41 @@ StatusOr<std::string> ReadArchitecture(const JsonObject& c) {
   if (!c.Has("architectures")) return c.MissingKey("architectures");
   const auto& list = c.json.at("architectures");
   if (!list.is_array() || list.empty() || !list[0].is_string()) {
-    return Error(fmt::format("{}: 'architectures' must be a list with one architecture name",
-                             c.source));
+    return Error(
+        fmt::format("{}: 'architectures' must be a list with one architecture name", c.source));
   }
   return list[0].get<std::string>();
 }
 
-// The published checkpoint's weight format, from quantization_config or torch_dtype.
-StatusOr<Dtype> ReadNativeDtype(const JsonObject& c) {
-  if (c.Has("quantization_config") && c.json.at("quantization_config").is_object()) {
-    const auto& q = c.json.at("quantization_config");
-    const auto method_it = q.find("quant_method");
-    if (method_it != q.end() && !method_it->is_string()) {
-      return Error(fmt::format("{}: quantization_config.quant_method must be a string, got {}",
-                               c.source, Excerpt(*method_it)));
+// The unquantised weight format: torch_dtype (or "dtype", its newer name), else bf16.
+StatusOr<Dtype> ReadUnquantisedDtype(const JsonObject& c) {
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    if (c.Has(key) && c.json.at(key).is_string()) {
+      return ParseDtype(c.json.at(key).get<std::string>());
     }
-    const std::string method = method_it != q.end() ? method_it->get<std::string>() : "";
-    if (method == "fp8") return Dtype::kFp8;
-    if (method == "mxfp4") return Dtype::kMxfp4;
-  }
-  if (c.Has("torch_dtype") && c.json.at("torch_dtype").is_string()) {
-    return ParseDtype(c.json.at("torch_dtype").get<std::string>());
   }
   return Dtype::kBf16;
+}
+
+// The language model of a multimodal wrapper: text_config, with the wrapper-level keys that
+// describe the whole checkpoint (weight format, quantization, embedding tying) filled in
+// where text_config lacks them, and its architecture named.
+StatusOr<nlohmann::json> TextConfigOf(const JsonObject& c, const model_internal::WrapperEntry& w) {
+  if (!c.Has("text_config") || !c.json.at("text_config").is_object()) {
+    return Error(
+        fmt::format("{}: '{}' is a multimodal wrapper and needs a 'text_config' object "
+                    "holding its language model; pass the full config.json",
+                    c.source, w.architecture));
+  }
+  nlohmann::json text = c.json.at("text_config");
+  for (const char* key : {"tie_word_embeddings", "quantization_config", "torch_dtype", "dtype"}) {
+    if (!text.contains(key) && c.json.contains(key)) text[key] = c.json.at(key);
+  }
+  const auto& inner = text.find("architectures");
+  if (inner == text.end() || !inner->is_array() || inner->empty()) {
+    text["architectures"] = {w.text_architecture};
+  }
+  return text;
 }
 
 // rope_scaling: {"rope_type" (or "type"): ..., "factor": ..., type-specific keys}; null or
@@ -104,9 +120,23 @@ Status Validate(const ModelSpec& s, const std::string& source) {
 }  // namespace
 
 StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::string& source,
-                                  const std::string& name) {
+                                  const std::string& name, const nlohmann::json* hf_quant_config) {
   if (!raw_config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
   SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(JsonObject{raw_config, source}));
+  for (const auto& w : WrapperTable()) {
+    if (architecture != w.architecture) continue;
+    SW_ASSIGN_OR_RETURN(nlohmann::json text, TextConfigOf(JsonObject{raw_config, source}, w));
+    const StatusOr<std::string> inner = ReadArchitecture({text, source});
+    if (inner.ok() && *inner == architecture) {
+      return Error(
+          fmt::format("{}: text_config names the wrapper '{}' again", source, architecture));
+    }
+    SW_ASSIGN_OR_RETURN(ModelSpec spec,
+                        ParseHfConfig(text, source + ": text_config", name, hf_quant_config));
+    spec.architecture = architecture;
+    spec.notes.push_back("language model only (text_config); the vision tower is not modelled");
+    return spec;
+  }
   SW_ASSIGN_OR_RETURN(const nlohmann::json config,
                       model_internal::WithStandardKeys(raw_config, architecture, source));
   const JsonObject c{config, source};
@@ -136,9 +166,10 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   if (c.Has("head_dim")) {
     SW_ASSIGN_OR_RETURN(spec.head_dim, c.Int("head_dim"));
   } else if (spec.hidden_size % spec.num_heads != 0) {
-    return Error(fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
-                             "'head_dim' is absent",
-                             source, spec.num_heads, spec.hidden_size));
+    return Error(
+        fmt::format("{}: num_attention_heads ({}) must divide hidden_size ({}) when "
+                    "'head_dim' is absent",
+                    source, spec.num_heads, spec.hidden_size));
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
@@ -146,22 +177,29 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   spec.attention = spec.num_kv_heads == spec.num_heads ? AttentionKind::kMha
                    : spec.num_kv_heads == 1            ? AttentionKind::kMqa
                                                        : AttentionKind::kGqa;
-  SW_ASSIGN_OR_RETURN(spec.native_dtype, ReadNativeDtype(c));
+  SW_ASSIGN_OR_RETURN(Dtype unquantised, ReadUnquantisedDtype(c));
+  SW_ASSIGN_OR_RETURN(spec.native_formats,
+                      model_internal::ReadQuantization(c, unquantised, hf_quant_config));
   SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("rms_norm_eps", 1e-6));
   SW_ASSIGN_OR_RETURN(spec.rope_theta, c.NumberOr("rope_theta", 10000.0));
   SW_ASSIGN_OR_RETURN(spec.rope_scaling, ReadRopeScaling(c));
   SW_ASSIGN_OR_RETURN(spec.norm_topk_prob, c.BoolOr("norm_topk_prob", false));
-  if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
+  if (architecture == "MixtralForCausalLM")
+    spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
   SW_RETURN_IF_ERROR(CheckModelLimits(spec, source));
   SW_RETURN_IF_ERROR(Validate(spec, source));
+  // The format most of the weights are in: the routed experts of a MoE, else the dense FFNs.
+  spec.native_dtype = spec.is_moe() ? spec.native_formats.routed_experts.dtype
+                                    : spec.native_formats.dense_ffn.dtype;
   return spec;
 }
 
 StatusOr<ModelSpec> ParseHfConfigText(const std::string& text, const std::string& source,
                                       const std::string& name) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonText(text, source));
+  SW_ASSIGN_OR_RETURN(nlohmann::json config,
+                      ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
   return ParseHfConfig(config, source, name);
 }
 

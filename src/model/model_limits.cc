@@ -31,6 +31,18 @@ std::optional<int64_t> ParamsUpperBound(const ModelSpec& s) {
     if (!up) return std::nullopt;
     attention_width = std::max({attention_width, *up, m.q_lora_rank, m.kv_lora_rank});
   }
+  if (s.recurrent) {  // the linear-attention / SSM projections
+    const RecurrentSpec& r = *s.recurrent;
+    const auto value_width = CheckedMul(r.num_heads, r.head_dim);
+    const auto key_width = CheckedMul(r.num_key_heads, r.key_dim);
+    if (!value_width || !key_width) return std::nullopt;
+    attention_width = std::max({attention_width, *value_width, *key_width});
+  }
+  if (s.indexer) {  // the DSA indexer's query projection
+    const auto index_width = CheckedMul(s.indexer->index_heads, s.indexer->index_head_dim);
+    if (!index_width) return std::nullopt;
+    attention_width = std::max(attention_width, *index_width);
+  }
   // Q, K, V, O and, for MLA, the low-rank factors: at most 8 matrices of hidden x width, plus
   // the width x width up-projections.
   const auto projections = CheckedProduct({8, h, attention_width});
@@ -75,6 +87,19 @@ Status CheckModelLimits(const ModelSpec& s, const std::string& source) {
     dims.push_back({"qk_nope_head_dim", s.mla->qk_nope_head_dim, kMaxModelWidth});
     dims.push_back({"qk_rope_head_dim", s.mla->qk_rope_head_dim, kMaxModelWidth});
     dims.push_back({"v_head_dim", s.mla->v_head_dim, kMaxModelWidth});
+  }
+  if (s.recurrent) {
+    dims.push_back({"linear/SSM heads", s.recurrent->num_heads, kMaxModelHeads});
+    dims.push_back({"linear/SSM head dim", s.recurrent->head_dim, kMaxModelWidth});
+    dims.push_back({"linear key heads or SSM groups", s.recurrent->num_key_heads, kMaxModelHeads});
+    dims.push_back({"linear key head dim or SSM state size", s.recurrent->key_dim, kMaxModelWidth});
+    dims.push_back({"conv kernel", s.recurrent->conv_kernel, kMaxModelWidth});
+    dims.push_back({"chunk_size", s.recurrent->chunk_size, kMaxModelContext});
+  }
+  if (s.indexer) {
+    dims.push_back({"index_n_heads", s.indexer->index_heads, kMaxModelHeads});
+    dims.push_back({"index_head_dim", s.indexer->index_head_dim, kMaxModelWidth});
+    dims.push_back({"index_topk", s.indexer->topk, kMaxModelContext});
   }
   for (const LayerSpec& layer : s.layers) {
     if (layer.sliding_window > kMaxModelContext) {

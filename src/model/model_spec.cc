@@ -18,13 +18,37 @@ std::string_view AttentionKindName(AttentionKind kind) {
   return "?";
 }
 
+std::string_view MixerKindName(MixerKind kind) {
+  switch (kind) {
+    case MixerKind::kAttention:
+      return "attention";
+    case MixerKind::kLinearAttention:
+      return "gated-deltanet";
+    case MixerKind::kMamba2:
+      return "mamba2";
+    case MixerKind::kNone:
+      return "none";
+  }
+  return "?";
+}
+
 int64_t ModelSpec::num_moe_layers() const {
-  return std::count_if(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.moe; });
+  return std::count_if(layers.begin(), layers.end(), [](const LayerSpec& l) { return l.moe(); });
+}
+
+int64_t ModelSpec::num_attention_layers() const {
+  return std::count_if(layers.begin(), layers.end(),
+                       [](const LayerSpec& l) { return l.attention(); });
+}
+
+int64_t ModelSpec::num_recurrent_layers() const {
+  return std::count_if(layers.begin(), layers.end(),
+                       [](const LayerSpec& l) { return l.recurrent(); });
 }
 
 int64_t ModelSpec::num_sliding_layers() const {
   return std::count_if(layers.begin(), layers.end(),
-                       [](const LayerSpec& l) { return l.sliding_window > 0; });
+                       [](const LayerSpec& l) { return l.attention() && l.sliding_window > 0; });
 }
 
 }  // namespace shardwise

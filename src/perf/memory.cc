@@ -16,21 +16,47 @@ constexpr double kHiddenTensorsPerToken = 6.0;
 constexpr double kFfnTensorsPerToken = 3.0;
 constexpr double kLogitBytes = 4.0;  // fp32 logits for sampling
 
-double StageWeightParams(const ModelShard& s, const StageLayers& st) {
-  const double moe_layer = s.attention_params + s.norm_params + s.experts_per_gpu * s.expert_params +
-                           s.shared_params + s.router_params;
-  const double dense_layer = s.attention_params + s.norm_params + s.dense_ffn_params;
-  double params = static_cast<double>(st.moe) * moe_layer + static_cast<double>(st.dense) * dense_layer;
-  if (st.first) params += s.vocab_params;
-  if (st.last) params += s.vocab_params;
-  return params;
+// Weight bytes of one stage on one GPU, each module in its format.
+double StageWeightBytes(const ModelShard& s, const StageLayers& st, const WeightFormats& f) {
+  const double moe_ffn = s.experts_per_gpu * s.expert_params * f.routed_experts.bytes_per_param +
+                         s.shared_params * f.shared_experts.bytes_per_param +
+                         s.router_params * f.router.bytes_per_param;
+  double bytes = static_cast<double>(st.moe) * moe_ffn +
+                 static_cast<double>(st.dense) * s.dense_ffn_params * f.dense_ffn.bytes_per_param +
+                 static_cast<double>(st.mixers.size()) * s.norm_params * f.norm.bytes_per_param;
+  for (MixerKind kind : st.mixers) {
+    const double params = kind == MixerKind::kAttention ? s.attention_params
+                          : kind == MixerKind::kNone    ? 0.0
+                                                        : s.recurrent_params;
+    bytes += params * f.mixer.bytes_per_param;
+  }
+  if (st.first) bytes += s.vocab_params * f.embedding.bytes_per_param;
+  if (st.last) bytes += s.vocab_params * f.lm_head.bytes_per_param;
+  return bytes;
 }
 
-// Tokens of KV one sequence keeps across a stage's layers (sliding windows capped).
+// Tokens of KV one sequence keeps across a stage's attention layers (sliding windows capped).
 double StageKvTokens(const StageLayers& st, int64_t context) {
   double tokens = 0;
-  for (int64_t w : st.windows) tokens += static_cast<double>(w > 0 ? std::min(context, w) : context);
+  for (size_t i = 0; i < st.mixers.size(); ++i) {
+    if (st.mixers[i] != MixerKind::kAttention) continue;
+    const int64_t w = st.windows[i];
+    tokens += static_cast<double>(w > 0 ? std::min(context, w) : context);
+  }
   return tokens;
+}
+
+double StageAttentionLayers(const StageLayers& st) {
+  return static_cast<double>(std::count(st.mixers.begin(), st.mixers.end(), MixerKind::kAttention));
+}
+
+// Recurrent state one sequence keeps across a stage's linear-attention/SSM layers: fixed,
+// whatever the context.
+double StageStateBytes(const ModelShard& s, const StageLayers& st) {
+  const double attention_or_none =
+      StageAttentionLayers(st) +
+      static_cast<double>(std::count(st.mixers.begin(), st.mixers.end(), MixerKind::kNone));
+  return (static_cast<double>(st.mixers.size()) - attention_or_none) * s.state_bytes_per_sequence;
 }
 
 }  // namespace
@@ -45,13 +71,17 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double adp = static_cast<double>(l.AttentionDp());
   const double sequences_per_rank = std::ceil(static_cast<double>(w.batch) / adp);
   for (const StageLayers& st : s.stages) {
-    const double weights = StageWeightParams(s, st) * BytesPerElement(o.weight_dtype);
-    const double kv_seq = StageKvTokens(st, w.PeakContext()) * s.kv_bytes_per_token /
-                          static_cast<double>(l.cp);
+    const double weights =
+        StageWeightBytes(s, st, o.weight_formats.value_or(WeightFormats::Uniform(o.weight_dtype)));
+    const double state_seq = StageStateBytes(s, st);
+    const double kv_seq =
+        StageKvTokens(st, w.PeakContext()) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
+        state_seq;
     // The fullest stage by weights plus this batch's KV.
     if (weights + kv_seq * sequences_per_rank > m.weight_bytes + m.kv_bytes) {
       m.weight_bytes = weights;
       m.kv_bytes_per_sequence = kv_seq;
+      m.state_bytes_per_sequence = state_seq;
       m.kv_bytes = kv_seq * sequences_per_rank;
     }
   }
@@ -59,8 +89,10 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double chunk = static_cast<double>(o.max_batched_tokens) / static_cast<double>(l.cp);
   const double logits_per_sequence =
       static_cast<double>(s.vocab) / static_cast<double>(l.tp) * kLogitBytes;
-  m.activation_bytes = chunk * (kHiddenTensorsPerToken * static_cast<double>(s.hidden) +
-                                kFfnTensorsPerToken * s.ffn_width) * act +
+  m.activation_bytes = chunk *
+                           (kHiddenTensorsPerToken * static_cast<double>(s.hidden) +
+                            kFfnTensorsPerToken * s.ffn_width) *
+                           act +
                        sequences_per_rank * logits_per_sequence;
   int communicators = 0;
   for (int64_t degree : {l.tp, l.cp, l.ep, l.pp}) communicators += degree > 1 ? 1 : 0;
@@ -81,16 +113,17 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double free_bytes = m.usable_bytes - fixed;
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
   for (const StageLayers& st : s.stages) {
-    kv_per_token = std::max(kv_per_token, static_cast<double>(st.windows.size()) *
-                                              s.kv_bytes_per_token / static_cast<double>(l.cp));
+    kv_per_token = std::max(
+        kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp));
   }
   m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
                              ? 0.0
                              : free_bytes / kv_per_token * static_cast<double>(l.AttentionDp());
-  m.max_sequences = free_bytes <= 0 || per_sequence <= 0
-                        ? 0
-                        : static_cast<int64_t>(std::floor(free_bytes / per_sequence)) *
-                              l.AttentionDp();
+  m.state_tokens_per_sequence = kv_per_token > 0 ? m.state_bytes_per_sequence / kv_per_token : 0.0;
+  m.max_sequences =
+      free_bytes <= 0 || per_sequence <= 0
+          ? 0
+          : static_cast<int64_t>(std::floor(free_bytes / per_sequence)) * l.AttentionDp();
   return m;
 }
 

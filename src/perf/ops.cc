@@ -42,7 +42,10 @@ void OpCoster::Gemms(const std::vector<GemmShape>& gemms, double m, double copie
     const double rate =
         weight_peak_flops_per_s_ * gpu_->GemmEfficiency(weight_compute_dtype_, m, g.n, g.k);
     Roofline(2 * m * g.n * g.k * copies,
-             g.n * g.k * wbytes * weight_copies + m * (g.n + g.k) * abytes * copies, rate, out);
+             g.n * g.k * (g.weight_bytes_per_param > 0 ? g.weight_bytes_per_param : wbytes) *
+                     weight_copies +
+                 m * (g.n + g.k) * abytes * copies,
+             rate, out);
   }
 }
 

@@ -47,7 +47,7 @@ Roofline ComputeRoofline(const ModelSpec& m, const GpuSpec& gpu, Dtype weight_dt
   r.sweet_spot_batch = r.ridge_flops_per_byte * wbytes / 2.0 * total / active;
 
   const double always = total - static_cast<double>(p.routed_experts);  // read every step
-  const double kv_seq = context > 0 ? KvBytesForSequence(m, context, kv_dtype) : 0.0;
+  const double kv_seq = context > 0 ? SequenceCacheBytes(m, context, kv_dtype) : 0.0;
   const Flops per_token = DecodeFlopsPerToken(m, context);
   for (int64_t b = 1; b <= kMaxBatch; b *= 2) {
     RooflinePoint pt;

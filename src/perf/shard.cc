@@ -9,12 +9,14 @@ namespace {
 
 // Attention parameters that every TP rank holds whole: MLA's down-projections (to the Q and
 // KV latents) and their norms; everything else splits by heads.
+// MLA's down-projections and the DSA indexer (engines keep both whole on every TP rank).
 double ReplicatedAttentionParams(const ModelSpec& m) {
-  if (!m.mla) return 0;
+  const double indexer = static_cast<double>(IndexerParamsPerLayer(m));
+  if (!m.mla) return indexer;
   const MlaSpec& a = *m.mla;
-  return static_cast<double>(m.hidden_size * a.q_lora_rank + a.q_lora_rank +
-                             m.hidden_size * (a.kv_lora_rank + a.qk_rope_head_dim) +
-                             a.kv_lora_rank);
+  return indexer + static_cast<double>(m.hidden_size * a.q_lora_rank + a.q_lora_rank +
+                                       m.hidden_size * (a.kv_lora_rank + a.qk_rope_head_dim) +
+                                       a.kv_lora_rank);
 }
 
 }  // namespace
@@ -32,9 +34,8 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
   s.norm_params = 2.0 * static_cast<double>(m.hidden_size);
   s.heads = static_cast<double>(m.num_heads) / tp;
   s.vocab_params = static_cast<double>(m.vocab_size * m.hidden_size) / tp;
-  s.ffn_width = m.num_moe_layers() < m.num_layers()
-                    ? static_cast<double>(m.intermediate_size) / tp
-                    : 0.0;
+  s.ffn_width =
+      m.num_moe_layers() < m.num_layers() ? static_cast<double>(m.intermediate_size) / tp : 0.0;
   if (m.is_moe()) {
     const double etp = static_cast<double>(l.ExpertTp());
     s.expert_params = static_cast<double>(ParamsPerExpert(m)) / etp;
@@ -43,9 +44,9 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
                                           m.moe.shared_intermediate_size) /
                       tp;
     s.router_params = static_cast<double>(m.hidden_size * m.moe.num_experts);
-    s.ffn_width = std::max(s.ffn_width, static_cast<double>(m.moe.expert_intermediate_size *
-                                                            m.moe.experts_per_token) /
-                                            etp);
+    s.ffn_width = std::max(
+        s.ffn_width,
+        static_cast<double>(m.moe.expert_intermediate_size * m.moe.experts_per_token) / etp);
   }
   // KV: each TP rank keeps the KV heads its query heads use (replicated when TP exceeds
   // them); MLA's latent is shared by all heads, so every TP rank keeps all of it.
@@ -58,6 +59,25 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   s.attention_flops_per_key = 2.0 * s.heads * (qk + v);
+  if (m.indexer) {
+    const SparseIndexerSpec& x = *m.indexer;
+    s.sparse_topk = x.topk;
+    // Dot products of index_head_dim per index head, then a weighted sum over the heads.
+    s.indexer_flops_per_key = 2.0 * static_cast<double>(x.index_heads * (x.index_head_dim + 1));
+    s.indexer_key_bytes_per_token = IndexerKeyBytesPerToken(m, o.kv_dtype);
+  }
+  if (m.recurrent && m.num_recurrent_layers() > 0) {
+    const RecurrentSpec& r = *m.recurrent;
+    s.recurrent_params = static_cast<double>(RecurrentParamsPerLayer(m)) / tp;
+    s.state_bytes_per_sequence = StateBytesPerSequencePerLayer(m) / tp;
+    s.recurrent_decode_flops = RecurrentDecodeFlopsPerToken(m) / tp;
+    s.recurrent_prefill_flops = RecurrentPrefillFlopsPerToken(m) / tp;
+    s.recurrent_chunk_tokens = r.chunk_size;
+    const double h = static_cast<double>(m.hidden_size);
+    const double value_width = static_cast<double>(r.num_heads * r.head_dim);
+    const double in_width = static_cast<double>(RecurrentConvChannels(m)) + value_width;
+    s.recurrent_gemms = {{in_width / tp, h}, {h, value_width / tp}};
+  }
 
   // GEMM shapes per GPU (fused where engines fuse: QKV, gate+up).
   const double h = static_cast<double>(m.hidden_size);
@@ -79,17 +99,39 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     s.attention_gemms.push_back({(s.heads + 2 * kv_heads_here) * hd, h});
     s.attention_gemms.push_back({h, s.heads * hd});
   }
+  if (m.indexer) {  // the indexer's wq_b (from the Q latent), wk and weights_proj, whole
+    const SparseIndexerSpec& x = *m.indexer;
+    const double q_in =
+        m.mla && m.mla->q_lora_rank > 0 ? static_cast<double>(m.mla->q_lora_rank) : h;
+    s.attention_gemms.push_back({static_cast<double>(x.index_heads * x.index_head_dim), q_in});
+    s.attention_gemms.push_back({static_cast<double>(x.index_head_dim), h});
+    s.attention_gemms.push_back({static_cast<double>(x.index_heads), h});
+  }
   const double inter = static_cast<double>(m.intermediate_size) / tp;
   s.dense_ffn_gemms = {{(m.gated_ffn ? 2 : 1) * inter, h}, {h, inter}};
   if (m.is_moe()) {
     const double e_inter =
         static_cast<double>(m.moe.expert_intermediate_size) / static_cast<double>(l.ExpertTp());
     s.expert_gemms = {{2 * e_inter, h}, {h, e_inter}};
-    const double shared = static_cast<double>(m.moe.num_shared_experts * m.moe.shared_intermediate_size) / tp;
+    const double shared =
+        static_cast<double>(m.moe.num_shared_experts * m.moe.shared_intermediate_size) / tp;
     if (shared > 0) s.shared_gemms = {{2 * shared, h}, {h, shared}};
     s.router_gemm = {static_cast<double>(m.moe.num_experts), h};
   }
   s.lm_head_gemm = {static_cast<double>(m.vocab_size) / tp, h};
+  if (o.weight_formats) {
+    const WeightFormats& f = *o.weight_formats;
+    auto stamp = [](std::vector<GemmShape>& gemms, const WeightFormat& format) {
+      for (GemmShape& g : gemms) g.weight_bytes_per_param = format.bytes_per_param;
+    };
+    stamp(s.attention_gemms, f.mixer);
+    stamp(s.recurrent_gemms, f.mixer);
+    stamp(s.dense_ffn_gemms, f.dense_ffn);
+    stamp(s.expert_gemms, f.routed_experts);
+    stamp(s.shared_gemms, f.shared_experts);
+    s.router_gemm.weight_bytes_per_param = f.router.bytes_per_param;
+    s.lm_head_gemm.weight_bytes_per_param = f.lm_head.bytes_per_param;
+  }
 
   // Contiguous stages; the first layers % pp stages take one extra layer.
   const int64_t layers = m.num_layers();
@@ -100,8 +142,12 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     st.first = stage == 0;
     st.last = stage == l.pp - 1;
     for (int64_t i = next; i < next + count; ++i) {
-      (m.layers[i].moe ? st.moe : st.dense) += 1;
-      st.windows.push_back(m.layers[i].sliding_window);
+      const LayerSpec& layer = m.layers[i];
+      (layer.ffn == FfnKind::kMoe     ? st.moe
+       : layer.ffn == FfnKind::kDense ? st.dense
+                                      : st.no_ffn) += 1;
+      st.mixers.push_back(layer.mixer);
+      st.windows.push_back(layer.sliding_window);
     }
     next += count;
     s.stages.push_back(std::move(st));

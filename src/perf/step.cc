@@ -7,6 +7,8 @@
 
 #include "shardwise/perf/attention.h"
 #include "shardwise/perf/moe.h"
+#include "shardwise/perf/recurrent.h"
+#include "shardwise/perf/sparse_attention.h"
 #include "shardwise/perf/schedule.h"
 
 namespace shardwise {
@@ -51,22 +53,41 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
   const double cp_ring_s = prefill ? comm_.CpRing(prefill_tokens / cp * s.kv_bytes_per_token) : 0.0;
   const double cp_combine_s = prefill ? 0.0 : comm_.CpCombine(hidden_bytes);
 
-  // Attention block of one layer with `window`: projections, core, communication.
-  auto attention = [&](int64_t window) {
+  // Sequences this pass touches: one token each in decode; whole prompts in prefill.
+  const double sequences = prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens;
+  // Token mixer of one layer: projections, core, communication. Attention layers read their
+  // KV cache (DSA: the indexer over every key, the core over the top-k); recurrent layers their
+  // fixed-size state.
+  auto mixer = [&](MixerKind kind, int64_t window) {
+    if (kind == MixerKind::kNone) return;
+    if (kind != MixerKind::kAttention) {
+      ops_.Gemms(s.recurrent_gemms, tokens, 1, 1, out);
+      RecurrentCore(ops_, s, tokens, sequences, prefill, out);
+      out.tp_comm_s += tp_all_reduce;
+      return;
+    }
     ops_.Gemms(s.attention_gemms, tokens, 1, 1, out);
-    ops_.Elementwise(tokens, hidden, s.ffn_width, l.tp > 1 && options_.engine.fused_allreduce_norm,
-                     out);
     const double pairs = keys(window);
     // Decode reads every cached key of each sequence; prefill reads the keys it writes.
-    const double kv_read_tokens = prefill ? tokens : pairs / cp;
-    const double core = AttentionCore(ops_, s, pairs, kv_read_tokens, cp, out);
+    double core = 0;
+    if (s.sparse_topk > 0) {
+      const int64_t limit = window > 0 ? std::min(window, s.sparse_topk) : s.sparse_topk;
+      const double core_pairs = keys(limit);
+      core = SparseAttentionCore(ops_, s, core_pairs, pairs, prefill ? tokens : core_pairs / cp,
+                                 prefill ? tokens : pairs / cp, cp, out);
+    } else {
+      core = AttentionCore(ops_, s, pairs, prefill ? tokens : pairs / cp, cp, out);
+    }
     out.tp_comm_s += tp_all_reduce;
     // Ring attention hides its KV passes behind the attention compute; decode's combine cannot.
     out.cp_comm_s += prefill ? std::max(0.0, cp_ring_s - core) : cp_combine_s;
   };
-  size_t layer = 0;
-  for (int64_t i = 0; i < stage.dense; ++i, ++layer) {
-    attention(stage.windows[layer]);
+  for (size_t layer = 0; layer < stage.mixers.size(); ++layer) {
+    ops_.Elementwise(tokens, hidden, s.ffn_width, l.tp > 1 && options_.engine.fused_allreduce_norm,
+                     out);
+    mixer(stage.mixers[layer], stage.windows[layer]);
+  }
+  for (int64_t i = 0; i < stage.dense; ++i) {
     ops_.Gemms(s.dense_ffn_gemms, tokens, 1, 1, out);
     out.tp_comm_s += tp_all_reduce;
   }
@@ -77,8 +98,7 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
         EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance);
     const double a2a =
         comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes, moe.experts_per_token);
-    for (int64_t i = 0; i < stage.moe; ++i, ++layer) {
-      attention(stage.windows[layer]);
+    for (int64_t i = 0; i < stage.moe; ++i) {
       ops_.Gemms({s.router_gemm}, tokens, 1, 1, out);
       ops_.Gemms(s.shared_gemms, tokens, 1, 1, out);
       ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, out);
@@ -229,7 +249,7 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.output_tokens_per_s_per_user = 1.0 / e.tpot_s;
 
   // Seed 002, 7.7: over-parallelised when a layer's TP communication exceeds its compute.
-  const double layers = static_cast<double>(slowest_stage->dense + slowest_stage->moe);
+  const double layers = static_cast<double>(slowest_stage->mixers.size());
   e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
   e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);
   e.over_parallelised = l.tp > 1 && e.tp_comm_per_layer_s > e.compute_per_layer_s;

@@ -282,10 +282,13 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                                model.name, cluster.name, cluster.num_gpus));
     }
     return Error(fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
-                             "GPU; add GPUs (--nodes), use --dtype fp8 or int4, or a larger GPU",
+                             "GPU; add GPUs (--nodes), {}or a larger GPU",
                              model.name, DtypeName(req.perf.weight_dtype), cluster.name,
                              cluster.num_gpus, cluster.gpu.name, least_short_layout,
-                             FormatBytes(least_short)));
+                             FormatBytes(least_short),
+                             BytesPerElement(req.perf.weight_dtype) > 1 ? "use --dtype fp8 or int4, "
+                             : BytesPerElement(req.perf.weight_dtype) == 1 ? "use --dtype int4, "
+                                                                            : ""));
   }
   if (best_per_layout.empty()) {
     return Error(fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "

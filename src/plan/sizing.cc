@@ -38,7 +38,7 @@ StatusOr<SizingResult> SizeDeployment(const ModelSpec& model, const GpuSpec& gpu
     result.required_bytes = result.weight_bytes * *request.kv_allowance;
     result.kv_bytes = result.required_bytes - result.weight_bytes;
   } else {
-    result.kv_bytes = KvBytesForSequence(model, request.context_tokens, request.kv_dtype) *
+    result.kv_bytes = SequenceCacheBytes(model, request.context_tokens, request.kv_dtype) *
                       static_cast<double>(request.concurrency);
     result.required_bytes = result.weight_bytes + result.kv_bytes;
   }

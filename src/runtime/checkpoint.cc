@@ -47,7 +47,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
     }
     if (m.o_bias) t.push_back({name("self_attn.o_proj.bias"), {h}});
     if (m.attention_sinks) t.push_back({name("self_attn.sinks"), {m.num_heads}});
-    if (m.qk_norm) {
+    if (m.qk_norm == QkNorm::kPerHead) {
       t.push_back({name("self_attn.q_norm.weight"), {m.head_dim}});
       t.push_back({name("self_attn.k_norm.weight"), {m.head_dim}});
     }
@@ -57,7 +57,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> CheckpointTensors(cons
       t.push_back({name(prefix + u + ".weight"), {inter, h}});
       t.push_back({name(prefix + d + ".weight"), {h, inter}});
     };
-    if (!m.layers[i].moe) {
+    if (!m.layers[i].moe()) {
       mlp("mlp.", "gate_proj", "up_proj", "down_proj", m.intermediate_size);
       continue;
     }

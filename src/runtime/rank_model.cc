@@ -58,10 +58,16 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  if (!m.gated_ffn) {
-    return Error(fmt::format("the runtime does not execute {} (a GELU MLP with LayerNorm, GPT-2 "
-                             "style) yet",
-                             m.name));
+  const std::string why =
+      m.num_recurrent_layers() > 0                   ? "linear-attention or SSM layers"
+      : m.num_attention_layers() < m.num_layers()    ? "a hybrid layer pattern"
+      : m.indexer                                    ? "sparse attention (DSA)"
+      : m.attention_output_gate                      ? "gated attention output"
+      : m.qk_norm == QkNorm::kPerLayer               ? "per-layer Q/K norms"
+      : !m.gated_ffn                                 ? "a GELU MLP with LayerNorm (GPT-2 style)"
+                                                     : "";
+  if (!why.empty()) {
+    return Error(fmt::format("the runtime does not execute {} ({}) yet", m.name, why));
   }
   if (m.is_moe() &&
       m.moe.groups_per_token * (m.moe.num_experts / m.moe.num_groups) < m.moe.experts_per_token) {
@@ -168,7 +174,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       if (m.o_bias && p.tp_index == 0) {  // added once, before the all-reduce
         SW_ASSIGN_OR_RETURN(L.o_bias, vec(LayerName(i, "self_attn.o_proj.bias"), h, all_h));
       }
-      if (m.qk_norm) {
+      if (m.qk_norm == QkNorm::kPerHead) {
         SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
         SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
       }
@@ -176,7 +182,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       L.k_cache.assign(cache, 0.0f);
       L.v_cache.assign(cache, 0.0f);
     }
-    if (!m.layers[i].moe) {
+    if (!m.layers[i].moe()) {
       const int64_t part = m.intermediate_size / tp;
       SW_ASSIGN_OR_RETURN(
           L.mlp, mlp(LayerName(i, "mlp."), "gate_proj", "up_proj", "down_proj", m.intermediate_size,

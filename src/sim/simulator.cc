@@ -143,15 +143,16 @@ class Sim {
 
   double KvUsed(const Replica& r) const {
     const double block = static_cast<double>(c_.batch.block_tokens);
-    return r.DecodeContextSum() + static_cast<double>(r.decoding) * block + r.prefill_reserved;
+    return r.DecodeContextSum() + static_cast<double>(r.decoding) * block + r.prefill_reserved +
+           static_cast<double>(r.decoding + r.admitted_prefilling) * c_.state_tokens_per_sequence;
   }
 
   // KV a request reserves at admission under the policy.
   double Reservation(const Request& r) const {
     const double block = static_cast<double>(c_.batch.block_tokens);
-    return c_.batch.admission == Admission::kNoEvict
-               ? static_cast<double>(r.prompt + r.output) + block
-               : static_cast<double>(r.prompt) + block;
+    return c_.state_tokens_per_sequence + (c_.batch.admission == Admission::kNoEvict
+                                               ? static_cast<double>(r.prompt + r.output) + block
+                                               : static_cast<double>(r.prompt) + block);
   }
 
   double Occupancy() const {
@@ -161,7 +162,8 @@ class Sim {
   }
 
   Status Route(const TraceRequest& t) {
-    const double need = static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens);
+    const double need = static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens) +
+                        c_.state_tokens_per_sequence;
     if (need > c_.kv_capacity_tokens) {
       return Error(fmt::format("a request of {} + {} tokens needs more KV than a replica holds "
                                "({:.0f} tokens); use more GPUs per replica or shorter requests",

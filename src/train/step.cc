@@ -71,8 +71,17 @@ struct TrainModel::LayerPasses {
   }
 };
 
+Status TrainModel::Supports(const ModelSpec& model) {
+  if (model.num_recurrent_layers() == 0) return Status();
+  return Error(fmt::format(
+      "train does not model {}'s {} linear-attention/SSM layers (Gated DeltaNet, Mamba-2) yet; "
+      "'shardwise plan' and 'explain' size its serving",
+      model.name, model.num_recurrent_layers()));
+}
+
 StatusOr<TrainModel> TrainModel::Create(const ModelSpec& model, const ClusterSpec& cluster,
                                         const Layout& layout, const TrainEngine& engine) {
+  SW_RETURN_IF_ERROR(Supports(model));
   SW_RETURN_IF_ERROR(ValidateLayout(layout, model));
   if (layout.gpus() > cluster.num_gpus) {
     return Error(

@@ -8,6 +8,7 @@
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/model/accounting.h"
+#include "shardwise/model/catalog.h"
 #include "shardwise/model/config_parser.h"
 
 namespace shardwise {
@@ -57,11 +58,25 @@ TEST(ModelLimits, LayerCountIsBounded) {
             "config.json: 'num_hidden_layers' (100000) is larger than the largest accepted, 4096");
 }
 
+TEST(ModelLimits, RecurrentAndIndexerShapesAreBounded) {
+  nlohmann::json q = Catalog("qwen3.5-35b-a3b");
+  q["text_config"]["linear_value_head_dim"] = int64_t{1} << 40;
+  EXPECT_EQ(ErrorOf(q),
+            "config.json: text_config: linear/SSM head dim (1099511627776) is outside the "
+            "accepted range 0 to 1048576; check the config");
+  nlohmann::json d = Catalog("deepseek-v3.2");
+  d["index_topk"] = int64_t{1} << 40;
+  EXPECT_EQ(ErrorOf(d),
+            "config.json: index_topk (1099511627776) is outside the accepted range 0 to "
+            "1073741824; check the config");
+}
+
 TEST(ModelLimits, EveryCatalogModelIsWithinTheLimits) {
   // The limits sit far above real models: each catalog model parses and its parameter count
-  // (an independent int64 computation in accounting) is positive.
+  // (an independent int64 computation in accounting) is positive. LoadModel, as Python-written
+  // files (Nemotron-H's bare Infinity) are not plain JSON.
   for (const std::string& name : catalog::NamesIn("models")) {
-    const StatusOr<ModelSpec> m = ParseHfConfig(Catalog(name), name, name);
+    const StatusOr<ModelSpec> m = LoadModel(name);
     ASSERT_TRUE(m.ok()) << m.status().message();
     EXPECT_GT(CountParams(*m).total, 0) << name;
   }
@@ -73,7 +88,7 @@ TEST(ConfigTypes, WrongTypesAreErrors) {
   EXPECT_EQ(ErrorOf(c), "config.json: 'mlp_only_layers' must list layer indices, got \"a\"");
   nlohmann::json q = Catalog("llama-3.1-8b");
   q["quantization_config"] = {{"quant_method", 5}};
-  EXPECT_EQ(ErrorOf(q), "config.json: quantization_config.quant_method must be a string, got 5");
+  EXPECT_EQ(ErrorOf(q), "config.json: quantization_config: 'quant_method' must be a string, got 5");
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ void ExpectVariantMatches(ModelSpec m, const std::vector<std::string>& layouts) 
 TEST(Differential, Qwen3QkNorm) {
   ModelSpec m = LoadModel("tiny-dense").value();
   m.architecture = "Qwen3ForCausalLM";
-  m.qk_norm = true;
+  m.qk_norm = QkNorm::kPerHead;
   ExpectVariantMatches(m, {"tp2", "tp3pp2", "tp4"});
 }
 

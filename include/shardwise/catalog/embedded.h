@@ -10,7 +10,7 @@
 namespace shardwise::catalog {
 
 struct EmbeddedFile {
-  std::string path;     // relative to data/, e.g. "models/llama-3.1-8b.json"
+  std::string path;  // relative to data/, e.g. "models/llama-3.1-8b.json"
   std::string content;
 };
 
@@ -42,5 +42,9 @@ namespace shardwise::catalog {
 StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
                                    std::string_view what, std::string_view hint,
                                    std::string& source);
+// The same, returning the entry's text unparsed.
+StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_or_path,
+                                    std::string_view what, std::string_view hint,
+                                    std::string& source);
 
 }  // namespace shardwise::catalog

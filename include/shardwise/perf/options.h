@@ -3,14 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "shardwise/model/dtype.h"
 #include "shardwise/perf/engine.h"
+#include "shardwise/model/weight_format.h"
 
 namespace shardwise {
 
 struct PerfOptions {
-  Dtype weight_dtype = Dtype::kBf16;
+  Dtype weight_dtype = Dtype::kBf16;  // GEMM format, and every module's unless weight_formats
+  // Per-module storage (a checkpoint's own quantization); unset: every module in weight_dtype.
+  std::optional<WeightFormats> weight_formats;
   Dtype kv_dtype = Dtype::kBf16;
   Dtype activation_dtype = Dtype::kBf16;
   // Fraction of HBM the engine may use (vLLM's gpu_memory_utilization); the rest is a reserve

@@ -30,6 +30,8 @@ struct SimConfig {
   // arrival times ignored) the moment its previous one completes, as `vllm bench serve
   // --max-concurrency`, genai-perf and trtllm-bench do. 0: open loop, arrivals from the source.
   int64_t concurrency = 0;
+  // Fixed recurrent (linear-attention/SSM) state each admitted sequence holds, in KV tokens.
+  double state_tokens_per_sequence = 0;
   double max_ttft_s = std::numeric_limits<double>::infinity();  // goodput SLOs
   double max_tpot_s = std::numeric_limits<double>::infinity();
   double peak_flops_per_s = 0;    // per GPU, for MFU

@@ -88,6 +88,9 @@ TrainingCost CostToTrain(const TrainEstimate& e, double usd_per_gpu_hour, double
 
 class TrainModel {
  public:
+  // Whether the training model covers `model`'s layers: linear-attention and SSM layers (their
+  // chunked scans forward and backward) are not modelled yet and are refused.
+  static Status Supports(const ModelSpec& model);
   static StatusOr<TrainModel> Create(const ModelSpec& model, const ClusterSpec& cluster,
                                      const Layout& layout, const TrainEngine& engine);
   // Checks the config against the layout (batch divisibility, schedule, ZeRO) and estimates it.
