@@ -57,17 +57,17 @@ StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
       std::string text,
       catalog::LoadEntryText("models", name_or_path, "model",
                              "see 'shardwise models', or pass a path to a config.json", source));
-  const std::string name = NameOf(std::string(name_or_path), source);
-  if (source.starts_with("data/")) return ParseHfConfigText(text, source, name);
+  const std::string model_name = NameOf(std::string(name_or_path), source);
+  if (source.starts_with("data/")) return ParseHfConfigText(text, source, model_name);
   // A ModelOpt export keeps its quantization in hf_quant_config.json beside config.json.
   const std::filesystem::path quant =
       std::filesystem::path(std::string(name_or_path)).parent_path() / "hf_quant_config.json";
   std::error_code ec;  // a path the OS refuses is no quantization file
-  if (!std::filesystem::exists(quant, ec)) return ParseHfConfigText(text, source, name);
+  if (!std::filesystem::exists(quant, ec)) return ParseHfConfigText(text, source, model_name);
   SW_ASSIGN_OR_RETURN(nlohmann::json quant_config, ReadJsonFile(quant.string(), kConfigInput));
   SW_ASSIGN_OR_RETURN(nlohmann::json config,
                       ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
-  return ParseHfConfig(config, source, name, &quant_config);
+  return ParseHfConfig(config, source, model_name, &quant_config);
 }
 
 StatusOr<std::vector<ModelSpec>> LoadBuiltinModels() {
