@@ -216,7 +216,7 @@ std::vector<std::string> SplitNames(const std::string& text) {
 
 Status RunRecommend(const RecommendOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
+  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(double percentile, ParsePercentile(o.percentile));
   if (o.objective != "gpus" && o.objective != "cost") {
     return Error(fmt::format("--objective '{}': use gpus (the default) or cost", o.objective));

@@ -101,18 +101,11 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
                         "weights",
                         FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
-  sub->add_option("--dtype", dtype,
-                  "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
-                  "checkpoint's own, per module, from its quantization config)");
-  sub->add_option("--kv-dtype", kv_dtype,
-                  "KV-cache format (default: fp8 with fp8 weights, else bf16)");
-  sub->add_option("--engine", engine,
-                  "Serving engine profile: trtllm, vllm, sglang, a versioned name (trtllm-1.0) "
-                  "or a profile .json (see data/engines/)");
-  gpu_memory_utilization_option = sub->add_option(
-      "--gpu-memory-utilization", gpu_memory_utilization,
-      "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM applies it to the "
-      "memory free after weights)");
+      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
+      "by {}. Use more TP or PP, a smaller --batch or --context, {}or a larger GPU",
+      model.name, WeightFormatName(o), e.layout.ToString(), what, cluster.gpu.name,
+      FormatBytes(m.usable_bytes), rule, FormatBytes(m.ShortfallBytes()),
+      BytesPerElement(o.weight_dtype) > 1 ? "--dtype fp8, " : "");
 }
 
 }  // namespace shardwise::cli

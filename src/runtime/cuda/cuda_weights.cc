@@ -120,7 +120,7 @@ StatusOr<std::unique_ptr<StageCompute>> MakeRandomCudaStage(const ModelSpec& m, 
                                                             int64_t max_tokens, uint64_t seed,
                                                             int device) {
   SW_RETURN_IF_ERROR(CheckCudaSupport(m, Layout{}));
-  if (m.qkv_bias || m.o_bias || m.qk_norm || m.moe.num_shared_experts > 0) {
+  if (m.qkv_bias || m.o_bias || m.qk_norm != QkNorm::kNone || m.moe.num_shared_experts > 0) {
     return Error(m.name + ": generated device weights cover plain Llama and MoE layers only");
   }
   SW_RETURN_IF_ERROR(UseDevice(device));
@@ -156,7 +156,7 @@ StatusOr<std::unique_ptr<StageCompute>> MakeRandomCudaStage(const ModelSpec& m, 
     SW_ASSIGN_OR_RETURN(L.k, matrix(kw, h));
     SW_ASSIGN_OR_RETURN(L.v, matrix(kw, h));
     SW_ASSIGN_OR_RETURN(L.o, matrix(h, qw));
-    if (!spec.moe) {
+    if (!spec.moe()) {
       SW_ASSIGN_OR_RETURN(L.mlp, mlp(m.intermediate_size));
     } else {
       std::vector<float> router(static_cast<size_t>(m.moe.num_experts * h));
