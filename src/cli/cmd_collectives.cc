@@ -8,6 +8,7 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "ep_collective.h"
 #include "shardwise/collective/cost_model.h"
 #include "shardwise/collective/group.h"
 #include "shardwise/collective/nccl_tests.h"
@@ -28,6 +29,7 @@ struct CollectivesOptions {
   std::string algo = "auto";
   int64_t topk = 8;
   std::string import_log;
+  EpCollectiveOptions ep;
   std::string output;
   bool json = false;
 };
@@ -164,6 +166,7 @@ Status RunImport(const CollectivesOptions& o, const ClusterSpec& c) {
 Status RunCollectives(const CollectivesOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec c, o.cluster.Load());
   if (!o.import_log.empty()) return RunImport(o, c);
+  if (IsEpCollective(o.op)) return RunEpCollective(c, o.ep, o.op, o.algo, o.topk, o.json);
   CollectiveRequest base;
   SW_ASSIGN_OR_RETURN(base.op, ParseCollectiveOp(o.op));
   SW_ASSIGN_OR_RETURN(base.algorithm, ParseCollectiveAlgorithm(o.algo));
@@ -188,22 +191,25 @@ void AddCollectivesCommand(CLI::App& app, Status& result) {
       "Examples:\n"
       "  shardwise collectives --cluster dgx-h100 --op all-reduce\n"
       "  shardwise collectives --cluster dgx-h100 --nodes 2 --op all-to-all --max-bytes 1G\n"
-      "  shardwise collectives --cluster dgx-h100 --nodes 2 --import all_reduce.log");
+      "  shardwise collectives --cluster dgx-h100 --nodes 2 --import all_reduce.log\n"
+      "  shardwise collectives --cluster hgx-h800 --nodes 4 --op ep-dispatch --tokens 4096 \\\n"
+      "      --hidden 7168 --topk 8 --groups 4 --topk-groups 4");
   opts->cluster.AddTo(sub);
   sub->add_option("--op", opts->op,
                   "all-reduce, all-gather, reduce-scatter, all-to-all, all-to-all-topk, "
-                  "send-recv, broadcast")
+                  "send-recv, broadcast, ep-dispatch, ep-combine")
       ->capture_default_str();
   sub->add_option("--min-bytes", opts->min_bytes, "Smallest message (K/M/G suffixes)")
       ->capture_default_str();
   sub->add_option("--max-bytes", opts->max_bytes, "Largest message")->capture_default_str();
   sub->add_option("--factor", opts->factor, "Size multiplier between rows")->capture_default_str();
-  sub->add_option("--algo", opts->algo, "auto, ring, tree, nvls or direct")->capture_default_str();
+  sub->add_option("--algo", opts->algo, "auto, ring, tree, nvls or direct; for ep-*: auto, flat, node-dedup, low-latency")->capture_default_str();
   sub->add_option("--topk", opts->topk, "Destinations per token for all-to-all-topk")
       ->capture_default_str();
   sub->add_option("--import", opts->import_log,
                   "Fit the cluster's calibration to this nccl-tests output and write a profile");
   sub->add_option("--output", opts->output, "Where --import writes the profile");
+  opts->ep.AddTo(sub);
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunCollectives);
 }

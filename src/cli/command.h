@@ -25,6 +25,7 @@ void AddRooflineCommand(CLI::App& app, Status& result);
 void AddSimulateCommand(CLI::App& app, Status& result);
 void AddPriceCommand(CLI::App& app, Status& result);
 void AddRunCommand(CLI::App& app, Status& result);
+void AddTrainCommand(CLI::App& app, Status& result);
 
 // Writes JSON to stdout, pretty-printed.
 inline void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cli::AddSimulateCommand(app, result);
   cli::AddPriceCommand(app, result);
   cli::AddRunCommand(app, result);
+  cli::AddTrainCommand(app, result);
 
   try {
     app.parse(argc, argv);

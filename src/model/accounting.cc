@@ -64,6 +64,13 @@ int64_t AttentionParamsPerLayer(const ModelSpec& s) {
   return params;
 }
 
+int64_t DenseFfnParamsPerLayer(const ModelSpec& s) {
+  const int64_t h = s.hidden_size;
+  const int64_t f = s.intermediate_size;
+  const int64_t up_matrices = s.gated_ffn ? 2 : 1;
+  return (up_matrices + 1) * h * f + (s.ffn_bias ? up_matrices * f + h : 0);
+}
+
 int64_t ParamsPerExpert(const ModelSpec& s) {
   const int64_t i = s.moe.expert_intermediate_size;
   // gate and up (hidden -> i each) and down (i -> hidden), plus their biases where present
@@ -73,13 +80,14 @@ int64_t ParamsPerExpert(const ModelSpec& s) {
 ParamBreakdown CountParams(const ModelSpec& s) {
   ParamBreakdown p;
   const int64_t h = s.hidden_size;
-  p.embedding = s.vocab_size * h;
+  const int64_t position_table = s.position_embeddings * h;
+  p.embedding = s.vocab_size * h + position_table;
   p.lm_head = s.tie_word_embeddings ? 0 : s.vocab_size * h;
-  p.norms = 2 * h * s.num_layers() + h;
+  p.norms = (s.norm_bias ? 2 : 1) * (2 * h * s.num_layers() + h);
   p.attention = AttentionParamsPerLayer(s) * s.num_layers();
   const int64_t moe_layers = s.num_moe_layers();
   const int64_t dense_layers = s.num_layers() - moe_layers;
-  p.dense_ffn = dense_layers * 3 * h * s.intermediate_size;
+  p.dense_ffn = dense_layers * DenseFfnParamsPerLayer(s);
   if (s.is_moe()) {
     p.routed_experts = moe_layers * s.moe.num_experts * ParamsPerExpert(s);
     p.shared_experts = moe_layers * SharedExpertParamsPerLayer(s);
@@ -90,7 +98,8 @@ ParamBreakdown CountParams(const ModelSpec& s) {
   const int64_t active_experts =
       s.is_moe() ? moe_layers * s.moe.experts_per_token * ParamsPerExpert(s) : 0;
   p.active = p.total - p.routed_experts + active_experts;
-  p.active_matmul = s.tie_word_embeddings ? p.active : p.active - p.embedding;
+  // A tied table is the LM head's matrix; the position table is a lookup either way.
+  p.active_matmul = s.tie_word_embeddings ? p.active - position_table : p.active - p.embedding;
   return p;
 }
 

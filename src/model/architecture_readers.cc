@@ -175,7 +175,44 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
   return Status();
 }
 
+// GPT-2 (and Megatron's GPT models): learned positions, LayerNorm, biases everywhere, a GELU MLP.
+Status ReadGpt2(const JsonObject& c, ModelSpec& spec) {
+  spec.qkv_bias = spec.o_bias = spec.ffn_bias = spec.norm_bias = true;
+  spec.gated_ffn = false;
+  SW_ASSIGN_OR_RETURN(spec.position_embeddings, c.Int("max_position_embeddings"));
+  SW_ASSIGN_OR_RETURN(spec.rms_norm_eps, c.NumberOr("layer_norm_epsilon", 1e-5));
+  return Status();
+}
+
 }  // namespace
+
+StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
+                                          const std::string& architecture,
+                                          const std::string& source) {
+  if (architecture != "GPT2LMHeadModel" || !config.is_object()) return config;
+  for (const char* key : {"n_embd", "n_head", "n_layer", "n_positions", "vocab_size"}) {
+    if (!config.contains(key) || config.at(key).is_null()) {
+      return Error(fmt::format("{}: GPT2LMHeadModel config needs '{}'", source, key));
+    }
+  }
+  nlohmann::json out = config;
+  const std::pair<const char*, const char*> kAliases[] = {
+      {"n_embd", "hidden_size"},
+      {"n_head", "num_attention_heads"},
+      {"n_layer", "num_hidden_layers"},
+      {"n_positions", "max_position_embeddings"},
+      {"n_inner", "intermediate_size"}};
+  for (const auto& [gpt2, standard] : kAliases) {
+    if (out.contains(gpt2) && !out.at(gpt2).is_null() && !out.contains(standard)) {
+      out[standard] = out.at(gpt2);
+    }
+  }
+  if (!out.contains("intermediate_size") && out.at("hidden_size").is_number_integer()) {
+    out["intermediate_size"] = 4 * out.at("hidden_size").get<int64_t>();
+  }
+  if (!out.contains("tie_word_embeddings")) out["tie_word_embeddings"] = true;
+  return out;
+}
 
 const std::vector<ArchitectureEntry>& ArchitectureTable() {
   static const std::vector<ArchitectureEntry> table = {
@@ -184,6 +221,7 @@ const std::vector<ArchitectureEntry>& ArchitectureTable() {
       {"MixtralForCausalLM", ReadMixtral},     {"Qwen2MoeForCausalLM", ReadQwen2Moe},
       {"Qwen3MoeForCausalLM", ReadQwen3Moe},   {"DeepseekV3ForCausalLM", ReadDeepseekV3},
       {"GptOssForCausalLM", ReadGptOss},
+      {"GPT2LMHeadModel", ReadGpt2},
   };
   return table;
 }

@@ -19,4 +19,12 @@ struct ArchitectureEntry {
 
 const std::vector<ArchitectureEntry>& ArchitectureTable();
 
+// A config that names the common fields its own way, rewritten onto the standard keys: GPT-2's
+// n_embd, n_head, n_layer, n_inner and n_positions (transformers' GPT2Config.attribute_map), with
+// n_inner defaulting to 4 n_embd and the embeddings tied. Other architectures pass unchanged.
+// A GPT-2 config missing one of its own required keys is an error naming that key.
+StatusOr<nlohmann::json> WithStandardKeys(const nlohmann::json& config,
+                                          const std::string& architecture,
+                                          const std::string& source);
+
 }  // namespace shardwise::model_internal

@@ -97,11 +97,13 @@ Status Validate(const ModelSpec& s, const std::string& source) {
 
 }  // namespace
 
-StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& config, const std::string& source,
+StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::string& source,
                                   const std::string& name) {
-  if (!config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  if (!raw_config.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(JsonObject{raw_config, source}));
+  SW_ASSIGN_OR_RETURN(const nlohmann::json config,
+                      model_internal::WithStandardKeys(raw_config, architecture, source));
   const JsonObject c{config, source};
-  SW_ASSIGN_OR_RETURN(std::string architecture, ReadArchitecture(c));
   const model_internal::ArchitectureEntry* entry = nullptr;
   for (const auto& e : ArchitectureTable()) {
     if (architecture == e.architecture) entry = &e;

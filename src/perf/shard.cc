@@ -28,7 +28,7 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
   const double replicated = ReplicatedAttentionParams(m);
   s.attention_params =
       replicated + (static_cast<double>(AttentionParamsPerLayer(m)) - replicated) / tp;
-  s.dense_ffn_params = 3.0 * static_cast<double>(m.hidden_size * m.intermediate_size) / tp;
+  s.dense_ffn_params = static_cast<double>(DenseFfnParamsPerLayer(m)) / tp;
   s.norm_params = 2.0 * static_cast<double>(m.hidden_size);
   s.heads = static_cast<double>(m.num_heads) / tp;
   s.vocab_params = static_cast<double>(m.vocab_size * m.hidden_size) / tp;
@@ -80,7 +80,7 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     s.attention_gemms.push_back({h, s.heads * hd});
   }
   const double inter = static_cast<double>(m.intermediate_size) / tp;
-  s.dense_ffn_gemms = {{2 * inter, h}, {h, inter}};
+  s.dense_ffn_gemms = {{(m.gated_ffn ? 2 : 1) * inter, h}, {h, inter}};
   if (m.is_moe()) {
     const double e_inter =
         static_cast<double>(m.moe.expert_intermediate_size) / static_cast<double>(l.ExpertTp());

@@ -58,6 +58,13 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
+  if (!m.gated_ffn) {
+    return Error(fmt::format(
+        "the runtime does not execute {} (a GELU MLP with LayerNorm, GPT-2 style) yet; it runs "
+        "Llama, Mistral, Qwen2/3, Mixtral/Qwen-MoE, DeepSeek-V3 (MLA) and gpt-oss models (plan, "
+        "explain and simulate cover {})",
+        m.name, m.name));
+  }
   // The unsharded reference holds every weight in fp32: refuse models this host cannot hold
   // (deepseek-v3 and the like) before any rank allocates.
   const double weight_bytes = WeightBytes(m, Dtype::kFp32);

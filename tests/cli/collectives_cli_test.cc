@@ -87,3 +87,39 @@ TEST(CollectivesCliErrors, MalformedTopologyFile) {
 
 }  // namespace
 }  // namespace shardwise::testing
+
+namespace shardwise::testing {
+namespace {
+
+TEST(CollectivesCli, EpDispatchAsDeepEpReportsIt) {
+  // DeepEP normal internode kernels, EP32 on 4 H800 nodes, DeepSeek-V3 routing: 58 GB/s RDMA
+  // (DeepEP docs/legacy.md). The auto choice for 4,096 tokens is node dedup, bound by RDMA.
+  const RunResult r = RunShardwise(
+      "collectives --cluster hgx-h800 --nodes 4 --op ep-dispatch --tokens 4096 --hidden 7168 "
+      "--topk 8 --groups 4 --topk-groups 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  for (const char* key : {"time_s", "bottleneck_bytes_per_s", "bottleneck_link", "algorithm"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["algorithm"], "node-dedup");
+  EXPECT_EQ(j["bottleneck_link"], "rdma");
+  EXPECT_NEAR(j["bottleneck_bytes_per_s"].get<double>() / 58e9, 1.0, 0.15);
+  // The text form lists every algorithm and marks the choice.
+  const RunResult text = RunShardwise(
+      "collectives --cluster hgx-h800 --nodes 4 --op ep-combine --algo low-latency --tokens 128");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("low-latency"), std::string::npos);
+  EXPECT_NE(text.out.find("<- asked"), std::string::npos);
+}
+
+TEST(CollectivesCli, EpDispatchBadInput) {
+  ExpectOneLineError(RunShardwise("collectives --nodes 2 --op ep-dispatch --algo ring"),
+                     "unknown EP algorithm");
+  ExpectOneLineError(RunShardwise("collectives --nodes 2 --op ep-dispatch --groups 7"), "--groups");
+  ExpectOneLineError(RunShardwise("collectives --nodes 2 --op ep-dispatch --tokens nan"), "--tokens");
+  ExpectOneLineError(RunShardwise("collectives --nodes 2 --op ep-dispatch --dtype int4"), "--dtype");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

@@ -81,8 +81,8 @@ TEST(ConfigParserErrors, MissingKeyNamesFileAndKey) {
 }
 
 TEST(ConfigParserErrors, UnknownArchitectureListsSupported) {
-  const std::string e = ErrorOf(R"({"architectures": ["GPT2LMHeadModel"]})");
-  EXPECT_NE(e.find("'GPT2LMHeadModel' is not supported"), std::string::npos) << e;
+  const std::string e = ErrorOf(R"({"architectures": ["T5ForConditionalGeneration"]})");
+  EXPECT_NE(e.find("'T5ForConditionalGeneration' is not supported"), std::string::npos) << e;
   EXPECT_NE(e.find("DeepseekV3ForCausalLM"), std::string::npos) << e;
   EXPECT_NE(e.find("GptOssForCausalLM"), std::string::npos) << e;
 }

@@ -10,7 +10,7 @@
 namespace shardwise {
 
 struct ParamBreakdown {
-  int64_t embedding = 0;       // input embedding table
+  int64_t embedding = 0;       // input embedding table (and a learned position table)
   int64_t lm_head = 0;         // output projection; 0 when tied to the embedding
   int64_t attention = 0;       // all layers: projections, biases, Q/K norms, sinks
   int64_t dense_ffn = 0;       // feed-forward of the dense layers
@@ -31,6 +31,9 @@ ParamBreakdown CountParams(const ModelSpec& spec);
 
 // Parameters of one layer's attention block (identical for every layer of a model).
 int64_t AttentionParamsPerLayer(const ModelSpec& spec);
+// Parameters of one dense feed-forward block: 3 h F gated (SwiGLU) or 2 h F (GELU MLP), plus
+// biases where present.
+int64_t DenseFfnParamsPerLayer(const ModelSpec& spec);
 // Parameters of one routed expert.
 int64_t ParamsPerExpert(const ModelSpec& spec);
 

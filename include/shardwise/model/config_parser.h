@@ -2,7 +2,8 @@
 //
 // Supported architectures (the "architectures" key): LlamaForCausalLM, MistralForCausalLM,
 // Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM,
-// Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, GptOssForCausalLM. Anything else is an error
+// Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, GptOssForCausalLM, GPT2LMHeadModel (n_embd,
+// n_head, n_layer, n_inner, n_positions). Anything else is an error
 // that lists these. Pure functions; thread-safe.
 #pragma once
 

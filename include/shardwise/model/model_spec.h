@@ -80,6 +80,10 @@ struct ModelSpec {
   bool o_bias = false;             // gpt-oss
   bool qk_norm = false;            // Qwen3: RMSNorm over each Q and K head
   bool attention_sinks = false;    // gpt-oss: one learned sink logit per head
+  bool gated_ffn = true;           // SwiGLU: gate, up, down; false: GELU MLP, up and down (GPT-2)
+  bool ffn_bias = false;           // GPT-2: biases on the MLP projections
+  bool norm_bias = false;          // GPT-2: LayerNorm (weight and bias) instead of RMSNorm
+  int64_t position_embeddings = 0;  // GPT-2: rows of the learned absolute position table
   AttentionKind attention = AttentionKind::kMha;
   std::optional<MlaSpec> mla;
   MoeSpec moe;

@@ -1,39 +1,27 @@
 // The step-time model: for a layout and a workload, the time of a prefill and of a decode step
-// on the critical path, split into GEMM time bound by FLOP/s, GEMM and attention time bound by
-// HBM bandwidth, each communication (TP all-reduce, EP dispatch and combine, CP passes, PP
-// send/recv) and the pipeline bubble; from those TTFT, TPOT and throughput. Each operation
-// takes max(FLOPs / achievable FLOP/s, bytes / achievable HBM bandwidth) (roofline), so small-M
-// decode GEMMs come out memory-bound. Communication is not overlapped except CP's ring passes,
-// which hide behind attention. Seeds 000, 002 and 004 describe the trade-offs.
+// on the critical path, composed from ops (GEMMs, attention by kind, MoE experts, element-wise;
+// ops.h, attention.h, moe.h), communication (TP all-reduce, EP dispatch and combine, CP passes,
+// PP send/recv; comm.h) and a schedule (pipeline micro-batches; schedule.h); from those TTFT,
+// TPOT and throughput. Communication is not overlapped except CP's ring passes, which hide
+// behind attention.
 //
 // StepModel validates and precomputes per layout once; Estimate() is cheap and thread-safe.
 #pragma once
 
 #include <string>
 
-#include "shardwise/collective/group.h"
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
+#include "shardwise/perf/breakdown.h"
+#include "shardwise/perf/comm.h"
 #include "shardwise/perf/memory.h"
+#include "shardwise/perf/ops.h"
 #include "shardwise/perf/options.h"
 #include "shardwise/perf/shard.h"
 
 namespace shardwise {
-
-struct PhaseBreakdown {
-  double compute_s = 0;  // operations limited by FLOP/s
-  double memory_s = 0;   // operations limited by HBM bandwidth
-  double tp_comm_s = 0;
-  double ep_comm_s = 0;
-  double cp_comm_s = 0;  // exposed part only
-  double pp_comm_s = 0;
-  double bubble_s = 0;
-  double flops = 0;      // per GPU of the busiest stage
-  double hbm_bytes = 0;  // per GPU of the busiest stage
-  double total_s = 0;
-};
 
 struct StepEstimate {
   Layout layout;
@@ -47,16 +35,16 @@ struct StepEstimate {
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;
   MemoryPerGpu memory;
-  std::string bound;                  // what limits decode: "HBM bandwidth", "FLOP/s", ...
-  double tp_comm_per_layer_s = 0;     // decode, one layer
-  double compute_per_layer_s = 0;     // decode, one layer: GEMM + attention time
-  bool over_parallelised = false;     // TP comm per layer exceeds compute per layer (seed 002)
+  std::string bound;               // what limits decode: "HBM bandwidth", "FLOP/s", ...
+  double tp_comm_per_layer_s = 0;  // decode, one layer
+  double compute_per_layer_s = 0;  // decode, one layer: GEMM + attention time
+  bool over_parallelised = false;  // TP comm per layer exceeds compute per layer (seed 002)
 };
 
 // The batch-independent part of an estimate: prefill of one prompt length.
 struct PrefillEstimate {
   int64_t prompt_tokens = 0;
-  PhaseBreakdown prefill;   // one prompt, unloaded
+  PhaseBreakdown prefill;  // one prompt, unloaded
   double ttft_s = 0;
   double s_per_request = 0;  // instance time one prompt costs at full load
 };
@@ -72,8 +60,8 @@ class StepModel {
   StepEstimate Estimate(const Workload& workload, const PrefillEstimate& prefill) const;
   const ModelShard& shard() const { return shard_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
-  std::string TpLink() const { return tp_link_; }
-  std::string EpLink() const { return ep_link_; }
+  std::string TpLink() const { return comm_.tp_link(); }
+  std::string EpLink() const { return comm_.ep_link(); }
 
  private:
   StepModel() = default;
@@ -83,12 +71,6 @@ class StepModel {
   template <typename Keys>
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                        bool prefill, double prefill_tokens) const;
-  double Op(double flops, double bytes, double flops_per_s, PhaseBreakdown& out) const;
-  // Runs `gemms` on `m` rows each (`copies` of them, e.g. the experts a GPU holds); weight bytes
-  // are read for `weight_copies` of them.
-  void Gemms(const std::vector<GemmShape>& gemms, double m, double copies, double weight_copies,
-             PhaseBreakdown& out) const;
-  double AllReduce(const GroupShape& g, double bytes) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
 
   const ModelSpec* model_ = nullptr;
@@ -96,12 +78,8 @@ class StepModel {
   PerfOptions options_;
   Layout layout_;
   ModelShard shard_;
-  GroupShape tp_group_, cp_group_, ep_group_, pp_pair_;
-  Dtype weight_compute_dtype_ = Dtype::kBf16;
-  double weight_peak_flops_per_s_ = 0;
-  double attention_flops_per_s_ = 0;
-  double hbm_bytes_per_s_ = 0;
-  std::string tp_link_ = "-", ep_link_ = "-";
+  OpCoster ops_;
+  StepComm comm_;
 };
 
 }  // namespace shardwise

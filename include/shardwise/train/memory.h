@@ -1,0 +1,48 @@
+// Memory per GPU of a training step: model states (bf16 weights, gradients, fp32 Adam master
+// weights and moments) by ZeRO stage, after Rajbhandari et al. ("ZeRO", SC20: 2 + 2 + 12 bytes
+// per parameter, stage 1 shards the 12, stage 2 also the gradients, stage 3 everything), and
+// activations per layer by recompute mode after Korthikanti et al. ("Reducing Activation
+// Recomputation in Large Transformer Models", arXiv:2205.05198: s b h (34 + 5 a s / h) bytes per
+// GPT layer, split by TP and sequence parallelism). Pure functions.
+#pragma once
+
+#include "shardwise/model/model_spec.h"
+#include "shardwise/perf/shard.h"
+#include "shardwise/train/engine.h"
+#include "shardwise/train/options.h"
+
+namespace shardwise::train {
+
+struct ModelStates {
+  double weight_bytes = 0;     // bf16 weights (plus an fp8 copy when computing in fp8)
+  double grad_bytes = 0;       // gradient buffer in the engine's format
+  double optimizer_bytes = 0;  // fp32 master weights, Adam m and v: 12 bytes per parameter
+};
+
+// Model states of `params` parameters held by one GPU, replicated over `replicas` data-parallel
+// ranks that ZeRO may shard them over.
+ModelStates ModelStateBytes(double params, double replicas, int zero, double grad_bytes_per_param,
+                            bool fp8_copy);
+
+// Activation bytes one layer keeps per token of this GPU's sequence slice for the backward pass
+// (`moe` for a MoE layer), under the engine's kernels and the recompute mode; `keys` is the
+// attention span of a query. Full recompute keeps the layer input only.
+double ActivationBytesPerToken(const ModelSpec& model, const ModelShard& shard,
+                               const TrainEngine& engine, Recompute recompute, bool moe,
+                               double keys);
+
+struct TrainMemory {
+  double hbm_bytes = 0;
+  double usable_bytes = 0;  // HBM x the engine's usable fraction
+  ModelStates states;
+  double activation_bytes = 0;  // in-flight micro-batches' activations + one layer at work
+  double in_flight_micro_batches = 0;
+  double buffer_bytes = 0;  // workspaces, logits, ZeRO-3 gathered layers
+  double UsedBytes() const {
+    return states.weight_bytes + states.grad_bytes + states.optimizer_bytes + activation_bytes +
+           buffer_bytes;
+  }
+  bool Fits() const { return UsedBytes() <= usable_bytes; }
+};
+
+}  // namespace shardwise::train

@@ -1,0 +1,69 @@
+#include "shardwise/perf/comm.h"
+
+#include "shardwise/collective/cost_model.h"
+
+namespace shardwise {
+namespace {
+
+std::string LinkName(const ClusterSpec& c, const GroupShape& g) {
+  const int level = g.HighestLevel();
+  if (level < 0) return "-";
+  return level == 0 ? c.levels[0].name : "scale-out (" + c.levels[level].name + ")";
+}
+
+}  // namespace
+
+StatusOr<StepComm> StepComm::Create(const ClusterSpec& cluster, const Layout& layout) {
+  StepComm c;
+  c.cluster_ = &cluster;
+  c.layout_ = layout;
+  SW_ASSIGN_OR_RETURN(c.tp_group_, PlaceGroup(cluster, layout.tp, 1));
+  SW_ASSIGN_OR_RETURN(c.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
+  SW_ASSIGN_OR_RETURN(c.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
+  // All the stages: a send/recv is priced at the outermost level any stage boundary crosses.
+  SW_ASSIGN_OR_RETURN(c.pp_pair_, PlaceGroup(cluster, layout.pp, layout.PpStride()));
+  c.tp_link_ = LinkName(cluster, c.tp_group_);
+  c.ep_link_ = LinkName(cluster, c.ep_group_);
+  return c;
+}
+
+double StepComm::TpAllReduce(double bytes) const {
+  if (layout_.tp <= 1) return 0.0;
+  CollectiveRequest r;
+  r.bytes = bytes;
+  return PredictCollective(*cluster_, tp_group_, r).time_s;
+}
+
+double StepComm::CpCombine(double bytes) const {
+  if (layout_.cp <= 1) return 0.0;
+  CollectiveRequest r;
+  r.bytes = bytes;
+  return PredictCollective(*cluster_, cp_group_, r).time_s;
+}
+
+double StepComm::CpRing(double bytes) const {
+  if (layout_.cp <= 1) return 0.0;
+  CollectiveRequest r;
+  r.op = CollectiveOp::kSendRecv;
+  r.bytes = bytes;
+  return static_cast<double>(layout_.cp - 1) * PredictCollective(*cluster_, cp_group_, r).time_s;
+}
+
+double StepComm::EpDispatchCombine(double bytes, int64_t topk) const {
+  if (layout_.ep <= 1) return 0.0;
+  CollectiveRequest r;
+  r.op = CollectiveOp::kAllToAllTopK;
+  r.topk = topk;
+  r.bytes = bytes;
+  return 2.0 * PredictCollective(*cluster_, ep_group_, r).time_s;
+}
+
+double StepComm::HandOff(double bytes) const {
+  if (layout_.pp <= 1) return 0.0;
+  CollectiveRequest r;
+  r.op = CollectiveOp::kSendRecv;
+  r.bytes = bytes;
+  return PredictCollective(*cluster_, pp_pair_, r).time_s;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,56 @@
+#include "shardwise/perf/ops.h"
+
+#include <algorithm>
+
+namespace shardwise {
+namespace {
+
+// Element-wise traffic per token and layer besides the GEMMs, in tensors read or written:
+// two fused residual-add + RMSNorm passes (read x and residual, write both: 4 hidden-sized
+// tensors each) and the SwiGLU activation (read gate and up, write their product: 3 FFN-width).
+constexpr double kElementwiseHiddenTensors = 8.0;
+constexpr double kElementwiseFfnTensors = 3.0;
+
+}  // namespace
+
+OpCoster::OpCoster(const GpuSpec& gpu, const PerfOptions& options)
+    : gpu_(&gpu),
+      weight_dtype_(options.weight_dtype),
+      activation_dtype_(options.activation_dtype),
+      weight_compute_dtype_(gpu.ComputeDtypeFor(options.weight_dtype)),
+      weight_peak_flops_per_s_(gpu.PeakFlopsPerS(weight_compute_dtype_)),
+      attention_flops_per_s_(gpu.AchievableFlopsPerS(gpu.ComputeDtypeFor(options.kv_dtype))),
+      hbm_bytes_per_s_(gpu.AchievableHbmBytesPerS()) {}
+
+double OpCoster::Roofline(double flops, double bytes, double flops_per_s,
+                          PhaseBreakdown& out) const {
+  const double compute = flops / flops_per_s;
+  const double memory = bytes / hbm_bytes_per_s_;
+  out.flops += flops;
+  out.hbm_bytes += bytes;
+  (compute >= memory ? out.compute_s : out.memory_s) += std::max(compute, memory);
+  return std::max(compute, memory);
+}
+
+void OpCoster::Gemms(const std::vector<GemmShape>& gemms, double m, double copies,
+                     double weight_copies, PhaseBreakdown& out) const {
+  if (m <= 0) return;
+  const double wbytes = BytesPerElement(weight_dtype_);
+  const double abytes = BytesPerElement(activation_dtype_);
+  for (const GemmShape& g : gemms) {
+    const double rate =
+        weight_peak_flops_per_s_ * gpu_->GemmEfficiency(weight_compute_dtype_, m, g.n, g.k);
+    Roofline(2 * m * g.n * g.k * copies,
+             g.n * g.k * wbytes * weight_copies + m * (g.n + g.k) * abytes * copies, rate, out);
+  }
+}
+
+void OpCoster::Elementwise(double tokens, double hidden, double ffn_width,
+                           PhaseBreakdown& out) const {
+  const double bytes = tokens *
+                       (kElementwiseHiddenTensors * hidden + kElementwiseFfnTensors * ffn_width) *
+                       BytesPerElement(activation_dtype_);
+  Roofline(0, bytes, 1, out);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,288 @@
+#include "shardwise/train/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "shardwise/common/format.h"
+#include "shardwise/perf/roofline.h"
+
+namespace shardwise::train {
+namespace {
+
+constexpr int64_t kMaxMicroBatch = 16;
+constexpr int64_t kVirtualStages[] = {2, 3, 4, 5, 6, 8};
+constexpr int64_t kContextParallel[] = {1, 2, 4, 8, 16};
+// CP only when each rank keeps at least this many tokens of a sequence.
+constexpr int64_t kMinTokensPerCpRank = 2048;
+
+std::vector<int64_t> Divisors(int64_t n, int64_t limit) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+struct SearchResult {
+  std::vector<TrainEstimate> best_per_layout;
+  int64_t layouts = 0, evaluated = 0, fitting = 0;
+  std::optional<TrainEstimate> smallest_misfit;  // the config closest to fitting
+};
+
+std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
+                                     const TrainRequest& r) {
+  if (r.only_layout) return {*r.only_layout};
+  std::vector<Layout> out;
+  const int64_t n = c.num_gpus;
+  const int64_t max_tp = std::min<int64_t>(m.num_heads, 2 * c.GpusPerNode());
+  for (int64_t tp = 1; tp <= max_tp; tp *= 2) {
+    if (n % tp != 0) continue;
+    for (int64_t cp : kContextParallel) {
+      if (r.config.seq_len % cp != 0 || (cp > 1 && r.config.seq_len / cp < kMinTokensPerCpRank) ||
+          n % (tp * cp) != 0) {
+        continue;
+      }
+      for (int64_t pp : Divisors(n / (tp * cp), m.num_layers())) {
+        const int64_t dp = n / (tp * cp * pp);
+        if (r.config.global_batch % dp != 0) continue;
+        std::vector<int64_t> eps = {1};
+        if (m.is_moe())
+          eps = Divisors(std::gcd(m.moe.num_experts, dp * tp * cp), m.moe.num_experts);
+        for (int64_t ep : eps) {
+          Layout l;
+          l.tp = tp;
+          l.cp = cp;
+          l.pp = pp;
+          l.dp = dp;
+          l.ep = ep;
+          if (ValidateLayout(l, m).ok()) out.push_back(l);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Schedule> CandidateSchedules(const TrainEngine& e, const TrainRequest& r, int64_t pp) {
+  if (!r.search_schedule) return {r.config.schedule};
+  std::vector<Schedule> out = {Schedule{}};
+  if (pp < 2) return out;
+  if (e.Offers(ScheduleKind::kInterleaved)) {
+    for (int64_t v : kVirtualStages) out.push_back({ScheduleKind::kInterleaved, v});
+  }
+  if (e.Offers(ScheduleKind::kZeroBubble)) out.push_back({ScheduleKind::kZeroBubble, 1});
+  return out;
+}
+
+// Fastest first; among equals (within 0.1%) the one with fewer parallel dimensions, then less
+// memory.
+bool Faster(const TrainEstimate& a, const TrainEstimate& b) {
+  if (std::abs(a.step_s - b.step_s) > 1e-3 * std::min(a.step_s, b.step_s)) {
+    return a.step_s < b.step_s;
+  }
+  const size_t da = a.layout.ToString().size(), db = b.layout.ToString().size();
+  if (da != db) return da < db;
+  return a.memory.UsedBytes() < b.memory.UsedBytes();
+}
+
+SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& e,
+                    const TrainRequest& r) {
+  SearchResult out;
+  std::vector<int> zeros;
+  for (int z : e.zero_stages) {
+    if (!r.search_zero && z != r.config.zero) continue;
+    zeros.push_back(z);
+  }
+  if (!r.search_zero && zeros.empty()) zeros.push_back(r.config.zero);  // Estimate says why
+  const std::vector<Recompute> modes =
+      r.search_recompute
+          ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+          : std::vector<Recompute>{r.config.recompute};
+  for (const Layout& l : CandidateLayouts(m, c, r)) {
+    auto model = TrainModel::Create(m, c, l, e);
+    if (!model.ok()) continue;
+    ++out.layouts;
+    const int64_t per_rank = r.config.global_batch / l.dp;
+    std::vector<int64_t> micro = {r.config.micro_batch};
+    if (r.search_micro_batch) micro = Divisors(per_rank, kMaxMicroBatch);
+    std::optional<TrainEstimate> best;
+    for (int64_t b : micro) {
+      for (Recompute mode : modes) {
+        TrainConfig cfg = r.config;
+        cfg.micro_batch = b;
+        cfg.recompute = mode;
+        std::shared_ptr<const TrainModel::LayerPasses> passes;
+        for (const Schedule& s : CandidateSchedules(e, r, l.pp)) {
+          for (int z : zeros) {
+            cfg.schedule = s;
+            cfg.zero = z;
+            if (!passes) passes = model->Passes(cfg);
+            auto est = model->Estimate(cfg, *passes);
+            if (!est.ok()) continue;
+            ++out.evaluated;
+            if (!est->memory.Fits()) {
+              if (!out.smallest_misfit ||
+                  est->memory.UsedBytes() < out.smallest_misfit->memory.UsedBytes()) {
+                out.smallest_misfit = *est;
+              }
+              continue;
+            }
+            ++out.fitting;
+            if (!best || Faster(*est, *best)) best = *est;
+          }
+        }
+      }
+    }
+    if (best) out.best_per_layout.push_back(*best);
+  }
+  std::sort(out.best_per_layout.begin(), out.best_per_layout.end(), Faster);
+  return out;
+}
+
+std::string ConfigText(const TrainEstimate& e) {
+  return fmt::format("{} b{} x{} {} ZeRO-{} recompute {}", e.layout.ToString(),
+                     e.config.micro_batch, e.micro_batches, e.config.schedule.ToString(),
+                     e.config.zero, RecomputeName(e.config.recompute));
+}
+
+// The part of the step where `loser` spends the most time over `winner`.
+std::string WhereItLoses(const TrainEstimate& winner, const TrainEstimate& loser) {
+  const auto a = StepParts(winner);
+  const auto b = StepParts(loser);
+  size_t worst = 0;
+  for (size_t i = 1; i < a.size(); ++i) {
+    if (b[i].second - a[i].second > b[worst].second - a[worst].second) worst = i;
+  }
+  return fmt::format("{} {} vs {}", b[worst].first, FormatSeconds(a[worst].second),
+                     FormatSeconds(b[worst].second));
+}
+
+std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) {
+  const std::string bounds =
+      fmt::format("bound by {}; largest overhead {}; {} of {} per GPU", e.bound, e.overhead,
+                  FormatBytes(e.memory.UsedBytes()), FormatBytes(e.memory.usable_bytes));
+  if (rank == 0 && next != nullptr && next->step_s <= e.step_s * (1 + 1e-3)) {
+    return fmt::format("{} ties with {} and is the simpler layout; {}", ConfigText(e),
+                       next->layout.ToString(), bounds);
+  }
+  if (rank == 0 && next != nullptr) {
+    return fmt::format("{} wins: {:.1f}% faster than {} (which loses on {}); {}", ConfigText(e),
+                       100 * (next->step_s / e.step_s - 1), next->layout.ToString(),
+                       WhereItLoses(e, *next), bounds);
+  }
+  return fmt::format("{}: {}", ConfigText(e), bounds);
+}
+
+Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult& s) {
+  if (!s.smallest_misfit) {
+    return Error(
+        fmt::format("no layout of {} on {} GPUs is valid for this batch; the global batch "
+                    "must divide into micro-batches x DP (try a multiple of {})",
+                    m.name, c.num_gpus, c.num_gpus));
+  }
+  const TrainEstimate& e = *s.smallest_misfit;
+  const TrainMemory& mem = e.memory;
+  return Error(fmt::format(
+      "{} does not fit on {} x {}: the closest ({}) needs {} per GPU of {} usable (weights {}, "
+      "grads {}, optimizer {}, activations {}, buffers {}); add GPUs (--nodes), raise --zero or "
+      "use --recompute full",
+      m.name, c.num_gpus, c.gpu.name, ConfigText(e), FormatBytes(mem.UsedBytes()),
+      FormatBytes(mem.usable_bytes), FormatBytes(mem.states.weight_bytes),
+      FormatBytes(mem.states.grad_bytes), FormatBytes(mem.states.optimizer_bytes),
+      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes)));
+}
+
+}  // namespace
+
+CriticalBatch ComputeCriticalBatch(const ModelSpec& m, const ClusterSpec& c,
+                                   const TrainEstimate& e) {
+  const Roofline r = ComputeRoofline(m, c.gpu, e.config.dtype, Dtype::kBf16, 0, c.GpusPerNode());
+  CriticalBatch b;
+  b.tokens_per_gpu_intra = r.intra_node.dp_tokens_per_gpu;
+  b.tokens_per_gpu_inter = r.inter_node.dp_tokens_per_gpu;
+  b.max_tp_intra = r.intra_node.max_tp;
+  b.max_tp_inter = r.inter_node.max_tp;
+  const bool multi_node = c.num_gpus > c.GpusPerNode();
+  b.pure_dp_tokens = static_cast<double>(c.num_gpus) *
+                     (multi_node ? b.tokens_per_gpu_inter : b.tokens_per_gpu_intra);
+  // Each data-parallel (and CP) rank of the layout must see C / W tokens of the level its DP
+  // group crosses.
+  const bool dp_crosses_nodes = e.layout.tp * e.layout.dp * e.layout.cp > c.GpusPerNode();
+  b.layout_tokens = static_cast<double>(e.layout.dp * e.layout.cp) *
+                    (dp_crosses_nodes ? b.tokens_per_gpu_inter : b.tokens_per_gpu_intra);
+  b.batch_tokens = static_cast<double>(e.config.TokensPerIteration());
+  return b;
+}
+
+StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& e,
+                                 const TrainRequest& r) {
+  if (m.position_embeddings > 0 && r.config.seq_len > m.position_embeddings) {
+    return Error(fmt::format("--seq-len {} exceeds {}'s learned position table ({} positions)",
+                             r.config.seq_len, m.name, m.position_embeddings));
+  }
+  if (r.only_layout) {
+    SW_RETURN_IF_ERROR(TrainModel::Create(m, c, *r.only_layout, e).status());
+  }
+  TrainPlan plan;
+  SearchResult s = Search(m, c, e, r);
+  plan.layouts_considered = s.layouts;
+  plan.configs_evaluated = s.evaluated;
+  plan.configs_fitting = s.fitting;
+  if (s.best_per_layout.empty()) {
+    if (r.only_layout) {
+      // Say what is wrong with the config as asked (batch divisibility, ZeRO-3 with PP, ...).
+      SW_ASSIGN_OR_RETURN(TrainModel model, TrainModel::Create(m, c, *r.only_layout, e));
+      SW_RETURN_IF_ERROR(model.Estimate(r.config).status());
+    }
+    return NothingFits(m, c, s);
+  }
+  const double usd = c.gpu.usd_per_gpu_hour;
+  const size_t shown = std::min<size_t>(r.top, s.best_per_layout.size());
+  for (size_t i = 0; i < shown; ++i) {
+    const TrainEstimate& est = s.best_per_layout[i];
+    const TrainEstimate* next =
+        i + 1 < s.best_per_layout.size() ? &s.best_per_layout[i + 1] : nullptr;
+    plan.ranked.push_back({est, CostToTrain(est, usd, r.tokens), Why(est, next, i)});
+  }
+  plan.critical = ComputeCriticalBatch(m, c, plan.ranked.front().estimate);
+
+  if (r.sizes && !r.only_layout) {
+    // Powers of two of nodes below the cluster, then the cluster itself.
+    const int64_t per_node = c.GpusPerNode();
+    std::vector<int64_t> sizes;
+    for (int64_t g = per_node; g < c.num_gpus; g *= 2) sizes.push_back(g);
+    sizes.push_back(c.num_gpus);
+    for (int64_t g : sizes) {
+      TrainPlanEntry best;
+      if (g == c.num_gpus) {
+        best = plan.ranked.front();
+      } else {
+        auto smaller = WithGpus(c, g);
+        if (!smaller.ok()) continue;
+        TrainRequest sub = r;
+        sub.sizes = false;
+        const SearchResult ss = Search(m, *smaller, e, sub);
+        if (ss.best_per_layout.empty()) continue;
+        const TrainEstimate& est = ss.best_per_layout.front();
+        best = {est, CostToTrain(est, usd, r.tokens), ConfigText(est)};
+      }
+      plan.sizes.push_back({g, best, false});
+    }
+    for (SizePoint& p : plan.sizes) {
+      p.pareto = std::none_of(plan.sizes.begin(), plan.sizes.end(), [&](const SizePoint& q) {
+        const bool faster_or_equal = q.best.cost.time_s <= p.best.cost.time_s;
+        const bool cheaper_or_equal = q.best.cost.usd <= p.best.cost.usd;
+        const bool better =
+            q.best.cost.time_s < p.best.cost.time_s || q.best.cost.usd < p.best.cost.usd;
+        return faster_or_equal && cheaper_or_equal && better;
+      });
+    }
+  }
+  return plan;
+}
+
+}  // namespace shardwise::train

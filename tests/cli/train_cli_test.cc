@@ -1,0 +1,81 @@
+// End-to-end: `shardwise train` as a user runs it, and its bad input.
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+TEST(TrainCli, DefaultsRankLayouts) {
+  const RunResult r = RunShardwise("train --no-sizes");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"layout", "why:", "critical batch", "GPU-hours", "MFU"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  }
+}
+
+TEST(TrainCli, JsonHasTheIssueKeys) {
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-70b --cluster dgx-h100 --nodes 8 --seq-len 4096 --global-batch 256 "
+      "--tokens 1T --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  for (const char* key : {"layout", "step_s", "tokens_per_s", "model_tflops_per_gpu", "mfu",
+                          "memory_per_gpu_bytes", "gpu_hours", "usd", "why", "bound"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  // GPU-hours for 1T tokens: steps x step time x GPUs / 3600, steps = 1e12 / (256 x 4096).
+  const double steps = 1e12 / (256.0 * 4096);
+  EXPECT_NEAR(j["gpu_hours"].get<double>(), steps * j["step_s"].get<double>() * 64 / 3600,
+              1e-6 * j["gpu_hours"].get<double>());
+  EXPECT_NEAR(j["usd"].get<double>(), 3.0 * j["gpu_hours"].get<double>(),
+              1e-6 * j["usd"].get<double>());  // h100-sxm: $3.00 per GPU-hour (assumed)
+  EXPECT_LE(j["memory_per_gpu_bytes"].get<double>(), 0.9 * 80e9);
+  ASSERT_FALSE(j["sizes"].empty());
+  bool any_pareto = false;
+  for (const auto& s : j["sizes"]) any_pareto = any_pareto || s["pareto"].get<bool>();
+  EXPECT_TRUE(any_pareto);
+}
+
+TEST(TrainCli, ExplainsOneLayoutPerPhase) {
+  const RunResult r = RunShardwise(
+      "train --model megatron-gpt-39b --cluster dgx-a100 --nodes 64 --layout tp8pp2dp32 "
+      "--seq-len 2048 --global-batch 1536 --engine megatron-lm-sc21 --zero 0 --recompute full");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"forward", "backward (+ recompute)", "pipeline bubble", "memory per GPU",
+                           "TFLOP/s per GPU"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text;
+  }
+}
+
+TEST(TrainCli, GlobalBatchNotDivisible) {
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-8b --nodes 1 --layout dp8 --global-batch 36 --micro-batch 2");
+  ExpectOneLineError(r, "not divisible into micro-batches x DP");
+}
+
+TEST(TrainCli, ZeroThreeWithPipeline) {
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-8b --nodes 1 --layout pp2dp4 --zero 3 --global-batch 32");
+  ExpectOneLineError(r, "ZeRO-3");
+}
+
+TEST(TrainCli, LayoutThatDoesNotFit) {
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-70b --nodes 1 --layout dp8 --zero 0 --recompute none "
+      "--global-batch 64");
+  ExpectOneLineError(r, "does not fit");
+}
+
+TEST(TrainCli, BadValues) {
+  ExpectOneLineError(RunShardwise("train --schedule gpipe"), "--schedule");
+  ExpectOneLineError(RunShardwise("train --recompute some"), "--recompute");
+  ExpectOneLineError(RunShardwise("train --tokens lots"), "--tokens");
+  ExpectOneLineError(RunShardwise("train --seq-len 0"), "--seq-len");
+  ExpectOneLineError(RunShardwise("train --dtype int4"), "--dtype");
+  ExpectOneLineError(RunShardwise("train --model gpt2 --seq-len 4096 --nodes 1 --global-batch 8"),
+                     "position table");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

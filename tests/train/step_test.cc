@@ -1,0 +1,165 @@
+// The training-step model: MFU accounting, memory by ZeRO stage on a real layout, the schedules'
+// effect, and the one-line errors for bad configs.
+#include "shardwise/train/step.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/model/accounting.h"
+#include "shardwise/model/catalog.h"
+
+namespace shardwise::train {
+namespace {
+
+struct Fixture {
+  ModelSpec model;
+  ClusterSpec cluster;
+  TrainEngine engine;
+};
+
+Fixture Make(const std::string& model, const std::string& cluster, int64_t nodes,
+             const std::string& engine = "megatron-core") {
+  return {LoadModel(model).value(), WithNodes(LoadCluster(cluster).value(), nodes).value(),
+          LoadTrainEngine(engine).value()};
+}
+
+TrainEstimate Estimate(const Fixture& f, const std::string& layout, const TrainConfig& c) {
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout(layout).value(), f.engine);
+  EXPECT_TRUE(model.ok()) << model.status().message();
+  auto e = model->Estimate(c);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  return e.value();
+}
+
+TEST(TrainFlops, MegatronFormula) {
+  // Megatron-LM eq. 3: F = 96 B s l h^2 (1 + s / 6h + V / 16 l h). GPT 1T row: B = 3072,
+  // s = 2048, l = 128, h = 25,600, V = 51,200. Our count adds the biases (13 h per layer, about
+  // 1 / h relative): within 0.1%.
+  const ModelSpec m = LoadModel("megatron-gpt-1t").value();
+  TrainConfig c;
+  c.seq_len = 2048;
+  c.global_batch = 3072;
+  const double b = 3072, s = 2048, l = 128, h = 25600, v = 51200;
+  const double formula = 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+  const IterationFlops f = CountIterationFlops(m, c);
+  EXPECT_NEAR(f.megatron / formula, 1.0, 1e-3);
+  EXPECT_DOUBLE_EQ(f.model, 3 * f.forward);  // PaLM: three passes, no recompute
+  EXPECT_DOUBLE_EQ(f.hardware, f.megatron);  // full recompute executes all four
+  c.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(CountIterationFlops(m, c).hardware, f.model);
+}
+
+TEST(TrainFlops, MfuAccounting) {
+  // MFU as Megatron-LM counts it: F / (step x GPUs x peak). Hand check on GPT 1.7B, 32 A100s
+  // (312 TFLOP/s bf16 peak), B = 512, s = 2048: F = 96 B s l h^2 (1 + s/6h + V/16lh).
+  const Fixture f = Make("megatron-gpt-1.7b", "dgx-a100", 4, "megatron-lm-sc21");
+  TrainConfig c;
+  c.seq_len = 2048;
+  c.global_batch = 512;
+  c.micro_batch = 4;
+  const TrainEstimate e = Estimate(f, "dp32", c);
+  const double b = 512, s = 2048, l = 24, h = 2304, v = 51200;
+  const double flops = 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+  EXPECT_NEAR(e.model_tflops_per_gpu, flops / (e.step_s * 32) / 1e12,
+              1e-3 * e.model_tflops_per_gpu);
+  EXPECT_NEAR(e.mfu, e.model_tflops_per_gpu / 312, 1e-6);
+  EXPECT_NEAR(e.tokens_per_s, 512 * 2048 / e.step_s, 1e-6 * e.tokens_per_s);
+  EXPECT_NEAR(e.model_flops_utilization / e.mfu, e.flops.model / e.flops.megatron, 1e-9);
+  // Without recompute the executed FLOPs are PaLM's three passes: both utilisations agree.
+  c.recompute = Recompute::kNone;
+  const TrainEstimate none = Estimate(f, "dp32", c);
+  EXPECT_NEAR(none.mfu, none.model_flops_utilization, 1e-12);
+}
+
+TEST(TrainStep, MemoryByZeroStageOnALayout) {
+  // Llama-3.1-8B on 16 H100s, dp16, megatron-core (fp32 gradients): per GPU the whole model,
+  // P = 8.03e9 parameters: ZeRO-0 2 + 4 + 12 = 18 B per parameter; ZeRO-1 2 + 4 + 12/16;
+  // ZeRO-2 2 + 16/16; ZeRO-3 18/16.
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 2);
+  const double p = static_cast<double>(CountParams(f.model).total);
+  TrainConfig c;
+  c.seq_len = 4096;
+  c.global_batch = 64;
+  const double expected[] = {18.0, 2 + 4 + 12.0 / 16, 2 + 16.0 / 16, 18.0 / 16};
+  for (int zero = 0; zero <= 3; ++zero) {
+    c.zero = zero;
+    const TrainEstimate e = Estimate(f, "dp16", c);
+    const ModelStates& s = e.memory.states;
+    EXPECT_NEAR((s.weight_bytes + s.grad_bytes + s.optimizer_bytes) / p, expected[zero], 1e-9)
+        << "ZeRO-" << zero;
+  }
+}
+
+TEST(TrainStep, InterleavingShrinksTheBubble) {
+  const Fixture f = Make("llama-3.1-70b", "dgx-h100", 8);
+  TrainConfig c;
+  c.seq_len = 4096;
+  c.global_batch = 64;
+  c.zero = 1;
+  const TrainEstimate one = Estimate(f, "tp8pp4dp2", c);
+  c.schedule = {ScheduleKind::kInterleaved, 2};
+  const TrainEstimate two = Estimate(f, "tp8pp4dp2", c);
+  c.schedule = {ScheduleKind::kZeroBubble, 1};
+  const TrainEstimate zero = Estimate(f, "tp8pp4dp2", c);
+  // m = 64 / (2 x 1) = 32: bubbles 3/32 and 3/64 of the pipeline time (uniform stages but the
+  // last, which also carries the LM head, so within 10%).
+  EXPECT_NEAR(one.bubble_fraction, 3.0 / 32, 0.1 * 3.0 / 32);
+  EXPECT_NEAR(two.bubble_fraction, 3.0 / 64, 0.1 * 3.0 / 64);
+  EXPECT_EQ(zero.bubble_s, 0);
+  EXPECT_LT(two.step_s, one.step_s);
+  EXPECT_GT(two.memory.activation_bytes, one.memory.activation_bytes);
+}
+
+TEST(TrainStep, RecomputeTradesTimeForMemory) {
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1);
+  TrainConfig c;
+  c.seq_len = 4096;
+  c.global_batch = 32;
+  c.zero = 1;
+  c.recompute = Recompute::kFull;
+  const TrainEstimate full = Estimate(f, "tp2dp4", c);
+  c.recompute = Recompute::kNone;
+  const TrainEstimate none = Estimate(f, "tp2dp4", c);
+  EXPECT_LT(none.step_s, full.step_s);
+  EXPECT_GT(none.memory.activation_bytes, full.memory.activation_bytes);
+  // Full recompute repeats the forward of every layer but not the LM head (2 V h of the
+  // 2 x 8.03e9 FLOPs per token: 6.5%).
+  const double again = (full.backward.gemm_s - none.backward.gemm_s) / none.forward.gemm_s;
+  EXPECT_LT(again, 1.0);
+  EXPECT_GT(again, 0.9);
+}
+
+TEST(TrainStepErrors, BatchNotDivisible) {
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1);
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout("dp8").value(), f.engine);
+  TrainConfig c;
+  c.global_batch = 36;
+  c.micro_batch = 2;
+  auto e = model->Estimate(c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("not divisible into micro-batches x DP = 2 x 8 = 16"),
+            std::string::npos)
+      << e.status().message();
+}
+
+TEST(TrainStepErrors, ZeroThreeWithPipeline) {
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1);
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout("pp2dp4").value(), f.engine);
+  TrainConfig c;
+  c.global_batch = 32;
+  c.zero = 3;
+  auto e = model->Estimate(c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("ZeRO-3"), std::string::npos);
+}
+
+TEST(TrainStepErrors, EngineWithoutTheSchedule) {
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1, "megatron-lm-sc21");
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout("pp2dp4").value(), f.engine);
+  TrainConfig c;
+  c.global_batch = 32;
+  c.schedule = {ScheduleKind::kZeroBubble, 1};
+  EXPECT_FALSE(model->Estimate(c).ok());
+}
+
+}  // namespace
+}  // namespace shardwise::train
