@@ -45,13 +45,15 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
   RankPlacement p;
   p.world_rank = world_rank;
   p.tp_index = world_rank % static_cast<int>(l.tp);
+  p.cp_index = (world_rank / static_cast<int>(l.tp)) % static_cast<int>(l.cp);
   const int rest = world_rank / static_cast<int>(l.tp * l.cp);
   p.dp_index = rest % static_cast<int>(l.dp);
   p.stage = rest / static_cast<int>(l.dp);
   const int adp = static_cast<int>(l.AttentionDp());
   p.replica = p.dp_index / adp;
   p.adp_index = p.dp_index % adp;
-  p.stage_rank = p.adp_index * static_cast<int>(l.tp) + p.tp_index;
+  p.stage_rank =
+      (p.adp_index * static_cast<int>(l.cp) + p.cp_index) * static_cast<int>(l.tp) + p.tp_index;
   return p;
 }
 
@@ -83,9 +85,6 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
                     m.name, m.moe.groups_per_token, m.moe.num_experts / m.moe.num_groups,
                     m.moe.experts_per_token));
   }
-  if (l.cp > 1)
-    return Error(
-        "the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
   if (m.num_moe_layers() > 0 && m.num_moe_layers() < m.num_layers() && l.ep > 1 &&
       m.intermediate_size % l.tp != 0) {
     return Error("the dense layers' FFN width must divide by tp");
@@ -109,13 +108,14 @@ void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidde
 }
 
 StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const RankPlacement& p,
-                                    WeightSource& w, int64_t sequences, int64_t max_tokens) {
+                                    WeightSource& w, int64_t sequences, int64_t cache_tokens) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(m, l));
   RankModel r;
   r.model_ = m;
   r.layout_ = l;
   r.place_ = p;
-  r.max_tokens_ = max_tokens;
+  r.cache_tokens_ = cache_tokens;
+  r.cached_.assign(static_cast<size_t>(sequences), {});
   const int64_t layers = m.num_layers();
   r.layer_begin_ = p.stage * (layers / l.pp) + std::min<int64_t>(p.stage, layers % l.pp);
   r.layer_end_ = r.layer_begin_ + layers / l.pp + (p.stage < layers % l.pp ? 1 : 0);
@@ -159,7 +159,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
                         vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
     if (m.mla) {
       SW_ASSIGN_OR_RETURN(MlaAttention mla, MlaAttention::Load(m, i, r.head_begin_, r.heads_, w,
-                                                               sequences, max_tokens));
+                                                               sequences, cache_tokens));
       L.mla = std::move(mla);
     } else {
       SW_ASSIGN_OR_RETURN(L.q,
@@ -184,7 +184,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
         SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
         SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
       }
-      const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+      const size_t cache = static_cast<size_t>(sequences * cache_tokens * r.kv_heads_ * hd);
       L.k_cache.assign(cache, 0.0f);
       L.v_cache.assign(cache, 0.0f);
     }
@@ -271,15 +271,12 @@ void RankModel::Embed(const std::vector<int64_t>& tokens, std::vector<float>& x)
 }
 
 Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector<float>& out,
-                            const std::vector<int>& seqs, int64_t pos, int64_t len,
-                            const RankComms& c) {
+                            const std::vector<int>& seqs, const AttentionStep& step) {
   const int64_t h = model_.hidden_size, hd = model_.head_dim;
+  const int64_t len = static_cast<int64_t>(step.positions.size());
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
-  if (L.mla) {
-    out.assign(static_cast<size_t>(rows * h), 0.0f);
-    L.mla->Forward(hin.data(), out.data(), seqs, pos, len);
-    return c.tp->AllReduceSum(out);
-  }
+  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  if (L.mla) return L.mla->Forward(hin.data(), out.data(), seqs, step);
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
@@ -294,56 +291,82 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd,
                      model_.rms_norm_eps);
   }
-  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, pos + len);
-  const int64_t group = model_.num_heads / model_.num_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<float> attn(static_cast<size_t>(rows * qw), 0.0f);
-  std::vector<float> scores;
+  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, step.context);
   for (size_t si = 0; si < seqs.size(); ++si) {
     const int64_t s = seqs[si];
-    float* kc = L.k_cache.data() + s * max_tokens_ * kw;
-    float* vc = L.v_cache.data() + s * max_tokens_ * kw;
     for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
+      const int64_t row = static_cast<int64_t>(si) * len + t, p = step.positions[t];
       kernels::Rope(q.data() + row * qw, heads_, hd, hd, p, rope.inv_freq.data(),
                     rope.attention_factor, false);
       kernels::Rope(k.data() + row * kw, kv_heads_, hd, hd, p, rope.inv_freq.data(),
                     rope.attention_factor, false);
-      std::copy_n(k.data() + row * kw, kw, kc + p * kw);
-      std::copy_n(v.data() + row * kw, kw, vc + p * kw);
-    }
-    for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
-      for (int64_t hh = 0; hh < heads_; ++hh) {
-        const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
-        const float* qv = q.data() + row * qw + hh * hd;
-        // Keys j0..p (the last `window` on sliding layers); a sink logit joins the softmax
-        // as one more entry whose probability is dropped.
-        const int64_t j0 = L.window > 0 ? std::max<int64_t>(0, p - L.window + 1) : 0,
-                      n = p + 1 - j0;
-        scores.resize(static_cast<size_t>(n + (L.sinks.empty() ? 0 : 1)));
-        for (int64_t j = j0; j <= p; ++j)
-          scores[j - j0] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
-        if (!L.sinks.empty()) scores[n] = L.sinks[hh];
-        kernels::Softmax(scores.data(), static_cast<int64_t>(scores.size()));
-        float* o = attn.data() + row * qw + hh * hd;
-        for (int64_t j = j0; j <= p; ++j) {
-          const float* vv = vc + j * kw + kvh * hd;
-          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j - j0] * vv[d];
-        }
-      }
+      const int64_t slot = step.store_slot[t];
+      if (slot < 0) continue;
+      std::copy_n(k.data() + row * kw, kw, L.k_cache.data() + (s * cache_tokens_ + slot) * kw);
+      std::copy_n(v.data() + row * kw, kw, L.v_cache.data() + (s * cache_tokens_ + slot) * kw);
     }
   }
-  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  const int64_t group = model_.num_heads / model_.num_kv_heads;
+  std::vector<int64_t> kv_head(static_cast<size_t>(heads_));
+  for (int64_t hh = 0; hh < heads_; ++hh) kv_head[hh] = (head_begin_ + hh) / group - kv_begin_;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<PartialAttention> parts(seqs.size(), PartialAttention(len, heads_, hd));
+  auto query = [&](size_t si) {
+    return QueryBlock{q.data() + static_cast<int64_t>(si) * len * qw,
+                      len,
+                      heads_,
+                      hd,
+                      step.positions.data(),
+                      kv_head.data()};
+  };
+  if (step.split && step.cp->size() > 1) {
+    // Ring attention: each sequence's block is [positions | K | V] of this rank's chunks.
+    const int64_t n = len, per_seq = n * (1 + 2 * kw);
+    std::vector<float> block(seqs.size() * static_cast<size_t>(per_seq));
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      float* b = block.data() + si * per_seq;
+      const int64_t base = seqs[si] * cache_tokens_ * kw;
+      for (int64_t j = 0; j < n; ++j) b[j] = static_cast<float>((*step.cached)[seqs[si]][j]);
+      std::copy_n(L.k_cache.data() + base, n * kw, b + n);
+      std::copy_n(L.v_cache.data() + base, n * kw, b + n + n * kw);
+    }
+    std::vector<int64_t> positions(static_cast<size_t>(n));
+    SW_RETURN_IF_ERROR(RingPass(*step.cp, std::move(block), [&](const std::vector<float>& got) {
+      for (size_t si = 0; si < seqs.size(); ++si) {
+        const float* b = got.data() + si * per_seq;
+        for (int64_t j = 0; j < n; ++j) positions[j] = static_cast<int64_t>(b[j]);
+        const KeyBlock keys{b + n, b + n + n * kw, kw, kw, hd, positions.data(), n};
+        AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+      }
+    }));
+  } else {
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      const std::vector<int64_t>& cached = (*step.cached)[seqs[si]];
+      const int64_t base = seqs[si] * cache_tokens_ * kw;
+      const KeyBlock keys{L.k_cache.data() + base,
+                          L.v_cache.data() + base,
+                          kw,
+                          kw,
+                          hd,
+                          cached.data(),
+                          static_cast<int64_t>(cached.size())};
+      AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+      SW_RETURN_IF_ERROR(MergeAcrossRanks(*step.cp, parts[si]));
+    }
+  }
+  std::vector<float> attn(static_cast<size_t>(rows * qw));
+  for (size_t si = 0; si < seqs.size(); ++si) {
+    FinishAttention(parts[si], L.sinks.empty() ? nullptr : L.sinks.data(),
+                    attn.data() + static_cast<int64_t>(si) * len * qw);
+  }
   kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw,
                    L.o_bias.empty() ? nullptr : L.o_bias.data());
-  return c.tp->AllReduceSum(out);
+  return Status();
 }
 
 Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector<float>& out,
                       int64_t rows, const RankComms& c) const {
   const int64_t h = model_.hidden_size, experts = model_.moe.num_experts;
-  const int64_t k = model_.moe.experts_per_token;
   out.assign(static_cast<size_t>(rows * h), 0.0f);
   if (L.shared) {
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
@@ -427,14 +450,42 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   return c.tp->AllReduceSum(out);
 }
 
-Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos,
-                          int64_t len, const RankComms& c) {
-  const int64_t h = model_.hidden_size;
+Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                          const std::vector<int64_t>& positions, int64_t context, bool split,
+                          const RankComms& c) {
+  const int64_t h = model_.hidden_size, len = static_cast<int64_t>(positions.size());
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  const int cp = c.cp->size();
+  // Which rows this rank keeps in its KV cache: its own prefill chunks, or, for rows every CP
+  // rank holds, those whose position falls to it (position mod cp), so decode spreads the new
+  // tokens' keys evenly over the group.
+  AttentionStep step{positions,       std::vector<int64_t>(static_cast<size_t>(len), -1),
+                     &cached_,        context,
+                     split && cp > 1, c.cp};
+  const size_t count = cached_[seqs.front()].size();
+  if (step.split && count > 0) {
+    return Error("context parallelism splits a prefill only from the first token");
+  }
+  int64_t slot = static_cast<int64_t>(count);
+  for (int64_t t = 0; t < len; ++t) {
+    if (step.split || positions[t] % cp == c.cp->rank()) step.store_slot[t] = slot++;
+  }
+  if (slot > cache_tokens_) {
+    return Error(
+        fmt::format("the KV cache holds {} tokens per sequence on this rank; the run "
+                    "needs {}",
+                    cache_tokens_, slot));
+  }
+  for (int s : seqs) {
+    for (int64_t t = 0; t < len; ++t) {
+      if (step.store_slot[t] >= 0) cached_[s].push_back(positions[t]);
+    }
+  }
   std::vector<float> normed(static_cast<size_t>(rows * h)), y;
   for (Layer& L : layers_) {
     kernels::RmsNorm(x.data(), L.input_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
-    SW_RETURN_IF_ERROR(Attention(L, normed, y, seqs, pos, len, c));
+    SW_RETURN_IF_ERROR(Attention(L, normed, y, seqs, step));
+    SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
     kernels::RmsNorm(x.data(), L.post_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
     if (L.mlp) {

@@ -55,18 +55,34 @@ TEST(RunCli, RunsThePlannersChoice) {
   EXPECT_TRUE(r.Json()["reference"]["tokens_match"].get<bool>());
 }
 
+TEST(RunCli, ContextParallelMatchesTheReference) {
+  const RunResult r =
+      RunShardwise("run --model tiny-gptoss --layout tp2cp2 --prompt-len 24 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.Json()["reference"]["tokens_match"].get<bool>());
+  EXPECT_LE(r.Json()["reference"]["max_relative_error"].get<double>(), 1e-4);
+  EXPECT_GT(r.Json()["prefill"]["comm"]["send-recv"]["calls"].get<int>(), 0);  // the ring
+}
+
 TEST(RunCliErrors, BadInput) {
-  ExpectOneLineError(RunShardwise("run --layout tp5"), "tp (5) must divide tiny-dense's 12 attention heads");
-  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"), "ep (6) must divide tiny-moe's 8 experts");
+  ExpectOneLineError(RunShardwise("run --layout tp5"),
+                     "tp (5) must divide tiny-dense's 12 attention heads");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"),
+                     "ep (6) must divide tiny-moe's 8 experts");
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
-  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "of fp32 weights and this host has");
-  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of fp32 weights and this host has");
+  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"),
+                     "of fp32 weights and this host has");
+  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"),
+                     "of fp32 weights and this host has");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
-  ExpectOneLineError(RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
-                     "not a 'shardwise plan --json' output");
+  ExpectOneLineError(RunShardwise("run --layout cp4 --prompt-len 12"),
+                     "--prompt-len (12) must split into 2 x cp = 8 equal chunks");
+  ExpectOneLineError(
+      RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
+      "not a 'shardwise plan --json' output");
 }
 
 TEST(RunCliErrors, UnimplementedRopeScaling) {

@@ -1,11 +1,13 @@
 // The backbone: every layout of up to 8 ranks built from tp in {1,2,3,4}, pp in {1,2,4},
-// ep in {1,2,4} (MoE) and dp in {1,2} that the model's heads, experts and layers allow must
-// give the single-rank reference's logits (max relative error <= 1e-4) and the same greedy
-// tokens, on the threads backend. tiny-dense has 12 query and 2 KV heads, so tp 3 (not a power
-// of two) and tp 3 or 4 (more than the KV heads) are both exercised.
+// ep in {1,2,4} (MoE), dp in {1,2} and cp in {1,2,4} that the model's heads, experts and layers
+// allow must give the single-rank reference's logits (max relative error <= 1e-4) and the same
+// greedy tokens, on the threads backend. The 16-token prompts split into 2 x cp chunks for
+// every cp, and the 5 decode steps put new keys on every CP rank. tiny-dense has 12 query and 2 KV
+// heads, so tp 3 (not a power of two) and tp 3 or 4 (more than the KV heads) are both exercised.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "shardwise/model/catalog.h"
@@ -42,12 +44,12 @@ void ExpectAllLayoutsMatch(const std::string& model, size_t min_layouts) {
   RunConfig c;
   c.model = LoadModel(model).value();
   c.batch = 4;
-  c.prompt_tokens = 12;
+  c.prompt_tokens = 16;
   c.generate_tokens = 6;
   c.seed = 5;
   const RunResult ref = RunLayout(c);
   ASSERT_EQ(ref.tokens.size(), 4u);
-  const std::vector<Layout> layouts = testing::DifferentialLayouts(c.model);
+  const std::vector<Layout> layouts = testing::DifferentialLayouts(c.model, {1, 2, 4});
   EXPECT_GE(layouts.size(), min_layouts);
   for (const Layout& l : layouts) {
     RunConfig sharded = c;
@@ -113,6 +115,21 @@ TEST(Differential, TpAboveKvHeadsAndNotAPowerOfTwo) {
   EXPECT_TRUE(CheckRuntimeSupport(m, Layout{1, 3, 1, 1, 1}).ok());
   EXPECT_TRUE(CheckRuntimeSupport(m, Layout{1, 4, 1, 1, 1}).ok());
   EXPECT_GT(3, m.num_kv_heads);
+}
+
+TEST(Differential, ContextParallelLayoutsAreCovered) {
+  // The backbone above includes CP alone, with TP, PP, DP and with EP spanning the CP ranks.
+  auto has = [](const ModelSpec& m, const std::string& text) {
+    const std::vector<Layout> all = testing::DifferentialLayouts(m, {1, 2, 4});
+    return std::find(all.begin(), all.end(), ParseLayout(text).value()) != all.end();
+  };
+  const ModelSpec dense = LoadModel("tiny-dense").value(), moe = LoadModel("tiny-moe").value();
+  for (const char* l : {"cp2", "cp4", "tp3cp2", "tp2cp2pp2", "dp2cp2pp2", "tp2cp4"}) {
+    EXPECT_TRUE(has(dense, l)) << l;
+  }
+  for (const char* l : {"cp2ep2", "tp2cp2ep4", "cp4ep4", "dp2cp2ep4", "cp2pp2ep2", "cp2ep4"}) {
+    EXPECT_TRUE(has(moe, l)) << l;
+  }
 }
 
 TEST(Differential, ExpertsNeedEpToDivideThem) {

@@ -6,6 +6,10 @@
 //   PP: a contiguous range of layers; the caller moves activations between stages.
 //   EP: experts split over the ranks of the stage's expert group (each expert's FFN over the
 //       expert-TP ranks); tokens go to their experts by all-to-all and come back the same way.
+//   CP: a prefill's rows are this rank's two mirrored chunks of each prompt, attention passes
+//       K/V blocks round the CP ring; decode rows are replicated over the CP group, each new
+//       token's K/V is kept by one CP rank (position mod cp), and the ranks' partial softmax
+//       results are merged (partial_attention.h).
 // Weights are read shard by shard from a WeightSource with Hugging Face tensor names.
 #pragma once
 
@@ -18,6 +22,7 @@
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
 #include "shardwise/runtime/mla_attention.h"
+#include "shardwise/runtime/partial_attention.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -26,11 +31,13 @@ namespace shardwise {
 struct RankPlacement {
   int world_rank = 0;
   int tp_index = 0;
+  int cp_index = 0;
   int dp_index = 0;
   int stage = 0;
   int replica = 0;     // dp_index / attention DP
   int adp_index = 0;   // attention-DP rank inside the replica
-  int stage_rank = 0;  // rank inside the replica's stage (the expert group): adp_index x tp + tp
+  int stage_rank = 0;  // rank inside the replica's stage (the expert group):
+                       // (adp_index x cp + cp_index) x tp + tp_index
 };
 RankPlacement PlaceRank(const Layout& layout, int world_rank);
 
@@ -41,13 +48,14 @@ Status CheckRuntimeSupport(const ModelSpec& model, const Layout& layout);
 struct RankComms {
   Communicator* tp = nullptr;     // the TP group of this stage and DP rank
   Communicator* stage = nullptr;  // the replica's stage ranks (EP group)
+  Communicator* cp = nullptr;     // the CP group of this stage, DP and TP rank
 };
 
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
                                   const RankPlacement& place, WeightSource& weights,
-                                  int64_t sequences, int64_t max_tokens);
+                                  int64_t sequences, int64_t cache_tokens);
 
   bool first_stage() const { return layer_begin_ == 0; }
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
@@ -56,9 +64,12 @@ class RankModel {
 
   // x[t] = embedding of tokens[t] (first stage only).
   void Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const;
-  // Runs this stage's layers on `len` new tokens of each sequence in `seqs` (rows of x in
-  // sequence-major order), starting at position `pos`, appending to their KV caches.
-  Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
+  // Runs this stage's layers on the rows of each sequence in `seqs` (x sequence-major), at
+  // absolute `positions` (the same for every sequence), after which each sequence holds
+  // `context` tokens. `split`: the rows are this CP rank's share of a prefill (the caches must
+  // be empty); otherwise every CP rank holds the same rows. Appends to the KV caches.
+  Status Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                 const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& comms);
   // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
   void Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
@@ -85,11 +96,11 @@ class RankModel {
     std::vector<Mlp> experts;         // local experts, this rank's expert-TP share
     std::optional<Mlp> shared;
     std::vector<float> shared_gate;       // [H]
-    std::vector<float> k_cache, v_cache;  // [sequences][max_tokens][kv_heads][head_dim]
+    std::vector<float> k_cache, v_cache;  // [sequences][cache_tokens][kv_heads][head_dim]
   };
 
   Status Attention(Layer& layer, const std::vector<float>& h, std::vector<float>& out,
-                   const std::vector<int>& seqs, int64_t pos, int64_t len, const RankComms& c);
+                   const std::vector<int>& seqs, const AttentionStep& step);
   Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out, int64_t rows,
              const RankComms& c) const;
 
@@ -99,7 +110,8 @@ class RankModel {
   int64_t layer_begin_ = 0, layer_end_ = 0;
   int64_t head_begin_ = 0, heads_ = 0, kv_begin_ = 0, kv_heads_ = 0;
   int64_t expert_begin_ = 0;
-  int64_t max_tokens_ = 0;
+  int64_t cache_tokens_ = 0;
+  std::vector<std::vector<int64_t>> cached_;  // per sequence: positions of the local cache slots
   std::vector<Layer> layers_;
   std::vector<float> embed_, final_norm_, lm_head_;
 };
