@@ -1,11 +1,12 @@
 // `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
 // reference, and print where the time went next to the perf model's prediction.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
-
-#include <fmt/format.h>
+#include <optional>
 
 #include "command.h"
 #include "shardwise/common/format.h"
@@ -35,6 +36,8 @@ struct RunOptions {
   std::string host_profile;
   std::string plan;  // a `shardwise plan --json` file: run its model with its best layout
   double timeout_s = 60;
+  int64_t redundant_experts = 0;
+  std::optional<double> capacity_factor;
   bool no_check = false;
   bool json = false;
 };
@@ -47,7 +50,8 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   GpuSpec cpu;
   cpu.name = "this-host";
   cpu.description = "this machine's CPU cores, measured";
-  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share}, {Dtype::kBf16, p.flops_per_s * share}};
+  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share},
+                          {Dtype::kBf16, p.flops_per_s * share}};
   cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
   cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
   cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
@@ -69,7 +73,6 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   c.num_gpus = c.Capacity();
   return c;
 }
-
 
 struct Prediction {
   double prefill_s = 0;
@@ -100,7 +103,8 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
     comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
         {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
   }
-  return {{"wall_s", p.wall_s}, {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+  return {{"wall_s", p.wall_s},
+          {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
           {"comm", comm}};
 }
 
@@ -109,9 +113,10 @@ Status ApplyPlan(const std::string& path, std::string& model, std::string& layou
   SW_ASSIGN_OR_RETURN(nlohmann::json plan, ReadJsonFile(path));
   if (!plan.is_object() || !plan.contains("model") || !plan.contains("layouts") ||
       !plan["layouts"].is_array() || plan["layouts"].empty()) {
-    return Error(fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
-                             "'layouts')",
-                             path));
+    return Error(
+        fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
+                    "'layouts')",
+                    path));
   }
   model = plan["model"].get<std::string>();
   layout = plan["layouts"][0].value("layout", "");
@@ -129,6 +134,16 @@ Status RunRun(const RunOptions& o) {
   c.generate_tokens = o.gen;
   c.seed = o.seed;
   c.weights_dir = o.weights;
+  c.redundant_experts = o.redundant_experts;
+  if (o.capacity_factor) {
+    if (!(*o.capacity_factor > 0)) {
+      return Error(
+          fmt::format("--capacity-factor ({}) must be above 0 (1.0 gives each expert "
+                      "its even share of the tokens); leave it out for no limit",
+                      *o.capacity_factor));
+    }
+    c.capacity_factor = *o.capacity_factor;
+  }
   SW_RETURN_IF_ERROR(CheckRunConfig(c));
   if (!(o.timeout_s > 0 && o.timeout_s <= 86400)) return Error("--timeout-s must be in (0, 86400]");
 
@@ -154,6 +169,7 @@ Status RunRun(const RunOptions& o) {
   if (!o.no_check) {
     RunConfig ref = c;
     ref.layout = Layout{};
+    ref.redundant_experts = 0;  // replicas hold the same weights; capacity drops the same pairs
     RunResult reference;
     SW_RETURN_IF_ERROR(RunOnThreads(1, o.timeout_s, [&](Communicator& w) -> Status {
       SW_ASSIGN_OR_RETURN(reference, RunRank(ref, w));
@@ -171,7 +187,8 @@ Status RunRun(const RunOptions& o) {
     SW_RETURN_IF_ERROR(WriteNpy(o.dump_logits, result.logits, {c.batch, result.vocab}));
   }
   // The perf model's prediction for this machine (the host profile is measured once).
-  const std::string profile_path = o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
+  const std::string profile_path =
+      o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
   HostProfile host;
   if (auto loaded = LoadHostProfile(profile_path); loaded.ok()) {
     host = *loaded;
@@ -184,23 +201,28 @@ Status RunRun(const RunOptions& o) {
   const double decode_tokens = static_cast<double>(c.batch * (c.generate_tokens - 1));
   const double decode_tok_s = result.decode.wall_s > 0 ? decode_tokens / result.decode.wall_s : 0;
   if (o.json) {
-    PrintJson({{"model", c.model.name},
-               {"layout", c.layout.ToString()},
-               {"backend", o.backend},
-               {"ranks", result.ranks},
-               {"batch", c.batch},
-               {"prompt_len", c.prompt_tokens},
-               {"gen", c.generate_tokens},
-               {"seed", c.seed},
-               {"tokens", result.tokens},
-               {"decode_tokens_per_s", decode_tok_s},
-               {"prefill", PhaseJson(result.prefill)},
-               {"decode", PhaseJson(result.decode)},
-               {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s}}},
-               {"reference",
-                o.no_check ? nlohmann::json(nullptr)
-                           : nlohmann::json({{"max_relative_error", max_rel},
-                                             {"tokens_match", tokens_match}})}});
+    PrintJson(
+        {{"model", c.model.name},
+         {"layout", c.layout.ToString()},
+         {"backend", o.backend},
+         {"ranks", result.ranks},
+         {"batch", c.batch},
+         {"prompt_len", c.prompt_tokens},
+         {"gen", c.generate_tokens},
+         {"seed", c.seed},
+         {"tokens", result.tokens},
+         {"decode_tokens_per_s", decode_tok_s},
+         {"prefill", PhaseJson(result.prefill)},
+         {"decode", PhaseJson(result.decode)},
+         {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s}}},
+         {"moe", c.model.is_moe() ? nlohmann::json({{"redundant_experts", c.redundant_experts},
+                                                    {"capacity_factor", c.capacity_factor},
+                                                    {"routed_pairs", result.routed_pairs},
+                                                    {"dropped_pairs", result.dropped_pairs}})
+                                  : nlohmann::json(nullptr)},
+         {"reference", o.no_check ? nlohmann::json(nullptr)
+                                  : nlohmann::json({{"max_relative_error", max_rel},
+                                                    {"tokens_match", tokens_match}})}});
     return Status();
   }
   std::cout << fmt::format(
@@ -217,24 +239,39 @@ Status RunRun(const RunOptions& o) {
   Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
   auto cell = [](const CommOpStats& s) {
     return s.calls == 0 ? std::string("-")
-                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls, FormatBytes(s.bytes));
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls,
+                                      FormatBytes(s.bytes));
   };
-  for (const auto& [name, phase, pred] : {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
-                                          std::tuple{"decode", &result.decode, predicted.decode_s}}) {
+  for (const auto& [name, phase, pred] :
+       {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
+        std::tuple{"decode", &result.decode, predicted.decode_s}}) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
                   cell(phase->comm[CommOp::kSendRecv]), FormatSeconds(pred)});
   }
   std::cout << "\n" << table.Render();
-  std::cout << fmt::format("\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
-                           "from the host profile in {})\n",
-                           decode_tok_s, profile_path);
+  std::cout << fmt::format(
+      "\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
+      "from the host profile in {})\n",
+      decode_tok_s, profile_path);
+  if (c.model.is_moe()) {
+    std::cout << fmt::format(
+        "moe: {} redundant expert{}, {}; {} of {} (token, expert) pairs dropped ({:.1f}%)\n",
+        c.redundant_experts, c.redundant_experts == 1 ? "" : "s",
+        c.capacity_factor > 0 ? fmt::format("capacity factor {:g}", c.capacity_factor)
+                              : std::string("no capacity limit"),
+        result.dropped_pairs, result.routed_pairs,
+        result.routed_pairs > 0 ? 100.0 * static_cast<double>(result.dropped_pairs) /
+                                      static_cast<double>(result.routed_pairs)
+                                : 0.0);
+  }
   if (!o.no_check) {
-    std::cout << fmt::format("check: {} the unsharded reference (max relative logit error {:.2e}; "
-                             "tokens {})\n",
-                             max_rel <= 1e-4 && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
-                             tokens_match ? "identical" : "differ");
+    std::cout << fmt::format(
+        "check: {} the unsharded reference (max relative logit error {:.2e}; "
+        "tokens {})\n",
+        max_rel <= 1e-4 && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
+        tokens_match ? "identical" : "differ");
   }
   if (!o.no_check && (max_rel > 1e-4 || !tokens_match)) {
     return RuntimeFailure("the sharded run differs from the unsharded reference");
@@ -254,19 +291,31 @@ void AddRunCommand(CLI::App& app, Status& result) {
       "  shardwise run --model tiny-moe --layout tp2ep2\n"
       "  mpirun -np 4 shardwise run --model tiny-dense --layout tp2pp2 --backend mpi");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
-  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")->capture_default_str();
+  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")
+      ->capture_default_str();
   sub->add_option("--backend", opts->backend, "threads (in-process) or mpi (under mpirun)")
       ->capture_default_str();
-  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")->capture_default_str();
+  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")
+      ->capture_default_str();
   sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")
+      ->capture_default_str();
   sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
   sub->add_option("--plan", opts->plan,
                   "Run the model and top layout of a 'shardwise plan --json' output");
   sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
-  sub->add_option("--host-profile", opts->host_profile, "Host profile JSON (default: measured once and cached)");
-  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();
+  sub->add_option("--host-profile", opts->host_profile,
+                  "Host profile JSON (default: measured once and cached)");
+  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")
+      ->capture_default_str();
+  sub->add_option("--redundant-experts", opts->redundant_experts,
+                  "MoE with ep > 1: extra expert replicas (experts + N must divide by ep); each "
+                  "token goes to its expert's least-loaded replica")
+      ->capture_default_str();
+  sub->add_option("--capacity-factor", opts->capacity_factor,
+                  "MoE: drop the (token, expert) pairs beyond ceil(F x tokens x k / experts) per "
+                  "expert and sequence (default: no limit)");
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunRun);

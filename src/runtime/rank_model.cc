@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "capacity.h"
 #include "fused_experts.h"
 #include "routing.h"
 #include "shardwise/common/format.h"
@@ -108,13 +109,19 @@ void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidde
 }
 
 StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const RankPlacement& p,
-                                    WeightSource& w, int64_t sequences, int64_t cache_tokens) {
+                                    WeightSource& w, int64_t sequences, int64_t cache_tokens,
+                                    const MoeRunOptions& moe_options) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(m, l));
   RankModel r;
   r.model_ = m;
   r.layout_ = l;
   r.place_ = p;
   r.cache_tokens_ = cache_tokens;
+  r.moe_options_ = moe_options;
+  if (m.is_moe()) {
+    SW_ASSIGN_OR_RETURN(r.placement_, PlaceExperts(m.moe.num_experts, l.ep,
+                                                   l.ep > 1 ? moe_options.redundant_experts : 0));
+  }
   r.cached_.assign(static_cast<size_t>(sequences), {});
   const int64_t layers = m.num_layers();
   r.layer_begin_ = p.stage * (layers / l.pp) + std::min<int64_t>(p.stage, layers % l.pp);
@@ -205,15 +212,16 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
       const int64_t etp_index = l.ep > 1 ? p.stage_rank % etp : p.tp_index;
-      const int64_t local = experts / l.ep;
-      r.expert_begin_ = ep_index * local;
+      r.ep_index_ = ep_index;
+      const int64_t slots = r.placement_.slots_per_rank;
       const int64_t ie = m.moe.expert_intermediate_size, part = ie / etp;
       if (m.moe.router_bias) {
         SW_ASSIGN_OR_RETURN(L.router_bias,
                             vec(LayerName(i, "mlp.router.bias"), experts, {0, experts}));
       }
       const Slice expert_part{etp_index * part, (etp_index + 1) * part};
-      for (int64_t e = r.expert_begin_; e < r.expert_begin_ + local; ++e) {
+      for (int64_t slot = ep_index * slots; slot < (ep_index + 1) * slots; ++slot) {
+        const int64_t e = r.placement_.slot_expert[slot];
         Mlp ex;
         if (m.moe.expert_bias) {  // gpt-oss: fused, biased experts; one expert-TP rank adds the
                                   // down bias
@@ -365,8 +373,10 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
 }
 
 Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector<float>& out,
-                      int64_t rows, const RankComms& c) const {
+                      const std::vector<int>& seqs, const AttentionStep& step, const RankComms& c) {
   const int64_t h = model_.hidden_size, experts = model_.moe.num_experts;
+  const int64_t k = model_.moe.experts_per_token, sequences = static_cast<int64_t>(seqs.size());
+  const int64_t rows = sequences * static_cast<int64_t>(step.positions.size());
   out.assign(static_cast<size_t>(rows * h), 0.0f);
   if (L.shared) {
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
@@ -384,9 +394,18 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   std::vector<float> logits(static_cast<size_t>(rows * experts));
   kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h,
                    L.router_bias.empty() ? nullptr : L.router_bias.data());
-  const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
-                                    L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
-  const int64_t local = static_cast<int64_t>(L.experts.size());
+  Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
+                              L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
+  int64_t dropped = 0;
+  if (moe_options_.capacity_factor > 0) {
+    SW_ASSIGN_OR_RETURN(dropped, DropOverCapacity(routes, sequences, step,
+                                                  moe_options_.capacity_factor, experts, k));
+  }
+  // Rows are held by every TP peer, and in decode by every CP rank: count them once.
+  if (place_.tp_index == 0 && (step.split || place_.cp_index == 0)) {
+    moe_counts_.routed += rows * k;
+    moe_counts_.dropped += dropped;
+  }
   if (layout_.ep == 1) {
     // Every expert is here, split over TP: apply its share to each token routed to it.
     std::vector<float> y(static_cast<size_t>(h));
@@ -400,18 +419,21 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     return c.tp->AllReduceSum(out);
   }
   // Expert parallelism. This rank dispatches the tokens t with t % tp == tp_index (its TP peers
-  // hold the same tokens); each (token, expert) goes to every expert-TP rank owning the expert.
+  // hold the same tokens); each (token, expert) goes to one replica of the expert, the one this
+  // rank has sent the fewest tokens this layer, on every expert-TP rank holding that replica.
   const int ranks = c.stage->size();
   const int64_t etp = layout_.ExpertTp(), tp = layout_.tp;
-  const int64_t record = 2 + h;  // token index, expert, hidden
+  const int64_t record = 2 + h;  // token index, slot, hidden
   std::vector<std::vector<float>> send(static_cast<size_t>(ranks));
+  std::vector<int64_t> sent(placement_.slot_expert.size(), 0);
   for (int64_t t = place_.tp_index; t < rows; t += tp) {
     for (const auto& [e, weight] : routes[t]) {
-      const int64_t owner = e / local;
+      const int64_t slot = ChooseReplica(placement_, e, place_.stage_rank, sent);
+      const int64_t owner = placement_.Rank(slot);
       for (int64_t j = 0; j < etp; ++j) {
         std::vector<float>& b = send[static_cast<size_t>(owner * etp + j)];
         b.push_back(static_cast<float>(t));
-        b.push_back(static_cast<float>(e));
+        b.push_back(static_cast<float>(slot));
         b.insert(b.end(), hin.data() + t * h, hin.data() + (t + 1) * h);
       }
     }
@@ -426,19 +448,20 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   // Apply this rank's share of each requested expert and send the results back.
   std::vector<float> reply(recv.size());
   for (size_t off = 0; off < recv.size(); off += static_cast<size_t>(record)) {
-    const int64_t e = static_cast<int64_t>(recv[off + 1]);
+    const int64_t slot = static_cast<int64_t>(recv[off + 1]);
     reply[off] = recv[off];
     reply[off + 1] = recv[off + 1];
     std::fill(reply.begin() + static_cast<std::ptrdiff_t>(off + 2),
               reply.begin() + static_cast<std::ptrdiff_t>(off + record), 0.0f);
-    L.experts[e - expert_begin_].Apply(recv.data() + off + 2, reply.data() + off + 2, 1, h);
+    L.experts[slot - ep_index_ * placement_.slots_per_rank].Apply(recv.data() + off + 2,
+                                                                  reply.data() + off + 2, 1, h);
   }
   std::vector<float> back;
   std::vector<int64_t> back_counts;
   SW_RETURN_IF_ERROR(c.stage->AllToAllV(reply, recv_counts, back, back_counts));
   for (size_t off = 0; off < back.size(); off += static_cast<size_t>(record)) {
     const int64_t t = static_cast<int64_t>(back[off]);
-    const int64_t e = static_cast<int64_t>(back[off + 1]);
+    const int64_t e = placement_.slot_expert[static_cast<size_t>(back[off + 1])];
     float weight = 0;
     for (const auto& [re, rw] : routes[t]) {
       if (re == e) weight = rw;
@@ -493,7 +516,7 @@ Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
       L.mlp->Apply(normed.data(), y.data(), rows, h);
       SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
     } else {
-      SW_RETURN_IF_ERROR(Moe(L, normed, y, rows, c));
+      SW_RETURN_IF_ERROR(Moe(L, normed, y, seqs, step, c));
     }
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
   }

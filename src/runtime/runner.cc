@@ -60,6 +60,24 @@ Status CheckRunConfig(const RunConfig& c) {
                     c.batch, c.layout.dp));
   }
   if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
+  if (c.redundant_experts != 0 && (!c.model.is_moe() || c.layout.ep == 1)) {
+    return Error(
+        fmt::format("--redundant-experts ({}) needs a mixture-of-experts model and "
+                    "ep > 1 (replicas sit on different EP ranks)",
+                    c.redundant_experts));
+  }
+  if (c.model.is_moe() && c.layout.ep > 1) {
+    SW_RETURN_IF_ERROR(
+        PlaceExperts(c.model.moe.num_experts, c.layout.ep, c.redundant_experts).status());
+  }
+  if (!(c.capacity_factor >= 0 && c.capacity_factor < 1e6)) {  // also refuses NaN
+    return Error(
+        fmt::format("the capacity factor ({}) must be a finite number above 0", c.capacity_factor));
+  }
+  if (c.capacity_factor > 0 && !c.model.is_moe()) {
+    return Error(fmt::format("a capacity factor needs a mixture-of-experts model; {} is dense",
+                             c.model.name));
+  }
   const int64_t chunks = 2 * c.layout.cp;
   if (c.layout.cp > 1 && c.prompt_tokens % chunks != 0) {
     return Error(fmt::format(
@@ -115,7 +133,8 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const int64_t cache_tokens =
       static_cast<int64_t>(prompt_positions.size()) + (c.generate_tokens + l.cp - 1) / l.cp;
   SW_ASSIGN_OR_RETURN(RankModel model,
-                      RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens));
+                      RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens,
+                                      {c.redundant_experts, c.capacity_factor}));
   weights.reset();
 
   // Micro-batches: up to one per stage.
@@ -215,6 +234,11 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       }
     }
   }
+  std::vector<float> moe_counts = {static_cast<float>(model.moe_counts().routed),
+                                   static_cast<float>(model.moe_counts().dropped)};
+  SW_RETURN_IF_ERROR(world.AllReduceSum(moe_counts));
+  result.routed_pairs = static_cast<int64_t>(moe_counts[0]);
+  result.dropped_pairs = static_cast<int64_t>(moe_counts[1]);
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_logits));
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_tokens));
   result.logits = std::move(all_logits);

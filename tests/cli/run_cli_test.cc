@@ -64,6 +64,18 @@ TEST(RunCli, ContextParallelMatchesTheReference) {
   EXPECT_GT(r.Json()["prefill"]["comm"]["send-recv"]["calls"].get<int>(), 0);  // the ring
 }
 
+TEST(RunCli, RedundantExpertsAndCapacityAreReported) {
+  const RunResult r = RunShardwise(
+      "run --model tiny-moe --layout tp2ep4 --redundant-experts 4 --capacity-factor 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
+  EXPECT_EQ(j["moe"]["redundant_experts"], 4);
+  // 2 sequences x (16 prompt + 7 fed-back) tokens x 4 MoE layers x top-2 (tiny-moe) pairs.
+  EXPECT_EQ(j["moe"]["routed_pairs"], 2 * 23 * 4 * 2);
+  EXPECT_GT(j["moe"]["dropped_pairs"].get<int>(), 0);
+}
+
 TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout tp5"),
                      "tp (5) must divide tiny-dense's 12 attention heads");
@@ -78,6 +90,14 @@ TEST(RunCliErrors, BadInput) {
                      "of fp32 weights and this host has");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --capacity-factor 0"),
+                     "--capacity-factor (0) must be above 0");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --capacity-factor -0.5"),
+                     "--capacity-factor (-0.5) must be above 0");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep2 --redundant-experts 3"),
+                     "experts + redundant (11) must divide by ep (2)");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout tp2 --redundant-experts 2"),
+                     "needs a mixture-of-experts model and ep > 1");
   ExpectOneLineError(RunShardwise("run --layout cp4 --prompt-len 12"),
                      "--prompt-len (12) must split into 2 x cp = 8 equal chunks");
   ExpectOneLineError(

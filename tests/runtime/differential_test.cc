@@ -117,6 +117,55 @@ TEST(Differential, TpAboveKvHeadsAndNotAPowerOfTwo) {
   EXPECT_GT(3, m.num_kv_heads);
 }
 
+// Redundant experts (a replica holds the same weights, so the output must not change) and a
+// capacity factor (drops are decided per sequence in position order, so the unsharded run with
+// the same factor drops the same pairs): every layout equals the unsharded run with its factor,
+// counts the same routed and dropped pairs, and the factor really drops and changes logits.
+TEST(Differential, RedundantExpertsAndCapacity) {
+  struct Case {
+    const char* model;
+    const char* layout;
+    int64_t redundant;
+    double capacity;
+  };
+  const std::vector<Case> cases = {{"tiny-moe", "ep2", 2, 0},
+                                   {"tiny-moe", "tp2ep4", 4, 0},
+                                   {"tiny-moe", "dp2tp2ep4", 8, 1.0},
+                                   {"tiny-moe", "cp2ep4", 4, 1.0},
+                                   {"tiny-moe", "tp2cp2pp2ep2", 2, 0.75},
+                                   {"tiny-moe", "ep4", 12, 1.0},
+                                   {"tiny-mla", "ep2", 2, 1.0},
+                                   {"tiny-gptoss", "tp2ep2", 2, 1.0},
+                                   {"tiny-mla", "cp2ep4", 4, 0.75}};
+  for (const Case& k : cases) {
+    RunConfig c;
+    c.model = LoadModel(k.model).value();
+    c.batch = 4;
+    c.prompt_tokens = 16;
+    c.generate_tokens = 5;
+    c.capacity_factor = k.capacity;
+    const RunResult ref = RunLayout(c);
+    RunConfig sharded = c;
+    sharded.layout = ParseLayout(k.layout).value();
+    sharded.redundant_experts = k.redundant;
+    const RunResult got = RunLayout(sharded);
+    const std::string what =
+        fmt::format("{} {} +{} experts, capacity {}", k.model, k.layout, k.redundant, k.capacity);
+    EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4) << what;
+    EXPECT_EQ(got.tokens, ref.tokens) << what;
+    EXPECT_EQ(got.routed_pairs, ref.routed_pairs) << what;
+    EXPECT_EQ(got.dropped_pairs, ref.dropped_pairs) << what;
+    if (k.capacity > 0) {
+      EXPECT_GT(got.dropped_pairs, 0) << what;
+      RunConfig unlimited = c;
+      unlimited.capacity_factor = 0;
+      EXPECT_GT(MaxRelativeError(RunLayout(unlimited).logits, got.logits), 1e-3) << what;
+    } else {
+      EXPECT_EQ(got.dropped_pairs, 0) << what;
+    }
+  }
+}
+
 TEST(Differential, ContextParallelLayoutsAreCovered) {
   // The backbone above includes CP alone, with TP, PP, DP and with EP spanning the CP ranks.
   auto has = [](const ModelSpec& m, const std::string& text) {

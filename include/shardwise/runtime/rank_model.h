@@ -6,6 +6,9 @@
 //   PP: a contiguous range of layers; the caller moves activations between stages.
 //   EP: experts split over the ranks of the stage's expert group (each expert's FFN over the
 //       expert-TP ranks); tokens go to their experts by all-to-all and come back the same way.
+//       With redundant experts an expert has several replicas (expert_placement.h) and each
+//       token goes to the least-loaded one; a capacity factor drops the pairs over each expert's
+//       capacity (capacity.h).
 //   CP: a prefill's rows are this rank's two mirrored chunks of each prompt, attention passes
 //       K/V blocks round the CP ring; decode rows are replicated over the CP group, each new
 //       token's K/V is kept by one CP rank (position mod cp), and the ranks' partial softmax
@@ -21,6 +24,7 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/expert_placement.h"
 #include "shardwise/runtime/mla_attention.h"
 #include "shardwise/runtime/partial_attention.h"
 #include "shardwise/runtime/weights.h"
@@ -51,11 +55,23 @@ struct RankComms {
   Communicator* cp = nullptr;     // the CP group of this stage, DP and TP rank
 };
 
+// MoE options of a run.
+struct MoeRunOptions {
+  int64_t redundant_experts = 0;  // extra expert replicas per EP group (needs ep > 1)
+  double capacity_factor = 0;     // > 0: drop (token, expert) pairs over capacity; 0: no limit
+};
+
+// (token, expert) pairs this rank routed and dropped, counted once per layer over all ranks.
+struct MoeCounts {
+  int64_t routed = 0, dropped = 0;
+};
+
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
                                   const RankPlacement& place, WeightSource& weights,
-                                  int64_t sequences, int64_t cache_tokens);
+                                  int64_t sequences, int64_t cache_tokens,
+                                  const MoeRunOptions& moe = {});
 
   bool first_stage() const { return layer_begin_ == 0; }
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
@@ -71,6 +87,7 @@ class RankModel {
   Status Forward(std::vector<float>& x, const std::vector<int>& seqs,
                  const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& comms);
+  const MoeCounts& moe_counts() const { return moe_counts_; }
   // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
   void Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
               std::vector<float>& out) const;
@@ -101,15 +118,18 @@ class RankModel {
 
   Status Attention(Layer& layer, const std::vector<float>& h, std::vector<float>& out,
                    const std::vector<int>& seqs, const AttentionStep& step);
-  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out, int64_t rows,
-             const RankComms& c) const;
+  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out,
+             const std::vector<int>& seqs, const AttentionStep& step, const RankComms& c);
 
   ModelSpec model_;
   Layout layout_;
   RankPlacement place_;
   int64_t layer_begin_ = 0, layer_end_ = 0;
   int64_t head_begin_ = 0, heads_ = 0, kv_begin_ = 0, kv_heads_ = 0;
-  int64_t expert_begin_ = 0;
+  ExpertPlacement placement_;  // MoE models: experts (and replicas) per EP rank
+  int64_t ep_index_ = 0;       // this rank's EP rank in its expert group
+  MoeRunOptions moe_options_;
+  MoeCounts moe_counts_;
   int64_t cache_tokens_ = 0;
   std::vector<std::vector<int64_t>> cached_;  // per sequence: positions of the local cache slots
   std::vector<Layer> layers_;

@@ -24,6 +24,8 @@ struct RunConfig {
   int64_t generate_tokens = 8;
   uint64_t seed = 1;
   std::string weights_dir;  // empty: weights generated from the seed
+  int64_t redundant_experts = 0;  // MoE: extra expert replicas per EP group
+  double capacity_factor = 0;     // MoE: > 0 drops (token, expert) pairs over capacity
 };
 
 struct PhaseTime {
@@ -37,6 +39,7 @@ struct RunResult {
   int64_t vocab = 0;
   int ranks = 0;
   PhaseTime prefill, decode;
+  int64_t routed_pairs = 0, dropped_pairs = 0;  // MoE (token, expert) pairs, all layers and steps
 };
 
 // The prompt token ids the run uses: deterministic from the seed.
