@@ -12,6 +12,7 @@
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/schedule.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/report/table.h"
 #include "shardwise/runtime/comm/registry.h"
@@ -37,6 +38,7 @@ struct RunOptions {
   std::string plan;  // a `shardwise plan --json` file: run its model with its best layout
   double timeout_s = 60;
   int64_t redundant_experts = 0;
+  int64_t micro_batches = 0;
   std::optional<double> capacity_factor;
   bool no_check = false;
   bool json = false;
@@ -135,6 +137,7 @@ Status RunRun(const RunOptions& o) {
   c.seed = o.seed;
   c.weights_dir = o.weights;
   c.redundant_experts = o.redundant_experts;
+  c.micro_batches = o.micro_batches;
   if (o.capacity_factor) {
     if (!(*o.capacity_factor > 0)) {
       return Error(
@@ -198,6 +201,12 @@ Status RunRun(const RunOptions& o) {
   }
   SW_ASSIGN_OR_RETURN(Prediction predicted, Predict(c, host));
 
+  // The pipeline's bubble as the schedule model gives it for equal stages: fill and drain in
+  // prefill, the decode cycle's idle share when fewer micro-batches than stages are in flight.
+  const double micro = static_cast<double>(result.micro_batches);
+  const double model_prefill_bubble = FillDrainBubbleFraction(c.layout.pp, micro);
+  const PipelineCycle cycle = DecodeCycle(static_cast<double>(c.layout.pp), 1.0, micro);
+  const double model_decode_bubble = cycle.bubble_s / cycle.cycle_s;
   const double decode_tokens = static_cast<double>(c.batch * (c.generate_tokens - 1));
   const double decode_tok_s = result.decode.wall_s > 0 ? decode_tokens / result.decode.wall_s : 0;
   if (o.json) {
@@ -215,6 +224,13 @@ Status RunRun(const RunOptions& o) {
          {"prefill", PhaseJson(result.prefill)},
          {"decode", PhaseJson(result.decode)},
          {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s}}},
+         {"pipeline",
+          {{"stages", c.layout.pp},
+           {"micro_batches", result.micro_batches},
+           {"prefill_bubble",
+            {{"measured", result.prefill.bubble}, {"model", model_prefill_bubble}}},
+           {"decode_bubble",
+            {{"measured", result.decode.bubble}, {"model", model_decode_bubble}}}}},
          {"moe", c.model.is_moe() ? nlohmann::json({{"redundant_experts", c.redundant_experts},
                                                     {"capacity_factor", c.capacity_factor},
                                                     {"routed_pairs", result.routed_pairs},
@@ -255,6 +271,14 @@ Status RunRun(const RunOptions& o) {
       "\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
       "from the host profile in {})\n",
       decode_tok_s, profile_path);
+  if (c.layout.pp > 1) {
+    std::cout << fmt::format(
+        "pipeline: {} stages, {} micro-batch{}; bubble measured {:.0f}% prefill, {:.0f}% decode "
+        "(schedule model, equal stages: {:.0f}%, {:.0f}%)\n",
+        c.layout.pp, result.micro_batches, result.micro_batches == 1 ? "" : "es",
+        100 * result.prefill.bubble, 100 * result.decode.bubble, 100 * model_prefill_bubble,
+        100 * model_decode_bubble);
+  }
   if (c.model.is_moe()) {
     std::cout << fmt::format(
         "moe: {} redundant expert{}, {}; {} of {} (token, expert) pairs dropped ({:.1f}%)\n",
@@ -316,6 +340,9 @@ void AddRunCommand(CLI::App& app, Status& result) {
   sub->add_option("--capacity-factor", opts->capacity_factor,
                   "MoE: drop the (token, expert) pairs beyond ceil(F x tokens x k / experts) per "
                   "expert and sequence (default: no limit)");
+  sub->add_option("--micro-batches", opts->micro_batches,
+                  "Pipeline micro-batches per DP rank (default 0: min(pp, sequences))")
+      ->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunRun);

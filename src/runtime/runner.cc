@@ -60,6 +60,12 @@ Status CheckRunConfig(const RunConfig& c) {
                     c.batch, c.layout.dp));
   }
   if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
+  if (c.micro_batches < 0 || c.micro_batches > c.batch / c.layout.dp) {
+    return Error(
+        fmt::format("--micro-batches ({}) must be between 1 and the sequences per DP "
+                    "rank ({}); 0 picks min(pp, sequences)",
+                    c.micro_batches, c.batch / c.layout.dp));
+  }
   if (c.redundant_experts != 0 && (!c.model.is_moe() || c.layout.ep == 1)) {
     return Error(
         fmt::format("--redundant-experts ({}) needs a mixture-of-experts model and "
@@ -137,8 +143,8 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
                                       {c.redundant_experts, c.capacity_factor}));
   weights.reset();
 
-  // Micro-batches: up to one per stage.
-  const int64_t micro = std::min<int64_t>(l.pp, per_rank);
+  // Micro-batches (default: one per stage, as many as there are sequences).
+  const int64_t micro = c.micro_batches > 0 ? c.micro_batches : std::min<int64_t>(l.pp, per_rank);
   std::vector<std::vector<int>> groups(static_cast<size_t>(micro));
   for (int64_t s = 0; s < per_rank; ++s)
     groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
@@ -157,8 +163,26 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const int last_stage = static_cast<int>(l.pp) - 1;
 
   RunResult result;
+  result.micro_batches = micro;
+  // Each phase starts on every rank at once; what a rank spends waiting on its PP neighbours
+  // (activations, or the new tokens coming back to the first stage) is its share of the bubble.
+  std::vector<float> busy_wall;  // per phase: busy s, wall s
+  SW_RETURN_IF_ERROR(world.Barrier());
   auto t0 = std::chrono::steady_clock::now();
   CommStats before = Snapshot(all);
+  double pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+  auto end_phase = [&]() -> PhaseTime {
+    const auto t1 = std::chrono::steady_clock::now();
+    const CommStats after = Snapshot(all);
+    const double wall = std::chrono::duration<double>(t1 - t0).count();
+    const double wait = pp->stats()[CommOp::kSendRecv].seconds - pp_wait_before;
+    busy_wall.push_back(static_cast<float>(wall - wait));
+    busy_wall.push_back(static_cast<float>(wall));
+    PhaseTime phase{wall, Minus(after, before)};
+    before = after;
+    pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+    return phase;
+  };
   std::vector<float> x, logits, token_buf;
   for (int64_t step = 0; step < c.generate_tokens; ++step) {
     const std::vector<int64_t> positions =
@@ -210,15 +234,26 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       }
     }
     if (step == 0) {
-      const auto t1 = std::chrono::steady_clock::now();
-      const CommStats after = Snapshot(all);
-      result.prefill = {std::chrono::duration<double>(t1 - t0).count(), Minus(after, before)};
-      t0 = t1;
-      before = after;
+      result.prefill = end_phase();
+      SW_RETURN_IF_ERROR(world.Barrier());
+      t0 = std::chrono::steady_clock::now();
+      before = Snapshot(all);
+      pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
     }
   }
-  result.decode = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                   Minus(Snapshot(all), before)};
+  result.decode = end_phase();
+  // Measured bubble of a phase: 1 - (busy time of all ranks) / (ranks x the phase's span).
+  std::vector<float> every(busy_wall.size() * static_cast<size_t>(world.size()));
+  SW_RETURN_IF_ERROR(world.AllGather(busy_wall, every));
+  for (int phase = 0; phase < 2; ++phase) {
+    double busy = 0, span = 0;
+    for (int r = 0; r < world.size(); ++r) {
+      busy += every[static_cast<size_t>(r * 4 + phase * 2)];
+      span = std::max(span, static_cast<double>(every[static_cast<size_t>(r * 4 + phase * 2 + 1)]));
+    }
+    PhaseTime& t = phase == 0 ? result.prefill : result.decode;
+    t.bubble = span > 0 ? std::max(0.0, 1.0 - busy / (span * world.size())) : 0.0;
+  }
 
   // Gather every sequence's tokens and final logits onto all ranks: the owners (last stage,
   // TP rank 0) contribute, everyone else adds zeros.

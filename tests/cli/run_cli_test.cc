@@ -76,6 +76,19 @@ TEST(RunCli, RedundantExpertsAndCapacityAreReported) {
   EXPECT_GT(j["moe"]["dropped_pairs"].get<int>(), 0);
 }
 
+TEST(RunCli, PipelineBubbleBesideTheModel) {
+  const RunResult r = RunShardwise("run --layout pp2 --batch 4 --micro-batches 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json()["pipeline"];
+  EXPECT_EQ(j["micro_batches"], 4);
+  // Fill and drain of 4 micro-batches through 2 stages: 1 idle stage time in 5.
+  EXPECT_DOUBLE_EQ(j["prefill_bubble"]["model"].get<double>(), 1.0 / 5.0);
+  EXPECT_DOUBLE_EQ(j["decode_bubble"]["model"].get<double>(), 0.0);  // 4 in flight >= 2 stages
+  const double measured = j["prefill_bubble"]["measured"].get<double>();
+  EXPECT_GE(measured, 0.0);
+  EXPECT_LE(measured, 1.0);
+}
+
 TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout tp5"),
                      "tp (5) must divide tiny-dense's 12 attention heads");
@@ -98,6 +111,8 @@ TEST(RunCliErrors, BadInput) {
                      "experts + redundant (11) must divide by ep (2)");
   ExpectOneLineError(RunShardwise("run --model tiny-moe --layout tp2 --redundant-experts 2"),
                      "needs a mixture-of-experts model and ep > 1");
+  ExpectOneLineError(RunShardwise("run --layout pp2 --batch 4 --micro-batches 5"),
+                     "--micro-batches (5) must be between 1 and the sequences per DP rank (4)");
   ExpectOneLineError(RunShardwise("run --layout cp4 --prompt-len 12"),
                      "--prompt-len (12) must split into 2 x cp = 8 equal chunks");
   ExpectOneLineError(
