@@ -265,7 +265,13 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   if (r.last_stage()) {
     SW_ASSIGN_OR_RETURN(r.final_norm_, vec("model.norm.weight", h, all_h));
     const std::string head = m.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {0, vocab}, all_h));
+    // TP splits the LM head by vocabulary rows (the last rank's share may be short).
+    const int64_t part = (vocab + tp - 1) / tp;
+    const int64_t begin = std::min(vocab, p.tp_index * part);
+    const int64_t end = std::min(vocab, begin + part);
+    r.lm_head_rows_ = part;
+    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {begin, end}, all_h));
+    r.lm_head_.resize(static_cast<size_t>(part * h), 0.0f);
   }
   return r;
 }
@@ -523,16 +529,27 @@ Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
   return Status();
 }
 
-void RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-                       std::vector<float>& out) const {
-  const int64_t h = model_.hidden_size, vocab = model_.vocab_size;
+Status RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
+                         std::vector<float>& out, Communicator& tp) const {
+  const int64_t h = model_.hidden_size, vocab = model_.vocab_size, part = lm_head_rows_;
   std::vector<float> last(static_cast<size_t>(seqs * h));
   for (int64_t s = 0; s < seqs; ++s) {
     kernels::RmsNorm(x.data() + ((s + 1) * len - 1) * h, final_norm_.data(), last.data() + s * h, 1,
                      h, model_.rms_norm_eps);
   }
+  // This rank's vocabulary rows, then every rank's gathered: [tp][seqs][part].
+  std::vector<float> mine(static_cast<size_t>(seqs * part));
+  kernels::MatMulT(last.data(), lm_head_.data(), mine.data(), seqs, part, h);
+  std::vector<float> all(mine.size() * static_cast<size_t>(tp.size()));
+  SW_RETURN_IF_ERROR(tp.AllGather(mine, all));
   out.assign(static_cast<size_t>(seqs * vocab), 0.0f);
-  kernels::MatMulT(last.data(), lm_head_.data(), out.data(), seqs, vocab, h);
+  for (int r = 0; r < tp.size(); ++r) {
+    const int64_t begin = r * part, n = std::max<int64_t>(0, std::min(part, vocab - begin));
+    for (int64_t s = 0; s < seqs; ++s) {
+      std::copy_n(all.data() + (r * seqs + s) * part, n, out.data() + s * vocab + begin);
+    }
+  }
+  return Status();
 }
 
 }  // namespace shardwise

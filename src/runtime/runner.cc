@@ -210,7 +210,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       }
       // The prompt's last position is in CP rank 0's second chunk: its logits decide, and the
       // chosen tokens go to the whole CP group (decode rows are the same on every CP rank).
-      model.Logits(x, n, len, logits);
+      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits, *tp_comm));
       token_buf.assign(static_cast<size_t>(n), 0.0f);
       for (int64_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * vocab;

@@ -51,6 +51,7 @@ void ExpectAllLayoutsMatch(const std::string& model, size_t min_layouts) {
   ASSERT_EQ(ref.tokens.size(), 4u);
   const std::vector<Layout> layouts = testing::DifferentialLayouts(c.model, {1, 2, 4});
   EXPECT_GE(layouts.size(), min_layouts);
+  ::testing::Test::RecordProperty("layouts", static_cast<int>(layouts.size()));
   for (const Layout& l : layouts) {
     RunConfig sharded = c;
     sharded.layout = l;

@@ -2,7 +2,8 @@
 // (RMSNorm, RoPE, GQA attention with a KV cache, SwiGLU MLP) and MoE layers (router, top-k,
 // experts, optional gated shared expert), fp32. Sharding:
 //   TP: Q/K/V and gate/up split by rows (heads, FFN width), O and down by columns, one
-//       all-reduce after each; each rank keeps the KV heads its query heads use.
+//       all-reduce after each; each rank keeps the KV heads its query heads use; the LM head
+//       is split by vocabulary rows and the logits all-gathered.
 //   PP: a contiguous range of layers; the caller moves activations between stages.
 //   EP: experts split over the ranks of the stage's expert group (each expert's FFN over the
 //       expert-TP ranks); tokens go to their experts by all-to-all and come back the same way.
@@ -88,9 +89,10 @@ class RankModel {
                  const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& comms);
   const MoeCounts& moe_counts() const { return moe_counts_; }
-  // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
-  void Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-              std::vector<float>& out) const;
+  // Logits [seqs x vocab] of each sequence's last row of x (last stage only): each TP rank
+  // applies its rows of the LM head and the shares are all-gathered over `tp`.
+  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out,
+                Communicator& tp) const;
 
  private:
   struct Mlp {
@@ -133,7 +135,9 @@ class RankModel {
   int64_t cache_tokens_ = 0;
   std::vector<std::vector<int64_t>> cached_;  // per sequence: positions of the local cache slots
   std::vector<Layer> layers_;
-  std::vector<float> embed_, final_norm_, lm_head_;
+  std::vector<float> embed_, final_norm_;
+  std::vector<float> lm_head_;  // this TP rank's vocabulary rows, zero-padded to lm_head_rows_
+  int64_t lm_head_rows_ = 0;
 };
 
 }  // namespace shardwise
