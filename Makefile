@@ -1,11 +1,14 @@
 # Two entry points, both usable on a fresh machine:
 #   make run   install dependencies, build, run the main job on its built-in defaults
 #   make test  install dependencies, build, run every test
+#   make fuzz  build the libFuzzer harnesses (clang) and fuzz each for FUZZ_SECONDS
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: run test deps build
+FUZZ_SECONDS ?= 60
+
+.PHONY: run test deps build fuzz
 
 deps:
 	scripts/install-deps.sh
@@ -19,3 +22,6 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -48,10 +48,11 @@ StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_o
     source = "data/" + path;
     return ParseJsonText(*text, source);
   }
+  std::error_code ec;  // a name the OS refuses (too long) is not a file
   if (name.find('/') != std::string::npos || name.ends_with(".json") ||
-      std::filesystem::is_regular_file(name)) {
-    source = name;
-    return ReadJsonFile(name);
+      std::filesystem::exists(name, ec)) {
+    source = Printable(name, 200);
+    return ReadJsonFile(name, dir == "models" ? kConfigInput : kCatalogInput);
   }
   return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
 }

@@ -1,8 +1,9 @@
 #include "cluster_options.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
 
 namespace shardwise::cli {
 
@@ -26,6 +27,12 @@ StatusOr<ClusterSpec> ClusterOptions::Load() const {
   }
   if (!profile.empty()) {
     SW_ASSIGN_OR_RETURN(LevelProfile p, LoadProfile(profile));
+    if (p.cluster != c.name) {
+      std::cerr << fmt::format(
+          "shardwise: warning: {} was fitted on cluster '{}' and is applied "
+          "to '{}'; its calibration holds only if their links match\n",
+          profile, p.cluster, c.name);
+    }
     SW_ASSIGN_OR_RETURN(c, ApplyProfile(std::move(c), p));
   }
   return c;

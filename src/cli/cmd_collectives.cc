@@ -2,17 +2,19 @@
 // nccl-tests; and --import, which fits a cluster level's calibration to a real nccl-tests log.
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cluster_options.h"
 #include "command.h"
 #include "ep_collective.h"
+#include "output_guard.h"
 #include "shardwise/collective/cost_model.h"
 #include "shardwise/collective/group.h"
 #include "shardwise/collective/nccl_tests.h"
 #include "shardwise/common/format.h"
+#include "shardwise/common/input_policy.h"
+#include "shardwise/common/json_fields.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -31,6 +33,7 @@ struct CollectivesOptions {
   std::string import_log;
   EpCollectiveOptions ep;
   std::string output;
+  bool force = false;
   bool json = false;
 };
 
@@ -97,11 +100,15 @@ Status RunSweep(const CollectivesOptions& o, const ClusterSpec& c, const GroupSh
 }
 
 Status RunImport(const CollectivesOptions& o, const ClusterSpec& c) {
-  std::ifstream in(o.import_log);
-  if (!in) return Error(fmt::format("{}: cannot open file (check the path)", o.import_log));
-  std::stringstream text;
-  text << in.rdbuf();
-  SW_ASSIGN_OR_RETURN(NcclTestsLog log, ParseNcclTests(text.str(), o.import_log));
+  SW_ASSIGN_OR_RETURN(std::string text, ReadBoundedFile(o.import_log, kNcclLogInput));
+  SW_ASSIGN_OR_RETURN(NcclTestsLog log, ParseNcclTests(text, o.import_log));
+  if (!o.output.empty()) {  // refuse before the fit, not after
+    SW_RETURN_IF_ERROR(
+        CheckOutputPath(o.output, o.force, "level profile", [](const std::string& content) {
+          const auto json = ParseJsonText(content, "");
+          return json.ok() && ParseProfile(*json, "").ok();
+        }));
+  }
   CollectiveOp op;
   if (o.op != "all-reduce" || !log.inferred_op) {
     SW_ASSIGN_OR_RETURN(op, ParseCollectiveOp(o.op));
@@ -109,11 +116,13 @@ Status RunImport(const CollectivesOptions& o, const ClusterSpec& c) {
     op = *log.inferred_op;
   }
   SW_ASSIGN_OR_RETURN(NcclTestsFit fit, FitNcclTests(c, log, op, o.import_log));
-  const std::string out_path =
-      o.output.empty() ? fmt::format("{}-{}.profile.json", c.name, fit.profile.level) : o.output;
-  std::ofstream out(out_path);
-  if (!out) return Error(fmt::format("{}: cannot write the profile (check --output)", out_path));
-  out << ProfileToJson(fit.profile).dump(2) << "\n";
+  // The profile is written only where the user said (--output), never into the current folder.
+  const std::string& out_path = o.output;
+  if (!out_path.empty()) {
+    std::ofstream out(out_path);
+    if (!out) return Error(fmt::format("{}: cannot write the profile (check --output)", out_path));
+    out << ProfileToJson(fit.profile).dump(2) << "\n";
+  }
 
   double worst_1mb = 0;
   nlohmann::json points = nlohmann::json::array();
@@ -126,20 +135,24 @@ Status RunImport(const CollectivesOptions& o, const ClusterSpec& c) {
                       {"error", error}});
   }
   if (o.json) {
-    PrintJson({{"profile", ProfileToJson(fit.profile)},
-               {"profile_file", out_path},
-               {"points", points},
-               {"max_abs_error_from_1mb", worst_1mb}});
+    PrintJson(
+        {{"profile", ProfileToJson(fit.profile)},
+         {"profile_file", out_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(out_path)},
+         {"points", points},
+         {"max_abs_error_from_1mb", worst_1mb}});
     return Status();
   }
   const LevelProfile& p = fit.profile;
   std::cout << fmt::format(
       "Fitted level '{}' of {} to {} ({} rows, {} ranks on {} hosts, {}):\n"
       "  efficiency {:.3f}   hop latency {}   ramp: half of peak at {}, exponent {:.2f}\n"
-      "  worst error from 1 MB up: {:.1f}%\n  profile written to {} (use it with --profile)\n\n",
+      "  worst error from 1 MB up: {:.1f}%\n  {}\n\n",
       p.level, c.name, o.import_log, log.rows.size(), log.ranks, log.hosts, OpName(op),
       p.efficiency, FormatSeconds(p.hop_latency_s), FormatBytes(p.ramp_bytes), p.ramp_exponent,
-      100 * worst_1mb, out_path);
+      100 * worst_1mb,
+      out_path.empty()
+          ? std::string("profile not saved; add --output FILE to keep it for --profile")
+          : fmt::format("profile written to {} (use it with --profile)", out_path));
   // Say so when the fitted level does not bind the largest message: the fit then says little.
   SW_ASSIGN_OR_RETURN(ClusterSpec fitted, ApplyProfile(c, p));
   SW_ASSIGN_OR_RETURN(GroupShape g, PlaceGroup(fitted, log.ranks > 0 ? log.ranks : c.num_gpus));
@@ -208,7 +221,9 @@ void AddCollectivesCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_option("--import", opts->import_log,
                   "Fit the cluster's calibration to this nccl-tests output and write a profile");
-  sub->add_option("--output", opts->output, "Where --import writes the profile");
+  sub->add_option("--output", opts->output,
+                  "Where --import writes the profile (default: not written)");
+  sub->add_flag("--force", opts->force, "Let --output replace a file that is not a profile");
   opts->ep.AddTo(sub);
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunCollectives);

@@ -3,10 +3,11 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "html_output.h"
 #include "perf_options.h"
+#include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
-#include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -21,14 +22,8 @@ struct ExplainOptions {
   int64_t context = 2048;
   int64_t osl = 256;
   bool json = false;
+  HtmlOptions html;
 };
-
-nlohmann::json PhaseJson(const PhaseBreakdown& p) {
-  return {{"compute_s", p.compute_s},     {"memory_s", p.memory_s},   {"tp_comm_s", p.tp_comm_s},
-          {"ep_comm_s", p.ep_comm_s},     {"cp_comm_s", p.cp_comm_s}, {"pp_comm_s", p.pp_comm_s},
-          {"bubble_s", p.bubble_s},       {"total_s", p.total_s},     {"flops", p.flops},
-          {"hbm_bytes", p.hbm_bytes}};
-}
 
 std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
   return {name,
@@ -47,8 +42,10 @@ Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
+  SW_RETURN_IF_ERROR(o.html.Check());
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
-  if (o.context < 1 || o.context > 10'000'000) return Error("--context must be between 1 and 10,000,000");
+  if (o.context < 1 || o.context > 10'000'000)
+    return Error("--context must be between 1 and 10,000,000");
   if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(model, cluster, layout, perf));
   Workload w;
@@ -60,34 +57,45 @@ Status RunExplain(const ExplainOptions& o) {
   if (!e.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, e, perf));
 
   const MemoryPerGpu& m = e.memory;
+  PrintFormatNotes(cluster.gpu, perf);
+  const nlohmann::json out = {{"command", "explain"},
+                              {"model", model.name},
+                              {"cluster", cluster.name},
+                              {"layout", layout.ToString()},
+                              {"gpus", layout.gpus()},
+                              {"dp", layout.dp},
+                              {"tp", layout.tp},
+                              {"pp", layout.pp},
+                              {"ep", layout.ep},
+                              {"cp", layout.cp},
+                              {"batch", o.batch},
+                              {"pipeline", PipelineJson(e)},
+                              {"roofline", RooflineJson(model, cluster, perf)},
+                              {"cluster_tree", ClusterTreeJson(cluster)},
+                              {"context", o.context},
+                              {"prefill", PhaseJson(e.prefill)},
+                              {"decode", PhaseJson(e.decode)},
+                              {"ttft_s", e.ttft_s},
+                              {"tpot_s", e.tpot_s},
+                              {"output_tokens_per_s", e.output_tokens_per_s},
+                              {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
+                              {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
+                              {"bound", e.bound},
+                              {"over_parallelised", e.over_parallelised},
+                              {"tp_comm_per_layer_s", e.tp_comm_per_layer_s},
+                              {"compute_per_layer_s", e.compute_per_layer_s},
+                              {"memory_per_gpu_bytes", m.UsedBytes()},
+                              {"memory",
+                               {{"weights_bytes", m.weight_bytes},
+                                {"kv_bytes", m.kv_bytes},
+                                {"activation_bytes", m.activation_bytes},
+                                {"comm_buffer_bytes", m.comm_buffer_bytes},
+                                {"reserve_bytes", m.reserve_bytes},
+                                {"usable_bytes", m.usable_bytes},
+                                {"max_sequences", m.max_sequences}}}};
   if (o.json) {
-    PrintJson({{"model", model.name},
-               {"cluster", cluster.name},
-               {"layout", layout.ToString()},
-               {"gpus", layout.gpus()},
-               {"batch", o.batch},
-               {"context", o.context},
-               {"prefill", PhaseJson(e.prefill)},
-               {"decode", PhaseJson(e.decode)},
-               {"ttft_s", e.ttft_s},
-               {"tpot_s", e.tpot_s},
-               {"output_tokens_per_s", e.output_tokens_per_s},
-               {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
-               {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
-               {"bound", e.bound},
-               {"over_parallelised", e.over_parallelised},
-               {"tp_comm_per_layer_s", e.tp_comm_per_layer_s},
-               {"compute_per_layer_s", e.compute_per_layer_s},
-               {"memory_per_gpu_bytes", m.UsedBytes()},
-               {"memory",
-                {{"weights_bytes", m.weight_bytes},
-                 {"kv_bytes", m.kv_bytes},
-                 {"activation_bytes", m.activation_bytes},
-                 {"comm_buffer_bytes", m.comm_buffer_bytes},
-                 {"reserve_bytes", m.reserve_bytes},
-                 {"usable_bytes", m.usable_bytes},
-                 {"max_sequences", m.max_sequences}}}});
-    return Status();
+    PrintJson(out);
+    return o.html.Write(out);
   }
   std::cout << fmt::format(
       "{} on {} ({} x {}), layout {} ({} GPUs: {} replica{} of {}), batch {}, context {}\n"
@@ -103,8 +111,8 @@ Status RunExplain(const ExplainOptions& o) {
   std::cout << table.Render() << "\n";
   const double share = [&] {
     const PhaseBreakdown& d = e.decode;
-    const double top = std::max({d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s,
-                                 d.pp_comm_s, d.bubble_s});
+    const double top = std::max(
+        {d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s, d.bubble_s});
     return top / d.total_s;
   }();
   std::cout << fmt::format(
@@ -117,7 +125,8 @@ Status RunExplain(const ExplainOptions& o) {
   if (e.over_parallelised) {
     std::cout << fmt::format(
         "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
-        "TP ranks would be faster (seed 002, 7.7)\n",
+        "TP ranks would be faster (the over-parallelisation rule of \"7 Scaling Across "
+        "Hardware\")\n",
         FormatSeconds(e.tp_comm_per_layer_s), FormatSeconds(e.compute_per_layer_s));
   }
   std::cout << fmt::format(
@@ -127,7 +136,7 @@ Status RunExplain(const ExplainOptions& o) {
       FormatBytes(m.comm_buffer_bytes), FormatBytes(m.UsedBytes()), FormatBytes(m.usable_bytes),
       FormatBytes(m.hbm_bytes), perf.gpu_memory_utilization, FormatBytes(m.reserve_bytes),
       m.max_sequences, o.context);
-  return Status();
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -144,11 +153,14 @@ void AddExplainCommand(CLI::App& app, Status& result) {
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
   sub->add_option("--layout", opts->layout, "Parallel layout")->capture_default_str();
-  sub->add_option("--batch", opts->batch, "Concurrent sequences per replica")->capture_default_str();
+  sub->add_option("--batch", opts->batch, "Concurrent sequences per replica")
+      ->capture_default_str();
   sub->add_option("--context", opts->context, "Prompt length and decode KV length, tokens")
       ->capture_default_str();
-  sub->add_option("--osl", opts->osl, "Output tokens per request (throughput)")->capture_default_str();
+  sub->add_option("--osl", opts->osl, "Output tokens per request (throughput)")
+      ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
   BindCommand(sub, opts, result, RunExplain);
 }
 

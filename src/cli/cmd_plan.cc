@@ -1,16 +1,21 @@
 // `shardwise plan`: every valid layout of a cluster, ranked by an objective under SLOs.
-#include <chrono>
-#include <limits>
-
 #include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include "cluster_options.h"
 #include "command.h"
+#include "emit_options.h"
+#include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -25,9 +30,16 @@ struct PlanOptions {
   double max_ttft_ms = 0;  // 0: no SLO
   double max_tpot_ms = 0;
   int64_t max_batch = 2048;
+  CLI::Option* max_batch_option = nullptr;
+  int64_t concurrency = 0;
+  CLI::Option* concurrency_option = nullptr;
+  double rate = 0;
+  CLI::Option* rate_option = nullptr;
   int top = 5;
   std::string layout;  // evaluate only this layout
   bool json = false;
+  HtmlOptions html;
+  EmitOptions emit;
 };
 
 nlohmann::json EntryJson(const PlanEntry& p) {
@@ -54,7 +66,33 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"bound", e.bound},
           {"limited_by", p.limited_by},
           {"over_parallelised", e.over_parallelised},
-          {"why", p.why}};
+          {"why", p.why},
+          {"prefill", PhaseJson(e.prefill)},
+          {"decode", PhaseJson(e.decode)},
+          {"pipeline", PipelineJson(e)}};
+}
+
+// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99) replace the unloaded
+// prefill and the pure decode step, which stay as unloaded_ttft_s and decode_tpot_s.
+nlohmann::json RankedJson(const PlanEntry& p) {
+  nlohmann::json j = EntryJson(p);
+  if (!p.at_load) return j;
+  const OperatingPoint& a = *p.at_load;
+  j["unloaded_ttft_s"] = p.estimate.ttft_s;
+  j["decode_tpot_s"] = p.estimate.tpot_s;
+  j["concurrency"] = a.concurrency;
+  j["requests_per_s"] = a.requests_per_s;
+  j["ttft_s"] = a.ttft.mean_s;
+  j["ttft_p50_s"] = a.ttft.p50_s;
+  j["ttft_p99_s"] = a.ttft.p99_s;
+  j["tpot_s"] = a.tpot.mean_s;
+  j["tpot_p50_s"] = a.tpot.p50_s;
+  j["tpot_p99_s"] = a.tpot.p99_s;
+  j["output_tokens_per_s"] = a.output_tokens_per_s;
+  j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
+  j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;
+  j["requests_simulated_per_replica"] = a.requests_simulated;
+  return j;
 }
 
 Status RunPlan(const PlanOptions& o) {
@@ -72,36 +110,110 @@ Status RunPlan(const PlanOptions& o) {
   const double inf = std::numeric_limits<double>::infinity();
   req.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   req.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  req.max_batch = o.max_batch;
+  // Sequences per replica: the engine's max_num_seqs unless given, as simulate does.
+  req.max_batch = o.max_batch_option && *o.max_batch_option
+                      ? o.max_batch
+                      : static_cast<int64_t>(req.perf.engine.max_num_seqs);
+  const bool by_concurrency = o.concurrency_option && *o.concurrency_option;
+  const bool by_rate = o.rate_option && *o.rate_option;
+  if (by_concurrency && by_rate) {
+    return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
+  }
+  if (by_concurrency) {
+    if (o.concurrency < 1 || o.concurrency > 10'000'000) {
+      return Error(fmt::format("--concurrency must be between 1 and 10,000,000 clients, got {}",
+                               o.concurrency));
+    }
+    req.load = {PlanLoad::Kind::kConcurrency, static_cast<double>(o.concurrency)};
+  }
+  if (by_rate) {
+    if (!(o.rate > 0 && o.rate <= 1e7)) {
+      return Error(fmt::format(
+          "--rate must be a positive number of requests per second (at most 1e7), got {:g}",
+          o.rate));
+    }
+    req.load = {PlanLoad::Kind::kRate, o.rate};
+  }
   req.top = o.top;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
     req.only_layout = only;
   }
+  SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
+  SW_RETURN_IF_ERROR(o.html.Check());
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(PlanResult r, Plan(model, cluster, req));
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  PrintFormatNotes(cluster.gpu, req.perf);
+  if (req.objective == Objective::kCost) {
+    // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /
+    // tokens/s per GPU, so cost and throughput rank alike; a load makes them differ.
+    std::fprintf(stderr,
+                 "shardwise: note: every layout here pays for the same %lld GPUs, so cost per "
+                 "token ranks them as throughput per GPU does; for the cheapest deployment of a "
+                 "load use 'shardwise recommend --rate R --max-ttft-ms T --max-tpot-ms P "
+                 "--objective cost'\n",
+                 static_cast<long long>(cluster.num_gpus));
+  }
 
-  if (o.json) {
+  nlohmann::json out;
+  {
     nlohmann::json layouts = nlohmann::json::array();
-    for (const PlanEntry& p : r.ranked) layouts.push_back(EntryJson(p));
+    for (const PlanEntry& p : r.ranked) layouts.push_back(RankedJson(p));
     nlohmann::json pareto = nlohmann::json::array();
     for (const PlanEntry& p : r.pareto) pareto.push_back(EntryJson(p));
-    PrintJson({{"model", model.name},
-               {"cluster", cluster.name},
-               {"gpus", cluster.num_gpus},
-               {"gpu", cluster.gpu.name},
-               {"objective", ObjectiveName(req.objective)},
-               {"dtype", DtypeName(req.perf.weight_dtype)},
-               {"kv_dtype", DtypeName(req.perf.kv_dtype)},
-               {"layouts_considered", r.layouts_considered},
-               {"layouts_fitting", r.layouts_fitting},
-               {"points_evaluated", r.points_evaluated},
-               {"elapsed_s", elapsed_s},
-               {"layouts", layouts},
-               {"pareto", pareto}});
-    return Status();
+    auto slo = [](double limit_s) {
+      return std::isfinite(limit_s) ? nlohmann::json(limit_s) : nlohmann::json(nullptr);
+    };
+    out = {{"command", "plan"},
+           {"model", model.name},
+           {"cluster", cluster.name},
+           {"isl", o.isl},
+           {"osl", o.osl},
+           {"slo", {{"max_ttft_s", slo(req.max_ttft_s)}, {"max_tpot_s", slo(req.max_tpot_s)}}},
+           {"roofline", RooflineJson(model, cluster, req.perf)},
+           {"cluster_tree", ClusterTreeJson(cluster)},
+           {"gpus", cluster.num_gpus},
+           {"gpu", cluster.gpu.name},
+           {"objective", ObjectiveName(req.objective)},
+           {"engine", req.perf.engine.name},
+           {"load", by_concurrency ? "concurrency"
+                    : by_rate      ? "rate"
+                                   : "offline"},
+           {"dtype", DtypeName(req.perf.weight_dtype)},
+           {"kv_dtype", DtypeName(req.perf.kv_dtype)},
+           {"layouts_considered", r.layouts_considered},
+           {"layouts_fitting", r.layouts_fitting},
+           {"points_evaluated", r.points_evaluated},
+           {"elapsed_s", elapsed_s},
+           {"layouts", layouts},
+           {"pareto", pareto}};
+  }
+  EmitOptions emit = o.emit;
+  emit.force = o.html.force;
+  const PlanEntry* emitted = nullptr;
+  if (!o.emit.engine.empty()) {
+    if (o.emit.rank > static_cast<int>(r.ranked.size())) {
+      return Error(fmt::format("--emit-rank {}: only {} layouts were ranked (raise --top)",
+                               o.emit.rank, r.ranked.size()));
+    }
+    emitted = &r.ranked[static_cast<size_t>(o.emit.rank - 1)];
+  }
+  // Disaggregated prefill workers take the ranked layout that answers a prompt fastest.
+  const StepEstimate* prefill = nullptr;
+  if (emitted && o.emit.disagg) {
+    for (const PlanEntry& p : r.ranked) {
+      if (!prefill || p.estimate.ttft_s < prefill->ttft_s) prefill = &p.estimate;
+    }
+  }
+  if (o.json) {
+    if (emitted) {
+      SW_ASSIGN_OR_RETURN(out["launch"], emit.Emit(model, o.model, cluster, req.perf,
+                                                   emitted->estimate, prefill, false));
+    }
+    PrintJson(out);
+    return o.html.Write(out);
   }
   std::cout << fmt::format(
       "plan: {} on {} ({} x {}), ISL {} / OSL {}, objective {}, {} weights, {} KV\n"
@@ -109,16 +221,23 @@ Status RunPlan(const PlanOptions& o) {
       model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, o.isl, o.osl, o.objective,
       DtypeName(req.perf.weight_dtype), DtypeName(req.perf.kv_dtype), r.layouts_considered,
       r.layouts_fitting, r.points_evaluated, FormatSeconds(elapsed_s));
-  Table table({"#", "layout", "batch", "TTFT", "TPOT", "tok/s/user", "tok/s", "tok/s/GPU",
-               "$/Mtok out", "mem/GPU", "bound"});
-  table.SetLeftAligned({1, 10});
+  std::cout << (by_concurrency ? fmt::format("load: closed loop of {} clients", o.concurrency)
+                : by_rate      ? fmt::format("load: Poisson arrivals at {:g} requests/s", o.rate)
+                               : std::string("load: offline, each layout at its best batch"))
+            << "; TTFT and TPOT are means simulated at that load (p99 beside them)\n";
+  Table table({"#", "layout", "batch", "in flight", "TTFT", "TTFT p99", "TPOT", "TPOT p99",
+               "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "mem/GPU", "bound"});
+  table.SetLeftAligned({1, 13});
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     const StepEstimate& e = r.ranked[i].estimate;
+    const OperatingPoint& a = *r.ranked[i].at_load;
     table.AddRow({std::to_string(i + 1), e.layout.ToString(), std::to_string(e.workload.batch),
-                  FormatSeconds(e.ttft_s), FormatSeconds(e.tpot_s),
-                  fmt::format("{:.1f}", e.output_tokens_per_s_per_user),
-                  fmt::format("{:.0f}", e.output_tokens_per_s),
-                  fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu),
+                  fmt::format("{:.0f}", a.concurrency), FormatSeconds(a.ttft.mean_s),
+                  FormatSeconds(a.ttft.p99_s), FormatSeconds(a.tpot.mean_s),
+                  FormatSeconds(a.tpot.p99_s),
+                  fmt::format("{:.1f}", a.output_tokens_per_s_per_user),
+                  fmt::format("{:.0f}", a.output_tokens_per_s),
+                  fmt::format("{:.1f}", a.output_tokens_per_s_per_gpu),
                   fmt::format("{:.3f}", r.ranked[i].usd_per_mtok_output),
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
@@ -136,7 +255,11 @@ Status RunPlan(const PlanOptions& o) {
                    fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), FormatSeconds(e.tpot_s)});
   }
   std::cout << pareto.Render();
-  return Status();
+  if (emitted) {
+    SW_RETURN_IF_ERROR(
+        emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, prefill, true).status());
+  }
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -147,7 +270,9 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       "plan",
       "Rank every valid TP/PP/EP/DP/CP layout of a cluster for a workload: drop what does not\n"
       "fit, respect the SLOs, show the Pareto front and why the winners win. Example:\n"
-      "  shardwise plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency");
+      "  shardwise plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency\n"
+      "From answer to deployment, a page with plots and a launch command:\n"
+      "  shardwise plan --model llama-3.1-70b --html report.html --emit vllm");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
@@ -155,15 +280,25 @@ void AddPlanCommand(CLI::App& app, Status& result) {
   sub->add_option("--osl", opts->osl, "Output tokens per request")->capture_default_str();
   sub->add_option("--objective", opts->objective, "latency, throughput or cost")
       ->capture_default_str();
-  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "SLO: time to first token");
-  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "SLO: time per output token");
-  sub->add_option("--max-batch", opts->max_batch,
-                  "Engine cap on concurrent sequences per replica (TensorRT-LLM's default "
-                  "max_batch_size)")
-      ->capture_default_str();
+  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "SLO: time to first token")
+      ->check(kPositiveFinite);
+  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "SLO: time per output token")
+      ->check(kPositiveFinite);
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Cap on concurrent sequences per replica (default: the engine's max_num_seqs)");
+  opts->concurrency_option =
+      sub->add_option("--concurrency", opts->concurrency,
+                      "Rank layouts by what they do for N closed-loop clients (as vllm bench serve "
+                      "--max-concurrency); TTFT/TPOT SLOs are checked there");
+  opts->rate_option = sub->add_option(
+      "--rate", opts->rate,
+      "Rank layouts by what they do at R requests/s (Poisson); excludes --concurrency");
   sub->add_option("--top", opts->top, "Layouts to show")->capture_default_str();
   sub->add_option("--layout", opts->layout, "Evaluate only this layout (choosing its batch)");
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
+  opts->emit.AddTo(sub);
   BindCommand(sub, opts, result, RunPlan);
 }
 

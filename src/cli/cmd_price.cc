@@ -1,11 +1,12 @@
 // `shardwise price`: cost per million tokens versus utilisation, duty cycle, API break-even and
 // sizing by demand, for one layout.
-#include <optional>
-
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "cluster_options.h"
 #include "command.h"
+#include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/planner.h"
@@ -24,20 +25,31 @@ struct PriceOptions {
   int64_t osl = 256;
   std::optional<double> usd_per_gpu_hour;
   double duty_cycle = 1.0;
-  std::optional<double> api_usd_per_mtok;
+  std::optional<double> api_usd_per_mtok_input;
+  std::optional<double> api_usd_per_mtok_output;
+  double target_utilization = 0.8;
   std::optional<double> demand_tokens_per_s;
   bool json = false;
+  HtmlOptions html;
 };
 
 Status RunPrice(const PriceOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
+  SW_RETURN_IF_ERROR(o.html.Check());
   PlanRequest req;
   SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build());
   if (o.isl < 1 || o.osl < 1) return Error("--isl and --osl must be positive");
   if (!(o.duty_cycle > 0 && o.duty_cycle <= 1)) return Error("--duty-cycle must be in (0, 1]");
-  if (o.usd_per_gpu_hour && !(*o.usd_per_gpu_hour > 0)) return Error("--usd-per-gpu-hour must be positive");
-  if (o.api_usd_per_mtok && !(*o.api_usd_per_mtok > 0)) return Error("--api-usd-per-mtok must be positive");
+  if (o.usd_per_gpu_hour && !(*o.usd_per_gpu_hour > 0))
+    return Error("--usd-per-gpu-hour must be positive");
+  for (const auto& [price, name] :
+       {std::pair{o.api_usd_per_mtok_input, "--api-usd-per-mtok-input"},
+        std::pair{o.api_usd_per_mtok_output, "--api-usd-per-mtok-output"}}) {
+    if (price && !(*price > 0 && *price < 1e6)) {
+      return Error(fmt::format("{} must be a positive price in $ per million tokens", name));
+    }
+  }
   if (o.demand_tokens_per_s && !(*o.demand_tokens_per_s > 0)) {
     return Error("--demand-tokens-per-s must be positive");
   }
@@ -49,50 +61,77 @@ Status RunPrice(const PriceOptions& o) {
   }
   SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
   const StepEstimate& e = plan.ranked.front().estimate;
+  PrintFormatNotes(cluster.gpu, req.perf);
   const double usd = o.usd_per_gpu_hour.value_or(cluster.gpu.usd_per_gpu_hour);
   const PriceInputs in = PriceInputsFrom(e, usd);
   const double duty = DutyCycleMultiplier(o.duty_cycle);
 
+  // Every price is what a token really costs: at `utilization` of the busy hours, busy
+  // `duty_cycle` of the day, paid for the whole day.
+  auto at_duty = [&](PricePoint p) {
+    p.usd_per_mtok_input *= duty;
+    p.usd_per_mtok_output *= duty;
+    return p;
+  };
   std::vector<PricePoint> curve;
-  for (int pct = 10; pct <= 100; pct += 10) curve.push_back(PriceAt(in, pct / 100.0));
+  for (int pct = 10; pct <= 100; pct += 10) curve.push_back(at_duty(PriceAt(in, pct / 100.0)));
   const PricePoint full = PriceAt(in, 1.0);
-  std::optional<double> break_even;
-  if (o.api_usd_per_mtok) break_even = BreakEvenUtilization(in, *o.api_usd_per_mtok);
+  const BreakEven break_even =
+      BreakEvenUtilization(in, o.duty_cycle, o.api_usd_per_mtok_input, o.api_usd_per_mtok_output);
   std::optional<DemandSizing> sizing;
   if (o.demand_tokens_per_s) {
-    SW_ASSIGN_OR_RETURN(sizing, SizeForDemand(in, *o.demand_tokens_per_s));
+    SW_ASSIGN_OR_RETURN(sizing, SizeForDemand(in, *o.demand_tokens_per_s, o.target_utilization));
   }
 
-  if (o.json) {
+  nlohmann::json out;
+  {
     nlohmann::json points = nlohmann::json::array();
     for (const PricePoint& p : curve) {
       points.push_back({{"utilization", p.utilization},
                         {"usd_per_mtok_input", p.usd_per_mtok_input},
                         {"usd_per_mtok_output", p.usd_per_mtok_output}});
     }
-    nlohmann::json out = {{"model", model.name},
-                          {"cluster", cluster.name},
-                          {"layout", e.layout.ToString()},
-                          {"batch", e.workload.batch},
-                          {"usd_per_gpu_hour", usd},
-                          {"gpus_per_replica", in.gpus_per_replica},
-                          {"replica_output_tokens_per_s", in.replica_output_tokens_per_s},
-                          {"replica_input_tokens_per_s", in.replica_input_tokens_per_s},
-                          {"usd_per_mtok_input", full.usd_per_mtok_input},
-                          {"usd_per_mtok_output", full.usd_per_mtok_output},
-                          {"duty_cycle", o.duty_cycle},
-                          {"duty_cycle_multiplier", duty},
-                          {"usd_per_mtok_output_at_duty_cycle", full.usd_per_mtok_output * duty},
-                          {"curve", points}};
-    if (break_even) out["break_even_utilization"] = *break_even;
+    auto optional = [](const std::optional<double>& v) {
+      return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
+    out = {{"command", "price"},
+           {"model", model.name},
+           {"cluster", cluster.name},
+           {"layout", e.layout.ToString()},
+           {"batch", e.workload.batch},
+           {"isl", o.isl},
+           {"osl", o.osl},
+           {"usd_per_gpu_hour", usd},
+           {"gpus_per_replica", in.gpus_per_replica},
+           {"replica",
+            {{"output_tokens_per_s", in.replica_output_tokens_per_s},
+             {"input_tokens_per_s", in.replica_input_tokens_per_s},
+             {"prefill_time_fraction", in.input_time_share}}},
+           {"duty_cycle", {{"fraction", o.duty_cycle}, {"cost_multiplier", duty}}},
+           {"full_load",
+            {{"usd_per_mtok_input", full.usd_per_mtok_input},
+             {"usd_per_mtok_output", full.usd_per_mtok_output}}},
+           {"at_duty_cycle",
+            {{"usd_per_mtok_input", full.usd_per_mtok_input * duty},
+             {"usd_per_mtok_output", full.usd_per_mtok_output * duty}}},
+           {"curve", points},
+           {"break_even",
+            {{"api_usd_per_mtok_input", optional(o.api_usd_per_mtok_input)},
+             {"api_usd_per_mtok_output", optional(o.api_usd_per_mtok_output)},
+             {"input_utilization", optional(break_even.input)},
+             {"output_utilization", optional(break_even.output)},
+             {"bill_utilization", optional(break_even.bill)}}}};
     if (sizing) {
       out["demand"] = {{"output_tokens_per_s", sizing->demand_output_tokens_per_s},
+                       {"target_utilization", sizing->target_utilization},
                        {"replicas", sizing->replicas},
                        {"gpus", sizing->gpus},
                        {"utilization", sizing->utilization}};
     }
+  }
+  if (o.json) {
     PrintJson(out);
-    return Status();
+    return o.html.Write(out);
   }
   std::cout << fmt::format(
       "price: {} on {}, layout {} at batch {}, ISL {} / OSL {}, ${:.2f} per GPU-hour\n"
@@ -101,6 +140,10 @@ Status RunPrice(const PriceOptions& o) {
       model.name, cluster.name, e.layout.ToString(), e.workload.batch, o.isl, o.osl, usd,
       in.gpus_per_replica, in.replica_output_tokens_per_s, in.replica_input_tokens_per_s,
       100 * in.input_time_share);
+  std::cout << fmt::format(
+      "cost per million tokens at a {:.0f}% duty cycle (paid for every hour, busy {:.0f}% of "
+      "them: x{:.2f} the full-load price)\n",
+      100 * o.duty_cycle, 100 * o.duty_cycle, duty);
   Table table({"utilization", "$/Mtok input", "$/Mtok output"});
   for (const PricePoint& p : curve) {
     table.AddRow({fmt::format("{:.0f}%", 100 * p.utilization),
@@ -108,25 +151,37 @@ Status RunPrice(const PriceOptions& o) {
                   fmt::format("{:.4f}", p.usd_per_mtok_output)});
   }
   std::cout << table.Render();
-  std::cout << fmt::format(
-      "\nduty cycle {:.0f}%: every price above x{:.2f} (${:.4f} per million output tokens at "
-      "full load during the busy hours)\n",
-      100 * o.duty_cycle, duty, full.usd_per_mtok_output * duty);
-  if (break_even) {
-    std::cout << (*break_even <= 1.0
-                      ? fmt::format("break-even against ${:g}/Mtok output: {:.1f}% utilisation\n",
-                                    *o.api_usd_per_mtok, 100 * *break_even)
-                      : fmt::format("break-even against ${:g}/Mtok output: never (needs {:.0f}% "
-                                    "utilisation); the API is cheaper\n",
-                                    *o.api_usd_per_mtok, 100 * *break_even));
+  std::cout << fmt::format("\nfull load, always busy: ${:.4f} input and ${:.4f} output per Mtok\n",
+                           full.usd_per_mtok_input, full.usd_per_mtok_output);
+  auto verdict = [&](const char* what, double u) {
+    return u <= 1.0 ? fmt::format("break-even {}: {:.1f}% utilisation of the busy hours\n", what,
+                                  100 * u)
+                    : fmt::format(
+                          "break-even {}: never (needs {:.0f}% utilisation); the API is "
+                          "cheaper\n",
+                          what, 100 * u);
+  };
+  if (break_even.input) {
+    std::cout << verdict(fmt::format("against ${:g}/Mtok input", *o.api_usd_per_mtok_input).c_str(),
+                         *break_even.input);
+  }
+  if (break_even.output) {
+    std::cout << verdict(
+        fmt::format("against ${:g}/Mtok output", *o.api_usd_per_mtok_output).c_str(),
+        *break_even.output);
+  }
+  if (break_even.bill) {
+    std::cout << verdict("of the whole bill against the API's charge for the same tokens",
+                         *break_even.bill);
   }
   if (sizing) {
     std::cout << fmt::format(
-        "demand of {:.0f} output tokens/s: {} replicas = {} GPUs, running {:.1f}% utilised\n",
+        "demand of {:.0f} output tokens/s: {} replicas = {} GPUs, running {:.1f}% utilised "
+        "(at most {:.0f}% allowed by --target-utilization)\n",
         sizing->demand_output_tokens_per_s, sizing->replicas, sizing->gpus,
-        100 * sizing->utilization);
+        100 * sizing->utilization, 100 * sizing->target_utilization);
   }
-  return Status();
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -148,11 +203,20 @@ void AddPriceCommand(CLI::App& app, Status& result) {
   sub->add_option("--usd-per-gpu-hour", opts->usd_per_gpu_hour, "GPU price (default: catalog)");
   sub->add_option("--duty-cycle", opts->duty_cycle, "Fraction of the time the GPUs have work")
       ->capture_default_str();
-  sub->add_option("--api-usd-per-mtok", opts->api_usd_per_mtok,
-                  "An API's price per million output tokens, for break-even");
+  sub->add_option("--api-usd-per-mtok-output,--api-usd-per-mtok", opts->api_usd_per_mtok_output,
+                  "An API's price per million output tokens, for break-even "
+                  "(--api-usd-per-mtok is an alias)");
+  sub->add_option("--api-usd-per-mtok-input", opts->api_usd_per_mtok_input,
+                  "An API's price per million input tokens; with both prices the whole bill is "
+                  "compared too");
   sub->add_option("--demand-tokens-per-s", opts->demand_tokens_per_s,
                   "Sustained output tokens/s to size the deployment for");
+  sub->add_option("--target-utilization", opts->target_utilization,
+                  "Busiest a replica may run when sizing by demand; the rest is headroom for "
+                  "bursts (assumed default 0.8)")
+      ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
   BindCommand(sub, opts, result, RunPrice);
 }
 

@@ -1,5 +1,5 @@
 // `shardwise roofline`: decode arithmetic intensity against batch, the sweet-spot batch, and
-// the critical batch sizes and degrees of seed 004.
+// the critical batch sizes and degrees of "How to Think About GPUs" (How To Scale Your Model).
 #include <fmt/format.h>
 
 #include "command.h"
@@ -34,8 +34,10 @@ Status RunRoofline(const RooflineOptions& o) {
   SW_ASSIGN_OR_RETURN(GpuSpec gpu, LoadGpu(o.gpu));
   SW_ASSIGN_OR_RETURN(Dtype dtype, ParseDtype(o.dtype));
   SW_ASSIGN_OR_RETURN(Dtype kv_dtype, ParseDtype(o.kv_dtype));
-  if (o.context < 0 || o.context > 10'000'000) return Error("--context must be between 0 and 10,000,000");
-  if (o.gpus_per_node < 1 || o.gpus_per_node > 1024) return Error("--gpus-per-node must be between 1 and 1024");
+  if (o.context < 0 || o.context > 10'000'000)
+    return Error("--context must be between 0 and 10,000,000");
+  if (o.gpus_per_node < 1 || o.gpus_per_node > 1024)
+    return Error("--gpus-per-node must be between 1 and 1024");
   const Roofline r = ComputeRoofline(model, gpu, dtype, kv_dtype, o.context, o.gpus_per_node);
   if (o.json) {
     nlohmann::json points = nlohmann::json::array();
@@ -54,6 +56,8 @@ Status RunRoofline(const RooflineOptions& o) {
                {"points", points},
                {"intra_node", CriticalJson(r.intra_node)},
                {"inter_node", CriticalJson(r.inter_node)},
+               {"nic_bytes_per_s", gpu.nic_bytes_per_s},
+               {"gpus_per_node", o.gpus_per_node},
                {"ep_degree", r.ep_degree}});
     return Status();
   }
@@ -72,21 +76,32 @@ Status RunRoofline(const RooflineOptions& o) {
   }
   std::cout << table.Render();
   std::cout << fmt::format(
-      "\ndecode turns compute-bound at batch {} (seed 000's sweet spot: ridge x bytes/param / 2 x "
-      "total/active = {:.0f})\n",
-      r.compute_bound_batch > 0 ? std::to_string(r.compute_bound_batch) : "never (KV reads grow with batch)",
+      "\ndecode turns compute-bound at batch {} (sweet spot: ridge x bytes/param / 2 x "
+      "total/active params = {:.0f}; \"The Math Behind LLM Pricing 05\" puts it near 300 x inverse "
+      "sparsity)\n",
+      r.compute_bound_batch > 0 ? std::to_string(r.compute_bound_batch)
+                                : "never (KV reads grow with batch)",
       r.sweet_spot_batch);
-  auto critical = [&](const char* where, const CriticalSizes& c) {
+  auto critical = [&](const std::string& where, const CriticalSizes& c) {
     std::cout << fmt::format(
-        "{} ({}/GPU): DP/FSDP needs > {:.0f} tokens per GPU; TP stays compute-bound up to {:.1f} "
+        "{}: DP/FSDP needs > {:.0f} tokens per GPU; TP stays compute-bound up to {:.1f} "
         "ranks; EP{} needs expert FFN width > {:.0f} (model: {})\n",
-        where, FormatBandwidth(c.bandwidth_bytes_per_s), c.dp_tokens_per_gpu, c.max_tp,
-        r.ep_degree, c.ep_min_expert_ffn,
+        where, c.dp_tokens_per_gpu, c.max_tp, r.ep_degree, c.ep_min_expert_ffn,
         model.is_moe() ? std::to_string(model.moe.expert_intermediate_size) : "dense");
   };
-  std::cout << "\ncritical sizes (seed 004, peak FLOP/s over link bandwidth):\n";
-  critical("  inside a node", r.intra_node);
-  critical("  across nodes ", r.inter_node);
+  std::cout << "\ncritical sizes (\"How to Think About GPUs\": peak FLOP/s over link "
+               "bandwidth):\n";
+  critical(fmt::format("  inside a node ({} per GPU over NVLink)",
+                       FormatBandwidth(r.intra_node.bandwidth_bytes_per_s)),
+           r.intra_node);
+  // Across nodes each GPU has only its own NIC; a group that fills whole nodes reaches the
+  // node's aggregate egress because a hierarchical collective drives every NIC at once (the
+  // cost model of 'collectives' and 'explain' does the same).
+  critical(fmt::format("  across nodes  ({} node egress = {} NICs x {} per GPU; groups that fill "
+                       "whole nodes)",
+                       FormatBandwidth(r.inter_node.bandwidth_bytes_per_s), o.gpus_per_node,
+                       FormatBandwidth(gpu.nic_bytes_per_s)),
+           r.inter_node);
   return Status();
 }
 
@@ -104,7 +119,7 @@ void AddRooflineCommand(CLI::App& app, Status& result) {
   sub->add_option("--dtype", opts->dtype, "Weight format")->capture_default_str();
   sub->add_option("--kv-dtype", opts->kv_dtype, "KV-cache format")->capture_default_str();
   sub->add_option("--context", opts->context,
-                  "KV tokens read per sequence each step (0: weights only, as seed 000)")
+                  "KV tokens read per sequence each step (0: weights only, as the sweet-spot rule)")
       ->capture_default_str();
   sub->add_option("--gpus-per-node", opts->gpus_per_node, "GPUs sharing a node's NICs")
       ->capture_default_str();

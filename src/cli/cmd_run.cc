@@ -1,25 +1,35 @@
 // `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
 // reference, and print where the time went next to the perf model's prediction.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "command.h"
+#include "gpu_target.h"
+#include "output_guard.h"
+#include "run_guards.h"
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/schedule.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/plan/saved_plan.h"
 #include "shardwise/report/table.h"
 #include "shardwise/runtime/comm/registry.h"
 #include "shardwise/runtime/comm/thread_comm.h"
+#include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/host_profile.h"
 #include "shardwise/runtime/npy.h"
 #include "shardwise/runtime/runner.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -28,6 +38,7 @@ struct RunOptions {
   std::string model = "tiny-dense";
   std::string layout = "tp2";
   std::string backend = "threads";
+  std::string device_compute;  // empty: cuda for --backend cuda/nccl, else cpu
   int64_t prompt_len = 16;
   int64_t gen = 8;
   int64_t batch = 2;
@@ -40,6 +51,8 @@ struct RunOptions {
   int64_t redundant_experts = 0;
   int64_t micro_batches = 0;
   std::optional<double> capacity_factor;
+  int64_t layers = 0;  // 0: all of the model's layers
+  bool force = false;
   bool no_check = false;
   bool json = false;
 };
@@ -81,10 +94,9 @@ struct Prediction {
   double decode_s = 0;
 };
 
-StatusOr<Prediction> Predict(const RunConfig& c, const HostProfile& host) {
-  const ClusterSpec cluster = HostCluster(host, static_cast<int>(c.layout.gpus()));
+StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype) {
   PerfOptions perf;
-  perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = Dtype::kFp32;
+  perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = dtype;
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(c.model, cluster, c.layout, perf));
   Workload w;
   w.batch = c.batch / c.layout.Replicas();
@@ -110,26 +122,35 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
           {"comm", comm}};
 }
 
-// The model and the top layout of a `shardwise plan --json` file.
-Status ApplyPlan(const std::string& path, std::string& model, std::string& layout) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json plan, ReadJsonFile(path));
-  if (!plan.is_object() || !plan.contains("model") || !plan.contains("layouts") ||
-      !plan["layouts"].is_array() || plan["layouts"].empty()) {
-    return Error(
-        fmt::format("{}: not a 'shardwise plan --json' output (needs 'model' and "
-                    "'layouts')",
-                    path));
-  }
-  model = plan["model"].get<std::string>();
-  layout = plan["layouts"][0].value("layout", "");
-  return Status();
+// Rank 0's progress on stderr once the run has taken more than two seconds (terminals only,
+// so logs and captured output stay clean).
+std::function<void(int64_t, int64_t)> ProgressPrinter() {
+  if (!isatty(STDERR_FILENO)) return nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  return [start](int64_t step, int64_t steps) {
+    const double elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed_s < 2.0) return;
+    std::fprintf(stderr, "\rrun: token %lld of %lld (%.0f s)%s", static_cast<long long>(step),
+                 static_cast<long long>(steps), elapsed_s, step == steps ? "\n" : "");
+  };
 }
 
 Status RunRun(const RunOptions& o) {
+  SW_RETURN_IF_ERROR(CheckLauncher(o.backend));
   std::string model_name = o.model, layout_name = o.layout;
-  if (!o.plan.empty()) SW_RETURN_IF_ERROR(ApplyPlan(o.plan, model_name, layout_name));
+  if (!o.plan.empty()) {
+    SW_ASSIGN_OR_RETURN(SavedPlanChoice saved, LoadSavedPlan(o.plan));
+    model_name = saved.model;
+    layout_name = saved.layout;
+  }
   RunConfig c;
   SW_ASSIGN_OR_RETURN(c.model, LoadModel(model_name));
+  if (o.layers < 0 || o.layers > c.model.num_layers()) {
+    return Error(fmt::format("--layers must be between 1 and {}'s {} layers", c.model.name,
+                             c.model.num_layers()));
+  }
+  if (o.layers > 0) c.model.layers.resize(static_cast<size_t>(o.layers));
   SW_ASSIGN_OR_RETURN(c.layout, ParseLayout(layout_name));
   c.batch = o.batch;
   c.prompt_tokens = o.prompt_len;
@@ -147,8 +168,36 @@ Status RunRun(const RunOptions& o) {
     }
     c.capacity_factor = *o.capacity_factor;
   }
+  c.device_compute = !o.device_compute.empty()                    ? o.device_compute
+                     : o.backend == "cuda" || o.backend == "nccl" ? "cuda"
+                                                                  : "cpu";
   SW_RETURN_IF_ERROR(CheckRunConfig(c));
   if (!(o.timeout_s > 0 && o.timeout_s <= 86400)) return Error("--timeout-s must be in (0, 86400]");
+  SW_RETURN_IF_ERROR(CheckRankCount(o.backend, c.layout.gpus()));
+  SW_RETURN_IF_ERROR(CheckRunFitsHost(c, o.backend, !o.no_check));
+  if (!o.dump_logits.empty()) {
+    SW_RETURN_IF_ERROR(CheckOutputPath(
+        o.dump_logits, o.force, "logits .npy file",
+        [](const std::string& content) { return content.starts_with("\x93NUMPY"); }));
+  }
+  // The perf model's prediction for this machine: its CPU (the host profile is measured once)
+  // or the GPU the ranks compute on.
+  const bool on_gpu = c.device_compute == "cuda";
+  std::string profile_path;
+  HostProfile host;
+  if (!on_gpu) {
+    SW_ASSIGN_OR_RETURN(host, ResolveHostProfile(o.host_profile, profile_path));
+  }
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (o.backend == "threads" && c.layout.gpus() > cores) {
+    std::fprintf(stderr,
+                 "shardwise: note: %lld ranks on %lld cores: the machine is oversubscribed, so "
+                 "ranks take turns on the cores and each runs at about %lld/%lld of a core (the "
+                 "prediction assumes the same)\n",
+                 static_cast<long long>(c.layout.gpus()), static_cast<long long>(cores),
+                 static_cast<long long>(cores), static_cast<long long>(c.layout.gpus()));
+  }
+  c.on_step = ProgressPrinter();
 
   std::mutex mu;
   RunResult result;
@@ -173,6 +222,7 @@ Status RunRun(const RunOptions& o) {
     RunConfig ref = c;
     ref.layout = Layout{};
     ref.redundant_experts = 0;  // replicas hold the same weights; capacity drops the same pairs
+    ref.device_compute = "cpu";
     RunResult reference;
     SW_RETURN_IF_ERROR(RunOnThreads(1, o.timeout_s, [&](Communicator& w) -> Status {
       SW_ASSIGN_OR_RETURN(reference, RunRank(ref, w));
@@ -185,21 +235,28 @@ Status RunRun(const RunOptions& o) {
     }
     max_rel = scale > 0 ? diff / scale : diff;
     tokens_match = reference.tokens == result.tokens;
+    const auto not_finite = [](float v) { return !std::isfinite(v); };
+    if (std::any_of(result.logits.begin(), result.logits.end(), not_finite) ||
+        std::any_of(reference.logits.begin(), reference.logits.end(), not_finite)) {
+      return RuntimeFailure("the logits are not finite (NaN or infinity); the check cannot pass");
+    }
   }
   if (!o.dump_logits.empty()) {
     SW_RETURN_IF_ERROR(WriteNpy(o.dump_logits, result.logits, {c.batch, result.vocab}));
   }
-  // The perf model's prediction for this machine (the host profile is measured once).
-  const std::string profile_path =
-      o.host_profile.empty() ? DefaultHostProfilePath() : o.host_profile;
-  HostProfile host;
-  if (auto loaded = LoadHostProfile(profile_path); loaded.ok()) {
-    host = *loaded;
+  const int ranks = static_cast<int>(c.layout.gpus());
+  Prediction predicted;
+  std::string predicted_for = "from the host profile in " + profile_path;
+  if (on_gpu) {
+    const GpuTarget gpu = FindGpuTarget(ranks);
+    predicted_for = fmt::format("GPU: {}; {}", gpu.driver_name, gpu.note);
+    if (gpu.cluster) {
+      SW_ASSIGN_OR_RETURN(predicted, Predict(c, *gpu.cluster, Dtype::kBf16));
+    }
   } else {
-    host = MeasureHostProfile();
-    (void)SaveHostProfile(host, profile_path);  // a cache: failing to write it is harmless
+    SW_ASSIGN_OR_RETURN(predicted, Predict(c, HostCluster(host, ranks), Dtype::kFp32));
   }
-  SW_ASSIGN_OR_RETURN(Prediction predicted, Predict(c, host));
+  const double tolerance = ReferenceTolerance(c.device_compute);
 
   // The pipeline's bubble as the schedule model gives it for equal stages: fill and drain in
   // prefill, the decode cycle's idle share when fewer micro-batches than stages are in flight.
@@ -223,7 +280,11 @@ Status RunRun(const RunOptions& o) {
          {"decode_tokens_per_s", decode_tok_s},
          {"prefill", PhaseJson(result.prefill)},
          {"decode", PhaseJson(result.decode)},
-         {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s}}},
+         {"device_compute", c.device_compute},
+         {"predicted",
+          {{"prefill_s", predicted.prefill_s},
+           {"decode_s", predicted.decode_s},
+           {"for", predicted_for}}},
          {"pipeline",
           {{"stages", c.layout.pp},
            {"micro_batches", result.micro_batches},
@@ -264,13 +325,13 @@ Status RunRun(const RunOptions& o) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
-                  cell(phase->comm[CommOp::kSendRecv]), FormatSeconds(pred)});
+                  cell(phase->comm[CommOp::kSendRecv]), pred > 0 ? FormatSeconds(pred) : "-"});
   }
   std::cout << "\n" << table.Render();
   std::cout << fmt::format(
       "\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
-      "from the host profile in {})\n",
-      decode_tok_s, profile_path);
+      "{})\n",
+      decode_tok_s, predicted_for);
   if (c.layout.pp > 1) {
     std::cout << fmt::format(
         "pipeline: {} stages, {} micro-batch{}; bubble measured {:.0f}% prefill, {:.0f}% decode "
@@ -292,12 +353,13 @@ Status RunRun(const RunOptions& o) {
   }
   if (!o.no_check) {
     std::cout << fmt::format(
-        "check: {} the unsharded reference (max relative logit error {:.2e}; "
-        "tokens {})\n",
-        max_rel <= 1e-4 && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
+        "check: {} the unsharded reference (max relative logit error {:.2e}, "
+        "tolerance {:.0e}{}; tokens {})\n",
+        max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel, tolerance,
+        on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
         tokens_match ? "identical" : "differ");
   }
-  if (!o.no_check && (max_rel > 1e-4 || !tokens_match)) {
+  if (!o.no_check && (max_rel > tolerance || !tokens_match)) {
     return RuntimeFailure("the sharded run differs from the unsharded reference");
   }
   return Status();
@@ -315,22 +377,33 @@ void AddRunCommand(CLI::App& app, Status& result) {
       "  shardwise run --model tiny-moe --layout tp2ep2\n"
       "  mpirun -np 4 shardwise run --model tiny-dense --layout tp2pp2 --backend mpi");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
-  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")
+  sub->add_option("--layout", opts->layout, "tp, pp, cp, ep and dp degrees, e.g. tp2pp2")
       ->capture_default_str();
-  sub->add_option("--backend", opts->backend, "threads (in-process) or mpi (under mpirun)")
+  sub->add_option(
+         "--backend", opts->backend,
+         "threads (in-process), mpi (under mpirun), cuda (in-process ranks on the GPUs, threads "
+         "communicator) or nccl (one rank per GPU, NCCL; under mpirun or one thread per GPU)")
       ->capture_default_str();
+  sub->add_option(
+      "--device-compute", opts->device_compute,
+      "Where each rank computes: cpu (fp32) or cuda (bf16 on GPU rank % GPUs); default cuda "
+      "for --backend cuda/nccl, else cpu");
   sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")
       ->capture_default_str();
   sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
   sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")
+      ->check(kUnsignedInteger)
       ->capture_default_str();
   sub->add_option("--weights", opts->weights, "Directory with config-matching safetensors");
   sub->add_option("--plan", opts->plan,
                   "Run the model and top layout of a 'shardwise plan --json' output");
   sub->add_option("--dump-logits", opts->dump_logits, "Write the last step's logits (.npy)");
   sub->add_option("--host-profile", opts->host_profile,
-                  "Host profile JSON (default: measured once and cached)");
+                  "Host profile JSON to read (default: measured once and cached in "
+                  "~/.cache/shardwise)");
+  sub->add_option("--layers", opts->layers, "Run only the model's first N layers");
+  sub->add_flag("--force", opts->force, "Let --dump-logits replace a file that is not a .npy");
   sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")
       ->capture_default_str();
   sub->add_option("--redundant-experts", opts->redundant_experts,

@@ -1,19 +1,24 @@
 // `shardwise simulate`: a discrete-event serving simulation of a layout under traffic.
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "cluster_options.h"
 #include "command.h"
+#include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/plan/load.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/report/table.h"
+#include "shardwise/sim/serving.h"
 #include "shardwise/sim/simulator.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -24,6 +29,10 @@ struct SimulateOptions {
   PerfCliOptions perf;
   std::string layout;  // empty: the planner's best for the workload
   std::string rate = "10";
+  int64_t concurrency = 0;
+  CLI::Option* concurrency_option = nullptr;
+  CLI::Option* admission_option = nullptr;
+  CLI::Option* max_batch_option = nullptr;
   double burstiness = 1.0;
   std::string trace;
   int64_t isl = 1024;
@@ -32,14 +41,17 @@ struct SimulateOptions {
   std::string osl_dist = "fixed";
   double length_cv = 0.5;
   int64_t requests = 1000;
+  CLI::Option* requests_option = nullptr;
   double duration_s = 0;
   uint64_t seed = 1;
   std::string router = "round-robin";
+  CLI::Option* router_option = nullptr;
   std::string admission = "no-evict";
   int64_t max_batch = 2048;
   double max_ttft_ms = 0;
   double max_tpot_ms = 0;
   bool json = false;
+  HtmlOptions html;
 };
 
 StatusOr<double> ParseRate(const std::string& text) {
@@ -50,14 +62,22 @@ StatusOr<double> ParseRate(const std::string& text) {
     if (used == text.size() && rate > 0 && std::isfinite(rate)) return rate;
   } catch (...) {
   }
-  return Error(fmt::format("--rate '{}' must be a positive number of requests per second, or "
-                           "'inf' for offline (everything at t = 0)",
-                           text));
+  return Error(
+      fmt::format("--rate '{}' must be a positive number of requests per second, or "
+                  "'inf' for offline (everything at t = 0)",
+                  text));
 }
 
+// One latency metric: percentiles, mean and the distribution (every 5th percentile and p99),
+// in seconds.
 nlohmann::json Percentiles(const LogHistogram& h) {
+  nlohmann::json cdf = nlohmann::json::array();
+  for (double q : {1.0,  5.0,  10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
+                   55.0, 60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0}) {
+    cdf.push_back({{"percentile", q}, {"value_s", h.Percentile(q)}});
+  }
   return {{"p50", h.Percentile(50)}, {"p90", h.Percentile(90)}, {"p99", h.Percentile(99)},
-          {"mean", h.Mean()}};
+          {"mean", h.Mean()},        {"count", h.Count()},      {"cdf", cdf}};
 }
 
 Status RunSimulate(const SimulateOptions& o) {
@@ -65,8 +85,23 @@ Status RunSimulate(const SimulateOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build());
   SW_ASSIGN_OR_RETURN(double rate, ParseRate(o.rate));
+  SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(o.router));
   SW_ASSIGN_OR_RETURN(Admission admission, ParseAdmission(o.admission));
+  const bool closed_loop = o.concurrency_option && *o.concurrency_option;
+  if (closed_loop && (o.concurrency < 1 || o.concurrency > 10'000'000)) {
+    return Error(fmt::format("--concurrency must be between 1 and 10,000,000 clients, got {}",
+                             o.concurrency));
+  }
+  if (closed_loop && !o.trace.empty()) {
+    return Error("--concurrency and --trace exclude each other: a trace fixes the arrival times");
+  }
+  if (!(o.admission_option && *o.admission_option)) {
+    admission = perf.engine.no_evict_admission ? Admission::kNoEvict : Admission::kMaxUtilization;
+  }
+  const int64_t max_batch = o.max_batch_option && *o.max_batch_option
+                                ? o.max_batch
+                                : static_cast<int64_t>(perf.engine.max_num_seqs);
   SW_ASSIGN_OR_RETURN(LengthDistribution isl_dist, ParseLengthDistribution(o.isl_dist));
   SW_ASSIGN_OR_RETURN(LengthDistribution osl_dist, ParseLengthDistribution(o.osl_dist));
   if (!(o.burstiness > 0 && o.burstiness <= 100)) return Error("--burstiness must be in (0, 100]");
@@ -74,9 +109,13 @@ Status RunSimulate(const SimulateOptions& o) {
     return Error("--isl and --osl must be between 1 and 10,000,000");
   }
   if (!(o.length_cv >= 0 && o.length_cv <= 10)) return Error("--length-cv must be in [0, 10]");
-  if (o.requests < 1 || o.requests > 100'000'000) return Error("--requests must be between 1 and 100,000,000");
+  if (o.requests < 1 || o.requests > 100'000'000)
+    return Error("--requests must be between 1 and 100,000,000");
   if (o.duration_s < 0) return Error("--duration must be positive seconds");
   if (o.max_batch < 1) return Error("--max-batch must be at least 1");
+  if (closed_loop && o.rate != "10") {
+    return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
+  }
 
   std::vector<TraceRequest> trace;
   if (!o.trace.empty()) {
@@ -103,7 +142,7 @@ Status RunSimulate(const SimulateOptions& o) {
   } else {
     PlanRequest req;
     req.perf = perf;
-    req.max_batch = o.max_batch;
+    req.max_batch = max_batch;
     req.workload.prompt_tokens = std::max<int64_t>(1, std::llround(mean_isl));
     req.workload.output_tokens = std::max<int64_t>(1, std::llround(mean_osl));
     SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
@@ -116,39 +155,48 @@ Status RunSimulate(const SimulateOptions& o) {
   const StepEstimate probe = step.Estimate(one);
   if (!probe.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, probe, perf));
 
-  SimConfig config;
-  config.replicas = layout.Replicas();
-  config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = o.max_batch;
-  config.batch.max_batched_tokens = perf.max_batched_tokens;
-  config.batch.admission = admission;
-  config.router = router;
-  config.kv_capacity_tokens = probe.memory.kv_capacity_tokens;
+  SimConfig config =
+      ServingConfig(cluster, layout, perf, probe.memory.kv_capacity_tokens, max_batch, admission);
+  config.concurrency = closed_loop ? o.concurrency : 0;
+  // A closed loop keeps the replicas balanced by load, as the engines' data-parallel routers do
+  // (vLLM's DP load balancing, SGLang's shortest-queue router): a finished request's client
+  // sends its next one to the replica with the fewest in flight.
+  config.router = closed_loop && !(o.router_option && *o.router_option)
+                      ? RouterPolicy{LeastLoadedRouter{}}
+                      : router;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
-  config.peak_flops_per_s = cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
-  config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_print = wall_start;
-  const int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
+  int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
   bool printed = false;
+  // On a terminal one line rewritten in place; in a log, a plain line every 10 seconds.
+  const bool terminal = isatty(fileno(stderr)) != 0;
   config.progress = [&](int64_t done, double sim_s) {
     const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last_print).count() < 1.0) return;
+    if (std::chrono::duration<double>(now - last_print).count() < (terminal ? 1.0 : 10.0)) return;
     last_print = now;
-    printed = true;
-    std::fprintf(stderr, "\rsimulate: %lld of %lld requests done, %.0f s simulated",
-                 static_cast<long long>(done), static_cast<long long>(total), sim_s);
+    printed = terminal;
+    std::fprintf(stderr, "%ssimulate: %lld of %lld requests done, %.0f s simulated%s",
+                 terminal ? "\r" : "", static_cast<long long>(done), static_cast<long long>(total),
+                 sim_s, terminal ? "" : "\n");
   };
 
-  const int64_t table_batch = std::min<int64_t>(o.max_batch, std::max<int64_t>(1, probe.memory.max_sequences * 4));
   SW_ASSIGN_OR_RETURN(StepTable steps,
-                      StepTable::Build(step, table_batch, longest, perf.max_batched_tokens));
+                      ServingTable(step, perf, probe.memory.max_sequences, max_batch, longest));
+  // A closed loop defaults to ten requests per client, as benchmark runs send, and as plan
+  // simulates its operating points.
+  int64_t requests = o.requests;
+  if (closed_loop && !(o.requests_option && *o.requests_option)) {
+    const int64_t per_replica = (o.concurrency + config.replicas - 1) / config.replicas;
+    requests = ClosedLoopRequests(static_cast<double>(per_replica)) * config.replicas;
+    total = requests;
+  }
   RequestSource source =
       trace.empty()
           ? RequestSource({rate, o.burstiness}, {isl_dist, static_cast<double>(o.isl), o.length_cv},
-                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, o.requests, o.seed,
+                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, requests, o.seed,
                           o.duration_s > 0 ? o.duration_s : inf)
           : RequestSource(trace);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, steps, source, config));
@@ -156,49 +204,101 @@ Status RunSimulate(const SimulateOptions& o) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
+  PrintFormatNotes(cluster.gpu, perf);
+  // The offered load against what the deployment can serve: steady-state throughput at the
+  // largest batch that fits (the step model), in requests per second.
+  Workload full = one;
+  full.batch = std::max<int64_t>(1, std::min(max_batch, probe.memory.max_sequences));
+  const double capacity_requests_per_s =
+      step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
+  double offered_requests_per_s = rate;
+  if (!trace.empty() && trace.back().arrival_s > 0) {
+    offered_requests_per_s = static_cast<double>(trace.size()) / trace.back().arrival_s;
+  }
+  const bool overloaded =
+      std::isfinite(offered_requests_per_s) && offered_requests_per_s > capacity_requests_per_s;
+  if (overloaded) {
+    std::fprintf(stderr,
+                 "shardwise: warning: the load (%.3g requests/s) exceeds what %s serves "
+                 "(about %.3g requests/s at its largest batch): the queue grows for the whole "
+                 "run, so latencies depend on --requests; lower --rate or add GPUs\n",
+                 offered_requests_per_s, layout.ToString().c_str(), capacity_requests_per_s);
+  }
+  const bool has_slo = o.max_ttft_ms > 0 || o.max_tpot_ms > 0;
+
+  const double output_per_gpu =
+      r.OutputTokensPerS() / static_cast<double>(config.replicas * config.gpus_per_replica);
+  const double output_per_user = r.tpot_s.Mean() > 0 ? 1.0 / r.tpot_s.Mean() : 0.0;
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& [t, f] : r.kv_occupancy) series.push_back({{"time_s", t}, {"fraction", f}});
+  auto slo = [](double ms) { return ms > 0 ? nlohmann::json(ms * 1e-3) : nlohmann::json(nullptr); };
+  const nlohmann::json out = {
+      {"command", "simulate"},
+      {"model", model.name},
+      {"cluster", cluster.name},
+      {"layout", layout.ToString()},
+      {"engine", perf.engine.name},
+      {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
+      {"replicas", config.replicas},
+      {"gpus", config.replicas * config.gpus_per_replica},
+      {"seed", o.seed},
+      {"requests", r.requests},
+      {"preemptions", r.preemptions},
+      {"iterations", r.steps},
+      {"makespan_s", r.makespan_s},
+      {"load",
+       {{"offered_requests_per_s", std::isfinite(offered_requests_per_s)
+                                       ? nlohmann::json(offered_requests_per_s)
+                                       : nlohmann::json(nullptr)},
+        {"capacity_requests_per_s", capacity_requests_per_s},
+        {"overloaded", overloaded}}},
+      {"throughput",
+       {{"input_tokens_per_s", r.InputTokensPerS()},
+        {"output_tokens_per_s", r.OutputTokensPerS()},
+        {"output_tokens_per_s_per_gpu", output_per_gpu},
+        {"output_tokens_per_s_per_user", output_per_user},
+        {"requests_per_s",
+         r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
+      {"ttft_s", Percentiles(r.ttft_s)},
+      {"tpot_s", Percentiles(r.tpot_s)},
+      {"itl_s", Percentiles(r.itl_s)},
+      {"e2e_s", Percentiles(r.e2e_s)},
+      {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
+      {"goodput",
+       has_slo
+           ? nlohmann::json{{"request_fraction",
+                             r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests)
+                                            : 0.0},
+                            {"output_tokens_per_s",
+                             r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0}}
+           : nlohmann::json(nullptr)},
+      {"utilization", {{"busy_fraction", r.utilization}, {"mfu", r.mfu}}},
+      {"kv_occupancy",
+       {{"mean_fraction", r.kv_occupancy_mean},
+        {"max_fraction", r.kv_occupancy_max},
+        {"series", series}}},
+      {"cost",
+       {{"usd_per_mtok_output", r.usd_per_mtok_output},
+        {"usd_per_gpu_hour", cluster.gpu.usd_per_gpu_hour}}}};
   if (o.json) {
-    nlohmann::json kv = nlohmann::json::array();
-    for (const auto& [t, f] : r.kv_occupancy) kv.push_back({t, f});
-    PrintJson({{"model", model.name},
-               {"cluster", cluster.name},
-               {"layout", layout.ToString()},
-               {"replicas", config.replicas},
-               {"gpus", config.replicas * config.gpus_per_replica},
-               {"seed", o.seed},
-               {"requests", r.requests},
-               {"preemptions", r.preemptions},
-               {"iterations", r.steps},
-               {"makespan_s", r.makespan_s},
-               {"input_tokens_per_s", r.InputTokensPerS()},
-               {"output_tokens_per_s", r.OutputTokensPerS()},
-               {"ttft_p50_s", r.ttft_s.Percentile(50)},
-               {"ttft_p90_s", r.ttft_s.Percentile(90)},
-               {"ttft_p99_s", r.ttft_s.Percentile(99)},
-               {"tpot_p50_s", r.tpot_s.Percentile(50)},
-               {"tpot_p90_s", r.tpot_s.Percentile(90)},
-               {"tpot_p99_s", r.tpot_s.Percentile(99)},
-               {"itl", Percentiles(r.itl_s)},
-               {"e2e", Percentiles(r.e2e_s)},
-               {"goodput_fraction", r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0},
-               {"goodput_output_tokens_per_s", r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0},
-               {"utilization", r.utilization},
-               {"mfu", r.mfu},
-               {"kv_occupancy_mean", r.kv_occupancy_mean},
-               {"kv_occupancy_max", r.kv_occupancy_max},
-               {"kv_occupancy", kv},
-               {"usd_per_mtok_output", r.usd_per_mtok_output}});
-    return Status();
+    PrintJson(out);
+    return o.html.Write(out);
   }
   const std::string arrivals =
-      !trace.empty() ? "trace " + o.trace
-      : std::isinf(rate) ? std::string("offline (all at t = 0)")
-      : fmt::format("{} {:g} req/s", o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness), rate);
+      closed_loop ? fmt::format("closed loop, {} clients", o.concurrency)
+      : !trace.empty() ? "trace " + o.trace
+      : std::isinf(rate)
+          ? std::string("offline (all at t = 0)")
+          : fmt::format(
+                "{} {:g} req/s",
+                o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
+                rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, ISL {} / OSL {}\n"
+      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL {}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", arrivals,
+      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals,
       std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
       r.steps, r.preemptions, FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
@@ -212,16 +312,26 @@ Status RunSimulate(const SimulateOptions& o) {
   row("end-to-end", r.e2e_s);
   std::cout << table.Render();
   std::cout << fmt::format(
-      "\nthroughput   {:.0f} input and {:.0f} output tokens/s\n"
-      "goodput      {:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)\n"
+      "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
+      "goodput      {}\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
       "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n",
-      r.InputTokensPerS(), r.OutputTokensPerS(),
-      r.requests > 0 ? 100.0 * r.goodput_requests / static_cast<double>(r.requests) : 0.0,
-      r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0, 100 * r.utilization,
-      100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max, r.usd_per_mtok_output,
-      cluster.gpu.usd_per_gpu_hour);
-  return Status();
+      r.InputTokensPerS(), r.OutputTokensPerS(), output_per_gpu, output_per_user,
+      has_slo
+          ? fmt::format(
+                "{:.1f}% of requests meet the SLOs ({:.0f} output tokens/s)",
+                r.requests > 0 ? 100.0 * r.goodput_requests / static_cast<double>(r.requests) : 0.0,
+                r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0)
+          : std::string("not measured: no SLO given (--max-ttft-ms, --max-tpot-ms)"),
+      100 * r.utilization, 100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max,
+      r.usd_per_mtok_output, cluster.gpu.usd_per_gpu_hour);
+  if (overloaded) {
+    std::cout << fmt::format(
+        "overloaded   {:.3g} requests/s offered, about {:.3g} served at most: the latencies "
+        "above grow with the run's length\n",
+        offered_requests_per_s, capacity_requests_per_s);
+  }
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -240,29 +350,49 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
   sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
       ->capture_default_str();
+  opts->concurrency_option = sub->add_option(
+      "--concurrency", opts->concurrency,
+      "Closed loop: N clients, each sending its next request when its previous one completes "
+      "(as vllm bench serve --max-concurrency); excludes --rate");
   sub->add_option("--burstiness", opts->burstiness,
                   "CV of inter-arrival gaps (1 = Poisson, > 1 bursty gamma arrivals)")
       ->capture_default_str();
   sub->add_option("--trace", opts->trace, "CSV of arrival_s,input_tokens,output_tokens");
   sub->add_option("--isl", opts->isl, "Mean prompt tokens")->capture_default_str();
   sub->add_option("--osl", opts->osl, "Mean output tokens")->capture_default_str();
-  sub->add_option("--isl-dist", opts->isl_dist, "fixed, uniform or lognormal")->capture_default_str();
-  sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")->capture_default_str();
+  sub->add_option("--isl-dist", opts->isl_dist, "fixed, uniform or lognormal")
+      ->capture_default_str();
+  sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")
+      ->capture_default_str();
   sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
       ->capture_default_str();
-  sub->add_option("--requests", opts->requests, "Requests to simulate")->capture_default_str();
-  sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds");
-  sub->add_option("--seed", opts->seed, "Random seed")->capture_default_str();
-  sub->add_option("--router", opts->router, "round-robin or least-loaded")->capture_default_str();
-  sub->add_option("--admission", opts->admission,
-                  "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
-                  "max-utilization (reserve the prompt, preempt when full, as vLLM)")
+  opts->requests_option =
+      sub->add_option("--requests", opts->requests,
+                      "Requests to simulate (closed loop: default ten per client, at least 200)")
+          ->capture_default_str();
+  sub->add_option("--duration", opts->duration_s, "Stop arrivals after this many seconds")
+      ->check(kPositiveFinite);
+  sub->add_option("--seed", opts->seed, "Random seed")
+      ->check(kUnsignedInteger)
       ->capture_default_str();
-  sub->add_option("--max-batch", opts->max_batch, "Sequences running at once per replica")
-      ->capture_default_str();
-  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token");
-  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token");
+  opts->router_option =
+      sub->add_option("--router", opts->router,
+                      "round-robin or least-loaded (default: round-robin; least-loaded for "
+                      "--concurrency)");
+  opts->admission_option = sub->add_option(
+      "--admission", opts->admission,
+      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
+      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
+      "the engine's");
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Sequences running at once per replica (default: the engine's max_num_seqs)");
+  sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
+      ->check(kPositiveFinite);
+  sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")
+      ->check(kPositiveFinite);
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
   BindCommand(sub, opts, result, RunSimulate);
 }
 

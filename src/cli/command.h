@@ -26,9 +26,22 @@ void AddSimulateCommand(CLI::App& app, Status& result);
 void AddPriceCommand(CLI::App& app, Status& result);
 void AddRunCommand(CLI::App& app, Status& result);
 void AddTrainCommand(CLI::App& app, Status& result);
+void AddHelpCommand(CLI::App& app, Status& result);
+void AddReportCommand(CLI::App& app, Status& result);
+void AddCompareCommand(CLI::App& app, Status& result);
+void AddRecommendCommand(CLI::App& app, Status& result);
 
-// Writes JSON to stdout, pretty-printed.
-inline void PrintJson(const nlohmann::json& json) { std::cout << json.dump(2) << "\n"; }
+// Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md): 2 since
+// metrics became nested objects with units in their names.
+inline void PrintJson(const nlohmann::json& json) {
+  if (json.is_object() && !json.contains("schema_version")) {
+    nlohmann::json versioned = json;
+    versioned["schema_version"] = 2;
+    std::cout << versioned.dump(2) << "\n";
+    return;
+  }
+  std::cout << json.dump(2) << "\n";
+}
 
 // Binds a command body to a subcommand: `body(opts)` runs when the subcommand is given.
 template <typename Options, typename Body>

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.h"
+#include "parse_errors.h"
 
 int main(int argc, char** argv) {
   using namespace shardwise;
@@ -12,10 +13,11 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, run.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, recommend, run, train, report, compare, help.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
+  app.set_version_flag("--version", std::string("shardwise ") + cli::kVersion);
   Status result;
   cli::AddModelsCommand(app, result);
   cli::AddGpusCommand(app, result);
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
   cli::AddPriceCommand(app, result);
   cli::AddRunCommand(app, result);
   cli::AddTrainCommand(app, result);
+  cli::AddReportCommand(app, result);
+  cli::AddCompareCommand(app, result);
+  cli::AddRecommendCommand(app, result);
+  cli::AddHelpCommand(app, result);
 
   try {
     app.parse(argc, argv);
@@ -36,11 +42,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string where = "shardwise";
-    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
-    std::fprintf(stderr, "shardwise: error: %s (see '%s --help')\n", e.what(), where.c_str());
+    std::fprintf(stderr, "shardwise: error: %s\n",
+                 cli::DescribeParseError(app, e, argc, argv).c_str());
     return 2;
+  } catch (const std::exception& e) {  // a bug (or memory exhausted): still one line, no abort
+    std::fprintf(stderr, "shardwise: internal error: %s\n", e.what());
+    return 3;
   }
   if (app.get_subcommands().empty()) {
     std::cout << app.help();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "shardwise/common/format.h"
 
 namespace shardwise::cli {
@@ -9,14 +11,20 @@ namespace shardwise::cli {
 void PerfCliOptions::AddTo(CLI::App* sub) {
   sub->add_option("--dtype", dtype, "Weight format: bf16, fp8, int4, mxfp4, fp4")
       ->capture_default_str();
-  sub->add_option("--kv-dtype", kv_dtype, "KV-cache format (default: fp8 with fp8 weights, else bf16)");
-  sub->add_option("--gpu-memory-utilization", gpu_memory_utilization,
-                  "Fraction of HBM the engine may use; the rest is a runtime reserve")
-      ->capture_default_str();
+  sub->add_option("--kv-dtype", kv_dtype,
+                  "KV-cache format (default: fp8 with fp8 weights, else bf16)");
+  sub->add_option("--engine", engine,
+                  "Serving engine profile: trtllm, vllm, sglang, a versioned name (trtllm-1.0) "
+                  "or a profile .json (see data/engines/)");
+  gpu_memory_utilization_option = sub->add_option(
+      "--gpu-memory-utilization", gpu_memory_utilization,
+      "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM applies it to the "
+      "memory free after weights)");
   sub->add_option("--expert-imbalance", expert_imbalance,
                   "Busiest expert rank's load over the mean (default: statistical estimate)");
-  sub->add_option("--max-batched-tokens", max_batched_tokens, "Tokens per prefill chunk")
-      ->capture_default_str();
+  max_batched_tokens_option = sub->add_option(
+      "--max-batched-tokens", max_batched_tokens,
+      "Tokens per iteration, chunked prefill (default: the engine's)");
 }
 
 StatusOr<PerfOptions> PerfCliOptions::Build() const {
@@ -32,31 +40,60 @@ StatusOr<PerfOptions> PerfCliOptions::Build() const {
                              gpu_memory_utilization));
   }
   if (expert_imbalance != 0 && !(expert_imbalance >= 1 && expert_imbalance <= 100)) {
-    return Error(fmt::format("--expert-imbalance must be between 1 and 100, got {:g}",
-                             expert_imbalance));
+    return Error(
+        fmt::format("--expert-imbalance must be between 1 and 100, got {:g}", expert_imbalance));
   }
   if (max_batched_tokens < 1 || max_batched_tokens > 10'000'000) {
     return Error("--max-batched-tokens must be between 1 and 10,000,000");
   }
-  o.gpu_memory_utilization = gpu_memory_utilization;
+  SW_ASSIGN_OR_RETURN(o.engine, LoadEngine(engine));
+  const bool user_fraction = gpu_memory_utilization_option && *gpu_memory_utilization_option;
+  const bool user_tokens = max_batched_tokens_option && *max_batched_tokens_option;
+  o.gpu_memory_utilization = user_fraction ? gpu_memory_utilization : o.engine.memory_fraction;
   o.expert_imbalance = expert_imbalance;
-  o.max_batched_tokens = max_batched_tokens;
+  o.max_batched_tokens =
+      user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;
+}
+
+std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
+  std::vector<std::string> notes;
+  const Dtype compute = gpu.ComputeDtypeFor(o.weight_dtype);
+  if (compute != o.weight_dtype && BytesPerElement(compute) > BytesPerElement(o.weight_dtype)) {
+    notes.push_back(fmt::format(
+        "{} has no {} tensor cores: {} weights are weight-only quantisation there (stored in {}, "
+        "multiplied in {}), so they save memory and HBM traffic but not FLOPs",
+        gpu.name, DtypeName(o.weight_dtype), DtypeName(o.weight_dtype), DtypeName(o.weight_dtype),
+        DtypeName(compute)));
+  }
+  return notes;
+}
+
+void PrintFormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
+  for (const std::string& note : FormatNotes(gpu, o)) {
+    std::fprintf(stderr, "shardwise: note: %s\n", note.c_str());
+  }
 }
 
 std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster,
                               const StepEstimate& e, const PerfOptions& o) {
   const MemoryPerGpu& m = e.memory;
   const std::string what = fmt::format(
-      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per GPU",
+      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per "
+      "GPU",
       FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
       e.workload.PeakContext(), FormatBytes(m.activation_bytes + m.comm_buffer_bytes));
+  const std::string rule =
+      o.engine.kv_rule == KvMemoryRule::kFractionOfTotal
+          ? fmt::format("{} x {:g}", FormatBytes(m.hbm_bytes), o.gpu_memory_utilization)
+          : fmt::format("{} less the runtime reserve; {} gives KV {:g} of what is free after "
+                        "weights",
+                        FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
-      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({} x {:g}); short "
+      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
       "by {}. Use more TP or PP, a smaller --batch or --context, --dtype fp8, or a larger GPU",
       model.name, DtypeName(o.weight_dtype), e.layout.ToString(), what, cluster.gpu.name,
-      FormatBytes(m.usable_bytes), FormatBytes(m.hbm_bytes), o.gpu_memory_utilization,
-      FormatBytes(m.ShortfallBytes()));
+      FormatBytes(m.usable_bytes), rule, FormatBytes(m.ShortfallBytes()));
 }
 
 }  // namespace shardwise::cli

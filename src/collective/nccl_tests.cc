@@ -1,14 +1,15 @@
 #include "shardwise/collective/nccl_tests.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "shardwise/collective/cost_model.h"
 #include "shardwise/collective/group.h"
+#include "shardwise/common/input_policy.h"
 
 namespace shardwise {
 namespace {
@@ -40,6 +41,7 @@ std::optional<CollectiveOp> InferOp(const std::vector<NcclTestsRow>& rows, int64
 }  // namespace
 
 StatusOr<NcclTestsLog> ParseNcclTests(const std::string& text, const std::string& source) {
+  constexpr size_t kMaxRows = 256;
   NcclTestsLog log;
   std::set<std::string> hosts;
   std::istringstream in(text);
@@ -64,6 +66,16 @@ StatusOr<NcclTestsLog> ParseNcclTests(const std::string& text, const std::string
     if (w.size() < 8) continue;
     const auto bytes = ToNumber(w[0]);
     if (!bytes) continue;
+    if (*bytes <= 0) {
+      return Error(fmt::format("{}:{}: message size must be positive, got {}", source, line_no,
+                               Printable(w[0])));
+    }
+    if (log.rows.size() >= kMaxRows) {
+      return Error(
+          fmt::format("{}: more than {} data rows (a factor-2 sweep from 8 B to 8 GB has "
+                      "31); keep one sweep per file",
+                      source, kMaxRows));
+    }
     NcclTestsRow row;
     row.bytes = *bytes;
     const bool in_place = w.size() >= 13;
@@ -71,7 +83,7 @@ StatusOr<NcclTestsLog> ParseNcclTests(const std::string& text, const std::string
     const auto time_us = ToNumber(w[t]);
     const auto algbw = ToNumber(w[t + 1]);
     const auto busbw = ToNumber(w[t + 2]);
-    if (!time_us || !algbw || !busbw || *time_us <= 0) {
+    if (!time_us || !algbw || !busbw || *time_us <= 0 || *algbw < 0 || *busbw < 0) {
       return Error(fmt::format("{}:{}: cannot read time/algbw/busbw from a data row", source,
                                line_no));
     }
@@ -184,6 +196,15 @@ StatusOr<NcclTestsFit> FitNcclTests(const ClusterSpec& cluster, const NcclTestsL
     return Error(fmt::format("the log has {} ranks per host but cluster '{}' has {} GPUs per "
                              "node; pick a cluster shaped like the measured one",
                              ranks / log.hosts, cluster.name, cluster.GpusPerNode()));
+  }
+  // Bandwidth (efficiency, ramp) is only visible in large messages; a log of small ones would
+  // fit any efficiency equally well.
+  constexpr double kMinLargestBytes = 1 << 20;
+  if (log.rows.back().bytes < kMinLargestBytes) {
+    return Error(
+        fmt::format("{}: the largest message is {:.0f} bytes; fitting needs messages of "
+                    "1 MB or more (run nccl-tests with -e 1G or larger)",
+                    source, log.rows.back().bytes));
   }
   SW_ASSIGN_OR_RETURN(GroupShape g, PlaceGroup(cluster, ranks));
   const int level = g.HighestLevel();

@@ -1,9 +1,11 @@
 #include "shardwise/common/suggest.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
 
-#include <fmt/format.h>
+#include "shardwise/common/input_policy.h"
 
 namespace shardwise {
 
@@ -44,7 +46,7 @@ std::vector<std::string> NearestNames(std::string_view name,
 
 std::string UnknownNameMessage(std::string_view what, std::string_view name,
                                const std::vector<std::string>& candidates, std::string_view hint) {
-  std::string msg = fmt::format("unknown {} '{}'", what, name);
+  std::string msg = fmt::format("unknown {} '{}'", what, Printable(name));
   const std::vector<std::string> near = NearestNames(name, candidates);
   if (!near.empty()) {
     msg += "; did you mean ";

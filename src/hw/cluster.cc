@@ -1,10 +1,11 @@
 #include "shardwise/hw/cluster.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "shardwise/catalog/embedded.h"
+#include "shardwise/common/checked_math.h"
 #include "shardwise/common/json_fields.h"
 
 namespace shardwise {
@@ -25,6 +26,24 @@ double ClusterSpec::PerGpuEgressBytesPerS(int level) const {
 namespace {
 
 constexpr int64_t kMaxFanOut = 1'000'000;
+constexpr int64_t kMaxGpus = 1'000'000;
+
+// The GPUs of the whole cluster (the product of the fan-outs), refused above kMaxGpus before
+// anything can overflow.
+Status CheckCapacity(const std::vector<TopologyLevel>& levels, const std::string& name) {
+  int64_t gpus = 1;
+  for (const TopologyLevel& l : levels) {
+    const std::optional<int64_t> next = CheckedMul(gpus, l.fan_out);
+    if (!next || *next > kMaxGpus) {
+      return Error(
+          fmt::format("{}: the levels' fan-outs multiply to more than {} GPUs; check "
+                      "the fan_out values (and --nodes)",
+                      name, kMaxGpus));
+    }
+    gpus = *next;
+  }
+  return Status();
+}
 
 std::map<std::string, std::string> ReadSources(const nlohmann::json& json) {
   std::map<std::string, std::string> out;
@@ -125,7 +144,7 @@ StatusOr<ClusterSpec> ParseClusterSpec(const nlohmann::json& json, const std::st
                                nodes_level));
     }
   }
-  if (c.Capacity() > kMaxFanOut) return Error(fmt::format("{}: more than 1,000,000 GPUs", source));
+  SW_RETURN_IF_ERROR(CheckCapacity(c.levels, source));
   c.num_gpus = c.Capacity();
   return c;
 }
@@ -180,6 +199,8 @@ StatusOr<ClusterSpec> WithNodes(ClusterSpec c, int64_t nodes) {
                              c.name, c.Capacity()));
   }
   c.levels[c.nodes_level].fan_out = nodes;
+  SW_RETURN_IF_ERROR(
+      CheckCapacity(c.levels, fmt::format("cluster '{}' with --nodes {}", c.name, nodes)));
   c.num_gpus = c.Capacity();
   return c;
 }

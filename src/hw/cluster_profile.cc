@@ -32,7 +32,7 @@ StatusOr<LevelProfile> ParseProfile(const nlohmann::json& json, const std::strin
 }
 
 StatusOr<LevelProfile> LoadProfile(const std::string& path) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(path));
+  SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(path, kProfileInput));
   return ParseProfile(json, path);
 }
 

@@ -43,8 +43,10 @@ Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
   // Widening order for a weight format the tensor cores lack.
   static const std::map<Dtype, std::vector<Dtype>> kWider = {
       {Dtype::kFp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
-      {Dtype::kMxfp4, {Dtype::kFp4, Dtype::kFp8, Dtype::kBf16}},
-      {Dtype::kInt4, {Dtype::kFp8, Dtype::kBf16}},
+      // Hopper's int4 and MXFP4 kernels (Marlin, Machete, TensorRT-LLM's W4A16 and gpt-oss MoE
+      // kernels) dequantise the weights to bf16 and multiply in bf16: no FP8 step in between.
+      {Dtype::kMxfp4, {Dtype::kFp4, Dtype::kBf16}},
+      {Dtype::kInt4, {Dtype::kBf16}},
       {Dtype::kFp8, {Dtype::kFp8, Dtype::kBf16}},
       {Dtype::kFp16, {Dtype::kBf16}},
       {Dtype::kBf16, {Dtype::kBf16}},
@@ -77,8 +79,8 @@ StatusOr<std::map<Dtype, double>> ParseDtypeMap(const nlohmann::json& json, cons
   for (const auto& [name, value] : json.at(key).items()) {
     SW_ASSIGN_OR_RETURN(Dtype dtype, ParseDtype(name));
     if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > max_value) {
-      return Error(fmt::format("{}: {}.{} must be a number in (0, {:g}], got {}", source, key,
-                               name, max_value, value.dump()));
+      return Error(fmt::format("{}: {}.{} must be a number in (0, {:g}], got {}", source, key, name,
+                               max_value, Excerpt(value)));
     }
     out[dtype] = value.get<double>();
   }
@@ -86,6 +88,8 @@ StatusOr<std::map<Dtype, double>> ParseDtypeMap(const nlohmann::json& json, cons
 }
 
 }  // namespace
+
+constexpr int64_t kMaxSmCount = 1'000'000;  // compute units; today's GPUs have up to ~300
 
 StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source) {
   if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
@@ -112,6 +116,9 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
 
   if (!o.Has("achievable")) return o.MissingKey("achievable");
   const auto& ach = json.at("achievable");
+  if (!ach.is_object()) {
+    return Error(fmt::format("{}: 'achievable' must be an object of calibrated fractions", source));
+  }
   const JsonObject a{ach, source + ": achievable"};
   SW_ASSIGN_OR_RETURN(gpu.gemm_fraction, ParseDtypeMap(ach, "gemm_fraction", a.source, 1.0));
   if (!gpu.gemm_fraction.contains(Dtype::kBf16)) {
@@ -123,7 +130,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   }
   SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
   SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k, a.NumberOr("gemm_tile_overhead_k", 0.0));
-  SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count"));
+  SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count", kMaxSmCount));
 
   if (o.Has("sources") && json.at("sources").is_object()) {
     for (const auto& [key, value] : json.at("sources").items()) {

@@ -1,9 +1,12 @@
 #include "shardwise/layout/layout.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
-#include <fmt/format.h>
+#include "shardwise/common/checked_math.h"
+#include "shardwise/common/input_policy.h"
 
 namespace shardwise {
 
@@ -25,6 +28,10 @@ std::string Layout::ToString() const {
   return out.empty() ? "tp1" : out;
 }
 
+namespace {
+constexpr int64_t kMaxLayoutGpus = 1'000'000;
+}  // namespace
+
 StatusOr<Layout> ParseLayout(std::string_view text) {
   Layout layout;
   bool seen_dp = false;
@@ -32,32 +39,55 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
   size_t i = 0;
   const std::string hint = "write degrees like tp8pp2, ep16, tp4ep8dp2 or dp2tp4cp2";
   if (text.empty()) return Error("empty layout; " + hint);
+  if (text.size() > 64)
+    return Error(fmt::format("layout '{}' is too long; {}", Printable(text), hint));
   while (i < text.size()) {
-    if (i + 2 > text.size()) return Error(fmt::format("layout '{}': {}", text, hint));
-    std::string name{static_cast<char>(std::tolower(text[i])),
-                     static_cast<char>(std::tolower(text[i + 1]))};
+    if (i + 2 > text.size()) return Error(fmt::format("layout '{}': {}", Printable(text), hint));
+    // Only ASCII letters are lowered: std::tolower of a negative char is undefined.
+    auto lower = [](char ch) {
+      return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+    };
+    std::string name{lower(text[i]), lower(text[i + 1])};
     i += 2;
     size_t start = i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (start == i || i - start > 7) {
-      return Error(fmt::format("layout '{}': '{}' needs a degree after it; {}", text, name, hint));
+    if (start == i) {
+      return Error(fmt::format("layout '{}': '{}' needs a degree after it; {}", Printable(text),
+                               Printable(name), hint));
+    }
+    if (i - start > 7) {
+      return Error(
+          fmt::format("layout '{}': the degree of '{}' is too large (at most {} GPUs in "
+                      "all)",
+                      Printable(text), Printable(name), kMaxLayoutGpus));
     }
     const int64_t degree = std::stoll(std::string(text.substr(start, i - start)));
-    if (degree < 1) return Error(fmt::format("layout '{}': degrees must be at least 1", text));
+    if (degree < 1) {
+      return Error(fmt::format("layout '{}': degrees must be at least 1", Printable(text)));
+    }
     const char* names[5] = {"dp", "tp", "pp", "ep", "cp"};
     int64_t* slots[5] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp};
     bool known = false;
     for (int k = 0; k < 5; ++k) {
       if (name != names[k]) continue;
-      if (seen[k]) return Error(fmt::format("layout '{}': '{}' appears twice", text, name));
+      if (seen[k]) {
+        return Error(fmt::format("layout '{}': '{}' appears twice", Printable(text), name));
+      }
       seen[k] = known = true;
       *slots[k] = degree;
     }
     if (!known) {
-      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp", text,
-                               name));
+      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp",
+                               Printable(text), Printable(name)));
     }
     if (name == "dp") seen_dp = true;
+  }
+  // Every product below stays far from overflow once the GPU count is bounded.
+  const std::optional<int64_t> gpus =
+      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp, layout.ep});
+  if (!gpus || *gpus > kMaxLayoutGpus) {
+    return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
+                             kMaxLayoutGpus));
   }
   // "ep16" alone is dp16ep16: the expert group spans data-parallel replicas of attention.
   const int64_t inner = layout.tp * layout.cp;
@@ -77,7 +107,10 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     return Error(fmt::format("layout '{}': ep ({}) above tp x cp ({}) must be a multiple of it",
                              text, layout.ep, inner));
   }
-  if (layout.gpus() > 1'000'000) return Error(fmt::format("layout '{}' is too large", text));
+  if (layout.gpus() > kMaxLayoutGpus) {
+    return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
+                             kMaxLayoutGpus));
+  }
   return layout;
 }
 

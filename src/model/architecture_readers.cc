@@ -1,8 +1,10 @@
 #include "architecture_readers.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
-#include <fmt/format.h>
+#include "shardwise/model/model_limits.h"
 
 namespace shardwise::model_internal {
 namespace {
@@ -21,7 +23,13 @@ Status MarkMoeLayers(const JsonObject& c, ModelSpec& spec, int64_t first_moe, in
     if (!c.json.at("mlp_only_layers").is_array()) {
       return Error(fmt::format("{}: 'mlp_only_layers' must be a list of layer indices", c.source));
     }
-    dense_layers = c.json.at("mlp_only_layers").get<std::vector<int64_t>>();
+    for (const auto& index : c.json.at("mlp_only_layers")) {
+      if (!index.is_number_integer()) {
+        return Error(fmt::format("{}: 'mlp_only_layers' must list layer indices, got {}", c.source,
+                                 Excerpt(index)));
+      }
+      dense_layers.push_back(index.get<int64_t>());
+    }
   }
   for (int64_t i = 0; i < spec.num_layers(); ++i) {
     const bool listed_dense =
@@ -89,11 +97,11 @@ Status ReadQwen3Moe(const JsonObject& c, ModelSpec& spec) {
 
 Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
   MlaSpec mla;
-  SW_ASSIGN_OR_RETURN(mla.q_lora_rank, c.IntOr("q_lora_rank", 0));
-  SW_ASSIGN_OR_RETURN(mla.kv_lora_rank, c.Int("kv_lora_rank"));
-  SW_ASSIGN_OR_RETURN(mla.qk_nope_head_dim, c.Int("qk_nope_head_dim"));
-  SW_ASSIGN_OR_RETURN(mla.qk_rope_head_dim, c.Int("qk_rope_head_dim"));
-  SW_ASSIGN_OR_RETURN(mla.v_head_dim, c.Int("v_head_dim"));
+  SW_ASSIGN_OR_RETURN(mla.q_lora_rank, c.IntOr("q_lora_rank", 0, kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.kv_lora_rank, c.Int("kv_lora_rank", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.qk_nope_head_dim, c.Int("qk_nope_head_dim", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.qk_rope_head_dim, c.Int("qk_rope_head_dim", kMaxModelWidth));
+  SW_ASSIGN_OR_RETURN(mla.v_head_dim, c.Int("v_head_dim", kMaxModelWidth));
   spec.mla = mla;
   spec.attention = AttentionKind::kMla;
   spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
@@ -166,9 +174,10 @@ Status ReadGptOss(const JsonObject& c, ModelSpec& spec) {
         }
         spec.layers[i].sliding_window = window;
       } else if (type != "full_attention") {
-        return Error(fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
-                                 "'full_attention', got {}",
-                                 c.source, i, types[i].dump()));
+        return Error(
+            fmt::format("{}: layer_types[{}] must be 'sliding_attention' or "
+                        "'full_attention', got {}",
+                        c.source, i, Excerpt(types[i])));
       }
     }
   }

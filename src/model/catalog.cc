@@ -1,5 +1,7 @@
 #include "shardwise/model/catalog.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "shardwise/catalog/embedded.h"
@@ -24,9 +26,31 @@ std::string NameOf(const std::string& name_or_path, const std::string& source) {
   return path.stem().string();
 }
 
+// "org/name" with no such file: a Hugging Face id, which shardwise cannot fetch (no network).
+bool LooksLikeHubId(const std::string& name) {
+  const size_t slash = name.find('/');
+  return slash != std::string::npos && slash > 0 && slash + 1 < name.size() &&
+         name.find('/', slash + 1) == std::string::npos && !name.ends_with(".json") &&
+         !name.starts_with(".") && !std::filesystem::exists(name);
+}
+
 }  // namespace
 
 StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
+  std::string name(name_or_path);
+  if (LooksLikeHubId(name)) {
+    return Error(fmt::format(
+        "'{}' looks like a Hugging Face model id; shardwise reads models offline: download its "
+        "config.json (e.g. 'huggingface-cli download {} config.json --local-dir DIR') and pass "
+        "--model DIR/config.json, or use a catalog name from 'shardwise models'",
+        name, name));
+  }
+  // A directory holding a config.json (a downloaded checkpoint) stands for that file.
+  if (std::filesystem::is_directory(name) &&
+      std::filesystem::is_regular_file(std::filesystem::path(name) / "config.json")) {
+    name = (std::filesystem::path(name) / "config.json").string();
+  }
+  name_or_path = name;
   std::string source;
   SW_ASSIGN_OR_RETURN(
       nlohmann::json config,

@@ -4,6 +4,7 @@
 
 #include "architecture_readers.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/model/model_limits.h"
 
 namespace shardwise {
 
@@ -31,7 +32,12 @@ StatusOr<std::string> ReadArchitecture(const JsonObject& c) {
 StatusOr<Dtype> ReadNativeDtype(const JsonObject& c) {
   if (c.Has("quantization_config") && c.json.at("quantization_config").is_object()) {
     const auto& q = c.json.at("quantization_config");
-    const std::string method = q.value("quant_method", "");
+    const auto method_it = q.find("quant_method");
+    if (method_it != q.end() && !method_it->is_string()) {
+      return Error(fmt::format("{}: quantization_config.quant_method must be a string, got {}",
+                               c.source, Excerpt(*method_it)));
+    }
+    const std::string method = method_it != q.end() ? method_it->get<std::string>() : "";
     if (method == "fp8") return Dtype::kFp8;
     if (method == "mxfp4") return Dtype::kMxfp4;
   }
@@ -118,7 +124,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   spec.architecture = architecture;
   SW_ASSIGN_OR_RETURN(spec.hidden_size, c.Int("hidden_size"));
   SW_ASSIGN_OR_RETURN(spec.num_heads, c.Int("num_attention_heads"));
-  SW_ASSIGN_OR_RETURN(int64_t num_layers, c.Int("num_hidden_layers"));
+  SW_ASSIGN_OR_RETURN(int64_t num_layers, c.Int("num_hidden_layers", kMaxModelLayers));
   SW_ASSIGN_OR_RETURN(spec.vocab_size, c.Int("vocab_size"));
   SW_ASSIGN_OR_RETURN(spec.num_kv_heads, c.IntOr("num_key_value_heads", spec.num_heads));
   if (spec.num_kv_heads == 0) {
@@ -136,9 +142,6 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
-  if (num_layers > 100000) {
-    return Error(fmt::format("{}: num_hidden_layers ({}) is implausibly large", source, num_layers));
-  }
   spec.layers.assign(num_layers, LayerSpec{});
   spec.attention = spec.num_kv_heads == spec.num_heads ? AttentionKind::kMha
                    : spec.num_kv_heads == 1            ? AttentionKind::kMqa
@@ -151,6 +154,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   if (architecture == "MixtralForCausalLM") spec.norm_topk_prob = true;  // Mixtral always renormalises
 
   SW_RETURN_IF_ERROR(entry->read(c, spec));
+  SW_RETURN_IF_ERROR(CheckModelLimits(spec, source));
   SW_RETURN_IF_ERROR(Validate(spec, source));
   return spec;
 }

@@ -1,6 +1,9 @@
 #include "shardwise/model/dtype.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <string>
 #include <utility>
 
 #include "shardwise/common/suggest.h"
@@ -45,15 +48,20 @@ std::vector<std::string> DtypeNames() {
   return names;
 }
 
-StatusOr<Dtype> ParseDtype(std::string_view text) {
+StatusOr<Dtype> ParseDtype(std::string_view raw) {
+  // Case-insensitive, as layouts are: "FP8" and "BF16" are the names in most papers.
+  std::string text(raw);
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const DtypeInfo& info : kDtypes) {
     if (info.name == text) return info.dtype;
   }
   if (text == "bfloat16") return Dtype::kBf16;
   if (text == "float16") return Dtype::kFp16;
   if (text == "float32") return Dtype::kFp32;
-  return Error(UnknownNameMessage("dtype", text, DtypeNames(), "use one of fp32, bf16, fp16, "
-                                                               "fp8, int4, mxfp4, fp4"));
+  return Error(UnknownNameMessage("dtype", raw, DtypeNames(),
+                                  "use one of fp32, bf16, fp16, "
+                                  "fp8, int4, mxfp4, fp4"));
 }
 
 }  // namespace shardwise

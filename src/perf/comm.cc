@@ -13,22 +13,38 @@ std::string LinkName(const ClusterSpec& c, const GroupShape& g) {
 
 }  // namespace
 
-StatusOr<StepComm> StepComm::Create(const ClusterSpec& cluster, const Layout& layout) {
+StatusOr<StepComm> StepComm::Create(const ClusterSpec& cluster, const Layout& layout,
+                                    const EngineProfile& engine) {
   StepComm c;
   c.cluster_ = &cluster;
   c.layout_ = layout;
+  c.engine_ = engine;
   SW_ASSIGN_OR_RETURN(c.tp_group_, PlaceGroup(cluster, layout.tp, 1));
   SW_ASSIGN_OR_RETURN(c.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
   SW_ASSIGN_OR_RETURN(c.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
   // All the stages: a send/recv is priced at the outermost level any stage boundary crosses.
   SW_ASSIGN_OR_RETURN(c.pp_pair_, PlaceGroup(cluster, layout.pp, layout.PpStride()));
+  c.tp_in_one_domain_ = c.tp_group_.HighestLevel() == 0;
   c.tp_link_ = LinkName(cluster, c.tp_group_);
   c.ep_link_ = LinkName(cluster, c.ep_group_);
   return c;
 }
 
+double StepComm::CustomAllReduce(double bytes) const {
+  const TopologyLevel& nvlink = cluster_->levels[0];
+  const double bytes_per_s = nvlink.egress_bytes_per_s * nvlink.efficiency;
+  const double n = static_cast<double>(layout_.tp);
+  if (bytes <= engine_.one_shot_max_bytes) {
+    return engine_.custom_allreduce_latency_s + (n - 1) * bytes / bytes_per_s;
+  }
+  return 2 * engine_.custom_allreduce_latency_s + 2 * (n - 1) / n * bytes / bytes_per_s;
+}
+
 double StepComm::TpAllReduce(double bytes) const {
   if (layout_.tp <= 1) return 0.0;
+  if (tp_in_one_domain_ && bytes <= engine_.custom_allreduce_max_bytes) {
+    return CustomAllReduce(bytes);
+  }
   CollectiveRequest r;
   r.bytes = bytes;
   return PredictCollective(*cluster_, tp_group_, r).time_s;

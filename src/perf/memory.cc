@@ -69,6 +69,15 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double fixed = m.weight_bytes + m.comm_buffer_bytes +
                        (m.activation_bytes - sequences_per_rank * logits_per_sequence);
   const double per_sequence = m.kv_bytes_per_sequence + logits_per_sequence;
+  if (o.engine.kv_rule == KvMemoryRule::kFractionOfFreeAfterWeights) {
+    // TensorRT-LLM: the KV pool is the fraction of what is free after weights, activations and
+    // the runtime's own allocations.
+    const double available = m.hbm_bytes - o.engine.runtime_reserve_bytes;
+    m.usable_bytes = fixed <= available
+                         ? fixed + (available - fixed) * o.gpu_memory_utilization
+                         : available;
+    m.reserve_bytes = m.hbm_bytes - m.usable_bytes;
+  }
   const double free_bytes = m.usable_bytes - fixed;
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
   for (const StageLayers& st : s.stages) {

@@ -19,7 +19,8 @@ OpCoster::OpCoster(const GpuSpec& gpu, const PerfOptions& options)
       activation_dtype_(options.activation_dtype),
       weight_compute_dtype_(gpu.ComputeDtypeFor(options.weight_dtype)),
       weight_peak_flops_per_s_(gpu.PeakFlopsPerS(weight_compute_dtype_)),
-      attention_flops_per_s_(gpu.AchievableFlopsPerS(gpu.ComputeDtypeFor(options.kv_dtype))),
+      attention_flops_per_s_(gpu.AchievableFlopsPerS(gpu.ComputeDtypeFor(options.kv_dtype)) *
+                             options.engine.attention_efficiency),
       hbm_bytes_per_s_(gpu.AchievableHbmBytesPerS()) {}
 
 double OpCoster::Roofline(double flops, double bytes, double flops_per_s,
@@ -45,10 +46,13 @@ void OpCoster::Gemms(const std::vector<GemmShape>& gemms, double m, double copie
   }
 }
 
-void OpCoster::Elementwise(double tokens, double hidden, double ffn_width,
+void OpCoster::Elementwise(double tokens, double hidden, double ffn_width, bool fused_norms,
                            PhaseBreakdown& out) const {
-  const double bytes = tokens *
-                       (kElementwiseHiddenTensors * hidden + kElementwiseFfnTensors * ffn_width) *
+  // A norm fused into the all-reduce kernel reads the reduced sum in registers: it saves the
+  // separate pass's read of the sum and its write, half of each norm's traffic.
+  const double hidden_tensors =
+      fused_norms ? kElementwiseHiddenTensors / 2 : kElementwiseHiddenTensors;
+  const double bytes = tokens * (hidden_tensors * hidden + kElementwiseFfnTensors * ffn_width) *
                        BytesPerElement(activation_dtype_);
   Roofline(0, bytes, 1, out);
 }

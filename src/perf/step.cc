@@ -30,7 +30,7 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
   s.layout_ = layout;
   s.shard_ = ShardModel(model, layout, options);
   s.ops_ = OpCoster(cluster.gpu, options);
-  SW_ASSIGN_OR_RETURN(s.comm_, StepComm::Create(cluster, layout));
+  SW_ASSIGN_OR_RETURN(s.comm_, StepComm::Create(cluster, layout, options.engine));
   return s;
 }
 
@@ -54,7 +54,8 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
   // Attention block of one layer with `window`: projections, core, communication.
   auto attention = [&](int64_t window) {
     ops_.Gemms(s.attention_gemms, tokens, 1, 1, out);
-    ops_.Elementwise(tokens, hidden, s.ffn_width, out);
+    ops_.Elementwise(tokens, hidden, s.ffn_width, l.tp > 1 && options_.engine.fused_allreduce_norm,
+                     out);
     const double pairs = keys(window);
     // Decode reads every cached key of each sequence; prefill reads the keys it writes.
     const double kv_read_tokens = prefill ? tokens : pairs / cp;
@@ -94,6 +95,14 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
   return out;
 }
 
+double StepModel::MaxStageLayers() const {
+  double layers = 0;
+  for (const StageLayers& st : shard_.stages) {
+    layers = std::max(layers, static_cast<double>(st.dense + st.moe));
+  }
+  return layers;
+}
+
 double StepModel::HandOff(double tokens) const {
   return comm_.HandOff(tokens * static_cast<double>(shard_.hidden) *
                        BytesPerElement(options_.activation_dtype));
@@ -105,16 +114,20 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   const double cp = static_cast<double>(l.cp);
   PrefillEstimate p;
   p.prompt_tokens = prompt_tokens;
-  // One prompt (TTFT): every stage in turn, the prompt split over CP ranks.
+  // One prompt (TTFT): every stage in turn, the prompt split over CP ranks. Only the attention-DP
+  // rank that holds it sends tokens to the experts.
   const double prompt = static_cast<double>(prompt_tokens);
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
-        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt * adp, true,
+        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt, true,
         prompt);
     Accumulate(p.prefill, stage, 1.0);
   }
   p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(prompt / cp);
-  p.prefill.total_s += p.prefill.pp_comm_s;
+  // Prefill runs outside CUDA graphs.
+  const double overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), false);
+  p.prefill.overhead_s = overhead_s;
+  p.prefill.total_s += p.prefill.pp_comm_s + overhead_s;
   p.ttft_s = p.prefill.total_s;
 
   // At full load: chunks of max_batched_tokens, pipelined across stages, one chunk per
@@ -131,8 +144,36 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
                            chunk_tokens * adp, true, prompt)
                            .total_s);
   }
-  p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp)) / (chunk_prompts * adp);
+  p.s_per_request =
+      (chunk_stage_s + HandOff(chunk_tokens / cp) + overhead_s) / (chunk_prompts * adp);
   return p;
+}
+
+double StepModel::PrefillIterationS(double tokens, double keys_per_token) const {
+  const Layout& l = layout_;
+  const double adp = static_cast<double>(l.AttentionDp());
+  const double cp = static_cast<double>(l.cp);
+  const MicroBatches mb = DecodeMicroBatches(std::max(1.0, tokens), l.pp);
+  double all_stages_s = 0;
+  double slowest_s = 0;
+  for (const StageLayers& st : shard_.stages) {
+    const double stage_s =
+        Stage(
+            st, mb.size / cp,
+            [&](int64_t win) {
+              const double keys =
+                  win > 0 ? std::min(keys_per_token, static_cast<double>(win)) : keys_per_token;
+              return mb.size * keys;
+            },
+            mb.size * adp, true, mb.size)
+            .total_s;
+    all_stages_s += stage_s;
+    slowest_s = std::max(slowest_s, stage_s);
+  }
+  const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
+  // Prefill runs outside CUDA graphs.
+  return DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s + hand_offs +
+         StepOverheadS(options_.engine, MaxStageLayers(), false);
 }
 
 StepEstimate StepModel::Estimate(const Workload& w) const {
@@ -172,7 +213,10 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   Accumulate(e.decode, slowest, mb.count);
   e.decode.bubble_s = cycle.bubble_s;
   e.decode.pp_comm_s = hand_offs;
-  e.decode.total_s = cycle.cycle_s + hand_offs;
+  const double per_rank = std::ceil(static_cast<double>(w.batch) / adp);
+  const bool graphed = per_rank <= options_.engine.cuda_graph_max_batch;
+  e.decode.overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), graphed);
+  e.decode.total_s = cycle.cycle_s + hand_offs + e.decode.overhead_s;
   e.tpot_s = e.decode.total_s;
 
   // Offline steady state: each of the batch's requests costs its prefill, and every decode

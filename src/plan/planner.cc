@@ -29,6 +29,17 @@ double UsdPerMtok(const ClusterSpec& c, const StepEstimate& e) {
   return usd_per_s / e.output_tokens_per_s * 1e6;
 }
 
+// Layouts simulated at a given load (closed or open loop); offline, the top ones are.
+constexpr size_t kMaxSimulatedAtLoad = 32;
+constexpr size_t kExtraSimulatedOffline = 3;
+
+// TPOT while the batch is kept full: every iteration also prefills the prompts of the requests
+// that replace finished ones, batch / OSL of them per iteration (chunked prefill mixes them in).
+double SteadyTpotS(const StepEstimate& e) {
+  return e.tpot_s + static_cast<double>(e.workload.batch) * e.prefill_s_per_request /
+                        static_cast<double>(e.workload.output_tokens);
+}
+
 // Higher is better.
 double Score(Objective objective, const StepEstimate& e) {
   switch (objective) {
@@ -59,6 +70,70 @@ std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
   return out.empty() ? "one GPU" : out;
 }
 
+double ScoreAtLoad(Objective objective, const OperatingPoint& p) {
+  switch (objective) {
+    case Objective::kLatency:
+      return -p.tpot.mean_s - 1e-3 * p.ttft.mean_s;
+    case Objective::kThroughput:
+    case Objective::kCost:
+      return p.output_tokens_per_s_per_gpu;
+  }
+  return 0;
+}
+
+// Simulates the leading entries at the request's load, drops those that miss an SLO there
+// (offline: halves the batch until they meet it), and re-ranks them by what they do.
+Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
+                  std::vector<PlanEntry>& entries) {
+  const bool offline = req.load.kind == PlanLoad::Kind::kOffline;
+  const size_t limit =
+      offline ? static_cast<size_t>(req.top) + kExtraSimulatedOffline : kMaxSimulatedAtLoad;
+  std::vector<PlanEntry> kept;
+  for (size_t i = 0; i < entries.size() && i < limit; ++i) {
+    PlanEntry entry = entries[i];
+    SW_ASSIGN_OR_RETURN(StepModel step,
+                        StepModel::Create(model, cluster, entry.estimate.layout, req.perf));
+    Workload w = entry.estimate.workload;
+    while (true) {
+      SW_ASSIGN_OR_RETURN(OperatingPoint p, SimulateOperatingPoint(model, cluster, step, req.perf,
+                                                                   w, req.max_batch, req.load));
+      if (p.ttft.mean_s <= req.max_ttft_s && p.tpot.mean_s <= req.max_tpot_s) {
+        if (w.batch != entry.estimate.workload.batch) {
+          entry.estimate = step.Estimate(w);
+          entry.limited_by = "the SLO";
+        }
+        entry.at_load = p;
+        entry.usd_per_mtok_output = cluster.gpu.usd_per_gpu_hour / 3600.0 *
+                                    static_cast<double>(entry.estimate.layout.gpus()) /
+                                    p.output_tokens_per_s * 1e6;
+        kept.push_back(entry);
+        break;
+      }
+      if (!offline || w.batch == 1) break;
+      w.batch /= 2;
+    }
+  }
+  if (kept.empty()) {
+    return Error(
+        fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
+                    "--max-tpot-ms) at this load; lower the load or relax the SLOs",
+                    model.name, cluster.name));
+  }
+  // At a fixed load every layout that keeps up serves the same tokens per GPU: throughputs
+  // within 2% of each other (one log bucket) rank by TPOT instead.
+  auto key = [&](const PlanEntry& e) {
+    const double score = ScoreAtLoad(req.objective, *e.at_load);
+    const double bucket = req.objective == Objective::kLatency || score <= 0
+                              ? score
+                              : std::floor(std::log(score) / std::log(1.02));
+    return std::make_pair(bucket, -e.at_load->tpot.mean_s);
+  };
+  std::stable_sort(kept.begin(), kept.end(),
+                   [&](const PlanEntry& a, const PlanEntry& b) { return key(a) > key(b); });
+  entries = std::move(kept);
+  return Status();
+}
+
 std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
   const StepEstimate& e = entry.estimate;
   const PhaseBreakdown& d = e.decode;
@@ -72,6 +147,11 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objectiv
                                  e.workload.batch, e.bound, 100 * top / d.total_s);
   if (!entry.limited_by.empty()) line += "; batch capped by " + entry.limited_by;
   if (e.over_parallelised) line += "; over-parallelised TP";
+  if (entry.at_load) {
+    line += fmt::format("; simulated at {:.0f} requests in flight: TTFT {}, TPOT {}",
+                        entry.at_load->concurrency, FormatSeconds(entry.at_load->ttft.mean_s),
+                        FormatSeconds(entry.at_load->tpot.mean_s));
+  }
   return line;
 }
 
@@ -171,7 +251,9 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
       const StepEstimate e = b == 1 ? one : step->Estimate(w, prefill);
       if (b != 1) ++result.points_evaluated;
       if (!e.memory.Fits()) break;
-      if (e.ttft_s > req.max_ttft_s || e.tpot_s > req.max_tpot_s) {
+      // Offline the analytic steady state screens the SLOs; at a given load the simulation does.
+      if (req.load.kind == PlanLoad::Kind::kOffline &&
+          (e.ttft_s > req.max_ttft_s || SteadyTpotS(e) > req.max_tpot_s)) {
         slo_stopped = true;
         break;  // larger batches only get slower per step
       }
@@ -214,6 +296,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                    [&](const PlanEntry& a, const PlanEntry& b) {
                      return Score(req.objective, a.estimate) > Score(req.objective, b.estimate);
                    });
+  SW_RETURN_IF_ERROR(RankAtLoad(model, cluster, req, best_per_layout));
   for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
     best_per_layout[i].why = Why(cluster, best_per_layout[i], req.objective);
     result.ranked.push_back(best_per_layout[i]);

@@ -62,17 +62,28 @@ HostProfile MeasureHostProfile() {
   return p;
 }
 
-StatusOr<HostProfile> LoadHostProfile(const std::string& path) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(path));
-  const JsonObject o{j, path};
+StatusOr<HostProfile> ParseHostProfile(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) {
+    return Error(
+        fmt::format("{}: expected a JSON object (a host profile written by 'shardwise "
+                    "run')",
+                    source));
+  }
+  constexpr int64_t kMaxCores = 65536;
+  const JsonObject o{json, source};
   HostProfile p;
   SW_ASSIGN_OR_RETURN(p.flops_per_s, o.Number("flops_per_s"));
   SW_ASSIGN_OR_RETURN(p.copy_bytes_per_s, o.Number("copy_bytes_per_s"));
-  SW_ASSIGN_OR_RETURN(int64_t cores, o.Int("cores"));
+  SW_ASSIGN_OR_RETURN(int64_t cores, o.Int("cores", kMaxCores));
   p.cores = static_cast<int>(cores);
   SW_ASSIGN_OR_RETURN(p.allreduce_latency_s, o.Number("allreduce_latency_s"));
   SW_ASSIGN_OR_RETURN(p.allreduce_bytes_per_s, o.Number("allreduce_bytes_per_s"));
   return p;
+}
+
+StatusOr<HostProfile> LoadHostProfile(const std::string& path) {
+  SW_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(path, kProfileInput));
+  return ParseHostProfile(json, path);
 }
 
 Status SaveHostProfile(const HostProfile& p, const std::string& path) {

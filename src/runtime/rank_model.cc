@@ -62,21 +62,10 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
   if (!m.gated_ffn) {
-    return Error(fmt::format(
-        "the runtime does not execute {} (a GELU MLP with LayerNorm, GPT-2 style) yet; it runs "
-        "Llama, Mistral, Qwen2/3, Mixtral/Qwen-MoE, DeepSeek-V3 (MLA) and gpt-oss models (plan, "
-        "explain and simulate cover {})",
-        m.name, m.name));
-  }
-  // The unsharded reference holds every weight in fp32: refuse models this host cannot hold
-  // (deepseek-v3 and the like) before any rank allocates.
-  const double weight_bytes = WeightBytes(m, Dtype::kFp32);
-  const double host_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
-  if (host_bytes > 0 && weight_bytes > host_bytes) {
     return Error(
-        fmt::format("{} needs {} of fp32 weights and this host has {} of memory; run a "
-                    "smaller model (tiny-dense, tiny-moe, tiny-mla, small-dense)",
-                    m.name, FormatBytes(weight_bytes), FormatBytes(host_bytes)));
+        fmt::format("the runtime does not execute {} (a GELU MLP with LayerNorm, GPT-2 "
+                    "style) yet",
+                    m.name));
   }
   if (m.is_moe() &&
       m.moe.groups_per_token * (m.moe.num_experts / m.moe.num_groups) < m.moe.experts_per_token) {
@@ -540,6 +529,11 @@ Status RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
   // This rank's vocabulary rows, then every rank's gathered: [tp][seqs][part].
   std::vector<float> mine(static_cast<size_t>(seqs * part));
   kernels::MatMulT(last.data(), lm_head_.data(), mine.data(), seqs, part, h);
+  return GatherVocabShares(mine, seqs, part, vocab, tp, out);
+}
+
+Status GatherVocabShares(const std::vector<float>& mine, int64_t seqs, int64_t part, int64_t vocab,
+                         Communicator& tp, std::vector<float>& out) {
   std::vector<float> all(mine.size() * static_cast<size_t>(tp.size()));
   SW_RETURN_IF_ERROR(tp.AllGather(mine, all));
   out.assign(static_cast<size_t>(seqs * vocab), 0.0f);

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 
+#include "shardwise/runtime/compute_registry.h"
+#include "shardwise/runtime/finite_check.h"
 #include "shardwise/runtime/rank_model.h"
 #include "shardwise/runtime/weights.h"
 
@@ -50,6 +52,8 @@ std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
 
 Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
+  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout,
+                                        {c.redundant_experts, c.capacity_factor}));
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
@@ -59,7 +63,18 @@ Status CheckRunConfig(const RunConfig& c) {
                     "serves its own sequences",
                     c.batch, c.layout.dp));
   }
-  if (c.prompt_tokens + c.generate_tokens > 1'000'000) return Error("the run is too long");
+  if (c.batch > kMaxRunBatch) {
+    return Error(
+        fmt::format("--batch {} is more than a run takes ({}); the runtime checks the "
+                    "split, it does not serve traffic (see 'shardwise simulate')",
+                    c.batch, kMaxRunBatch));
+  }
+  const int64_t context =
+      c.model.max_position_embeddings > 0 ? c.model.max_position_embeddings : 1'000'000;
+  if (c.prompt_tokens > context || c.generate_tokens > context - c.prompt_tokens) {
+    return Error(fmt::format("--prompt-len {} plus --gen {} exceeds {}'s context of {} tokens",
+                             c.prompt_tokens, c.generate_tokens, c.model.name, context));
+  }
   if (c.micro_batches < 0 || c.micro_batches > c.batch / c.layout.dp) {
     return Error(
         fmt::format("--micro-batches ({}) must be between 1 and the sequences per DP "
@@ -126,6 +141,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   } else {
     SW_ASSIGN_OR_RETURN(weights, OpenSafetensors(c.weights_dir));
   }
+  weights = FiniteWeights(std::move(weights));
   // This rank's prompt positions: under CP, chunks cp_index and 2 cp - 1 - cp_index of 2 cp
   // (the early chunk's causal work is light, the mirrored late one's heavy).
   std::vector<int64_t> prompt_positions;
@@ -138,9 +154,14 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   // Its KV cache: its prompt positions and every cp-th generated token.
   const int64_t cache_tokens =
       static_cast<int64_t>(prompt_positions.size()) + (c.generate_tokens + l.cp - 1) / l.cp;
-  SW_ASSIGN_OR_RETURN(RankModel model,
+  SW_ASSIGN_OR_RETURN(RankModel host_model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens,
                                       {c.redundant_experts, c.capacity_factor}));
+  const int64_t stage_first_layer = host_model.layer_begin();
+  const int64_t stage_last_layer = host_model.layer_end() - 1;
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
+                      MakeStageCompute(c.device_compute, std::move(host_model), world.rank()));
+  StageCompute& model = *compute;
   weights.reset();
 
   // Micro-batches (default: one per stage, as many as there are sequences).
@@ -198,12 +219,18 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
           SW_RETURN_IF_ERROR(pp->Recv(token_buf, last_stage));
           next[m].assign(token_buf.begin(), token_buf.end());
         }
-        model.Embed(next[m], x);
+        SW_RETURN_IF_ERROR(model.Embed(next[m], x));
       } else {
         x.assign(static_cast<size_t>(n * len * hidden), 0.0f);
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
       }
       SW_RETURN_IF_ERROR(model.Forward(x, seqs, positions, context, step == 0, comms));
+      if (const Status finite =
+              CheckFinite(x, fmt::format("the activations after layers {} to {} (step {})",
+                                         stage_first_layer, stage_last_layer, step));
+          !finite.ok()) {
+        return RuntimeFailure(finite.message());
+      }
       if (!last) {
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
@@ -211,6 +238,10 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       // The prompt's last position is in CP rank 0's second chunk: its logits decide, and the
       // chosen tokens go to the whole CP group (decode rows are the same on every CP rank).
       SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits, *tp_comm));
+      if (const Status finite = CheckFinite(logits, fmt::format("the logits (step {})", step));
+          !finite.ok()) {
+        return RuntimeFailure(finite.message());
+      }
       token_buf.assign(static_cast<size_t>(n), 0.0f);
       for (int64_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * vocab;
@@ -233,6 +264,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Send(token_buf, 0));
       }
     }
+    if (c.on_step && world.rank() == 0) c.on_step(step + 1, c.generate_tokens);
     if (step == 0) {
       result.prefill = end_phase();
       SW_RETURN_IF_ERROR(world.Barrier());

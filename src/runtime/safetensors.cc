@@ -1,33 +1,21 @@
 // safetensors: an 8-byte little-endian header length, a JSON header mapping tensor names to
 // {dtype, shape, data_offsets}, then the raw data. Slices are read with seek + read, so a
 // rank touches only the bytes of its shard.
+#include <fmt/format.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "shardwise/common/json_fields.h"
+#include "shardwise/runtime/safetensors_format.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
 namespace {
 
-struct TensorInfo {
-  std::string file;
-  std::string dtype;
-  std::vector<int64_t> shape;
-  uint64_t begin = 0;  // absolute byte offset of the data
-  uint64_t end = 0;
-};
-
-int64_t ElementBytes(const std::string& dtype) {
-  if (dtype == "F32") return 4;
-  if (dtype == "BF16" || dtype == "F16") return 2;
-  return 0;
-}
+using TensorInfo = SafetensorsTensor;
 
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
@@ -63,47 +51,20 @@ float Bf16ToFloat(uint16_t b) {
 }
 
 Status ReadHeader(const std::string& path, std::map<std::string, TensorInfo>& out) {
+  SW_RETURN_IF_ERROR(CheckRegularFile(path, InputKind{"safetensors file", INT64_MAX}));
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error(fmt::format("{}: cannot open the weights file", path));
-  const uint64_t file_size = std::filesystem::file_size(path);
-  uint64_t header_len = 0;
-  if (file_size < 8 || !in.read(reinterpret_cast<char*>(&header_len), 8)) {
-    return Error(fmt::format("{}: truncated safetensors file (no header length)", path));
-  }
-  if (header_len > file_size - 8 || header_len > (100u << 20)) {
-    return Error(fmt::format("{}: truncated or corrupt safetensors file (header of {} bytes in a "
-                             "{}-byte file)",
-                             path, header_len, file_size));
-  }
+  if (ec || !in) return Error(fmt::format("{}: cannot open the weights file", path));
+  std::string length(8, '\0');
+  in.read(length.data(), 8);
+  length.resize(static_cast<size_t>(in.gcount()));
+  SW_ASSIGN_OR_RETURN(uint64_t header_len, SafetensorsHeaderLength(length, file_size, path));
   std::string header(header_len, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_len));
-  SW_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonText(header, path + " (header)"));
-  for (const auto& [name, v] : j.items()) {
-    if (name == "__metadata__") continue;
-    TensorInfo t;
-    t.file = path;
-    t.dtype = v.value("dtype", "");
-    if (ElementBytes(t.dtype) == 0) {
-      return Error(fmt::format("{}: tensor {} has dtype {}; supported: F32, BF16, F16", path, name,
-                               t.dtype));
-    }
-    t.shape = v.at("shape").get<std::vector<int64_t>>();
-    const auto offsets = v.at("data_offsets").get<std::vector<uint64_t>>();
-    t.begin = 8 + header_len + offsets.at(0);
-    t.end = 8 + header_len + offsets.at(1);
-    int64_t elements = 1;
-    for (int64_t d : t.shape) elements *= d;
-    if (t.end - t.begin != static_cast<uint64_t>(elements * ElementBytes(t.dtype))) {
-      return Error(fmt::format("{}: tensor {} has {} bytes for shape of {} elements", path, name,
-                               t.end - t.begin, elements));
-    }
-    if (t.end > file_size) {
-      return Error(fmt::format("{}: truncated: tensor {} ends at byte {} of a {}-byte file", path,
-                               name, t.end, file_size));
-    }
-    out[name] = t;
+  if (!in.read(header.data(), static_cast<std::streamsize>(header_len))) {
+    return Error(fmt::format("{}: truncated while reading the header", path));
   }
-  return Status();
+  return ParseSafetensorsHeader(header, file_size, path, out);
 }
 
 class Safetensors final : public WeightSource {
@@ -133,7 +94,7 @@ class Safetensors final : public WeightSource {
     }
     std::ifstream in(t.file, std::ios::binary);
     if (!in) return Error(fmt::format("{}: cannot open the weights file", t.file));
-    const int64_t eb = ElementBytes(t.dtype);
+    const int64_t eb = SafetensorsElementBytes(t.dtype);
     std::vector<char> raw(static_cast<size_t>(cols.size() * eb));
     std::vector<float> out;
     out.reserve(static_cast<size_t>(rows.size() * cols.size()));
@@ -169,21 +130,18 @@ StatusOr<std::unique_ptr<WeightSource>> OpenSafetensors(const std::string& dir) 
   std::map<std::string, TensorInfo> tensors;
   const fs::path single = fs::path(dir) / "model.safetensors";
   const fs::path index = fs::path(dir) / "model.safetensors.index.json";
-  if (fs::is_regular_file(index)) {
-    SW_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(index.string()));
-    if (!j.contains("weight_map") || !j["weight_map"].is_object()) {
-      return Error(fmt::format("{}: missing 'weight_map'", index.string()));
-    }
-    std::set<std::string> files;
-    for (const auto& [name, file] : j["weight_map"].items()) files.insert(file.get<std::string>());
+  std::error_code ec;
+  if (fs::exists(index, ec)) {
+    SW_ASSIGN_OR_RETURN(nlohmann::json j, ReadJsonFile(index.string(), kIndexInput));
+    SW_ASSIGN_OR_RETURN(std::vector<std::string> files, SafetensorsIndexShards(j, index.string()));
     for (const std::string& f : files) {
       const std::string path = (fs::path(dir) / f).string();
-      if (!fs::is_regular_file(path)) {
+      if (!fs::exists(path, ec)) {
         return Error(fmt::format("{}: shard listed in the index is missing", path));
       }
       SW_RETURN_IF_ERROR(ReadHeader(path, tensors));
     }
-  } else if (fs::is_regular_file(single)) {
+  } else if (fs::exists(single, ec)) {
     SW_RETURN_IF_ERROR(ReadHeader(single.string(), tensors));
   } else {
     return Error(fmt::format("{}: no model.safetensors or model.safetensors.index.json there",

@@ -1,13 +1,14 @@
 #include "shardwise/sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <queue>
 
-#include <fmt/format.h>
-
 #include "shardwise/model/accounting.h"
+#include "shardwise/perf/attention.h"
 
 namespace shardwise {
 namespace {
@@ -70,16 +71,24 @@ class Sim {
   }
 
   StatusOr<SimResult> Run() {
-    PullArrival();
+    if (c_.concurrency > 0) {
+      for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
+      SW_RETURN_IF_ERROR(RouteClosedLoop());
+    } else {
+      PullArrival();
+    }
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
       AdvanceClock(e.time_s);
       if (e.kind == EventKind::kArrival) {
-        SW_RETURN_IF_ERROR(Route(pending_));
-        PullArrival();
+        const TraceRequest next = pending_.front();
+        pending_.pop_front();
+        SW_RETURN_IF_ERROR(Route(next));
+        if (c_.concurrency == 0) PullArrival();
       } else {
         FinishStep(e.index);
+        SW_RETURN_IF_ERROR(closed_loop_status_);
       }
     }
     return Finish();
@@ -90,9 +99,35 @@ class Sim {
 
   void PullArrival() {
     if (auto r = source_.Next()) {
-      pending_ = *r;
+      pending_.push_back(*r);
       Push(r->arrival_s, EventKind::kArrival, 0);
     }
+  }
+
+  // A client of the closed loop sends its next request now; it is routed before the replica
+  // that completed the previous one plans its next iteration (RouteClosedLoop), so it can join.
+  void PullClosedLoop() {
+    if (auto r = source_.Next()) {
+      r->arrival_s = now_;
+      pending_.push_back(*r);
+    }
+  }
+
+  // Routes every waiting arrival, then starts the idle replicas, so requests arriving together
+  // share an iteration.
+  Status RouteClosedLoop() {
+    defer_start_ = true;
+    while (!pending_.empty()) {
+      const TraceRequest next = pending_.front();
+      pending_.pop_front();
+      const Status s = Route(next);
+      if (!s.ok()) return s;
+    }
+    defer_start_ = false;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      if (!replicas_[i].busy) StartStep(static_cast<int64_t>(i));
+    }
+    return Status();
   }
 
   void AdvanceClock(double t) {
@@ -100,6 +135,8 @@ class Sim {
     if (t > now_) {
       const double occ = Occupancy();
       kv_weighted_ += occ * (t - now_);
+      // Every state the mean integrates counts toward the maximum, so mean <= max.
+      result_.kv_occupancy_max = std::max(result_.kv_occupancy_max, occ);
       now_ = t;
     }
   }
@@ -148,7 +185,7 @@ class Sim {
     Replica& rep = replicas_[target];
     rep.waiting.push_back(id);
     ++rep.in_flight;
-    if (!rep.busy) StartStep(static_cast<int64_t>(target));
+    if (!rep.busy && !defer_start_) StartStep(static_cast<int64_t>(target));
     return Status();
   }
 
@@ -202,14 +239,27 @@ class Sim {
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
+    // Each chunk attends to its prompt's prefix already in the cache and to its own earlier
+    // tokens; a chunk sits on one attention-DP rank, the rest spread evenly.
     double prefill_tokens = 0;
-    for (const auto& [id, tokens] : rep.step_prefill) prefill_tokens += static_cast<double>(tokens);
+    double pairs = 0;
+    double largest_chunk = 0;
+    for (const auto& [id, tokens] : rep.step_prefill) {
+      const double chunk = static_cast<double>(tokens);
+      prefill_tokens += chunk;
+      pairs += ChunkPairs(static_cast<double>(requests_[id].prefilled), chunk, 0);
+      largest_chunk = std::max(largest_chunk, chunk);
+    }
     if (rep.step_decode == 0 && prefill_tokens == 0) {
       rep.busy = false;
       return;
     }
     const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
-    const double seconds = table_.StepSeconds(rep.step_decode, context, prefill_tokens);
+    const double rank_tokens =
+        std::max(prefill_tokens / static_cast<double>(c_.attention_dp), largest_chunk);
+    const double keys_per_token = prefill_tokens > 0 ? pairs / prefill_tokens : 0.0;
+    const double seconds =
+        table_.StepSeconds(rep.step_decode, context, rank_tokens, keys_per_token);
     // Model FLOPs of the iteration, for MFU.
     if (rep.step_decode > 0) {
       flops_ += rep.step_decode * (matmul_flops_per_token_ +
@@ -249,6 +299,7 @@ class Sim {
       result_.goodput_output_tokens += static_cast<double>(r.total_output);
     }
     if (c_.progress && (result_.requests & 0xFFFF) == 0) c_.progress(result_.requests, now_);
+    if (c_.concurrency > 0) PullClosedLoop();
   }
 
   void FinishStep(int64_t index) {
@@ -284,6 +335,7 @@ class Sim {
       rep.finishes.push({r.join_step + r.output - 1, id});
     }
     SampleOccupancy();
+    if (c_.concurrency > 0) closed_loop_status_ = RouteClosedLoop();
     StartStep(index);
   }
 
@@ -325,7 +377,9 @@ class Sim {
   std::vector<Replica> replicas_;
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  TraceRequest pending_;
+  std::deque<TraceRequest> pending_;  // arrived, not yet routed
+  Status closed_loop_status_;
+  bool defer_start_ = false;
   int64_t order_ = 0;
   int64_t next_rr_ = 0;
   double now_ = 0;
@@ -342,6 +396,8 @@ class Sim {
 StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
                              RequestSource& source, const SimConfig& config) {
   if (config.replicas < 1) return Error("the simulation needs at least one replica");
+  if (config.attention_dp < 1) return Error("the replica needs at least one attention rank");
+  if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
   if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
   if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {
     return Error("--max-batch and --max-batched-tokens must be positive");

@@ -29,6 +29,22 @@ void Locate(const std::vector<double>& grid, double x, size_t& i, double& t) {
   t = (x - grid[i]) / (grid[i + 1] - grid[i]);
 }
 
+// Bilinear interpolation in a [a][b] table.
+double Bilinear(const std::vector<double>& grid_a, const std::vector<double>& grid_b,
+                const std::vector<double>& values, double a, double b) {
+  size_t i, j;
+  double ta, tb;
+  Locate(grid_a, a, i, ta);
+  Locate(grid_b, b, j, tb);
+  const size_t nb = grid_b.size();
+  auto at = [&](size_t ai, size_t bi) {
+    return values[std::min(ai, grid_a.size() - 1) * nb + std::min(bi, nb - 1)];
+  };
+  const double low = at(i, j) + tb * (at(i, j + 1) - at(i, j));
+  const double high = at(i + 1, j) + tb * (at(i + 1, j + 1) - at(i + 1, j));
+  return std::max(0.0, low + ta * (high - low));
+}
+
 }  // namespace
 
 StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
@@ -37,6 +53,8 @@ StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
   t.batches_ = PowersOfTwo(1, static_cast<double>(std::max<int64_t>(1, max_batch)));
   t.contexts_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_context)));
   t.chunks_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_chunk)));
+  // A query attends to at least itself and at most the longest context.
+  t.keys_ = PowersOfTwo(1, static_cast<double>(std::max<int64_t>(1, max_context)));
   Workload w;
   w.output_tokens = 1;
   w.prompt_tokens = 16;  // decode cells do not use the prefill: compute it once
@@ -49,37 +67,24 @@ StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
     }
   }
   for (double p : t.chunks_) {
-    t.prefill_s_.push_back(model.EstimatePrefill(static_cast<int64_t>(p)).ttft_s);
+    for (double k : t.keys_) t.prefill_s_.push_back(model.PrefillIterationS(p, k));
   }
   t.weight_read_s_ = t.decode_s_.front();
   return t;
 }
 
 double StepTable::DecodeSeconds(double batch, double context) const {
-  size_t i, j;
-  double tb, tc;
-  Locate(batches_, batch, i, tb);
-  Locate(contexts_, context, j, tc);
-  const size_t nc = contexts_.size();
-  auto at = [&](size_t bi, size_t ci) {
-    return decode_s_[std::min(bi, batches_.size() - 1) * nc + std::min(ci, nc - 1)];
-  };
-  const double low = at(i, j) + tc * (at(i, j + 1) - at(i, j));
-  const double high = at(i + 1, j) + tc * (at(i + 1, j + 1) - at(i + 1, j));
-  return std::max(0.0, low + tb * (high - low));
+  return Bilinear(batches_, contexts_, decode_s_, batch, context);
 }
 
-double StepTable::PrefillSeconds(double tokens) const {
-  size_t i;
-  double t;
-  Locate(chunks_, tokens, i, t);
-  const size_t j = std::min(i + 1, prefill_s_.size() - 1);
-  return std::max(0.0, prefill_s_[i] + t * (prefill_s_[j] - prefill_s_[i]));
+double StepTable::PrefillSeconds(double tokens, double keys_per_token) const {
+  return Bilinear(chunks_, keys_, prefill_s_, tokens, keys_per_token);
 }
 
-double StepTable::StepSeconds(double decode, double context, double prefill) const {
+double StepTable::StepSeconds(double decode, double context, double prefill,
+                              double keys_per_token) const {
   const double d = decode > 0 ? DecodeSeconds(decode, context) : 0.0;
-  const double p = prefill > 0 ? PrefillSeconds(prefill) : 0.0;
+  const double p = prefill > 0 ? PrefillSeconds(prefill, keys_per_token) : 0.0;
   if (d > 0 && p > 0) return d + p - std::min({weight_read_s_, d, p});
   return d + p;
 }

@@ -1,12 +1,12 @@
 #include "shardwise/sim/workload.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
-#include <fmt/format.h>
-
+#include "shardwise/common/input_policy.h"
 #include "shardwise/common/suggest.h"
 
 namespace shardwise {
@@ -38,6 +38,10 @@ double Gamma(std::mt19937_64& rng, double shape) {
   }
 }
 
+// Tokens of one request in a trace; far above any model's context.
+constexpr double kMaxTraceTokens = 1e8;
+constexpr double kMaxTraceArrivalS = 1e9;  // about 30 years
+
 }  // namespace
 
 StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text) {
@@ -63,24 +67,31 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
                                line_no));
     }
     TraceRequest r;
+    double in_tokens = 0, out_tokens = 0;
     try {
       size_t used_a = 0, used_b = 0, used_c = 0;
       r.arrival_s = std::stod(a, &used_a);
-      const double in_tokens = std::stod(b, &used_b);
-      const double out_tokens = std::stod(c, &used_c);
-      r.input_tokens = static_cast<int64_t>(in_tokens);
-      r.output_tokens = static_cast<int64_t>(out_tokens);
+      in_tokens = std::stod(b, &used_b);
+      out_tokens = std::stod(c, &used_c);
       if (!std::isfinite(r.arrival_s)) throw std::invalid_argument("not finite");
     } catch (...) {
       if (out.empty() && line_no == 1) continue;  // a header
-      return Error(fmt::format("{}:{}: cannot read numbers from '{}'", source, line_no, line));
+      return Error(
+          fmt::format("{}:{}: cannot read numbers from '{}'", source, line_no, Printable(line)));
     }
-    if (r.arrival_s < 0) {
-      return Error(fmt::format("{}:{}: arrival time must not be negative", source, line_no));
+    for (const double tokens : {in_tokens, out_tokens}) {
+      if (!(tokens >= 1 && tokens <= kMaxTraceTokens) || std::floor(tokens) != tokens) {
+        return Error(
+            fmt::format("{}:{}: token counts must be whole numbers from 1 to {}, got "
+                        "'{}'",
+                        source, line_no, kMaxTraceTokens, Printable(line)));
+      }
     }
-    if (r.input_tokens <= 0 || r.output_tokens <= 0) {
-      return Error(fmt::format("{}:{}: input and output tokens must be positive, got {} and {}",
-                               source, line_no, r.input_tokens, r.output_tokens));
+    r.input_tokens = static_cast<int64_t>(in_tokens);
+    r.output_tokens = static_cast<int64_t>(out_tokens);
+    if (r.arrival_s < 0 || r.arrival_s > kMaxTraceArrivalS) {
+      return Error(fmt::format("{}:{}: arrival time must be from 0 to {:g} s", source, line_no,
+                               kMaxTraceArrivalS));
     }
     if (!out.empty() && r.arrival_s < out.back().arrival_s) {
       return Error(fmt::format("{}:{}: arrival times must not decrease (sort the trace)", source,
@@ -93,11 +104,8 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
 }
 
 StatusOr<std::vector<TraceRequest>> LoadTrace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error(fmt::format("{}: cannot open file (check the path)", path));
-  std::stringstream s;
-  s << in.rdbuf();
-  return ParseTrace(s.str(), path);
+  SW_ASSIGN_OR_RETURN(std::string text, ReadBoundedFile(path, kTraceInput));
+  return ParseTrace(text, Printable(path, 200));
 }
 
 RequestSource::RequestSource(ArrivalSpec arrivals, LengthSpec input, LengthSpec output,

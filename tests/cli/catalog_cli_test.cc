@@ -31,8 +31,8 @@ TEST(ModelsCli, Json) {
 }
 
 TEST(ModelsCli, UserConfigFile) {
-  const RunResult r = RunShardwise("models --json --config " SHARDWISE_SOURCE_DIR
-                                   "/data/models/llama-2-7b.json");
+  const RunResult r =
+      RunShardwise("models --json --config " SHARDWISE_SOURCE_DIR "/data/models/llama-2-7b.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.Json()[0]["kv_bytes_per_token"].get<double>(), 524'288.0);  // 2 x 32 x 32 x 128 x 2
 }
@@ -61,13 +61,16 @@ TEST(GpusCli, TableAndJson) {
   for (const auto& g : j.Json()) EXPECT_TRUE(g["sources"].contains("hbm_bytes_per_s"));
 }
 
-TEST(SizeCli, Seed001Example) {
-  // Seed 001: DeepSeek in FP8 with a 1.8 KV allowance needs a full node of 8 B200.
-  const RunResult r = RunShardwise("size --model deepseek-v3 --gpu b200 --dtype fp8 --kv-alloc 1.8 --json");
+TEST(SizeCli, ParallelismGuideExample) {
+  // The "Parallelism" web guide: DeepSeek in FP8 with a 1.8 KV allowance needs a full node of
+  // 8 B200 (its rule counts all of each GPU's memory).
+  const RunResult r = RunShardwise(
+      "size --model deepseek-v3 --gpu b200 --dtype fp8 --kv-alloc 1.8 --usable-fraction 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
   EXPECT_EQ(j["gpus"], 8);
-  for (const char* key : {"required_bytes", "weight_bytes", "kv_bytes"}) EXPECT_TRUE(j.contains(key));
+  for (const char* key : {"required_bytes", "weight_bytes", "kv_bytes"})
+    EXPECT_TRUE(j.contains(key));
 }
 
 TEST(SizeCli, DefaultsRun) {
@@ -98,9 +101,10 @@ TEST(SizeCliErrors, UnknownDtype) {
 TEST(SizeCliErrors, NonPositiveAndAbsurdNumbers) {
   ExpectOneLineError(RunShardwise("size --kv-alloc -1"), "--kv-alloc must be between 1");
   ExpectOneLineError(RunShardwise("size --kv-alloc 1e9"), "--kv-alloc must be between 1");
-  ExpectOneLineError(RunShardwise("size --context 0 --concurrency 4"), "--context and --concurrency");
+  ExpectOneLineError(RunShardwise("size --context 0 --concurrency 4"),
+                     "--context and --concurrency");
   ExpectOneLineError(RunShardwise("size --context abc --concurrency 4"), "--context");
-  ExpectOneLineError(RunShardwise("size --usable-fraction 1.5"), "--usable-fraction");
+  ExpectOneLineError(RunShardwise("size --usable-fraction 1.5"), "--gpu-memory-utilization");
 }
 
 TEST(SizeCliErrors, ConflictingModes) {

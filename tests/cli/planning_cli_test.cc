@@ -28,7 +28,9 @@ TEST(ExplainCli, Tp16AcrossNodesShowsTheCrossNodeAllReduceDominating) {
 }
 
 TEST(ExplainCli, Llama70bBf16DoesNotFitOneH100) {
-  const RunResult r = RunShardwise("explain --model llama-3.1-70b --gpus 1 --layout tp1");
+  // vLLM's rule: 0.9 of the 80 GB = 72.0 GB.
+  const RunResult r =
+      RunShardwise("explain --model llama-3.1-70b --gpus 1 --layout tp1 --engine vllm");
   ExpectOneLineError(r, "does not fit");
   EXPECT_NE(r.err.find("141.1 GB of weights"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("72.0 GB"), std::string::npos) << r.err;

@@ -1,8 +1,10 @@
 // End-to-end: `run` on the threads backend as a user runs it, and its bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "run_binary.h"
 
@@ -14,6 +16,17 @@ TEST(RunCli, DefaultsMatchTheReference) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("check: matches the unsharded reference"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("predicted"), std::string::npos);
+}
+
+TEST(RunCli, SaysWhenTheMachineIsOversubscribed) {
+  // Four ranks (tp2pp2) on this machine's cores: a note exactly when there are fewer cores.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const RunResult r = RunShardwise("run --layout tp2pp2 --batch 1 --gen 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("oversubscribed") != std::string::npos, cores < 4) << cores << r.err;
+  const RunResult one = RunShardwise("run --layout tp1 --batch 1 --gen 2");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.err.find("oversubscribed"), std::string::npos) << one.err;
 }
 
 TEST(RunCli, JsonHasTokensAndPhases) {
@@ -101,10 +114,8 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
-  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"),
-                     "of fp32 weights and this host has");
-  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"),
-                     "of fp32 weights and this host has");
+  ExpectOneLineError(RunShardwise("run --model gpt-oss-20b --layout tp2"), "of memory here");
+  ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of memory here");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
   ExpectOneLineError(RunShardwise("run --model tiny-moe --capacity-factor 0"),

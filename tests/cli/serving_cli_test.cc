@@ -14,6 +14,40 @@ TEST(SimulateCli, DefaultsRun) {
   }
 }
 
+TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 16 --requests 160 "
+      "--isl 512 --osl 64 --engine vllm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["concurrency"], 16);
+  EXPECT_EQ(j["engine"], "vllm-0.12");
+  for (const char* key : {"ttft", "tpot", "itl", "e2e"}) {
+    for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[key].contains(stat));
+  }
+  EXPECT_GT(j["throughput"]["output_tokens_per_s_per_gpu"].get<double>(), 0);
+  EXPECT_GT(j["throughput"]["output_tokens_per_s_per_user"].get<double>(), 0);
+  // Little's law for a closed loop: 16 clients = request rate x mean end-to-end latency.
+  const double in_flight =
+      j["throughput"]["requests_per_s"].get<double>() * j["e2e_s"]["mean"].get<double>();
+  EXPECT_NEAR(in_flight, 16.0, 1.6);
+}
+
+TEST(SimulateCli, BadConcurrencyAndEngine) {
+  ExpectOneLineError(RunShardwise("simulate --concurrency 0"), "--concurrency");
+  ExpectOneLineError(RunShardwise("simulate --concurrency -3"), "--concurrency");
+  ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 5"), "exclude");
+  ExpectOneLineError(RunShardwise("simulate --engine tensorrt"), "unknown engine");
+  ExpectOneLineError(RunShardwise("explain --engine vlm"), "unknown engine 'vlm'");
+}
+
+TEST(SimulateCli, EngineProfileMissingAFieldIsOneLine) {
+  ExpectOneLineError(
+      RunShardwise(std::string("plan --engine ") + SHARDWISE_SOURCE_DIR +
+                   "/tests/data/engine-missing-field.json"),
+      "lacks field 'step_overhead_s'");
+}
+
 TEST(SimulateCli, JsonFieldsAndDeterminism) {
   const std::string args =
       "simulate --model llama-3.1-8b --gpus 2 --layout dp2 --rate 30 --burstiness 2 --isl-dist "
@@ -23,10 +57,17 @@ TEST(SimulateCli, JsonFieldsAndDeterminism) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);  // same seed, identical JSON
   const auto j = a.Json();
-  for (const char* key : {"output_tokens_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
-                          "tpot_p99_s", "utilization", "mfu", "usd_per_mtok_output"}) {
-    EXPECT_TRUE(j.contains(key)) << key;
+  // One style (docs/json.md): a nested object per metric, units in the names.
+  EXPECT_EQ(j["schema_version"], 2);
+  for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
+    for (const char* key : {"p50", "p90", "p99", "mean", "cdf"}) {
+      EXPECT_TRUE(j[metric].contains(key)) << metric << "." << key;
+    }
   }
+  EXPECT_TRUE(j["throughput"].contains("output_tokens_per_s"));
+  EXPECT_TRUE(j["utilization"].contains("mfu"));
+  EXPECT_TRUE(j["cost"].contains("usd_per_mtok_output"));
+  EXPECT_FALSE(j.contains("ttft_p50_s"));
   EXPECT_EQ(j["requests"], 400);
   const RunResult other = RunShardwise(
       "simulate --model llama-3.1-8b --gpus 2 --layout dp2 --rate 30 --burstiness 2 --isl-dist "
@@ -35,9 +76,11 @@ TEST(SimulateCli, JsonFieldsAndDeterminism) {
 }
 
 TEST(SimulateCli, TraceFile) {
-  std::system("printf 'arrival_s,input_tokens,output_tokens\\n0.0,500,50\\n0.1,800,20\\n0.1,100,5\\n' "
-              "> /tmp/shardwise_trace.csv");
-  const RunResult r = RunShardwise("simulate --gpus 1 --layout tp1 --trace /tmp/shardwise_trace.csv --json");
+  std::system(
+      "printf 'arrival_s,input_tokens,output_tokens\\n0.0,500,50\\n0.1,800,20\\n0.1,100,5\\n' "
+      "> /tmp/shardwise_trace.csv");
+  const RunResult r =
+      RunShardwise("simulate --gpus 1 --layout tp1 --trace /tmp/shardwise_trace.csv --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.Json()["requests"], 3);
 }
@@ -45,7 +88,7 @@ TEST(SimulateCli, TraceFile) {
 TEST(SimulateCliErrors, BadInput) {
   std::system("printf '0.0,500,50\\n0.2,-8,20\\n' > /tmp/shardwise_neg.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_neg.csv"),
-                     "input and output tokens must be positive");
+                     "token counts must be whole numbers from 1 to");
   std::system("printf '0.5,500,50\\n0.2,8,20\\n' > /tmp/shardwise_unsorted.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_unsorted.csv"),
                      "arrival times must not decrease");
@@ -58,20 +101,22 @@ TEST(SimulateCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("simulate --trace /nonexistent.csv"), "cannot open file");
 }
 
-TEST(PriceCli, Seed003DutyCycleAndBreakEven) {
+TEST(PriceCli, DutyCycleAndBreakEven) {
   const RunResult r = RunShardwise(
       "price --model llama-3.1-70b --layout tp4 --duty-cycle 0.4 --api-usd-per-mtok 0.9 "
       "--demand-tokens-per-s 20000 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  EXPECT_DOUBLE_EQ(j["duty_cycle_multiplier"].get<double>(), 2.5);  // seed 003: 40% -> ~2.5x
-  EXPECT_NEAR(j["usd_per_mtok_output_at_duty_cycle"].get<double>() /
-                  j["usd_per_mtok_output"].get<double>(),
-              2.5, 1e-9);
-  EXPECT_NEAR(j["break_even_utilization"].get<double>(),
-              j["usd_per_mtok_output"].get<double>() / 0.9, 1e-9);
+  // The economics blog: a 40% duty cycle costs ~2.5x the full-load price.
+  EXPECT_DOUBLE_EQ(j["duty_cycle"]["cost_multiplier"].get<double>(), 2.5);
+  const double full = j["full_load"]["usd_per_mtok_output"].get<double>();
+  EXPECT_NEAR(j["at_duty_cycle"]["usd_per_mtok_output"].get<double>() / full, 2.5, 1e-9);
+  // Break-even uses the duty cycle: full / (0.9 x 0.4).
+  EXPECT_NEAR(j["break_even"]["output_utilization"].get<double>(), full / (0.9 * 0.4), 1e-9);
   EXPECT_GT(j["demand"]["gpus"].get<int>(), 0);
-  EXPECT_EQ(j["curve"].size(), 10u);
+  ASSERT_EQ(j["curve"].size(), 10u);
+  // The table is scaled by the duty cycle: at 100% utilisation it is the duty-cycle price.
+  EXPECT_NEAR(j["curve"][9]["usd_per_mtok_output"].get<double>(), 2.5 * full, 1e-9);
 }
 
 TEST(PriceCliErrors, BadInput) {

@@ -73,7 +73,9 @@ TEST(GpuCatalog, A100CalibrationMatchesPublishedMeasurements) {
 }
 
 TEST(GpuCatalog, ComputeDtypeWidensWhenUnsupported) {
-  EXPECT_EQ(Load("h100-sxm").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kFp8);  // no fp4 on Hopper
+  // No fp4 on Hopper: the MXFP4/int4 kernels (Marlin, Machete, W4A16) dequantise to bf16.
+  EXPECT_EQ(Load("h100-sxm").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kBf16);
+  EXPECT_EQ(Load("h100-sxm").ComputeDtypeFor(Dtype::kInt4), Dtype::kBf16);
   EXPECT_EQ(Load("b200").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kFp4);
   EXPECT_EQ(Load("a100-80g").ComputeDtypeFor(Dtype::kFp8), Dtype::kBf16);  // no fp8 on Ampere
 }

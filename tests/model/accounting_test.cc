@@ -85,8 +85,10 @@ TEST(PublishedParams, RoundedSizeClasses) {
     double half_unit;
   };
   // Sources: Llama 2 model card (7B); Llama 3.1 model card (8B, 70B); Llama 3.3 model card (70B);
-  // Qwen3-30B-A3B model card (30.5B); Mixtral 8x22B announcement (141B).
+  // Qwen3-30B-A3B model card (30.5B); Mixtral 8x22B announcement (141B); Qwen3-32B model card
+  // (32.8B).
   for (const Row& r : {Row{"llama-2-7b", 7e9, 0.5e9}, Row{"llama-3.1-8b", 8e9, 0.5e9},
+                       Row{"qwen3-32b", 32.8e9, 0.05e9},
                        Row{"qwen3-30b-a3b", 30.5e9, 0.05e9}, Row{"mixtral-8x22b", 141e9, 0.5e9}}) {
     EXPECT_NEAR(CountParams(Load(r.model)).total, r.published, r.half_unit) << r.model;
   }

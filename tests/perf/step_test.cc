@@ -119,6 +119,19 @@ TEST(Step, EpDispatchGoesOverTheNetworkAcrossNodes) {
   EXPECT_EQ(e.decode.tp_comm_s, 0);
 }
 
+TEST(Step, OnePromptOnAttentionDpReachesOnlyItsOwnExperts) {
+  // One prompt of 4096 tokens sits on one attention-DP rank of dp8ep8: its 4096 tokens (x top-k)
+  // go to the 8 expert ranks, exactly as when TP8 attention (tp8ep8) holds it. The EP traffic
+  // of its prefill is therefore the same in both layouts, not 8 times larger on dp8ep8 (as if
+  // every DP rank held a copy of it).
+  const ModelSpec m = Model("qwen3-30b-a3b");
+  const ClusterSpec c = Cluster("dgx-h100");
+  const StepEstimate dp = Estimate(m, c, "dp8ep8", 1, 4096);
+  const StepEstimate tp = Estimate(m, c, "tp8ep8", 1, 4096);
+  ASSERT_GT(tp.prefill.ep_comm_s, 0);
+  EXPECT_NEAR(dp.prefill.ep_comm_s / tp.prefill.ep_comm_s, 1.0, 1e-9);
+}
+
 TEST(Calibration, TensorRtLlmH100OfflineThroughputWithin25Percent) {
   // calibration.md: TensorRT-LLM perf-overview (github.com/NVIDIA/TensorRT-LLM, commit 00f3768,
   // docs/source/performance/perf-overview.md), trtllm-bench PyTorch backend, offline max

@@ -1,4 +1,4 @@
-// Economics by hand (seed 003).
+// Economics by hand (Sandesh Bhandari, "multi-gpu scaling is an economics problem").
 #include "shardwise/price/price.h"
 
 #include <gtest/gtest.h>
@@ -28,31 +28,58 @@ TEST(Price, HalfUtilisationDoublesTheCost) {
   EXPECT_NEAR(PriceAt(Inputs(), 0.5).usd_per_mtok_output, 3.00, 1e-12);
 }
 
-TEST(Price, Seed003DutyCycle) {
-  // Seed 003: a 40% duty cycle makes the true cost per million tokens ~2.5x the benchmark's.
+TEST(Price, EconomicsBlogDutyCycle) {
+  // The economics blog: a 40% duty cycle makes the true cost per million tokens ~2.5x the
+  // benchmark's.
   EXPECT_DOUBLE_EQ(DutyCycleMultiplier(0.4), 2.5);
 }
 
 TEST(Price, BreakEvenAgainstAnApi) {
   // Full-load $1.50/Mtok against an API at $3.00 -> break-even at 50% utilisation; against
   // $1.00 -> 150%, never.
-  EXPECT_NEAR(BreakEvenUtilization(Inputs(), 3.0), 0.5, 1e-12);
-  EXPECT_GT(BreakEvenUtilization(Inputs(), 1.0), 1.0);
+  EXPECT_NEAR(*BreakEvenUtilization(Inputs(), 1.0, {}, 3.0).output, 0.5, 1e-12);
+  EXPECT_GT(*BreakEvenUtilization(Inputs(), 1.0, {}, 1.0).output, 1.0);
+  EXPECT_FALSE(BreakEvenUtilization(Inputs(), 1.0, {}, 3.0).input.has_value());
+}
+
+TEST(Price, BreakEvenUsesTheDutyCycle) {
+  // Busy half the day, the same $3.00 API: cost per token doubles, so break-even needs 100%
+  // utilisation during the busy hours (1.50 / (3.00 x 0.5)).
+  EXPECT_NEAR(*BreakEvenUtilization(Inputs(), 0.5, {}, 3.0).output, 1.0, 1e-12);
+}
+
+TEST(Price, BreakEvenComparesInputAndOutputAndTheWholeBill) {
+  // Input: $0.125 full-load against $0.25 -> 50%. Whole bill: $0.002/s against the API's
+  // charge for one full-load second, 4,000 x 0.25e-6 + 1,000 x 3e-6 = $0.004 -> 50%; at a
+  // 0.8 duty cycle 0.002 / (0.004 x 0.8) = 62.5%.
+  const BreakEven b = BreakEvenUtilization(Inputs(), 1.0, 0.25, 3.0);
+  EXPECT_NEAR(*b.input, 0.5, 1e-12);
+  EXPECT_NEAR(*b.bill, 0.5, 1e-12);
+  EXPECT_NEAR(*BreakEvenUtilization(Inputs(), 0.8, 0.25, 3.0).bill, 0.625, 1e-12);
 }
 
 TEST(Price, SizingByDemand) {
-  // 4,500 tok/s over 1,000 per replica -> 5 replicas = 10 GPUs, 90% utilised.
-  const DemandSizing d = SizeForDemand(Inputs(), 4500).value();
+  // 4,500 tok/s over 1,000 per replica at up to 100% busy -> 5 replicas = 10 GPUs, 90% utilised.
+  const DemandSizing d = SizeForDemand(Inputs(), 4500, 1.0).value();
   EXPECT_EQ(d.replicas, 5);
   EXPECT_EQ(d.gpus, 10);
   EXPECT_NEAR(d.utilization, 0.9, 1e-12);
 }
 
+TEST(Price, SizingByDemandKeepsHeadroom) {
+  // 4,500 tok/s with replicas at most 80% busy: 4,500 / 800 = 5.6 -> 6 replicas, 75% utilised.
+  const DemandSizing d = SizeForDemand(Inputs(), 4500, 0.8).value();
+  EXPECT_EQ(d.replicas, 6);
+  EXPECT_NEAR(d.utilization, 0.75, 1e-12);
+  EXPECT_FALSE(SizeForDemand(Inputs(), 4500, 0).ok());
+}
+
 TEST(Price, AbsurdDemandIsAnError) {
   // 1e300 tokens/s over 1,000 per replica is 1e297 replicas: refused, not overflowed.
-  auto d = SizeForDemand(Inputs(), 1e300);
+  auto d = SizeForDemand(Inputs(), 1e300, 1.0);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("needs 1e+297 replicas"), std::string::npos) << d.status().message();
+  EXPECT_NE(d.status().message().find("needs 1e+297 replicas"), std::string::npos)
+      << d.status().message();
 }
 
 }  // namespace

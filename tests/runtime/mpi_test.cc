@@ -84,7 +84,7 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
     std::freopen("/tmp/shardwise_kill_test.err", "w", stderr);
     execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", binary.c_str(),
            "run", "--backend", "mpi", "--model", "tiny-dense", "--layout", "tp2pp2", "--batch", "4",
-           "--prompt-len", "32", "--gen", "20000", "--timeout-s", "10", "--no-check", "--seed",
+           "--prompt-len", "32", "--gen", "2016", "--timeout-s", "10", "--no-check", "--seed",
            "770077", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -105,6 +105,10 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
   ASSERT_EQ(done, child) << "the run did not end within 30 s";
   EXPECT_TRUE(!WIFEXITED(status) || WEXITSTATUS(status) != 0);
   EXPECT_LT(elapsed, 15.0);
+  // Nothing is left running: no rank of this job survives the teardown.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_NE(std::system(("pgrep -f '^" + binary + " run.*--seed 770077' >/dev/null").c_str()), 0)
+      << "a rank of the killed job is still running";
 }
 
 }  // namespace

@@ -55,11 +55,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(Simulator, SingleRequestMatchesTheStepTableByHand) {
   // One request, 512 prompt + 4 output tokens, alone on one GPU: TTFT = one prefill iteration
-  // of 512 tokens; then 3 decode iterations at batch 1 with contexts 513, 514, 515.
+  // of 512 tokens, each query attending to (512 + 1) / 2 = 256.5 keys on average; then 3
+  // decode iterations at batch 1 with contexts 513, 514, 515.
   SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 8, 1024);
   const SimResult r = RunSim(s, {kInf, 1.0}, 512, 4, 1);
   ASSERT_EQ(r.requests, 1);
-  const double prefill = s.table->PrefillSeconds(512);
+  const double prefill = s.table->PrefillSeconds(512, 256.5);
   EXPECT_NEAR(r.ttft_s.Percentile(50) / prefill, 1.0, 0.011);  // histogram buckets are 1% wide
   const double decode = s.table->DecodeSeconds(1, 513) + s.table->DecodeSeconds(1, 514) +
                         s.table->DecodeSeconds(1, 515);
@@ -73,10 +74,67 @@ TEST(Simulator, MaxBatchOneServesRequestsInTurn) {
   // request's TTFT grows by one request's service time each.
   SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 1, 1024);
   const SimResult r = RunSim(s, {kInf, 1.0}, 128, 16, 4);
-  const double one = s.table->PrefillSeconds(128);
+  const double one = s.table->PrefillSeconds(128, 64.5);  // (128 + 1) / 2 keys per query
   double decode = 0;
   for (int t = 1; t < 16; ++t) decode += s.table->DecodeSeconds(1, 128 + t);
   EXPECT_NEAR(r.makespan_s, 4 * (one + decode), 1e-9);
+}
+
+TEST(Simulator, ClosedLoopOfOneClientServesRequestsBackToBack) {
+  // One client: each request arrives when the previous one completes, so it never queues.
+  // TTFT = one 128-token prefill; the run is 5 requests x (prefill + 15 decode steps at
+  // contexts 129..143), with no idle time between them.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  s.config.concurrency = 1;
+  const SimResult r = RunSim(s, {1e-3, 1.0}, 128, 16, 5);  // the rate is ignored
+  const double one = s.table->PrefillSeconds(128, 64.5);   // (128 + 1) / 2 keys per query
+  double decode = 0;
+  for (int t = 1; t < 16; ++t) decode += s.table->DecodeSeconds(1, 128 + t);
+  EXPECT_EQ(r.requests, 5);
+  EXPECT_NEAR(r.makespan_s, 5 * (one + decode), 1e-9);
+  EXPECT_NEAR(r.ttft_s.Percentile(99) / one, 1.0, 0.011);
+}
+
+TEST(Simulator, ClosedLoopKeepsExactlyNInFlight) {
+  // N clients and requests with one output token: every iteration after the start prefills
+  // the N prompts that the previous iteration completed, so 8 clients x 64 tokens make one
+  // 512-token prefill per iteration and 80 requests take 10 such iterations. The 8 prompts are
+  // packed, not one long prompt: each query attends to (64 + 1) / 2 = 32.5 keys on average.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  s.config.concurrency = 8;
+  const SimResult r = RunSim(s, {1e-3, 1.0}, 64, 1, 80);
+  EXPECT_EQ(r.requests, 80);
+  EXPECT_EQ(r.steps, 10);
+  EXPECT_NEAR(r.makespan_s, 10 * s.table->PrefillSeconds(512, 32.5), 1e-9);
+}
+
+TEST(Simulator, ChunksAttendToTheirPrefix) {
+  // One 8192-token prompt in chunks of 1024: chunk i (i = 0..7) has 1024 queries that each see
+  // the 1024 i tokens already cached plus (1024 + 1) / 2 of their own on average, so its keys per
+  // query are 1024 i + 512.5. TTFT is the sum of those eight chunk iterations.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 16384);
+  s.config.batch.max_batched_tokens = 1024;
+  const SimResult r = RunSim(s, {kInf, 1.0}, 8192, 1, 1);
+  double chunks = 0;
+  for (int i = 0; i < 8; ++i) chunks += s.table->PrefillSeconds(1024, 1024.0 * i + 512.5);
+  EXPECT_NEAR(r.makespan_s, chunks, 1e-9);
+  // Against pricing each chunk as a fresh 1024-token prompt, the chunks compute the prefix's
+  // extra query-key pairs: the whole prompt's 8192 x 8193 / 2 = 33,558,528 pairs per layer less
+  // eight fresh chunks' 8 x 1024 x 1025 / 2 = 4,198,400, i.e. 29,360,128 pairs, each
+  // 2 x 32 heads x (128 + 128) = 16,384 FLOPs, in 32 layers, at the GPU's attention rate.
+  const double fresh = 8 * s.table->PrefillSeconds(1024, 512.5);
+  const double extra_flops = 29'360'128.0 * 16'384 * 32;
+  const double rate = OpCoster(s.cluster.gpu, s.perf).attention_flops_per_s();
+  EXPECT_NEAR((chunks - fresh) / (extra_flops / rate), 1.0, 0.02);
+}
+
+TEST(Simulator, PipelineStagesServeSeveralBatchesInFlight) {
+  // Llama-3.1-70B tp2pp4: four stages of 20 layers. A long prefill iteration passes as four
+  // micro-batches, so the slowest stage's work on all of them, about a quarter of one prompt
+  // through all four stages in turn, bounds the iteration.
+  SimSetup s = Make("llama-3.1-70b", "dgx-h100", 8, "tp2pp4", Dtype::kFp8, 256, 16384);
+  const double in_turn = s.step->EstimatePrefill(8192).ttft_s;
+  EXPECT_NEAR(s.table->PrefillSeconds(8192, 4096.5) / (in_turn / 4), 1.0, 0.10);
 }
 
 TEST(Simulator, DeterministicForASeed) {

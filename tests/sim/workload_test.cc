@@ -60,7 +60,7 @@ TEST(Trace, ParsesAndRejectsBadRows) {
   ASSERT_TRUE(ok.ok()) << ok.status().message();
   EXPECT_EQ(ok->size(), 2u);
   EXPECT_EQ(ParseTrace("0.0,100,10\n0.5,-2,20\n", "t.csv").status().message(),
-            "t.csv:2: input and output tokens must be positive, got -2 and 20");
+            "t.csv:2: token counts must be whole numbers from 1 to 100000000, got '0.5,-2,20'");
   EXPECT_EQ(ParseTrace("1.0,100,10\n0.5,2,20\n", "t.csv").status().message(),
             "t.csv:2: arrival times must not decrease (sort the trace)");
   EXPECT_NE(ParseTrace("", "t.csv").status().message().find("no requests"), std::string::npos);

@@ -1,6 +1,8 @@
 // The communication of a step under a layout: TP all-reduces, EP dispatch and combine, CP ring
 // passes and combines, PP hand-offs; each group placed on the cluster once, each collective
-// priced by the collective cost model. Value type; methods are const (thread-safe).
+// priced by the collective cost model, except the TP all-reduces that the engine runs with its
+// own kernel (custom one-shot / two-shot over NVLink, up to a size). Value type; methods are
+// const (thread-safe).
 #pragma once
 
 #include <string>
@@ -9,15 +11,21 @@
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
 #include "shardwise/layout/layout.h"
+#include "shardwise/perf/engine.h"
 
 namespace shardwise {
 
 class StepComm {
  public:
-  static StatusOr<StepComm> Create(const ClusterSpec& cluster, const Layout& layout);
+  static StatusOr<StepComm> Create(const ClusterSpec& cluster, const Layout& layout,
+                                   const EngineProfile& engine);
 
-  // One TP all-reduce of `bytes` (0 without TP).
+  // One TP all-reduce of `bytes` (0 without TP), with the kernel the engine picks.
   double TpAllReduce(double bytes) const;
+  // The engine's custom all-reduce inside one NVLink domain: one-shot (every rank reads every
+  // peer's whole buffer: one synchronisation, (n - 1) x bytes in) up to one_shot_max_bytes,
+  // else two-shot (reduce-scatter then all-gather: two synchronisations, 2 (n - 1) / n x bytes).
+  double CustomAllReduce(double bytes) const;
   // One CP all-reduce combining partial attention outputs of `bytes` (0 without CP).
   double CpCombine(double bytes) const;
   // The cp - 1 ring passes of `bytes` each that one layer's ring attention makes.
@@ -34,6 +42,8 @@ class StepComm {
  private:
   const ClusterSpec* cluster_ = nullptr;
   Layout layout_;
+  EngineProfile engine_;
+  bool tp_in_one_domain_ = false;
   GroupShape tp_group_, cp_group_, ep_group_, pp_pair_;
   std::string tp_link_ = "-", ep_link_ = "-";
 };

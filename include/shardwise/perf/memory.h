@@ -13,7 +13,7 @@ namespace shardwise {
 
 struct MemoryPerGpu {
   double hbm_bytes = 0;
-  double usable_bytes = 0;       // HBM x gpu_memory_utilization
+  double usable_bytes = 0;       // what the engine's memory rule lets weights + KV + buffers use
   double reserve_bytes = 0;      // HBM - usable
   double weight_bytes = 0;
   double kv_bytes = 0;           // the workload's batch at its peak context

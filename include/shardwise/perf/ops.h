@@ -25,8 +25,10 @@ class OpCoster {
   // bytes are read for `weight_copies` of them.
   void Gemms(const std::vector<GemmShape>& gemms, double m, double copies, double weight_copies,
              PhaseBreakdown& out) const;
-  // Element-wise passes of one layer over `tokens` (residual adds, norms, activation).
-  void Elementwise(double tokens, double hidden, double ffn_width, PhaseBreakdown& out) const;
+  // Element-wise passes of one layer over `tokens` (residual adds, norms, activation);
+  // `fused_norms`: the engine fuses the norms into the TP all-reduce.
+  void Elementwise(double tokens, double hidden, double ffn_width, bool fused_norms,
+                   PhaseBreakdown& out) const;
   double attention_flops_per_s() const { return attention_flops_per_s_; }
 
  private:

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "shardwise/model/dtype.h"
+#include "shardwise/perf/engine.h"
 
 namespace shardwise {
 
@@ -19,6 +20,9 @@ struct PerfOptions {
   double expert_imbalance = 0;
   // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
   int64_t max_batched_tokens = 8192;
+  // The serving engine; the default-constructed profile adds no overheads and uses NCCL for
+  // every collective (the bare hardware model). The CLI loads --engine (default trtllm).
+  EngineProfile engine;
 };
 
 struct Workload {

@@ -58,7 +58,16 @@ class StepModel {
   // it once and pass it in.
   PrefillEstimate EstimatePrefill(int64_t prompt_tokens) const;
   StepEstimate Estimate(const Workload& workload, const PrefillEstimate& prefill) const;
+  // The prefill share of one serving iteration: `tokens` prompt tokens on the busiest
+  // attention-DP rank (every rank is assumed as busy for the experts), whose queries attend on
+  // average to `keys_per_token` keys (a chunk sees the prefix already in the cache plus its own
+  // earlier tokens, so several short prompts packed together attend far less than one long one). A
+  // pipeline keeps its stages busy with several batches in flight (vLLM's virtual engines,
+  // TensorRT-LLM's micro-batches): the tokens pass as up to pp micro-batches, and the slowest stage
+  // serves them all.
+  double PrefillIterationS(double tokens, double keys_per_token) const;
   const ModelShard& shard() const { return shard_; }
+  const Layout& layout() const { return layout_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
   std::string TpLink() const { return comm_.tp_link(); }
   std::string EpLink() const { return comm_.ep_link(); }
@@ -72,6 +81,7 @@ class StepModel {
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                        bool prefill, double prefill_tokens) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
+  double MaxStageLayers() const;
 
   const ModelSpec* model_ = nullptr;
   const ClusterSpec* cluster_ = nullptr;

@@ -1,6 +1,7 @@
 // The planner: enumerate every valid layout of a cluster (TP, CP, PP, EP and the data-parallel
-// fill), try batch sizes up to what fits, drop what breaks memory or the SLOs, rank by the
-// objective, and report the Pareto front of throughput per GPU against speed per user, with a
+// fill), try batch sizes up to what fits, drop what breaks memory or the SLOs, simulate the
+// leading layouts at the load (load.h) and rank them by what they do there under the SLOs and
+// the objective, and report the Pareto front of throughput per GPU against speed per user, with a
 // line per top layout saying why it wins and what bounds it. Pure; single-threaded.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/options.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/plan/load.h"
 
 namespace shardwise {
 
@@ -32,6 +34,8 @@ struct PlanRequest {
   int top = 5;
   PerfOptions perf;
   std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
+  // The load the leading layouts are simulated at; the SLOs are checked there.
+  PlanLoad load;
 };
 
 struct PlanEntry {
@@ -39,6 +43,7 @@ struct PlanEntry {
   double usd_per_mtok_output = 0;
   std::string limited_by;  // what stopped a larger batch: "KV capacity", "SLO", "--max-batch"
   std::string why;         // one line: why this layout, what bounds it
+  std::optional<OperatingPoint> at_load;  // simulated at the request's load (ranked entries)
 };
 
 struct PlanResult {

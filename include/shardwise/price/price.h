@@ -1,10 +1,12 @@
-// Economics of a deployment (seed 003): a GPU is a fixed cost, so the price of a token is the
+// Economics of a deployment (Sandesh Bhandari, "multi-gpu scaling is an economics problem"):
+// a GPU is a fixed cost, so the price of a token is the
 // hourly bill divided by the tokens the GPUs actually produce. Cost per million input and
 // output tokens against utilisation, the effect of a duty cycle, break-even utilisation
 // against an API price, and sizing by sustained demand. Pure functions.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "shardwise/common/status.h"
@@ -28,9 +30,20 @@ struct PricePoint {
 
 struct DemandSizing {
   double demand_output_tokens_per_s = 0;
+  double target_utilization = 1;  // the busiest the replicas may run (1 - headroom)
   int64_t replicas = 0;
   int64_t gpus = 0;
   double utilization = 0;  // demand / capacity of those replicas
+};
+
+// Utilisations (during the busy hours, at a duty cycle) at which self-hosting costs what an
+// API charges; > 1 means never. Each is absent when its API price was not given.
+struct BreakEven {
+  std::optional<double> input;   // $/Mtok input against the API's input price
+  std::optional<double> output;  // $/Mtok output against the API's output price
+  // The whole bill against what the API charges for the same input and output tokens (needs
+  // both prices): the comparison that decides.
+  std::optional<double> bill;
 };
 
 // Prefill and decode shares of a replica's time from a step estimate at its batch.
@@ -38,13 +51,17 @@ PriceInputs PriceInputsFrom(const StepEstimate& estimate, double usd_per_gpu_hou
 
 // Cost per million tokens when the GPUs are busy `utilization` of the time (0, 1].
 PricePoint PriceAt(const PriceInputs& in, double utilization);
-// Duty cycle d multiplies the cost by 1/d (seed 003: 40% -> 2.5x).
+// Duty cycle d multiplies the cost by 1/d (the economics blog: a 40% duty cycle -> ~2.5x).
 double DutyCycleMultiplier(double duty_cycle);
-// Utilisation at which self-hosting matches an API's price per million output tokens; > 1
-// means it never does.
-double BreakEvenUtilization(const PriceInputs& in, double api_usd_per_mtok_output);
-// Replicas (and GPUs) that serve a sustained output rate, and how busy they run; an error when
+// Break-even utilisation during the busy hours when the GPUs have work `duty_cycle` of the
+// time (paid for all of it), against the API prices given (per million tokens).
+BreakEven BreakEvenUtilization(const PriceInputs& in, double duty_cycle,
+                               std::optional<double> api_usd_per_mtok_input,
+                               std::optional<double> api_usd_per_mtok_output);
+// Replicas (and GPUs) that serve a sustained output rate with each running at most
+// `target_utilization` busy (headroom for bursts), and how busy they then run; an error when
 // the demand needs more than a million replicas.
-StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens_per_s);
+StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens_per_s,
+                                     double target_utilization);
 
 }  // namespace shardwise

@@ -5,6 +5,7 @@
 // measurement.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "shardwise/common/status.h"
@@ -20,6 +21,8 @@ struct HostProfile {
 };
 
 HostProfile MeasureHostProfile();
+// Reads a host profile; `source` names it in errors. Core counts above 65,536 are refused.
+StatusOr<HostProfile> ParseHostProfile(const nlohmann::json& json, const std::string& source);
 StatusOr<HostProfile> LoadHostProfile(const std::string& path);
 Status SaveHostProfile(const HostProfile& profile, const std::string& path);
 // The default path: $XDG_CACHE_HOME or ~/.cache, then shardwise/host-profile.json.

@@ -67,6 +67,15 @@ struct MoeCounts {
   int64_t routed = 0, dropped = 0;
 };
 
+namespace cuda {
+class HostWeights;  // the CUDA backend copies a loaded RankModel's shard to its GPU
+}  // namespace cuda
+
+// out [seqs x vocab] from every TP rank's `mine` [seqs x part] (vocabulary rows r x part on,
+// the last share zero-padded), all-gathered over `tp`.
+Status GatherVocabShares(const std::vector<float>& mine, int64_t seqs, int64_t part, int64_t vocab,
+                         Communicator& tp, std::vector<float>& out);
+
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
@@ -78,6 +87,8 @@ class RankModel {
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
   int64_t hidden() const { return model_.hidden_size; }
   int64_t vocab() const { return model_.vocab_size; }
+  int64_t layer_begin() const { return layer_begin_; }  // this stage's layers: [begin, end)
+  int64_t layer_end() const { return layer_end_; }
 
   // x[t] = embedding of tokens[t] (first stage only).
   void Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const;
@@ -95,6 +106,7 @@ class RankModel {
                 Communicator& tp) const;
 
  private:
+  friend class cuda::HostWeights;
   struct Mlp {
     std::vector<float> gate, up, down;                 // [inter x H], [inter x H], [H x inter]
     std::vector<float> gate_bias, up_bias, down_bias;  // gpt-oss experts; empty otherwise

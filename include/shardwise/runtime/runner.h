@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,13 @@ struct RunConfig {
   int64_t redundant_experts = 0;  // MoE: extra expert replicas per EP group
   double capacity_factor = 0;     // MoE: > 0 drops (token, expert) pairs over capacity
   int64_t micro_batches = 0;      // pipeline micro-batches per DP rank; 0: min(pp, sequences)
+  // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
+  std::function<void(int64_t step, int64_t steps)> on_step;
+  std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
 };
+
+// The most sequences one run takes (the memory estimate bounds it further).
+inline constexpr int64_t kMaxRunBatch = 4096;
 
 struct PhaseTime {
   double wall_s = 0;

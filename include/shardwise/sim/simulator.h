@@ -22,9 +22,14 @@ namespace shardwise {
 struct SimConfig {
   int64_t replicas = 1;
   int64_t gpus_per_replica = 1;
+  int64_t attention_dp = 1;  // attention-DP ranks per replica, each prefilling its own prompts
   BatchPolicy batch;
   RouterPolicy router = RoundRobinRouter{};
   double kv_capacity_tokens = 0;  // per replica
+  // Closed loop: this many clients, each sending its next request (lengths from the source,
+  // arrival times ignored) the moment its previous one completes, as `vllm bench serve
+  // --max-concurrency`, genai-perf and trtllm-bench do. 0: open loop, arrivals from the source.
+  int64_t concurrency = 0;
   double max_ttft_s = std::numeric_limits<double>::infinity();  // goodput SLOs
   double max_tpot_s = std::numeric_limits<double>::infinity();
   double peak_flops_per_s = 0;    // per GPU, for MFU

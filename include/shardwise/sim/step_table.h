@@ -1,6 +1,7 @@
 // StepTable: a replica's iteration times, tabulated once from the step-time model and
 // interpolated, so the simulator never re-runs the model per step. Decode time is tabulated
-// over batch x KV context (powers of two), prefill time over chunk size. A mixed iteration
+// over batch x KV context (powers of two), prefill time over the tokens of an iteration x the
+// keys each of their queries attends to (its prefix in the cache and its chunk). A mixed iteration
 // reads the weights once: decode + prefill - one weight read (the smallest of the three).
 #pragma once
 
@@ -15,15 +16,16 @@ class StepTable {
  public:
   static StatusOr<StepTable> Build(const StepModel& model, int64_t max_batch,
                                    int64_t max_context, int64_t max_chunk);
-  // Iteration time with `decode` sequences at mean KV length `context` and `prefill` tokens.
-  double StepSeconds(double decode, double context, double prefill) const;
+  // Iteration time with `decode` sequences at mean KV length `context` and `prefill` prompt
+  // tokens (on the busiest attention-DP rank) attending to `keys_per_token` keys on average.
+  double StepSeconds(double decode, double context, double prefill, double keys_per_token) const;
   double DecodeSeconds(double batch, double context) const;
-  double PrefillSeconds(double tokens) const;
+  double PrefillSeconds(double tokens, double keys_per_token) const;
 
  private:
-  std::vector<double> batches_, contexts_, chunks_;
+  std::vector<double> batches_, contexts_, chunks_, keys_;
   std::vector<double> decode_s_;   // [batch][context]
-  std::vector<double> prefill_s_;  // [chunk]
+  std::vector<double> prefill_s_;  // [chunk][keys per token]
   double weight_read_s_ = 0;
 };
 

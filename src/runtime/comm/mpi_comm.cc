@@ -104,7 +104,8 @@ class MpiComm final : public Communicator {
     int done = 0;
     for (int polls = 0;; ++polls) {
       MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-      if (done) return Status();
+      // A wait longer than the timeout fails even when it completed on the last poll.
+      if (done && Clock::now() < deadline) return Status();
       if (Clock::now() >= deadline) {
         int world_rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

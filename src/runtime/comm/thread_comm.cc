@@ -123,7 +123,7 @@ class ThreadComm final : public Communicator {
     std::unique_lock<std::mutex> lock(g_->mu);
     auto& box = g_->mail[{source, rank_}];
     const auto deadline = Deadline();
-    while (box.empty()) {
+    while (box.empty() || Clock::now() >= deadline) {
       if (g_->world->aborted) return Aborted("send-recv");
       if (Clock::now() >= deadline) {
         const std::string why = fmt::format(
@@ -207,7 +207,9 @@ class ThreadComm final : public Communicator {
       return Status();
     }
     const auto deadline = Deadline();
-    while (g_->generation == gen) {
+    // A wait longer than the timeout fails even when the peers arrive during the last poll, so
+    // the timeout holds for any positive value.
+    while (g_->generation == gen || Clock::now() >= deadline) {
       if (g_->world->aborted) return Aborted(what);
       if (Clock::now() >= deadline) {
         std::string missing;
@@ -216,10 +218,13 @@ class ThreadComm final : public Communicator {
             missing += (missing.empty() ? "" : ", ") + std::to_string(g_->world_ranks[r]);
           }
         }
-        const std::string why = fmt::format("{} timed out after {:g} s: rank{} {} did not arrive",
-                                            what, g_->world->timeout_s,
-                                            missing.find(',') == std::string::npos ? "" : "s",
-                                            missing);
+        const std::string why =
+            missing.empty()
+                ? fmt::format("{} timed out: it took longer than {:g} s", what,
+                              g_->world->timeout_s)
+                : fmt::format("{} timed out after {:g} s: rank{} {} did not arrive", what,
+                              g_->world->timeout_s,
+                              missing.find(',') == std::string::npos ? "" : "s", missing);
         lock.unlock();
         g_->world->Abort(why);
         return RuntimeFailure(why);

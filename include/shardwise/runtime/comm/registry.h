@@ -13,6 +13,9 @@ namespace shardwise {
 
 std::vector<std::string> BackendNames();
 
+// Whether `backend` can run `ranks` ranks (threads: at most 256 in one process).
+Status CheckRankCount(const std::string& backend, int64_t ranks);
+
 // Runs body(comm) on `ranks` ranks of `backend`. threads: spawns them; mpi: this process is one
 // rank of an mpirun job that must have exactly `ranks` processes. Collectives fail after
 // `timeout_s`. Returns this process's result (threads: the first failure, if any).

@@ -1,0 +1,70 @@
+// EngineProfile: how a serving engine (TensorRT-LLM, vLLM, SGLang, at a version) runs a step,
+// beyond what the hardware dictates: the per-iteration CPU/scheduler time, whether decode runs
+// in CUDA graphs and what a step costs outside them, which all-reduce kernel it picks by
+// message size (custom one-shot / two-shot over NVLink, else NCCL), whether it fuses the
+// all-reduce with the following RMSNorm, its attention kernels' efficiency, its chunked-prefill
+// and batch defaults, and how it sizes the KV cache. Read from data/engines/<name>.json (or a
+// user file of the same form); every number carries its source and whether it was measured,
+// fitted or assumed. Plain value type.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardwise/common/status.h"
+
+namespace shardwise {
+
+// Where a catalog number comes from; assumed numbers widen a prediction's stated band.
+enum class Provenance { kMeasured, kFitted, kAssumed };
+StatusOr<Provenance> ParseProvenance(const std::string& text);
+std::string ProvenanceName(Provenance p);
+
+// How the engine sizes its KV cache.
+enum class KvMemoryRule {
+  kFractionOfTotal,            // vLLM gpu_memory_utilization, SGLang mem_fraction_static
+  kFractionOfFreeAfterWeights  // TensorRT-LLM kv_cache_free_gpu_memory_fraction
+};
+
+struct EngineProfile {
+  std::string name;     // "trtllm-1.0"
+  std::string engine;   // "trtllm", "vllm", "sglang"
+  std::string version;  // "1.0.0rc3"
+  std::string description;
+  double step_overhead_s = 0;             // CPU/scheduler time per iteration, not hidden
+  double cuda_graph_max_batch = 0;        // decode batches up to this run in CUDA graphs
+  double eager_launch_s_per_layer = 0;    // kernel launches of one layer outside CUDA graphs
+  double custom_allreduce_max_bytes = 0;  // custom all-reduce kernel up to this size, else NCCL
+  double one_shot_max_bytes = 0;          // one-shot up to this size, two-shot above
+  double custom_allreduce_latency_s = 0;  // one synchronisation round of the custom kernel
+  bool fused_allreduce_norm = false;      // all-reduce + residual + RMSNorm in one kernel
+  double attention_efficiency = 1;        // attention kernels' fraction of the GEMM rate
+  double max_batched_tokens = 8192;       // tokens per iteration (chunked prefill)
+  double max_num_seqs = 256;              // sequences running at once
+  double kv_block_tokens = 16;            // KV allocation granularity
+  KvMemoryRule kv_rule = KvMemoryRule::kFractionOfTotal;
+  double memory_fraction = 0.9;                  // of total, or of free after weights (kv_rule)
+  double runtime_reserve_bytes = 0;              // CUDA context and allocator outside the fraction
+  bool no_evict_admission = false;               // reserve prompt + output KV at admission
+  std::map<std::string, Provenance> provenance;  // per field
+  std::map<std::string, std::string> sources;    // per field
+
+  // Fields whose provenance is "assumed".
+  std::vector<std::string> AssumedFields() const;
+};
+
+// Host time of one iteration on a stage of `layers` layers: the scheduler's per-step time,
+// plus kernel launches when the step does not run in a CUDA graph.
+double StepOverheadS(const EngineProfile& engine, double layers, bool graphed);
+
+StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
+// Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.
+std::vector<std::string> BuiltinEngineNames();
+// A built-in profile by name ("vllm" is the newest vLLM profile, "vllm-0.11" a version) or a
+// profile file by path.
+StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path);
+
+}  // namespace shardwise

@@ -1,0 +1,54 @@
+// The load a plan is ranked under, and what a layout does at it. Offline (no load given) each
+// layout runs at its best batch, i.e. a closed loop of batch x replicas clients; `--concurrency
+// N` is a closed loop of N clients (what vllm bench serve --max-concurrency, genai-perf and
+// trtllm-bench measure); `--rate R` an open loop of R requests/s (Poisson). The operating point
+// comes from the serving simulator on the same step table `simulate` uses, so plan and simulate
+// cannot disagree by construction, only by the sample of requests. Replicas are identical, so one
+// replica is simulated at its share of the load: a closed loop's clients stay balanced (simulate
+// routes them to the least-loaded replica), and round-robin gives each replica every k-th
+// arrival of an open loop. Pure.
+#pragma once
+
+#include <cstdint>
+
+#include "shardwise/common/status.h"
+#include "shardwise/hw/cluster.h"
+#include "shardwise/model/model_spec.h"
+#include "shardwise/perf/step.h"
+
+namespace shardwise {
+
+struct PlanLoad {
+  enum class Kind { kOffline, kConcurrency, kRate };
+  Kind kind = Kind::kOffline;
+  double value = 0;  // clients (kConcurrency) or requests per second (kRate)
+};
+
+struct LatencySummary {
+  double mean_s = 0;
+  double p50_s = 0;
+  double p99_s = 0;
+};
+
+struct OperatingPoint {
+  double concurrency = 0;  // clients; for an open loop, the mean requests in flight (Little)
+  double requests_per_s = 0;
+  int64_t requests_simulated = 0;  // per replica
+  LatencySummary ttft, tpot;
+  double output_tokens_per_s = 0;  // all replicas
+  double output_tokens_per_s_per_gpu = 0;
+  double output_tokens_per_s_per_user = 0;
+};
+
+// Requests one replica simulates for `clients_per_replica` closed-loop clients: ten per client
+// (as benchmark runs send), at least 200.
+int64_t ClosedLoopRequests(double clients_per_replica);
+
+// Simulates `step`'s layout serving `workload`'s lengths at `load` (kOffline: `batch` clients
+// per replica). `max_batch` caps the sequences a replica runs at once.
+StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const ClusterSpec& cluster,
+                                                const StepModel& step, const PerfOptions& perf,
+                                                const Workload& workload, int64_t max_batch,
+                                                const PlanLoad& load);
+
+}  // namespace shardwise

@@ -1,0 +1,35 @@
+// CLI11 validators for numeric options whose bad values the conversion alone lets through:
+// 0, NaN and infinity for quantities that must be positive (an SLO, a duration), and a minus
+// sign on an unsigned value (which would wrap to 2^64 - 1).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace shardwise::cli {
+
+// A finite number greater than zero.
+inline const CLI::Validator kPositiveFinite(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0) {
+        return "must be a positive finite number, got '" + text + "'";
+      }
+      return "";
+    },
+    "POSITIVE");
+
+// A whole number from 0 to 2^64 - 1, written without a sign.
+inline const CLI::Validator kUnsignedInteger(
+    [](std::string& text) -> std::string {
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+        return "must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
+      }
+      return "";
+    },
+    "UINT");
+
+}  // namespace shardwise::cli

@@ -1,0 +1,170 @@
+#include "shardwise/perf/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardwise/catalog/embedded.h"
+#include "shardwise/common/json_fields.h"
+
+namespace shardwise {
+namespace {
+
+constexpr std::string_view kHint =
+    "built-in engines: trtllm, vllm, sglang (see data/engines/), or a path to a profile .json";
+
+// One "fields" entry: {"value": ..., "provenance": "measured|fitted|assumed", "source": "..."}.
+struct FieldReader {
+  const nlohmann::json& fields;
+  const std::string& source;
+  EngineProfile& out;
+
+  StatusOr<const nlohmann::json*> Entry(const std::string& key) {
+    if (!fields.contains(key)) {
+      return Error(
+          fmt::format("{}: engine profile lacks field '{}'; add {{\"value\": ..., "
+                      "\"provenance\": \"measured|fitted|assumed\", \"source\": \"...\"}}",
+                      source, key));
+    }
+    const nlohmann::json& e = fields.at(key);
+    if (!e.is_object() || !e.contains("value") || !e.contains("provenance") ||
+        !e.contains("source") || !e.at("provenance").is_string() || !e.at("source").is_string() ||
+        e.at("source").get<std::string>().empty()) {
+      return Error(
+          fmt::format("{}: field '{}' must be an object with \"value\", \"provenance\" "
+                      "and a non-empty \"source\"",
+                      source, key));
+    }
+    auto p = ParseProvenance(e.at("provenance").get<std::string>());
+    if (!p.ok()) return Error(fmt::format("{}: field '{}': {}", source, key, p.status().message()));
+    out.provenance[key] = *p;
+    out.sources[key] = e.at("source").get<std::string>();
+    return &e.at("value");
+  }
+
+  Status Number(const std::string& key, double& into, double lo, double hi) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < lo ||
+        v->get<double>() > hi) {
+      return Error(
+          fmt::format("{}: field '{}' must be a number in [{:g}, {:g}]", source, key, lo, hi));
+    }
+    into = v->get<double>();
+    return Status();
+  }
+
+  Status Bool(const std::string& key, bool& into) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
+    if (!v->is_boolean())
+      return Error(fmt::format("{}: field '{}' must be true or false", source, key));
+    into = v->get<bool>();
+    return Status();
+  }
+
+  Status Rule(const std::string& key, KvMemoryRule& into) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
+    const std::string text = v->is_string() ? v->get<std::string>() : "";
+    if (text == "fraction_of_total") {
+      into = KvMemoryRule::kFractionOfTotal;
+    } else if (text == "fraction_of_free_after_weights") {
+      into = KvMemoryRule::kFractionOfFreeAfterWeights;
+    } else {
+      return Error(
+          fmt::format("{}: field '{}' must be \"fraction_of_total\" or "
+                      "\"fraction_of_free_after_weights\"",
+                      source, key));
+    }
+    return Status();
+  }
+};
+
+}  // namespace
+
+StatusOr<Provenance> ParseProvenance(const std::string& text) {
+  if (text == "measured") return Provenance::kMeasured;
+  if (text == "fitted") return Provenance::kFitted;
+  if (text == "assumed") return Provenance::kAssumed;
+  return Error(fmt::format("provenance '{}' must be measured, fitted or assumed", text));
+}
+
+std::string ProvenanceName(Provenance p) {
+  switch (p) {
+    case Provenance::kMeasured:
+      return "measured";
+    case Provenance::kFitted:
+      return "fitted";
+    case Provenance::kAssumed:
+      return "assumed";
+  }
+  return "assumed";
+}
+
+std::vector<std::string> EngineProfile::AssumedFields() const {
+  std::vector<std::string> out;
+  for (const auto& [key, p] : provenance) {
+    if (p == Provenance::kAssumed) out.push_back(key);
+  }
+  return out;
+}
+
+double StepOverheadS(const EngineProfile& engine, double layers, bool graphed) {
+  return engine.step_overhead_s + (graphed ? 0.0 : engine.eager_launch_s_per_layer * layers);
+}
+
+StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) return Error(source + ": an engine profile must be a JSON object");
+  const JsonObject obj{json, source};
+  EngineProfile e;
+  SW_ASSIGN_OR_RETURN(e.name, obj.String("name"));
+  SW_ASSIGN_OR_RETURN(e.engine, obj.String("engine"));
+  SW_ASSIGN_OR_RETURN(e.version, obj.String("version"));
+  if (json.contains("description") && json.at("description").is_string()) {
+    e.description = json.at("description").get<std::string>();
+  }
+  if (!json.contains("fields") || !json.at("fields").is_object()) {
+    return Error(source + ": engine profile lacks its \"fields\" object");
+  }
+  FieldReader r{json.at("fields"), source, e};
+  constexpr double kHuge = 1e15;
+  SW_RETURN_IF_ERROR(r.Number("step_overhead_s", e.step_overhead_s, 0, 1));
+  SW_RETURN_IF_ERROR(r.Number("cuda_graph_max_batch", e.cuda_graph_max_batch, 0, 1e6));
+  SW_RETURN_IF_ERROR(r.Number("eager_launch_s_per_layer", e.eager_launch_s_per_layer, 0, 1));
+  SW_RETURN_IF_ERROR(
+      r.Number("custom_allreduce_max_bytes", e.custom_allreduce_max_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Number("one_shot_max_bytes", e.one_shot_max_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Number("custom_allreduce_latency_s", e.custom_allreduce_latency_s, 0, 1));
+  SW_RETURN_IF_ERROR(r.Bool("fused_allreduce_norm", e.fused_allreduce_norm));
+  SW_RETURN_IF_ERROR(r.Number("attention_efficiency", e.attention_efficiency, 0.01, 1));
+  SW_RETURN_IF_ERROR(r.Number("max_batched_tokens", e.max_batched_tokens, 1, 1e7));
+  SW_RETURN_IF_ERROR(r.Number("max_num_seqs", e.max_num_seqs, 1, 1e6));
+  SW_RETURN_IF_ERROR(r.Number("kv_block_tokens", e.kv_block_tokens, 1, 1e5));
+  SW_RETURN_IF_ERROR(r.Rule("kv_memory_rule", e.kv_rule));
+  SW_RETURN_IF_ERROR(r.Number("memory_fraction", e.memory_fraction, 0.01, 1));
+  SW_RETURN_IF_ERROR(r.Number("runtime_reserve_bytes", e.runtime_reserve_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Bool("no_evict_admission", e.no_evict_admission));
+  return e;
+}
+
+std::vector<std::string> BuiltinEngineNames() {
+  std::vector<std::string> names = catalog::NamesIn("engines");
+  for (const char* alias : {"trtllm", "vllm", "sglang"}) names.emplace_back(alias);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
+  std::string name(name_or_path);
+  // A bare engine name is its newest built-in version.
+  std::string newest;
+  for (const std::string& n : catalog::NamesIn("engines")) {
+    if (n.starts_with(name + "-") && n > newest) newest = n;
+  }
+  if (!newest.empty()) name = newest;
+  std::string source;
+  SW_ASSIGN_OR_RETURN(nlohmann::json json,
+                      catalog::LoadEntry("engines", name, "engine", kHint, source));
+  return ParseEngineProfile(json, source);
+}
+
+}  // namespace shardwise

@@ -1,0 +1,76 @@
+#include "shardwise/plan/load.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardwise/sim/serving.h"
+
+namespace shardwise {
+namespace {
+
+LatencySummary Summary(const LogHistogram& h) {
+  return {h.Mean(), h.Percentile(50), h.Percentile(99)};
+}
+
+}  // namespace
+
+int64_t ClosedLoopRequests(double clients_per_replica) {
+  return std::max<int64_t>(200, static_cast<int64_t>(std::ceil(10 * clients_per_replica)));
+}
+
+StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const ClusterSpec& cluster,
+                                                const StepModel& step, const PerfOptions& perf,
+                                                const Workload& workload, int64_t max_batch,
+                                                const PlanLoad& load) {
+  const Layout& layout = step.layout();
+  const StepEstimate probe = step.Estimate(workload);
+  if (!probe.memory.Fits()) return Error(layout.ToString() + " does not fit in memory");
+  const double replicas = static_cast<double>(layout.Replicas());
+  const Admission admission =
+      perf.engine.no_evict_admission ? Admission::kNoEvict : Admission::kMaxUtilization;
+  SimConfig config =
+      ServingConfig(cluster, layout, perf, probe.memory.kv_capacity_tokens, max_batch, admission);
+  config.replicas = 1;
+  ArrivalSpec arrivals{std::numeric_limits<double>::infinity(), 1.0};
+  int64_t requests = 0;
+  switch (load.kind) {
+    case PlanLoad::Kind::kOffline:
+      config.concurrency = workload.batch;
+      requests = ClosedLoopRequests(static_cast<double>(workload.batch));
+      break;
+    case PlanLoad::Kind::kConcurrency:
+      config.concurrency =
+          std::max<int64_t>(1, static_cast<int64_t>(std::ceil(load.value / replicas)));
+      requests = ClosedLoopRequests(static_cast<double>(config.concurrency));
+      break;
+    case PlanLoad::Kind::kRate:
+      // Round-robin hands each replica every k-th arrival of the Poisson stream: Erlang-k
+      // gaps, a gamma renewal process with CV 1 / sqrt(k).
+      arrivals.rate_per_s = load.value / replicas;
+      arrivals.burstiness_cv = 1.0 / std::sqrt(replicas);
+      requests = 1000;
+      break;
+  }
+  SW_ASSIGN_OR_RETURN(StepTable table,
+                      ServingTable(step, perf, probe.memory.max_sequences, max_batch,
+                                   workload.prompt_tokens + workload.output_tokens));
+  RequestSource source(
+      arrivals, {LengthDistribution::kFixed, static_cast<double>(workload.prompt_tokens), 0},
+      {LengthDistribution::kFixed, static_cast<double>(workload.output_tokens), 0}, requests, 1);
+  SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, table, source, config));
+  OperatingPoint p;
+  p.requests_simulated = r.requests;
+  p.ttft = Summary(r.ttft_s);
+  p.tpot = Summary(r.tpot_s);
+  p.requests_per_s =
+      r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s * replicas : 0;
+  p.output_tokens_per_s = r.OutputTokensPerS() * replicas;
+  p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(layout.gpus());
+  p.output_tokens_per_s_per_user = p.tpot.mean_s > 0 ? 1.0 / p.tpot.mean_s : 0;
+  p.concurrency = load.kind == PlanLoad::Kind::kRate
+                      ? p.requests_per_s * r.e2e_s.Mean()
+                      : static_cast<double>(config.concurrency) * replicas;
+  return p;
+}
+
+}  // namespace shardwise

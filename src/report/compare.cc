@@ -1,0 +1,166 @@
+#include "shardwise/report/compare.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace shardwise::report {
+namespace {
+
+struct Metric {
+  const char* path;  // JSON pointer into the result
+  const char* name;
+  bool higher_is_better;
+};
+
+// Headline metrics per command; the first decides the verdict.
+const std::vector<Metric>& MetricsFor(const std::string& command) {
+  static const std::vector<Metric> kPlan = {
+      {"/layouts/0/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
+      {"/layouts/0/output_tokens_per_s_per_user", "output tokens/s per user", true},
+      {"/layouts/0/output_tokens_per_s", "output tokens/s, all GPUs", true},
+      {"/layouts/0/ttft_s", "TTFT (s)", false},
+      {"/layouts/0/tpot_s", "TPOT (s)", false},
+      {"/layouts/0/usd_per_mtok_output", "$ per million output tokens", false},
+      {"/layouts/0/batch", "batch per replica", true},
+      {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
+      {"/gpus", "GPUs", false}};
+  static const std::vector<Metric> kExplain = {
+      {"/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
+      {"/output_tokens_per_s_per_user", "output tokens/s per user", true},
+      {"/ttft_s", "TTFT (s)", false},
+      {"/tpot_s", "TPOT (s)", false},
+      {"/decode/compute_s", "decode compute (s)", false},
+      {"/decode/memory_s", "decode memory (s)", false},
+      {"/decode/tp_comm_s", "decode TP comm (s)", false},
+      {"/decode/ep_comm_s", "decode EP comm (s)", false},
+      {"/decode/bubble_s", "decode bubble (s)", false},
+      {"/gpus", "GPUs", false}};
+  static const std::vector<Metric> kSimulate = {
+      {"/throughput/output_tokens_per_s", "output tokens/s", true},
+      {"/ttft_s/p50", "TTFT p50 (s)", false},
+      {"/ttft_s/p99", "TTFT p99 (s)", false},
+      {"/tpot_s/p50", "TPOT p50 (s)", false},
+      {"/tpot_s/p99", "TPOT p99 (s)", false},
+      {"/goodput/request_fraction", "requests within SLO", true},
+      {"/utilization/busy_fraction", "busy fraction", true},
+      {"/cost/usd_per_mtok_output", "$ per million output tokens", false},
+      {"/gpus", "GPUs", false}};
+  static const std::vector<Metric> kPrice = {
+      {"/at_duty_cycle/usd_per_mtok_output", "$ per Mtok output at the duty cycle", false},
+      {"/at_duty_cycle/usd_per_mtok_input", "$ per Mtok input at the duty cycle", false},
+      {"/full_load/usd_per_mtok_output", "$ per Mtok output at full load", false},
+      {"/replica/output_tokens_per_s", "output tokens/s per replica", true},
+      {"/gpus_per_replica", "GPUs per replica", false},
+      {"/break_even/output_utilization", "break-even utilisation (output)", false},
+      {"/demand/gpus", "GPUs for the demand", false}};
+  static const std::vector<Metric> kRecommend = {
+      {"/recommendation/usd_per_mtok_output", "$ per million output tokens at the load", false},
+      {"/recommendation/gpus", "GPUs", false},
+      {"/recommendation/rate_requests_per_s", "requests/s served", true},
+      {"/recommendation/ttft_s", "TTFT at the percentile (s)", false},
+      {"/recommendation/tpot_s", "TPOT at the percentile (s)", false}};
+  static const std::vector<Metric> kNone;
+  if (command == "plan") return kPlan;
+  if (command == "explain") return kExplain;
+  if (command == "simulate") return kSimulate;
+  if (command == "price") return kPrice;
+  if (command == "recommend") return kRecommend;
+  return kNone;
+}
+
+// Settings shown when they differ.
+const std::vector<std::pair<const char*, const char*>> kInputs = {
+    {"/model", "model"},
+    {"/cluster", "cluster"},
+    {"/gpu", "GPU"},
+    {"/gpus", "GPUs"},
+    {"/dtype", "weights"},
+    {"/kv_dtype", "KV cache"},
+    {"/layout", "layout"},
+    {"/layouts/0/layout", "chosen layout"},
+    {"/recommendation/layout", "recommended layout"},
+    {"/rate_requests_per_s", "rate (requests/s)"},
+    {"/percentile", "percentile"},
+    {"/isl", "ISL"},
+    {"/osl", "OSL"},
+    {"/objective", "objective"},
+    {"/duty_cycle/fraction", "duty cycle"}};
+
+std::string Show(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  return v.dump();
+}
+
+const nlohmann::json& At(const nlohmann::json& j, const char* path) {
+  static const nlohmann::json kNull;
+  const nlohmann::json::json_pointer p(path);
+  return j.contains(p) ? j.at(p) : kNull;
+}
+
+}  // namespace
+
+StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::json& b) {
+  auto command = [](const nlohmann::json& j) {
+    return j.is_object() && j.contains("command") && j["command"].is_string()
+               ? j["command"].get<std::string>()
+               : std::string();
+  };
+  const std::string ca = command(a), cb = command(b);
+  if (ca.empty() || cb.empty()) {
+    return Error("compare needs two shardwise results (each from a command's --json)");
+  }
+  if (ca != cb) {
+    return Error(
+        fmt::format("cannot compare a {} result with a {} result; compare two results "
+                    "of the same command",
+                    ca, cb));
+  }
+  if (MetricsFor(ca).empty()) return Error(fmt::format("compare does not know '{}' results", ca));
+  Comparison c;
+  c.command = ca;
+  for (const auto& [path, name] : kInputs) {
+    const nlohmann::json &va = At(a, path), &vb = At(b, path);
+    if (va != vb) c.inputs.push_back({name, Show(va), Show(vb), std::nullopt, true});
+  }
+  for (const Metric& m : MetricsFor(ca)) {
+    const nlohmann::json &va = At(a, m.path), &vb = At(b, m.path);
+    if (va.is_null() && vb.is_null()) continue;
+    CompareRow row{m.name, Show(va), Show(vb), std::nullopt, m.higher_is_better};
+    if (va.is_number() && vb.is_number() && va.get<double>() != 0) {
+      row.ratio = vb.get<double>() / va.get<double>();
+    }
+    c.metrics.push_back(row);
+  }
+  // Each side's own account of what bounds it.
+  for (const auto& [side, j] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    for (const char* path : {"/layouts/0/why", "/bound"}) {
+      const nlohmann::json& why = At(*j, path);
+      if (why.is_string() && !why.get<std::string>().empty()) {
+        c.reasons.push_back(fmt::format("{}: {}", side, why.get<std::string>()));
+        break;
+      }
+    }
+    const nlohmann::json& bound = At(*j, "/layouts/0/bound");
+    if (bound.is_string())
+      c.reasons.push_back(fmt::format("{}: decode bound by {}", side, Show(bound)));
+    const nlohmann::json& load = At(*j, "/load/overloaded");
+    if (load.is_boolean() && load.get<bool>()) {
+      c.reasons.push_back(fmt::format("{}: overloaded; its latencies grow with the run", side));
+    }
+  }
+  const CompareRow* head = c.metrics.empty() ? nullptr : &c.metrics.front();
+  if (head && head->ratio) {
+    const double r = *head->ratio;
+    const bool b_better = head->higher_is_better ? r > 1 : r < 1;
+    c.verdict = std::abs(r - 1) < 0.005
+                    ? fmt::format("A and B are level on {}", head->metric)
+                    : fmt::format("{} is better on {}: {:.2f}x", b_better ? "B" : "A", head->metric,
+                                  std::max(r, 1 / r));
+  }
+  return c;
+}
+
+}  // namespace shardwise::report

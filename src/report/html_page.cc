@@ -1,0 +1,130 @@
+#include "shardwise/report/html_page.h"
+
+#include <fmt/format.h>
+
+#include "plots.h"
+#include "shardwise/report/svg.h"
+
+namespace shardwise::report {
+namespace {
+
+constexpr const char* kStyle = R"(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 24px auto; max-width: 1000px; color: #222; }
+h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+table.summary { border-collapse: collapse; } table.summary td { padding: 2px 12px 2px 0; }
+table.summary td:first-child { color: #555; }
+figure { margin: 12px 0; } svg.plot { background: #fff; border: 1px solid #ddd; }
+svg .axis line { stroke: #333; } svg line.grid { stroke: #eee; }
+svg text { font: 11px system-ui, sans-serif; fill: #222; } svg .plot-title { font-weight: 600; font-size: 13px; }
+svg .axis-label { font-size: 12px; } svg .box-text { fill: #fff; font-size: 10px; }
+p.note { color: #555; max-width: 760px; } pre { background: #f6f6f6; padding: 8px; overflow: auto; }
+)";
+
+// Scalar fields of `result` as a two-column table (what the text output's header says).
+std::string Summary(const nlohmann::json& result) {
+  std::string rows;
+  for (const auto& [key, value] : result.items()) {
+    if (value.is_structured() || key == "schema_version") continue;
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    if (value.is_number_float()) text = fmt::format("{:.6g}", value.get<double>());
+    rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>", Escape(key), Escape(text));
+  }
+  return "<table class=\"summary\">" + rows + "</table>\n";
+}
+
+std::string Section(const std::string& title, const std::string& figure, const std::string& note) {
+  if (figure.empty()) return "";
+  return fmt::format("<h2>{}</h2>\n{}<p class=\"note\">{}</p>\n", Escape(title), figure,
+                     Escape(note));
+}
+
+std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& layouts) {
+  const nlohmann::json& top = layouts[0];
+  std::string out;
+  out +=
+      Section("Where the time goes", PhaseBars(layouts, "prefill") + PhaseBars(layouts, "decode"),
+              "Each bar splits one prefill (TTFT) or one decode step (TPOT) into compute-bound "
+              "and memory-bound operations, each communication, and the pipeline bubble.");
+  out += Section("Decode roofline", RooflinePlot(result["roofline"], layouts),
+                 "Left of the ridge a decode step is limited by HBM bandwidth; larger batches move "
+                 "the operating point right, until the step turns compute-bound.");
+  // The pipeline figure shows the first layout that pipelines, else the top one.
+  const nlohmann::json* piped = &top;
+  for (const auto& l : layouts) {
+    if (l.value("pp", 1) > 1) {
+      piped = &l;
+      break;
+    }
+  }
+  out += Section("Pipeline train", PipelineTrain(*piped),
+                 "Micro-batches pass the stages in turn; empty slots are the pipeline bubble.");
+  out += Section("Layout on the cluster", ClusterMap(result["cluster_tree"], top),
+                 "Each column is a GPU; each row colours it by the group it belongs to. A TP "
+                 "group inside one node talks over NVLink; groups spanning nodes use the "
+                 "scale-out network.");
+  if (result.value("command", "") == "plan") {
+    out +=
+        Section("Cost per million tokens", CostPlot(Num(top, "usd_per_mtok_output"), 1.0, nullptr),
+                "The chosen layout's price at full load grows as 1 / (utilisation x duty "
+                "cycle): the GPUs are paid for every hour.");
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
+  if (!result.is_object() || !result.contains("command") || !result["command"].is_string()) {
+    return Error(
+        "not a shardwise result: the JSON has no \"command\" field; write one with "
+        "'shardwise plan|explain|simulate|price ... --json > RESULT.json'");
+  }
+  const std::string command = result["command"];
+  std::string body;
+  if (command == "plan") {
+    if (!result["layouts"].is_array() || result["layouts"].empty()) {
+      return Error("plan result has no layouts to draw");
+    }
+    body += Section("Pareto front", ParetoPlot(result),
+                    "Every point is a (layout, batch) that no other beats on both axes; the ring "
+                    "marks the planner's choice and the dashed line the TPOT SLO, if one was set.");
+    body += LayoutSections(result, result["layouts"]);
+  } else if (command == "explain") {
+    const nlohmann::json layouts = nlohmann::json::array({result});
+    body += LayoutSections(result, layouts);
+  } else if (command == "simulate") {
+    body += Section(
+        "Time to first token", LatencyDistribution("ttft", "TTFT distribution", result["ttft_s"]),
+        "Share of requests whose first token came within a time; dots mark p50, p90, p99.");
+    body += Section("Time per output token",
+                    LatencyDistribution("tpot", "TPOT distribution", result["tpot_s"]),
+                    "Mean time between a request's output tokens after the first.");
+    body += Section("KV cache over time", KvOccupancyPlot(result["kv_occupancy"]["series"]),
+                    "Fraction of the KV-cache capacity in use across replicas.");
+  } else if (command == "price") {
+    body +=
+        Section("Cost per million tokens",
+                CostPlot(Num(result["full_load"], "usd_per_mtok_output"),
+                         Num(result["duty_cycle"], "fraction", 1.0),
+                         result["break_even"].value("api_usd_per_mtok_output", nlohmann::json())),
+                "Cost falls as 1 / (utilisation x duty cycle); where the curve crosses the "
+                "API's price is the break-even utilisation.");
+  } else {
+    return Error(
+        fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate "
+                    "and price results",
+                    command));
+  }
+  const std::string title =
+      fmt::format("shardwise {}: {} on {}", command, result.value("model", std::string("?")),
+                  result.value("cluster", std::string("?")));
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}\n<title>{}</title>"
+      "<style>{}</style></head>\n<body>\n<h1>{}</h1>\n{}{}"
+      "<h2>Data</h2><details><summary>The JSON this page was drawn from (as --json prints "
+      "it)</summary><pre>{}</pre></details>\n</body></html>\n",
+      kGeneratorMeta, Escape(title), kStyle, Escape(title), Summary(result), body,
+      Escape(result.dump(2)));
+}
+
+}  // namespace shardwise::report

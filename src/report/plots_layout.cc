@@ -1,0 +1,185 @@
+// Figures about layouts: the Pareto front, per-phase time bars, the decode roofline, the
+// pipeline train of micro-batches and where a layout's groups sit on the cluster.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plots.h"
+#include "shardwise/report/svg.h"
+
+namespace shardwise::report {
+namespace {
+
+const std::vector<std::string> kPalette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+                                           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728"};
+
+constexpr size_t kTopLayouts = 5;       // layouts drawn in the comparison figures
+constexpr int64_t kMaxMappedGpus = 64;  // GPUs drawn on the cluster map
+
+}  // namespace
+
+double Num(const nlohmann::json& j, const char* key, double fallback) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return fallback;
+  return j[key].get<double>();
+}
+
+std::string ParetoPlot(const nlohmann::json& plan) {
+  const nlohmann::json& pareto = plan["pareto"];
+  const nlohmann::json& layouts = plan["layouts"];
+  if (!pareto.is_array() || pareto.empty() || !layouts.is_array() || layouts.empty()) return "";
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::string> labels;
+  std::vector<double> xs, ys;
+  for (const auto& p : pareto) {
+    const double x = Num(p, "output_tokens_per_s_per_user"),
+                 y = Num(p, "output_tokens_per_s_per_gpu");
+    points.emplace_back(x, y);
+    labels.push_back(fmt::format("{} batch {}: {:.1f} tok/s/user, {:.1f} tok/s/GPU",
+                                 p.value("layout", ""), p.value("batch", 0), x, y));
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  const nlohmann::json& chosen = layouts[0];
+  xs.push_back(Num(chosen, "output_tokens_per_s_per_user"));
+  ys.push_back(Num(chosen, "output_tokens_per_s_per_gpu"));
+  const double max_tpot = Num(plan["slo"], "max_tpot_s", 0);
+  if (max_tpot > 0) xs.push_back(1.0 / max_tpot);
+  XyPlot plot("pareto", "Pareto front: speed per user against throughput per GPU",
+              FitAxis("output tokens/s per user", xs, false, true),
+              FitAxis("output tokens/s per GPU", ys, false, true));
+  std::vector<std::pair<double, double>> sorted = points;
+  std::sort(sorted.begin(), sorted.end());
+  plot.AddLine("front", sorted, "#9ecae1");
+  plot.AddPoints("Pareto-optimal (layout, batch)", points, kPalette[0], labels);
+  plot.AddHighlight(xs[pareto.size()], ys[pareto.size()],
+                    fmt::format("chosen: {}", chosen.value("layout", "")));
+  if (max_tpot > 0) {
+    plot.AddVerticalRule(1.0 / max_tpot, fmt::format("TPOT SLO {:g} ms", max_tpot * 1e3));
+  }
+  return plot.Render();
+}
+
+std::string PhaseBars(const nlohmann::json& layouts, const std::string& phase) {
+  if (!layouts.is_array() || layouts.empty()) return "";
+  static const std::vector<std::pair<const char*, const char*>> kParts = {
+      {"compute_s", "compute (FLOP/s)"}, {"memory_s", "memory (HBM)"}, {"tp_comm_s", "TP comm"},
+      {"ep_comm_s", "EP comm"},          {"cp_comm_s", "CP comm"},     {"pp_comm_s", "PP comm"},
+      {"bubble_s", "pipeline bubble"}};
+  std::vector<std::string> names;
+  for (const auto& [key, name] : kParts) names.emplace_back(name);
+  const bool prefill = phase == "prefill";
+  StackedBars bars(
+      "phases-" + phase,
+      prefill ? "Prefill of one prompt (TTFT), per layout" : "One decode step (TPOT), per layout",
+      prefill ? "milliseconds per prompt" : "milliseconds per step", names, kPalette);
+  for (size_t i = 0; i < layouts.size() && i < kTopLayouts; ++i) {
+    const nlohmann::json& p = layouts[i][phase];
+    std::vector<double> values;
+    for (const auto& [key, name] : kParts) values.push_back(Num(p, key) * 1e3);
+    bars.AddBar(fmt::format("{} b{}", layouts[i].value("layout", ""), layouts[i].value("batch", 0)),
+                values);
+  }
+  return bars.Render();
+}
+
+std::string RooflinePlot(const nlohmann::json& roofline, const nlohmann::json& layouts) {
+  if (!roofline.is_object() || !roofline["points"].is_array() || roofline["points"].empty()) {
+    return "";
+  }
+  std::vector<std::pair<double, double>> curve;
+  std::vector<double> xs, ys;
+  for (const auto& p : roofline["points"]) {
+    const double x = Num(p, "arithmetic_intensity"), y = Num(p, "attainable_flops_per_s") / 1e12;
+    curve.emplace_back(x, y);
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  std::vector<std::pair<double, double>> ops;
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < layouts.size() && i < kTopLayouts; ++i) {
+    const nlohmann::json& d = layouts[i]["decode"];
+    const double flops = Num(d, "flops"), bytes = Num(d, "hbm_bytes"), t = Num(d, "total_s");
+    if (!(flops > 0 && bytes > 0 && t > 0)) continue;
+    ops.emplace_back(flops / bytes, flops / t / 1e12);
+    labels.push_back(fmt::format("{} batch {}: {:.1f} FLOPs/byte, {:.1f} TFLOP/s per GPU",
+                                 layouts[i].value("layout", ""), layouts[i].value("batch", 0),
+                                 flops / bytes, flops / t / 1e12));
+    xs.push_back(ops.back().first);
+    ys.push_back(ops.back().second);
+  }
+  XyPlot plot("roofline", "Decode roofline of one GPU, with each layout's operating point",
+              FitAxis("arithmetic intensity (FLOPs per byte of HBM traffic)", xs, true, false),
+              FitAxis("TFLOP/s per GPU", ys, true, false));
+  plot.AddLine("attainable (roofline)", curve, "#444");
+  plot.AddPoints("decode operating points", ops, kPalette[1], labels);
+  const double ridge = Num(roofline, "ridge_flops_per_byte");
+  if (ridge > 0) plot.AddVerticalRule(ridge, fmt::format("ridge {:.0f}", ridge));
+  return plot.Render();
+}
+
+std::string PipelineTrain(const nlohmann::json& layout) {
+  const nlohmann::json& p = layout["pipeline"];
+  const int64_t stages = p.value("stages", 0), micro = p.value("micro_batches", 0);
+  const double t = Num(p, "stage_time_s");
+  if (stages < 1 || micro < 1 || !(t > 0) || stages > 64 || micro > 64) return "";
+  // Two decode cycles: micro-batch j enters stage s at slot s + j; a cycle lasts
+  // max(stages, micro-batches) slots, and what a stage does not fill is the bubble.
+  const int64_t cycle = std::max(stages, micro);
+  std::vector<std::string> rows;
+  for (int64_t s = 0; s < stages; ++s) rows.push_back(fmt::format("stage {}", s));
+  BoxChart chart("pipeline",
+                 fmt::format("Pipeline train of {}: {} micro-batch{} through {} stage{}, two "
+                             "decode steps",
+                             layout.value("layout", ""), micro, micro == 1 ? "" : "es", stages,
+                             stages == 1 ? "" : "s"),
+                 Axis{"time (ms)", 0, static_cast<double>(2 * cycle + stages - 1) * t * 1e3},
+                 "pipeline stage", rows);
+  for (int64_t k = 0; k < 2; ++k) {
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t j = 0; j < micro; ++j) {
+        const double start = static_cast<double>(k * cycle + s + j) * t * 1e3;
+        chart.AddBox(static_cast<size_t>(s), start, start + t * 1e3,
+                     kPalette[static_cast<size_t>(j) % kPalette.size()], fmt::format("m{}", j),
+                     fmt::format("step {}, micro-batch {}, stage {}", k + 1, j, s));
+      }
+    }
+  }
+  return chart.Render();
+}
+
+std::string ClusterMap(const nlohmann::json& tree, const nlohmann::json& layout) {
+  if (!tree.is_object() || !tree["levels"].is_array() || tree["levels"].empty()) return "";
+  const int64_t tp = layout.value("tp", 1), cp = layout.value("cp", 1), dp = layout.value("dp", 1),
+                pp = layout.value("pp", 1);
+  const int64_t gpus = std::min<int64_t>(tp * cp * dp * pp, kMaxMappedGpus);
+  const int64_t per_node = std::max<int64_t>(1, tree["levels"][0].value("fan_out", 8));
+  if (gpus < 1) return "";
+  const std::vector<std::string> rows = {"TP group", "CP group", "DP replica", "PP stage"};
+  BoxChart chart("cluster",
+                 fmt::format("Where {} puts its ranks: the first {} GPUs, grouped by {}",
+                             layout.value("layout", ""), gpus,
+                             tree["levels"][0].value("name", std::string("node"))),
+                 Axis{"GPU (rank: TP innermost, then CP, DP, PP)", 0, static_cast<double>(gpus)},
+                 "group", rows);
+  for (int64_t n = 0; n * per_node < gpus; ++n) {
+    chart.AddGroup(static_cast<double>(n * per_node),
+                   static_cast<double>(std::min(gpus, (n + 1) * per_node)),
+                   fmt::format("{} {}", tree["levels"][0].value("name", std::string("node")), n));
+  }
+  for (int64_t r = 0; r < gpus; ++r) {
+    const int64_t tp_i = r % tp, cp_i = (r / tp) % cp, dp_i = (r / (tp * cp)) % dp,
+                  pp_i = r / (tp * cp * dp);
+    const int64_t group[4] = {r / tp, r / (tp * cp) * tp + tp_i, dp_i, pp_i};
+    const int64_t index[4] = {tp_i, cp_i, dp_i, pp_i};
+    for (size_t row = 0; row < 4; ++row) {
+      chart.AddBox(
+          row, static_cast<double>(r), static_cast<double>(r + 1),
+          kPalette[static_cast<size_t>(group[row]) % kPalette.size()], std::to_string(index[row]),
+          fmt::format("GPU {}: {} {} (rank {} in it)", r, rows[row], group[row], index[row]));
+    }
+  }
+  return chart.Render();
+}
+
+}  // namespace shardwise::report

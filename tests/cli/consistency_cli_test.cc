@@ -1,0 +1,187 @@
+// End-to-end: the command line behaves the same way everywhere (version, help, suggestions,
+// option names and defaults, formats), speaks in public sources rather than internal
+// shorthand, and the fixes of issue 14 (price, roofline, simulate) hold as a user sees them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+// "seed 001", "seed-004", "Seed 003", "seed 000's": the team's private file numbers.
+const std::regex kSeedShorthand("[Ss]eed[ -]?0[0-9][0-9]");
+
+TEST(Cli, VersionAndHelpCommand) {
+  const RunResult v = RunShardwise("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.out.rfind("shardwise ", 0), 0u) << v.out;
+  const RunResult help = RunShardwise("help plan");
+  const RunResult flag = RunShardwise("plan --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_EQ(help.out, flag.out);
+  EXPECT_EQ(RunShardwise("help").out, RunShardwise("--help").out);
+  ExpectOneLineError(RunShardwise("help plna"), "did you mean 'plan'");
+}
+
+TEST(Cli, DidYouMeanForOptionsAndCommands) {
+  ExpectOneLineError(RunShardwise("plan --modle llama-3.1-8b"), "did you mean '--model'");
+  ExpectOneLineError(RunShardwise("simulate --max-tpot 50"), "'--max-tpot-ms'");
+  ExpectOneLineError(RunShardwise("plna"), "unknown command 'plna'; did you mean 'plan'");
+}
+
+TEST(Cli, NoInternalSourceNumbersInHelpOrOutput) {
+  for (const char* args :
+       {"--help", "size --help", "roofline --help", "explain --help", "plan --help",
+        "simulate --help", "price --help", "size", "roofline", "roofline --model deepseek-v3",
+        "explain --nodes 2 --layout tp16", "price --layout tp4"}) {
+    const RunResult r = RunShardwise(args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_FALSE(std::regex_search(r.out + r.err, kSeedShorthand)) << args << ":\n" << r.out;
+  }
+}
+
+TEST(Cli, NoInternalSourceNumbersInDocs) {
+  const std::filesystem::path docs = std::filesystem::path(SHARDWISE_SOURCE_DIR) / "docs";
+  int pages = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(docs)) {
+    if (entry.path().extension() != ".md") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    ++pages;
+    EXPECT_FALSE(std::regex_search(text.str(), kSeedShorthand)) << entry.path();
+  }
+  EXPECT_GE(pages, 5);
+}
+
+TEST(Cli, DtypesAreCaseInsensitive) {
+  const RunResult r = RunShardwise("plan --dtype FP8 --kv-dtype BF16 --top 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["dtype"], "fp8");
+  EXPECT_EQ(r.Json()["kv_dtype"], "bf16");
+}
+
+TEST(Cli, HuggingFaceIdExplainsTheLocalConfig) {
+  ExpectOneLineError(RunShardwise("plan --model meta-llama/Llama-3.1-8B"),
+                     "looks like a Hugging Face model id");
+  ExpectOneLineError(RunShardwise("size --model Qwen/Qwen3-8B"), "config.json");
+}
+
+TEST(Cli, Fp8OnA100SaysItIsWeightOnly) {
+  // The A100 has no fp8 tensor cores (NVIDIA A100 datasheet: TF32, BF16, FP16, INT8, INT4).
+  const RunResult r = RunShardwise("plan --cluster dgx-a100 --dtype fp8 --top 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("weight-only"), std::string::npos) << r.err;
+  const RunResult h100 = RunShardwise("plan --cluster dgx-h100 --dtype fp8 --top 1");
+  EXPECT_EQ(h100.err.find("weight-only"), std::string::npos) << h100.err;
+}
+
+TEST(SizeCli, ClusterLikeEveryOtherCommandWithGpuAsAlias) {
+  const RunResult c =
+      RunShardwise("size --model deepseek-v3 --cluster dgx-b200 --dtype fp8 --json");
+  const RunResult g = RunShardwise("size --model deepseek-v3 --gpu b200 --dtype fp8 --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(c.Json()["gpu"], "b200");
+  EXPECT_EQ(c.Json()["gpus"], g.Json()["gpus"]);
+  ExpectOneLineError(RunShardwise("size --cluster dgx-b200 --gpu b200"), "not both");
+}
+
+TEST(SizeCli, DefaultsMatchTheOtherCommands) {
+  // fp8 weights keep an fp8 KV cache and 90% of HBM, as plan, explain and simulate do.
+  const RunResult r = RunShardwise("size --dtype fp8 --context 8192 --concurrency 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["kv_dtype"], "fp8");
+  EXPECT_DOUBLE_EQ(j["gpu_memory_utilization"].get<double>(), 0.9);
+  // Llama-3.1-70B KV: 80 layers x 8 KV heads x 128 x 2 (K and V) = 163,840 bytes per token at
+  // one byte: x 8,192 tokens x 16 sequences.
+  EXPECT_DOUBLE_EQ(j["kv_bytes"].get<double>(), 163'840.0 * 8192 * 16);
+}
+
+TEST(PriceCli, InputAndOutputPricesAndTheWholeBill) {
+  const RunResult r = RunShardwise(
+      "price --layout tp4 --api-usd-per-mtok-input 0.2 --api-usd-per-mtok-output 0.9 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto& b = j["break_even"];
+  EXPECT_NEAR(b["input_utilization"].get<double>(),
+              j["full_load"]["usd_per_mtok_input"].get<double>() / 0.2, 1e-9);
+  // Whole bill: GPUs x $/GPU-hour / 3600 against the API's charge for a full-load second.
+  const double usd_per_s =
+      j["usd_per_gpu_hour"].get<double>() * j["gpus_per_replica"].get<double>() / 3600;
+  const double api_per_s = (j["replica"]["input_tokens_per_s"].get<double>() * 0.2 +
+                            j["replica"]["output_tokens_per_s"].get<double>() * 0.9) /
+                           1e6;
+  EXPECT_NEAR(b["bill_utilization"].get<double>(), usd_per_s / api_per_s, 1e-9);
+}
+
+TEST(PriceCli, SizingByDemandLeavesHeadroom) {
+  const RunResult r = RunShardwise("price --layout tp4 --demand-tokens-per-s 50000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto d = r.Json()["demand"];
+  EXPECT_LE(d["utilization"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(d["target_utilization"].get<double>(), 0.8);
+  ExpectOneLineError(RunShardwise("price --demand-tokens-per-s 100 --target-utilization 0"),
+                     "--target-utilization");
+}
+
+TEST(RooflineCli, AcrossNodesIsTheNodeEgressNotAPerGpuLink) {
+  // An H100 has one 400 Gb/s (50 GB/s) ConnectX-7 NIC; a node of 8 egresses 400 GB/s ("How to
+  // Think About GPUs"). The text must not call 400 GB/s a per-GPU bandwidth.
+  const RunResult r = RunShardwise("roofline --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_DOUBLE_EQ(j["nic_bytes_per_s"].get<double>(), 50e9);
+  EXPECT_DOUBLE_EQ(j["inter_node"]["bandwidth_bytes_per_s"].get<double>(), 8 * 50e9);
+  const RunResult text = RunShardwise("roofline");
+  EXPECT_EQ(text.out.find("400.0 GB/s/GPU"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("node egress"), std::string::npos) << text.out;
+  // The collective model that explain uses gives a 2-node, 16-GPU all-reduce the same order of
+  // bus bandwidth for large messages (within 10% of the node egress).
+  const RunResult c =
+      RunShardwise("collectives --cluster dgx-h100 --nodes 2 --op all-reduce --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const double busbw = c.Json()["rows"].back()["busbw_bytes_per_s"].get<double>();
+  EXPECT_NEAR(busbw / (8 * 50e9), 1.0, 0.1);
+}
+
+TEST(SimulateCli, NoGoodputClaimWithoutAnSlo) {
+  const RunResult r = RunShardwise("simulate --requests 200");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("100.0% of requests meet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no SLO given"), std::string::npos) << r.out;
+  const RunResult j = RunShardwise("simulate --requests 200 --json");
+  EXPECT_TRUE(j.Json()["goodput"].is_null());
+  const RunResult slo = RunShardwise("simulate --requests 200 --max-ttft-ms 1000 --json");
+  EXPECT_GE(slo.Json()["goodput"]["request_fraction"].get<double>(), 0.0);
+}
+
+TEST(SimulateCli, KvMeanNeverAboveItsMax) {
+  for (const char* args : {"--rate 20", "--rate inf --requests 300",
+                           "--model llama-3.1-8b --gpus 1 --rate inf --requests 500 --isl 4000",
+                           "--gpus 2 --layout dp2 --rate 40 --admission max-utilization"}) {
+    const RunResult r = RunShardwise(std::string("simulate --json ") + args);
+    ASSERT_EQ(r.exit_code, 0) << args << r.err;
+    const auto kv = r.Json()["kv_occupancy"];
+    EXPECT_LE(kv["mean_fraction"].get<double>(), kv["max_fraction"].get<double>()) << args;
+  }
+}
+
+TEST(SimulateCli, WarnsWhenTheLoadExceedsCapacity) {
+  // One H100 serving Llama-3.1-8B cannot finish 500 requests/s of 1,024 + 256 tokens: at most
+  // ~4,000 output tokens/s per GPU against 128,000 asked for.
+  const RunResult r = RunShardwise("simulate --gpus 1 --rate 500 --requests 300");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("exceeds what"), std::string::npos) << r.err;
+  const RunResult fine = RunShardwise("simulate --gpus 1 --rate 1 --requests 50");
+  EXPECT_EQ(fine.err.find("exceeds what"), std::string::npos) << fine.err;
+}
+
+}  // namespace
+}  // namespace shardwise::testing

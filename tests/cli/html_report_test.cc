@@ -1,0 +1,239 @@
+// End-to-end: the HTML report as a user opens it. Each command writes --json and --html from
+// one run; headless Chromium (Debian's chromium, installed by scripts/install-deps.sh) loads the
+// page from disk with the network off, must log no console error, takes a screenshot, and dumps
+// the DOM, in which every expected plot must have both axes, their labels and as many data
+// marks as the JSON result has points (counted here from the JSON, not from the page).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string TempDir() {
+  char name[] = "/tmp/shardwise_html_XXXXXX";
+  return mkdtemp(name) ? name : "/tmp";
+}
+
+struct Browser {
+  std::string dom;
+  std::string log;  // Chromium's stderr, with the page's console messages
+  bool screenshot_ok = false;
+};
+
+// Loads `page` in headless Chromium: the DOM after rendering, the console log and (when
+// `screenshot` is set) a PNG of the page.
+Browser Open(const std::string& page, const std::string& screenshot = "") {
+  const std::string dir = TempDir();
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync "
+      "--hide-scrollbars --enable-logging=stderr --v=0 --user-data-dir=" +
+      dir + "/profile ";
+  Browser b;
+  std::system(("timeout 90 " + std::string(kChromium) + " " + flags + "--dump-dom file://" + page +
+               " >" + dir + "/dom.html 2>" + dir + "/log.txt")
+                  .c_str());
+  b.dom = Slurp(dir + "/dom.html");
+  b.log = Slurp(dir + "/log.txt");
+  if (!screenshot.empty()) {
+    std::system(("timeout 90 " + std::string(kChromium) + " " + flags +
+                 "--window-size=1000,3000 --screenshot=" + screenshot + " file://" + page +
+                 " >/dev/null 2>>" + dir + "/log.txt")
+                    .c_str());
+    b.log = Slurp(dir + "/log.txt");
+    struct stat st {};
+    b.screenshot_ok = stat(screenshot.c_str(), &st) == 0 && st.st_size > 20'000;
+  }
+  return b;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// What is wrong with plot `name` in `dom` ("" when it is complete): present, both axes, two
+// non-empty axis labels, `marks` data marks, and (when `curve_points` >= 0) a curve of that
+// many points.
+std::string CheckPlot(const std::string& dom, const std::string& name, size_t marks,
+                      long curve_points = -1) {
+  const size_t at = dom.find("data-plot=\"" + name + "\"");
+  if (at == std::string::npos) return "plot '" + name + "' is missing";
+  const std::string svg = dom.substr(at, dom.find("</svg>", at) - at);
+  if (Count(svg, "class=\"axis x\"") != 1 || Count(svg, "class=\"axis y\"") != 1) {
+    return "plot '" + name + "' lacks an axis";
+  }
+  size_t labels = 0;
+  for (size_t p = svg.find("class=\"axis-label\""); p != std::string::npos;
+       p = svg.find("class=\"axis-label\"", p + 1)) {
+    const size_t open = svg.find('>', p), close = svg.find("</text>", p);
+    labels += close > open + 1;  // non-empty text
+  }
+  if (labels != 2) return "plot '" + name + "' has " + std::to_string(labels) + " axis labels";
+  const size_t found = Count(svg, "class=\"mark\"");
+  if (found == 0) return "plot '" + name + "' is empty";
+  if (found != marks) {
+    return "plot '" + name + "' has " + std::to_string(found) + " marks, expected " +
+           std::to_string(marks);
+  }
+  if (curve_points >= 0 &&
+      svg.find("data-points=\"" + std::to_string(curve_points) + "\"") == std::string::npos) {
+    return "plot '" + name + "' lacks its curve of " + std::to_string(curve_points) + " points";
+  }
+  return "";
+}
+
+// Runs `args --json --html PAGE`, and opens the page; the JSON is returned in `json`.
+Browser RenderCommand(const std::string& args, nlohmann::json& json,
+                      const std::string& screenshot = "") {
+  const std::string page = TempDir() + "/page.html";
+  const RunResult r = RunShardwise(args + " --json --html " + page);
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  json = r.exit_code == 0 ? r.Json() : nlohmann::json::object();
+  return Open(page, screenshot);
+}
+
+void ExpectCleanConsole(const Browser& b) {
+  EXPECT_EQ(b.log.find("CONSOLE"), std::string::npos) << b.log;
+  EXPECT_EQ(b.log.find("Uncaught"), std::string::npos) << b.log;
+  EXPECT_NE(b.dom.find("</html>"), std::string::npos) << "page did not render";
+}
+
+class HtmlReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kChromium)) {
+      FAIL() << "headless Chromium is needed: run scripts/install-deps.sh (Debian 'chromium')";
+    }
+  }
+};
+
+TEST(HtmlReportChecker, FailsWhenAPlotIsMissingOrEmpty) {
+  const std::string plot =
+      "<svg data-plot=\"p\"><g class=\"axis x\"><text class=\"axis-label\">x</text></g>"
+      "<g class=\"axis y\"><text class=\"axis-label\">y</text></g>"
+      "<circle class=\"mark\"/><circle class=\"mark\"/></svg>";
+  EXPECT_EQ(CheckPlot(plot, "p", 2), "");
+  EXPECT_NE(CheckPlot(plot, "q", 2), "");  // missing
+  EXPECT_NE(CheckPlot(plot, "p", 3), "");  // a point short
+  std::string empty = plot;
+  while (empty.find("<circle class=\"mark\"/>") != std::string::npos) {
+    empty.erase(empty.find("<circle class=\"mark\"/>"), 22);
+  }
+  EXPECT_NE(CheckPlot(empty, "p", 2).find("empty"), std::string::npos);
+  std::string unlabelled = plot;
+  unlabelled.replace(unlabelled.find(">x<"), 3, "><");
+  EXPECT_NE(CheckPlot(unlabelled, "p", 2), "");
+}
+
+TEST_F(HtmlReport, PlanPageHasEveryPlot) {
+  nlohmann::json j;
+  const std::string png = TempDir() + "/plan.png";
+  const Browser b = RenderCommand("plan --nodes 2 --max-tpot-ms 50", j, png);
+  ExpectCleanConsole(b);
+  EXPECT_TRUE(b.screenshot_ok) << png;
+  const nlohmann::json& layouts = j["layouts"];
+  const size_t top = std::min<size_t>(5, layouts.size());
+  EXPECT_EQ(CheckPlot(b.dom, "pareto", j["pareto"].size()), "");
+  EXPECT_EQ(CheckPlot(b.dom, "phases-prefill", top), "");
+  EXPECT_EQ(CheckPlot(b.dom, "phases-decode", top), "");
+  EXPECT_EQ(CheckPlot(b.dom, "roofline", top, static_cast<long>(j["roofline"]["points"].size())),
+            "");
+  // The pipeline figure draws the first layout that pipelines: stages x micro-batches boxes for
+  // each of two decode steps.
+  nlohmann::json piped = layouts[0];
+  for (const auto& l : layouts) {
+    if (l["pp"].get<int>() > 1) {
+      piped = l;
+      break;
+    }
+  }
+  const size_t boxes = 2 * piped["pipeline"]["stages"].get<size_t>() *
+                       piped["pipeline"]["micro_batches"].get<size_t>();
+  EXPECT_EQ(CheckPlot(b.dom, "pipeline", boxes), "");
+  // Four rows (TP, CP, DP, PP) for each of the top layout's 16 GPUs.
+  EXPECT_EQ(CheckPlot(b.dom, "cluster", 4 * 16), "");
+  EXPECT_EQ(CheckPlot(b.dom, "cost", 10), "");  // 10% to 100% utilisation
+  // The TPOT SLO of 50 ms is drawn at 20 tokens/s per user.
+  EXPECT_NE(b.dom.find("TPOT SLO 50 ms"), std::string::npos);
+}
+
+TEST_F(HtmlReport, ExplainPage) {
+  nlohmann::json j;
+  const Browser b = RenderCommand("explain --nodes 2 --layout tp4pp4 --batch 64", j);
+  ExpectCleanConsole(b);
+  EXPECT_EQ(CheckPlot(b.dom, "phases-prefill", 1), "");
+  EXPECT_EQ(CheckPlot(b.dom, "roofline", 1), "");
+  // tp4pp4 at batch 64: 64 sequences per replica cut into min(4, 64) = 4 micro-batches.
+  EXPECT_EQ(j["pipeline"]["micro_batches"], 4);
+  EXPECT_EQ(CheckPlot(b.dom, "pipeline", 2 * 4 * 4), "");
+  EXPECT_EQ(CheckPlot(b.dom, "cluster", 4 * 16), "");
+}
+
+TEST_F(HtmlReport, SimulatePageAndReportCommand) {
+  nlohmann::json j;
+  const std::string png = TempDir() + "/simulate.png";
+  const Browser b = RenderCommand("simulate --requests 300 --rate 20", j, png);
+  ExpectCleanConsole(b);
+  EXPECT_TRUE(b.screenshot_ok);
+  EXPECT_EQ(CheckPlot(b.dom, "ttft", 3, static_cast<long>(j["ttft_s"]["cdf"].size())), "");
+  EXPECT_EQ(CheckPlot(b.dom, "tpot", 3), "");
+  const long series = static_cast<long>(j["kv_occupancy"]["series"].size());
+  ASSERT_GT(series, 1);
+  const std::string kv = b.dom.substr(b.dom.find("data-plot=\"kv\""));
+  EXPECT_NE(kv.find("data-points=\"" + std::to_string(series) + "\""), std::string::npos);
+
+  // `shardwise report` draws the same page from the saved JSON.
+  const std::string dir = TempDir();
+  std::ofstream(dir + "/sim.json") << j.dump();
+  const RunResult r = RunShardwise("report " + dir + "/sim.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Browser again = Open(dir + "/sim.html");
+  ExpectCleanConsole(again);
+  EXPECT_EQ(CheckPlot(again.dom, "ttft", 3), "");
+}
+
+TEST_F(HtmlReport, PricePageShowsTheBreakEven) {
+  nlohmann::json j;
+  const Browser b =
+      RenderCommand("price --layout tp4 --duty-cycle 0.4 --api-usd-per-mtok-output 5", j);
+  ExpectCleanConsole(b);
+  EXPECT_EQ(CheckPlot(b.dom, "cost", 10), "");
+  EXPECT_NE(b.dom.find("API $5/Mtok output"), std::string::npos);
+}
+
+TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
+  const std::string dir = TempDir();
+  std::ofstream(dir + "/notes.html") << "<html>my notes</html>";
+  ExpectOneLineError(RunShardwise("plan --top 1 --html " + dir + "/notes.html"), "--force");
+  EXPECT_EQ(Slurp(dir + "/notes.html"), "<html>my notes</html>");
+  // Its own page may be replaced; --force replaces anything.
+  EXPECT_EQ(RunShardwise("plan --top 1 --html " + dir + "/plan.html").exit_code, 0);
+  EXPECT_EQ(RunShardwise("plan --top 1 --html " + dir + "/plan.html").exit_code, 0);
+  EXPECT_EQ(RunShardwise("plan --top 1 --html " + dir + "/notes.html --force").exit_code, 0);
+  ExpectOneLineError(RunShardwise("report " + dir + "/missing.json"), "missing.json");
+  std::ofstream(dir + "/other.json") << "{\"a\": 1}";
+  ExpectOneLineError(RunShardwise("report " + dir + "/other.json"), "not a shardwise result");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

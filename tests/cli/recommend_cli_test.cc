@@ -1,0 +1,124 @@
+// End-to-end: `recommend` sizes a deployment for a load within SLOs at a percentile, and finds
+// the most load a cluster serves; its answers are checked with `simulate` run separately.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+// p99 TTFT and TPOT of `layout` on `gpus` H100s at `rate`, from the simulate command.
+std::pair<double, double> SimulatedP99(int gpus, const std::string& layout, double rate) {
+  const RunResult r = RunShardwise("simulate --model llama-3.1-8b --cluster dgx-h100 --gpus " +
+                                   std::to_string(gpus) + " --layout " + layout + " --rate " +
+                                   std::to_string(rate) + " --requests 1000 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  return {j["ttft_s"]["p99"].get<double>(), j["tpot_s"]["p99"].get<double>()};
+}
+
+TEST(RecommendCli, FewestGpusForALoad) {
+  const RunResult r = RunShardwise(
+      "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 "
+      "--max-tpot-ms 30 --percentile p99 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto rec = j["recommendation"];
+  ASSERT_TRUE(rec.is_object());
+  const int gpus = rec["gpus"];
+  const std::string layout = rec["layout"];
+  // The answer holds when simulated on its own ...
+  const auto [ttft, tpot] = SimulatedP99(gpus, layout, 40);
+  EXPECT_LE(ttft, 0.5);
+  EXPECT_LE(tpot, 0.030);
+  // ... and every smaller size tried failed (capacity or simulated SLO).
+  for (const auto& c : j["candidates"]) {
+    if (c["gpus"].get<int>() < gpus) EXPECT_FALSE(c["meets_slo"].get<bool>()) << c.dump();
+  }
+  // $/Mtok at the load: GPUs x $/GPU-hour / 3600 / (40 x 256 tokens/s) x 1e6, with the H100's
+  // price from the GPU catalog.
+  double usd_per_gpu_hour = 0;
+  for (const auto& g : RunShardwise("gpus --json").Json()) {
+    if (g["name"] == "h100-sxm") usd_per_gpu_hour = g["usd_per_gpu_hour"];
+  }
+  ASSERT_GT(usd_per_gpu_hour, 0);
+  EXPECT_NEAR(rec["usd_per_mtok_output"].get<double>(),
+              gpus * usd_per_gpu_hour / 3600 / (40.0 * 256) * 1e6, 1e-9);
+}
+
+TEST(RecommendCli, MostLoadOfACluster) {
+  const RunResult r = RunShardwise(
+      "recommend --model llama-3.1-8b --cluster dgx-h100 --gpus 2 --max-ttft-ms 500 "
+      "--max-tpot-ms 30 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rec = r.Json()["recommendation"];
+  const double rate = rec["rate_requests_per_s"];
+  ASSERT_GT(rate, 0);
+  const auto [ttft, tpot] = SimulatedP99(2, rec["layout"], rate);
+  EXPECT_LE(ttft, 0.5);
+  EXPECT_LE(tpot, 0.030);
+  // 50% more load breaks an SLO at p99 (the search's upper bracket is 1.1x capacity).
+  const auto [ttft_more, tpot_more] = SimulatedP99(2, rec["layout"], 1.5 * rate);
+  EXPECT_TRUE(ttft_more > 0.5 || tpot_more > 0.030) << ttft_more << " " << tpot_more;
+}
+
+TEST(RecommendCli, TwoGpuTypesCompared) {
+  const std::string load =
+      " --model llama-3.1-8b --rate 20 --max-ttft-ms 1000 --max-tpot-ms 50 --requests 300";
+  const RunResult h100 = RunShardwise("recommend --cluster dgx-h100" + load + " --json");
+  const RunResult a100 = RunShardwise("recommend --cluster dgx-a100" + load + " --json");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  const RunResult c = RunShardwise("compare \"recommend --cluster dgx-h100" + load +
+                                   "\" \"recommend --cluster dgx-a100" + load + "\" --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto j = c.Json();
+  EXPECT_EQ(j["compared"], "recommend");
+  // The headline is $/Mtok at the load, B / A as divided here from the two runs.
+  const auto& head = j["metrics"][0];
+  EXPECT_EQ(head["name"], "$ per million output tokens at the load");
+  EXPECT_NEAR(head["b_over_a"].get<double>(),
+              a100.Json()["recommendation"]["usd_per_mtok_output"].get<double>() /
+                  h100.Json()["recommendation"]["usd_per_mtok_output"].get<double>(),
+              1e-9);
+  // Both clusters in one run, ranked by cost: the answer is the cheaper of the two runs above.
+  const RunResult both =
+      RunShardwise("recommend --cluster dgx-h100,dgx-a100 --objective cost" + load + " --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const double h100_usd = h100.Json()["recommendation"]["usd_per_mtok_output"];
+  const double a100_usd = a100.Json()["recommendation"]["usd_per_mtok_output"];
+  const auto rec = both.Json()["recommendation"];
+  EXPECT_EQ(rec["cluster"], h100_usd <= a100_usd ? "dgx-h100" : "dgx-a100");
+  EXPECT_NEAR(rec["usd_per_mtok_output"].get<double>(), std::min(h100_usd, a100_usd), 1e-12);
+}
+
+TEST(PlanCli, CostObjectivePointsToRecommend) {
+  // On one cluster cost and throughput rank layouts alike ($/token = $/GPU-s / tokens/s/GPU);
+  // plan says so rather than pretending to a different answer.
+  const RunResult cost = RunShardwise("plan --objective cost --top 3 --json");
+  const RunResult throughput = RunShardwise("plan --objective throughput --top 3 --json");
+  ASSERT_EQ(cost.exit_code, 0) << cost.err;
+  EXPECT_NE(cost.err.find("shardwise recommend"), std::string::npos) << cost.err;
+  EXPECT_EQ(cost.Json()["layouts"][0]["layout"], throughput.Json()["layouts"][0]["layout"]);
+}
+
+TEST(RecommendCli, BadInput) {
+  ExpectOneLineError(RunShardwise("recommend --rate 10"), "needs both SLOs");
+  ExpectOneLineError(
+      RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 --percentile p100"),
+      "--percentile");
+  ExpectOneLineError(RunShardwise("recommend --model llama-3.1-8b --rate 100000 --max-ttft-ms 100 "
+                                  "--max-tpot-ms 20 --max-gpus 8"),
+                     "no deployment of up to 8 GPUs");
+  ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
+                                  "--objective cheapest"),
+                     "--objective");
+  ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
+                                  "--cluster dgx-h100,,dgx-a100"),
+                     "empty name");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

@@ -1,0 +1,124 @@
+// Engine profiles: parsing and its errors, and each engine effect on the step time against a
+// hand calculation.
+#include "shardwise/perf/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/catalog/embedded.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/perf/comm.h"
+#include "shardwise/perf/step.h"
+
+namespace shardwise {
+namespace {
+
+TEST(EngineProfile, BuiltinsLoadByBareAndVersionedName) {
+  for (const char* name : {"trtllm", "vllm", "sglang", "trtllm-1.0", "vllm-0.12", "sglang-0.5"}) {
+    auto e = LoadEngine(name);
+    ASSERT_TRUE(e.ok()) << name << ": " << e.status().message();
+    EXPECT_FALSE(e->sources.at("step_overhead_s").empty());
+  }
+  EXPECT_EQ(LoadEngine("vllm")->engine, "vllm");
+  EXPECT_EQ(LoadEngine("trtllm")->kv_rule, KvMemoryRule::kFractionOfFreeAfterWeights);
+  EXPECT_EQ(LoadEngine("vllm")->kv_rule, KvMemoryRule::kFractionOfTotal);
+}
+
+TEST(EngineProfile, UnknownEngineSuggests) {
+  auto e = LoadEngine("vlm");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("vllm"), std::string::npos) << e.status().message();
+}
+
+TEST(EngineProfile, MissingFieldIsNamed) {
+  nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
+  j["fields"].erase("kv_block_tokens");
+  auto e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("mine.json: engine profile lacks field 'kv_block_tokens'"),
+            std::string::npos)
+      << e.status().message();
+}
+
+TEST(EngineProfile, FieldWithoutSourceOrProvenanceIsRejected) {
+  nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
+  j["fields"]["step_overhead_s"]["provenance"] = "guessed";
+  EXPECT_FALSE(ParseEngineProfile(j, "x.json").ok());
+  j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
+  j["fields"]["step_overhead_s"]["source"] = "";
+  EXPECT_FALSE(ParseEngineProfile(j, "x.json").ok());
+  j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
+  j["fields"]["step_overhead_s"]["value"] = -1;
+  EXPECT_FALSE(ParseEngineProfile(j, "x.json").ok());
+}
+
+TEST(EngineProfile, CustomAllReduceByHand) {
+  // TP8 on one DGX H100, a profile with one-shot up to 256 KiB, two-shot up to 8 MiB, 8 us per
+  // synchronisation; NVLink 450 GB/s x 0.82 efficiency (data/clusters/dgx-h100.json).
+  EngineProfile e;
+  e.custom_allreduce_max_bytes = 8 << 20;
+  e.one_shot_max_bytes = 256 << 10;
+  e.custom_allreduce_latency_s = 8e-6;
+  const ClusterSpec c = LoadCluster("dgx-h100").value();
+  const StepComm comm = StepComm::Create(c, ParseLayout("tp8").value(), e).value();
+  const double bw = 450e9 * 0.82;
+  // 16 KiB (batch 1 of Llama-70B's 8192 bf16 hidden): one-shot, 8 us + 7 x 16384 B / bw.
+  EXPECT_NEAR(comm.TpAllReduce(16384), 8e-6 + 7 * 16384 / bw, 1e-12);
+  // 1 MiB: two-shot, 2 x 8 us + 2 x 7/8 x 1 MiB / bw.
+  EXPECT_NEAR(comm.TpAllReduce(1 << 20), 16e-6 + 2 * 7.0 / 8 * (1 << 20) / bw, 1e-12);
+  // 64 MiB: beyond the custom kernel, NCCL's ring/NVLS model: at least the bandwidth term.
+  EXPECT_GT(comm.TpAllReduce(64 << 20), 2 * 7.0 / 8 * (64 << 20) / 450e9);
+}
+
+TEST(EngineProfile, StepOverheadAddsOncePerIteration) {
+  // Decode TPOT with a 1.5 ms per-step overhead (batch within the CUDA-graph range) is the bare
+  // TPOT + 1.5 ms; above the graph range each of the 32 layers adds its eager launches.
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = WithGpus(LoadCluster("dgx-h100").value(), 1).value();
+  PerfOptions bare;
+  PerfOptions eng;
+  eng.engine.step_overhead_s = 1.5e-3;
+  eng.engine.cuda_graph_max_batch = 64;
+  eng.engine.eager_launch_s_per_layer = 40e-6;
+  Workload w;
+  w.batch = 32;
+  w.prompt_tokens = 1024;
+  const Layout l = ParseLayout("tp1").value();
+  const auto a = StepModel::Create(m, c, l, bare).value().Estimate(w);
+  const auto b = StepModel::Create(m, c, l, eng).value().Estimate(w);
+  EXPECT_NEAR(b.tpot_s - a.tpot_s, 1.5e-3, 1e-12);
+  // Prefill is not graphed: 1.5 ms + 32 layers x 40 us.
+  EXPECT_NEAR(b.ttft_s - a.ttft_s, 1.5e-3 + 32 * 40e-6, 1e-12);
+  w.batch = 128;
+  const auto a2 = StepModel::Create(m, c, l, bare).value().Estimate(w);
+  const auto b2 = StepModel::Create(m, c, l, eng).value().Estimate(w);
+  EXPECT_NEAR(b2.tpot_s - a2.tpot_s, 1.5e-3 + 32 * 40e-6, 1e-12);
+}
+
+TEST(EngineProfile, KvBudgetRulesByHand) {
+  // Llama-3.1-8B bf16 on one H100. vLLM: weights + KV + buffers within 0.9 x HBM.
+  // TensorRT-LLM: KV gets 0.9 of what is free after weights, activations and a 1 GiB reserve.
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = WithGpus(LoadCluster("dgx-h100").value(), 1).value();
+  const Layout l = ParseLayout("tp1").value();
+  Workload w;
+  w.batch = 1;
+  PerfOptions v;
+  v.engine = LoadEngine("vllm").value();
+  v.gpu_memory_utilization = v.engine.memory_fraction;
+  PerfOptions t;
+  t.engine = LoadEngine("trtllm").value();
+  t.gpu_memory_utilization = t.engine.memory_fraction;
+  const MemoryPerGpu mv = StepModel::Create(m, c, l, v).value().Estimate(w).memory;
+  const MemoryPerGpu mt = StepModel::Create(m, c, l, t).value().Estimate(w).memory;
+  const double hbm = c.gpu.hbm_bytes;
+  EXPECT_DOUBLE_EQ(mv.usable_bytes, 0.9 * hbm);
+  // fixed = weights + activations (without the batch's logits) + buffers, all in both.
+  const double logits = 128256.0 * 4;  // one sequence's fp32 logits row
+  const double fixed = mt.weight_bytes + mt.activation_bytes - logits + mt.comm_buffer_bytes;
+  EXPECT_NEAR(mt.usable_bytes, fixed + 0.9 * (hbm - 1073741824.0 - fixed), 1.0);
+  // With 16 GB of weights, 0.9 of the free memory is more than vLLM's 0.9 of the total.
+  EXPECT_GT(mt.kv_capacity_tokens, mv.kv_capacity_tokens);
+}
+
+}  // namespace
+}  // namespace shardwise

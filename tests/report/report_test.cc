@@ -1,0 +1,91 @@
+// The report module without a browser: SVG escaping and axes, the page's refusal of unknown
+// results, and the side-by-side comparison on hand-written results.
+#include <gtest/gtest.h>
+
+#include "shardwise/report/compare.h"
+#include "shardwise/report/html_page.h"
+#include "shardwise/report/svg.h"
+
+namespace shardwise::report {
+namespace {
+
+TEST(Svg, EscapesMarkup) {
+  EXPECT_EQ(Escape("a<b & \"c\">'"), "a&lt;b &amp; &quot;c&quot;&gt;&#39;");
+}
+
+TEST(Svg, LogAxisCoversWholeDecades) {
+  const Axis a = FitAxis("x", {3.0, 250.0}, true, false);
+  EXPECT_DOUBLE_EQ(a.min, 1.0);
+  EXPECT_DOUBLE_EQ(a.max, 1000.0);
+  const Axis lin = FitAxis("y", {2.0, 10.0}, false, true);
+  EXPECT_DOUBLE_EQ(lin.min, 0.0);
+  EXPECT_GE(lin.max, 10.0);
+}
+
+TEST(Svg, OneMarkPerPoint) {
+  XyPlot plot("p", "title", Axis{"x", 0, 10}, Axis{"y", 0, 10});
+  plot.AddPoints("s", {{1, 1}, {2, 2}, {3, 3}}, "#000");
+  const std::string svg = plot.Render();
+  size_t marks = 0;
+  for (size_t at = svg.find("class=\"mark\""); at != std::string::npos;
+       at = svg.find("class=\"mark\"", at + 1)) {
+    ++marks;
+  }
+  EXPECT_EQ(marks, 3u);
+  EXPECT_NE(svg.find("data-plot=\"p\""), std::string::npos);
+}
+
+TEST(HtmlPage, RefusesWhatItCannotDraw) {
+  EXPECT_FALSE(RenderHtmlPage(nlohmann::json{{"a", 1}}).ok());
+  EXPECT_FALSE(RenderHtmlPage(nlohmann::json{{"command", "size"}}).ok());
+  auto page = RenderHtmlPage(nlohmann::json{{"command", "price"},
+                                            {"full_load", {{"usd_per_mtok_output", 1.0}}},
+                                            {"duty_cycle", {{"fraction", 0.5}}},
+                                            {"break_even", nlohmann::json::object()}});
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  EXPECT_NE(page.value().find(kGeneratorMeta), std::string::npos);
+  EXPECT_EQ(page.value().find("<script"), std::string::npos);  // readable without JavaScript
+  EXPECT_EQ(page.value().find("http://"), page.value().find("http://www.w3.org/2000/svg"));
+}
+
+nlohmann::json PlanResult(const std::string& cluster, double per_gpu, double tpot_s) {
+  return {{"command", "plan"},
+          {"model", "m"},
+          {"cluster", cluster},
+          {"gpus", 8},
+          {"layouts",
+           {{{"layout", "tp8"},
+             {"output_tokens_per_s_per_gpu", per_gpu},
+             {"tpot_s", tpot_s},
+             {"bound", "HBM bandwidth"},
+             {"why", "tp8: because"}}}}};
+}
+
+TEST(Compare, RatiosDifferencesAndVerdict) {
+  // B makes 1,500 / 1,000 = 1.5x the tokens per GPU at 20 / 40 = 0.5x the TPOT.
+  auto c = CompareResults(PlanResult("a", 1000, 0.040), PlanResult("b", 1500, 0.020));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c.value().inputs.size(), 1u);
+  EXPECT_EQ(c.value().inputs[0].metric, "cluster");
+  EXPECT_DOUBLE_EQ(*c.value().metrics[0].ratio, 1.5);
+  bool tpot = false;
+  for (const auto& m : c.value().metrics) {
+    if (m.metric == "TPOT (s)") {
+      tpot = true;
+      EXPECT_DOUBLE_EQ(*m.ratio, 0.5);
+      EXPECT_FALSE(m.higher_is_better);
+    }
+  }
+  EXPECT_TRUE(tpot);
+  EXPECT_EQ(c.value().verdict, "B is better on output tokens/s per GPU: 1.50x");
+  EXPECT_EQ(c.value().reasons.front(), "A: tp8: because");
+}
+
+TEST(Compare, RefusesDifferentCommands) {
+  nlohmann::json price = {{"command", "price"}};
+  EXPECT_FALSE(CompareResults(PlanResult("a", 1, 1), price).ok());
+  EXPECT_FALSE(CompareResults(nlohmann::json::object(), price).ok());
+}
+
+}  // namespace
+}  // namespace shardwise::report
