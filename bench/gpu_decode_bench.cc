@@ -26,6 +26,13 @@ namespace {
 constexpr int64_t kPrompt = 512;
 constexpr int64_t kSteps = 32;
 
+// Positions begin, begin + 1, ..., begin + n - 1.
+std::vector<int64_t> Positions(int64_t begin, int64_t n) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = begin + i;
+  return p;
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -65,20 +72,20 @@ Status Run() {
     }
     double prefill_s = 0, step_s = 0;
     const Status run = RunOnThreads(1, 600, [&](Communicator& world) -> Status {
-      const RankComms comms{&world, &world};
+      const RankComms comms{&world, &world, &world};
       std::vector<float> x, logits;
       auto t0 = std::chrono::steady_clock::now();
       SW_RETURN_IF_ERROR(stage->Embed(tokens, x));
-      SW_RETURN_IF_ERROR(stage->Forward(x, seqs, 0, kPrompt, comms));
-      SW_RETURN_IF_ERROR(stage->Logits(x, batch, kPrompt, logits));
+      SW_RETURN_IF_ERROR(stage->Forward(x, seqs, Positions(0, kPrompt), kPrompt, true, comms));
+      SW_RETURN_IF_ERROR(stage->Logits(x, batch, kPrompt, logits, world));
       prefill_s = Seconds(t0);
       std::vector<int64_t> next(static_cast<size_t>(batch));
       t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < kSteps; ++i) {
         for (int64_t s = 0; s < batch; ++s) next[static_cast<size_t>(s)] = (s + i) % m.vocab_size;
         SW_RETURN_IF_ERROR(stage->Embed(next, x));
-        SW_RETURN_IF_ERROR(stage->Forward(x, seqs, kPrompt + i, 1, comms));
-        SW_RETURN_IF_ERROR(stage->Logits(x, batch, 1, logits));
+        SW_RETURN_IF_ERROR(stage->Forward(x, seqs, {kPrompt + i}, kPrompt + i + 1, false, comms));
+        SW_RETURN_IF_ERROR(stage->Logits(x, batch, 1, logits, world));
       }
       step_s = Seconds(t0) / kSteps;
       return Status();

@@ -1,5 +1,6 @@
 // `shardwise run`: execute a sharded forward pass for real, check it against the unsharded
 // reference, and print where the time went next to the perf model's prediction.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,9 +9,8 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "gpu_target.h"
@@ -19,6 +19,7 @@
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/schedule.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/plan/saved_plan.h"
 #include "shardwise/report/table.h"
@@ -47,6 +48,9 @@ struct RunOptions {
   std::string host_profile;
   std::string plan;  // a `shardwise plan --json` file: run its model with its best layout
   double timeout_s = 60;
+  int64_t redundant_experts = 0;
+  int64_t micro_batches = 0;
+  std::optional<double> capacity_factor;
   int64_t layers = 0;  // 0: all of the model's layers
   bool force = false;
   bool no_check = false;
@@ -61,7 +65,8 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   GpuSpec cpu;
   cpu.name = "this-host";
   cpu.description = "this machine's CPU cores, measured";
-  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share}, {Dtype::kBf16, p.flops_per_s * share}};
+  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share},
+                          {Dtype::kBf16, p.flops_per_s * share}};
   cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
   cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
   cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
@@ -83,7 +88,6 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   c.num_gpus = c.Capacity();
   return c;
 }
-
 
 struct Prediction {
   double prefill_s = 0;
@@ -113,7 +117,8 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
     comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
         {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
   }
-  return {{"wall_s", p.wall_s}, {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+  return {{"wall_s", p.wall_s},
+          {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
           {"comm", comm}};
 }
 
@@ -152,7 +157,18 @@ Status RunRun(const RunOptions& o) {
   c.generate_tokens = o.gen;
   c.seed = o.seed;
   c.weights_dir = o.weights;
-  c.device_compute = !o.device_compute.empty()                      ? o.device_compute
+  c.redundant_experts = o.redundant_experts;
+  c.micro_batches = o.micro_batches;
+  if (o.capacity_factor) {
+    if (!(*o.capacity_factor > 0)) {
+      return Error(
+          fmt::format("--capacity-factor ({}) must be above 0 (1.0 gives each expert "
+                      "its even share of the tokens); leave it out for no limit",
+                      *o.capacity_factor));
+    }
+    c.capacity_factor = *o.capacity_factor;
+  }
+  c.device_compute = !o.device_compute.empty()                    ? o.device_compute
                      : o.backend == "cuda" || o.backend == "nccl" ? "cuda"
                                                                   : "cpu";
   SW_RETURN_IF_ERROR(CheckRunConfig(c));
@@ -205,6 +221,7 @@ Status RunRun(const RunOptions& o) {
   if (!o.no_check) {
     RunConfig ref = c;
     ref.layout = Layout{};
+    ref.redundant_experts = 0;  // replicas hold the same weights; capacity drops the same pairs
     ref.device_compute = "cpu";
     RunResult reference;
     SW_RETURN_IF_ERROR(RunOnThreads(1, o.timeout_s, [&](Communicator& w) -> Status {
@@ -241,28 +258,48 @@ Status RunRun(const RunOptions& o) {
   }
   const double tolerance = ReferenceTolerance(c.device_compute);
 
+  // The pipeline's bubble as the schedule model gives it for equal stages: fill and drain in
+  // prefill, the decode cycle's idle share when fewer micro-batches than stages are in flight.
+  const double micro = static_cast<double>(result.micro_batches);
+  const double model_prefill_bubble = FillDrainBubbleFraction(c.layout.pp, micro);
+  const PipelineCycle cycle = DecodeCycle(static_cast<double>(c.layout.pp), 1.0, micro);
+  const double model_decode_bubble = cycle.bubble_s / cycle.cycle_s;
   const double decode_tokens = static_cast<double>(c.batch * (c.generate_tokens - 1));
   const double decode_tok_s = result.decode.wall_s > 0 ? decode_tokens / result.decode.wall_s : 0;
   if (o.json) {
-    PrintJson({{"model", c.model.name},
-               {"layout", c.layout.ToString()},
-               {"backend", o.backend},
-               {"ranks", result.ranks},
-               {"batch", c.batch},
-               {"prompt_len", c.prompt_tokens},
-               {"gen", c.generate_tokens},
-               {"seed", c.seed},
-               {"tokens", result.tokens},
-               {"decode_tokens_per_s", decode_tok_s},
-               {"prefill", PhaseJson(result.prefill)},
-               {"decode", PhaseJson(result.decode)},
-               {"device_compute", c.device_compute},
-               {"predicted", {{"prefill_s", predicted.prefill_s}, {"decode_s", predicted.decode_s},
-                              {"for", predicted_for}}},
-               {"reference",
-                o.no_check ? nlohmann::json(nullptr)
-                           : nlohmann::json({{"max_relative_error", max_rel},
-                                             {"tokens_match", tokens_match}})}});
+    PrintJson(
+        {{"model", c.model.name},
+         {"layout", c.layout.ToString()},
+         {"backend", o.backend},
+         {"ranks", result.ranks},
+         {"batch", c.batch},
+         {"prompt_len", c.prompt_tokens},
+         {"gen", c.generate_tokens},
+         {"seed", c.seed},
+         {"tokens", result.tokens},
+         {"decode_tokens_per_s", decode_tok_s},
+         {"prefill", PhaseJson(result.prefill)},
+         {"decode", PhaseJson(result.decode)},
+         {"device_compute", c.device_compute},
+         {"predicted",
+          {{"prefill_s", predicted.prefill_s},
+           {"decode_s", predicted.decode_s},
+           {"for", predicted_for}}},
+         {"pipeline",
+          {{"stages", c.layout.pp},
+           {"micro_batches", result.micro_batches},
+           {"prefill_bubble",
+            {{"measured", result.prefill.bubble}, {"model", model_prefill_bubble}}},
+           {"decode_bubble",
+            {{"measured", result.decode.bubble}, {"model", model_decode_bubble}}}}},
+         {"moe", c.model.is_moe() ? nlohmann::json({{"redundant_experts", c.redundant_experts},
+                                                    {"capacity_factor", c.capacity_factor},
+                                                    {"routed_pairs", result.routed_pairs},
+                                                    {"dropped_pairs", result.dropped_pairs}})
+                                  : nlohmann::json(nullptr)},
+         {"reference", o.no_check ? nlohmann::json(nullptr)
+                                  : nlohmann::json({{"max_relative_error", max_rel},
+                                                    {"tokens_match", tokens_match}})}});
     return Status();
   }
   std::cout << fmt::format(
@@ -279,25 +316,48 @@ Status RunRun(const RunOptions& o) {
   Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
   auto cell = [](const CommOpStats& s) {
     return s.calls == 0 ? std::string("-")
-                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls, FormatBytes(s.bytes));
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls,
+                                      FormatBytes(s.bytes));
   };
-  for (const auto& [name, phase, pred] : {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
-                                          std::tuple{"decode", &result.decode, predicted.decode_s}}) {
+  for (const auto& [name, phase, pred] :
+       {std::tuple{"prefill", &result.prefill, predicted.prefill_s},
+        std::tuple{"decode", &result.decode, predicted.decode_s}}) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
                   cell(phase->comm[CommOp::kSendRecv]), pred > 0 ? FormatSeconds(pred) : "-"});
   }
   std::cout << "\n" << table.Render();
-  std::cout << fmt::format("\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
-                           "{})\n",
-                           decode_tok_s, predicted_for);
+  std::cout << fmt::format(
+      "\ndecode: {:.1f} tokens/s on this machine (rank 0's timings; predicted "
+      "{})\n",
+      decode_tok_s, predicted_for);
+  if (c.layout.pp > 1) {
+    std::cout << fmt::format(
+        "pipeline: {} stages, {} micro-batch{}; bubble measured {:.0f}% prefill, {:.0f}% decode "
+        "(schedule model, equal stages: {:.0f}%, {:.0f}%)\n",
+        c.layout.pp, result.micro_batches, result.micro_batches == 1 ? "" : "es",
+        100 * result.prefill.bubble, 100 * result.decode.bubble, 100 * model_prefill_bubble,
+        100 * model_decode_bubble);
+  }
+  if (c.model.is_moe()) {
+    std::cout << fmt::format(
+        "moe: {} redundant expert{}, {}; {} of {} (token, expert) pairs dropped ({:.1f}%)\n",
+        c.redundant_experts, c.redundant_experts == 1 ? "" : "s",
+        c.capacity_factor > 0 ? fmt::format("capacity factor {:g}", c.capacity_factor)
+                              : std::string("no capacity limit"),
+        result.dropped_pairs, result.routed_pairs,
+        result.routed_pairs > 0 ? 100.0 * static_cast<double>(result.dropped_pairs) /
+                                      static_cast<double>(result.routed_pairs)
+                                : 0.0);
+  }
   if (!o.no_check) {
-    std::cout << fmt::format("check: {} the unsharded reference (max relative logit error {:.2e}, "
-                             "tolerance {:.0e}{}; tokens {})\n",
-                             max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel,
-                             tolerance, on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
-                             tokens_match ? "identical" : "differ");
+    std::cout << fmt::format(
+        "check: {} the unsharded reference (max relative logit error {:.2e}, "
+        "tolerance {:.0e}{}; tokens {})\n",
+        max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel, tolerance,
+        on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
+        tokens_match ? "identical" : "differ");
   }
   if (!o.no_check && (max_rel > tolerance || !tokens_match)) {
     return RuntimeFailure("the sharded run differs from the unsharded reference");
@@ -317,15 +377,19 @@ void AddRunCommand(CLI::App& app, Status& result) {
       "  shardwise run --model tiny-moe --layout tp2ep2\n"
       "  mpirun -np 4 shardwise run --model tiny-dense --layout tp2pp2 --backend mpi");
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
-  sub->add_option("--layout", opts->layout, "tp, pp, ep and dp degrees, e.g. tp2pp2")->capture_default_str();
-  sub->add_option("--backend", opts->backend,
-                  "threads (in-process), mpi (under mpirun), cuda (in-process ranks on the GPUs, threads "
-                  "communicator) or nccl (one rank per GPU, NCCL; under mpirun or one thread per GPU)")
+  sub->add_option("--layout", opts->layout, "tp, pp, cp, ep and dp degrees, e.g. tp2pp2")
       ->capture_default_str();
-  sub->add_option("--device-compute", opts->device_compute,
-                  "Where each rank computes: cpu (fp32) or cuda (bf16 on GPU rank % GPUs); default cuda "
-                  "for --backend cuda/nccl, else cpu");
-  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")->capture_default_str();
+  sub->add_option(
+         "--backend", opts->backend,
+         "threads (in-process), mpi (under mpirun), cuda (in-process ranks on the GPUs, threads "
+         "communicator) or nccl (one rank per GPU, NCCL; under mpirun or one thread per GPU)")
+      ->capture_default_str();
+  sub->add_option(
+      "--device-compute", opts->device_compute,
+      "Where each rank computes: cpu (fp32) or cuda (bf16 on GPU rank % GPUs); default cuda "
+      "for --backend cuda/nccl, else cpu");
+  sub->add_option("--prompt-len", opts->prompt_len, "Prompt tokens per sequence")
+      ->capture_default_str();
   sub->add_option("--gen", opts->gen, "Tokens to generate per sequence")->capture_default_str();
   sub->add_option("--batch", opts->batch, "Sequences (split over DP ranks)")->capture_default_str();
   sub->add_option("--seed", opts->seed, "Seed of the generated weights and prompts")
@@ -340,7 +404,18 @@ void AddRunCommand(CLI::App& app, Status& result) {
                   "~/.cache/shardwise)");
   sub->add_option("--layers", opts->layers, "Run only the model's first N layers");
   sub->add_flag("--force", opts->force, "Let --dump-logits replace a file that is not a .npy");
-  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")->capture_default_str();
+  sub->add_option("--timeout-s", opts->timeout_s, "Fail a collective that takes longer")
+      ->capture_default_str();
+  sub->add_option("--redundant-experts", opts->redundant_experts,
+                  "MoE with ep > 1: extra expert replicas (experts + N must divide by ep); each "
+                  "token goes to its expert's least-loaded replica")
+      ->capture_default_str();
+  sub->add_option("--capacity-factor", opts->capacity_factor,
+                  "MoE: drop the (token, expert) pairs beyond ceil(F x tokens x k / experts) per "
+                  "expert and sequence (default: no limit)");
+  sub->add_option("--micro-batches", opts->micro_batches,
+                  "Pipeline micro-batches per DP rank (default 0: min(pp, sequences))")
+      ->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunRun);

@@ -19,4 +19,9 @@ PipelineCycle DecodeCycle(double all_stages_s, double slowest_stage_s, double mi
   return c;
 }
 
+double FillDrainBubbleFraction(int64_t pp, double micro_batches) {
+  const double stages = static_cast<double>(pp);
+  return (stages - 1) / (micro_batches + stages - 1);
+}
+
 }  // namespace shardwise

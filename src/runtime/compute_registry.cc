@@ -22,7 +22,8 @@ std::vector<std::string> DeviceComputeNames() {
   return names;
 }
 
-Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, const Layout& layout) {
+Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, const Layout& layout,
+                          const MoeRunOptions& moe) {
   if (device == "cpu") return Status();
 #ifdef SHARDWISE_WITH_CUDA
   if (device == "cuda") {
@@ -33,11 +34,12 @@ Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, con
                       "--backend threads --device-compute cpu",
                       gpus.why_none));
     }
-    return cuda::CheckCudaSupport(model, layout);
+    return cuda::CheckCudaSupport(model, layout, moe);
   }
 #else
   (void)model;
   (void)layout;
+  (void)moe;
   if (device == "cuda") {
     return Error(
         "this build has no CUDA backend (install the CUDA toolkit and NCCL, rebuild with "

@@ -15,15 +15,16 @@ class CpuStageCompute final : public StageCompute {
     model_.Embed(tokens, x);
     return Status();
   }
-  Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
+  Status Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                 const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& comms) override {
-    return model_.Forward(x, seqs, pos, len, comms);
+    return model_.Forward(x, seqs, positions, context, split, comms);
   }
-  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-                std::vector<float>& out) override {
-    model_.Logits(x, seqs, len, out);
-    return Status();
+  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out,
+                Communicator& tp) override {
+    return model_.Logits(x, seqs, len, out, tp);
   }
+  MoeCounts moe_counts() const override { return model_.moe_counts(); }
 
  private:
   RankModel model_;

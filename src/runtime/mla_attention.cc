@@ -12,12 +12,12 @@ namespace shardwise {
 
 StatusOr<MlaAttention> MlaAttention::Load(const ModelSpec& m, int64_t layer, int64_t head_begin,
                                           int64_t heads, WeightSource& w, int64_t sequences,
-                                          int64_t max_tokens) {
+                                          int64_t cache_tokens) {
   MlaAttention a;
   a.model_ = m;
   a.mla_ = *m.mla;
   a.heads_ = heads;
-  a.max_tokens_ = max_tokens;
+  a.cache_tokens_ = cache_tokens;
   const MlaSpec& s = a.mla_;
   const int64_t h = m.hidden_size, qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
   const int64_t kvb = s.qk_nope_head_dim + s.v_head_dim, r = s.kv_lora_rank;
@@ -51,16 +51,17 @@ StatusOr<MlaAttention> MlaAttention::Load(const ModelSpec& m, int64_t layer, int
   SW_ASSIGN_OR_RETURN(a.o_,
                       w.Read(name("o_proj.weight"), h, m.num_heads * s.v_head_dim, all_h,
                              {head_begin * s.v_head_dim, (head_begin + heads) * s.v_head_dim}));
-  a.latent_cache_.assign(static_cast<size_t>(sequences * max_tokens * r), 0.0f);
-  a.rope_cache_.assign(static_cast<size_t>(sequences * max_tokens * s.qk_rope_head_dim), 0.0f);
+  a.cache_.assign(static_cast<size_t>(sequences * cache_tokens * kv_a_rows), 0.0f);
   return a;
 }
 
-void MlaAttention::Forward(const float* h, float* out, const std::vector<int>& seqs, int64_t pos,
-                           int64_t len) {
+Status MlaAttention::Forward(const float* h, float* out, const std::vector<int>& seqs,
+                             const AttentionStep& step) {
   const MlaSpec& s = mla_;
   const int64_t hidden = model_.hidden_size, nope = s.qk_nope_head_dim, rd = s.qk_rope_head_dim;
-  const int64_t qk = nope + rd, r = s.kv_lora_rank, rows = static_cast<int64_t>(seqs.size()) * len;
+  const int64_t qk = nope + rd, r = s.kv_lora_rank, w = r + rd, vd = s.v_head_dim;
+  const int64_t len = static_cast<int64_t>(step.positions.size());
+  const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
   std::vector<float> q(static_cast<size_t>(rows * heads_ * qk));
   if (s.q_lora_rank > 0) {
     std::vector<float> qa(static_cast<size_t>(rows * s.q_lora_rank));
@@ -71,96 +72,125 @@ void MlaAttention::Forward(const float* h, float* out, const std::vector<int>& s
   } else {
     kernels::MatMulT(h, q_b_.data(), q.data(), rows, heads_ * qk, hidden);
   }
-  std::vector<float> kv(static_cast<size_t>(rows * (r + rd)));
-  kernels::MatMulT(h, kv_a_.data(), kv.data(), rows, r + rd, hidden);
-  const RopeFrequencies rope = ComputeRopeFrequencies(model_, rd, pos + len);
+  std::vector<float> kv(static_cast<size_t>(rows * w));
+  kernels::MatMulT(h, kv_a_.data(), kv.data(), rows, w, hidden);
+  const RopeFrequencies rope = ComputeRopeFrequencies(model_, rd, step.context);
   for (size_t si = 0; si < seqs.size(); ++si) {
     for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
-      const int64_t slot = seqs[si] * max_tokens_ + p;
-      kernels::RmsNorm(kv.data() + row * (r + rd), kv_a_norm_.data(),
-                       latent_cache_.data() + slot * r, 1, r, model_.rms_norm_eps);
-      float* pe = rope_cache_.data() + slot * rd;
-      std::copy_n(kv.data() + row * (r + rd) + r, rd, pe);
-      kernels::Rope(pe, 1, rd, rd, p, rope.inv_freq.data(), rope.attention_factor, true);
+      const int64_t row = static_cast<int64_t>(si) * len + t, p = step.positions[t];
       kernels::Rope(q.data() + row * heads_ * qk + nope, heads_, qk, rd, p, rope.inv_freq.data(),
                     rope.attention_factor, true);
+      if (step.store_slot[t] < 0) continue;
+      float* entry = cache_.data() + (seqs[si] * cache_tokens_ + step.store_slot[t]) * w;
+      kernels::RmsNorm(kv.data() + row * w, kv_a_norm_.data(), entry, 1, r, model_.rms_norm_eps);
+      std::copy_n(kv.data() + row * w + r, rd, entry + r);
+      kernels::Rope(entry + r, 1, rd, rd, p, rope.inv_freq.data(), rope.attention_factor, true);
     }
   }
-  std::vector<float> attn(static_cast<size_t>(rows * heads_ * s.v_head_dim), 0.0f);
-  for (size_t si = 0; si < seqs.size(); ++si) {
-    const int64_t row = static_cast<int64_t>(si) * len;
-    if (len == 1) {
-      Absorbed(q.data() + row * heads_ * qk, attn.data() + row * heads_ * s.v_head_dim, seqs[si],
-               pos);
+  std::vector<float> attn(static_cast<size_t>(rows * heads_ * vd), 0.0f);
+  const float* cache = cache_.data();
+  auto seq_cache = [&](size_t si) { return cache + seqs[si] * cache_tokens_ * w; };
+  auto cached = [&](size_t si) -> const std::vector<int64_t>& { return (*step.cached)[seqs[si]]; };
+  if (len == 1 && !step.split) {
+    // Absorbed: q_latent = W_UK^T q_nope per head, attending over [latent | rotary key] as one
+    // key shared by every head; the output stays latent until W_UV.
+    const std::vector<int64_t> shared(static_cast<size_t>(heads_), 0);
+    std::vector<float> qa(static_cast<size_t>(heads_ * w)),
+        o_latent(static_cast<size_t>(heads_ * r));
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      const float* qs = q.data() + static_cast<int64_t>(si) * heads_ * qk;
+      std::fill(qa.begin(), qa.end(), 0.0f);
+      for (int64_t hh = 0; hh < heads_; ++hh) {
+        const float* qh = qs + hh * qk;
+        const float* wk = kv_b_.data() + hh * (nope + vd) * r;  // rows: nope keys, then values
+        float* ql = qa.data() + hh * w;
+        for (int64_t d = 0; d < nope; ++d) {
+          for (int64_t c = 0; c < r; ++c) ql[c] += qh[d] * wk[d * r + c];
+        }
+        std::copy_n(qh + nope, rd, ql + r);
+      }
+      PartialAttention part(1, heads_, r);
+      const KeyBlock keys{seq_cache(si),
+                          seq_cache(si),
+                          w,
+                          w,
+                          r,
+                          cached(si).data(),
+                          static_cast<int64_t>(cached(si).size())};
+      AccumulateAttention({qa.data(), 1, heads_, w, step.positions.data(), shared.data()}, keys, 0,
+                          softmax_scale_, part);
+      SW_RETURN_IF_ERROR(MergeAcrossRanks(*step.cp, part));
+      FinishAttention(part, nullptr, o_latent.data());
+      for (int64_t hh = 0; hh < heads_; ++hh) {
+        const float* wv = kv_b_.data() + (hh * (nope + vd) + nope) * r;
+        for (int64_t d = 0; d < vd; ++d) {
+          attn[(static_cast<int64_t>(si) * heads_ + hh) * vd + d] =
+              kernels::Dot(wv + d * r, o_latent.data() + hh * r, r);
+        }
+      }
+    }
+  } else {
+    std::vector<PartialAttention> parts(seqs.size(), PartialAttention(len, heads_, vd));
+    auto q_of = [&](size_t si) { return q.data() + static_cast<int64_t>(si) * len * heads_ * qk; };
+    if (step.split && step.cp->size() > 1) {
+      // Ring: each sequence's block is [positions | cache entries] of this rank's chunks.
+      const int64_t n = len, per_seq = n * (1 + w);
+      std::vector<float> block(seqs.size() * static_cast<size_t>(per_seq));
+      for (size_t si = 0; si < seqs.size(); ++si) {
+        float* b = block.data() + si * per_seq;
+        for (int64_t j = 0; j < n; ++j) b[j] = static_cast<float>(cached(si)[j]);
+        std::copy_n(seq_cache(si), n * w, b + n);
+      }
+      std::vector<int64_t> positions(static_cast<size_t>(n));
+      SW_RETURN_IF_ERROR(RingPass(*step.cp, std::move(block), [&](const std::vector<float>& got) {
+        for (size_t si = 0; si < seqs.size(); ++si) {
+          const float* b = got.data() + si * per_seq;
+          for (int64_t j = 0; j < n; ++j) positions[j] = static_cast<int64_t>(b[j]);
+          AttendExpanded(q_of(si), step.positions.data(), len, b + n, positions.data(), n,
+                         parts[si]);
+        }
+      }));
     } else {
-      Expanded(q.data() + row * heads_ * qk, attn.data() + row * heads_ * s.v_head_dim, seqs[si],
-               pos, len);
+      for (size_t si = 0; si < seqs.size(); ++si) {
+        AttendExpanded(q_of(si), step.positions.data(), len, seq_cache(si), cached(si).data(),
+                       static_cast<int64_t>(cached(si).size()), parts[si]);
+        SW_RETURN_IF_ERROR(MergeAcrossRanks(*step.cp, parts[si]));
+      }
+    }
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      FinishAttention(parts[si], nullptr,
+                      attn.data() + static_cast<int64_t>(si) * len * heads_ * vd);
     }
   }
-  kernels::MatMulT(attn.data(), o_.data(), out, rows, hidden, heads_ * s.v_head_dim);
+  kernels::MatMulT(attn.data(), o_.data(), out, rows, hidden, heads_ * vd);
+  return Status();
 }
 
-void MlaAttention::Expanded(const float* q, float* attn, int seq, int64_t pos, int64_t len) const {
+void MlaAttention::AttendExpanded(const float* q, const int64_t* q_positions, int64_t rows,
+                                  const float* cache, const int64_t* positions, int64_t n,
+                                  PartialAttention& state) const {
   const MlaSpec& s = mla_;
   const int64_t nope = s.qk_nope_head_dim, rd = s.qk_rope_head_dim, qk = nope + rd;
-  const int64_t vd = s.v_head_dim, kvb = nope + vd, r = s.kv_lora_rank, ctx = pos + len;
-  // Every cached token's per-head keys (nope part) and values: [ctx x heads x (nope + v)].
-  std::vector<float> kv(static_cast<size_t>(ctx * heads_ * kvb));
-  const float* latent = latent_cache_.data() + seq * max_tokens_ * r;
-  const float* pe = rope_cache_.data() + seq * max_tokens_ * rd;
-  kernels::MatMulT(latent, kv_b_.data(), kv.data(), ctx, heads_ * kvb, r);
-  std::vector<float> scores;
-  for (int64_t t = 0; t < len; ++t) {
-    const int64_t p = pos + t;
-    scores.resize(static_cast<size_t>(p + 1));
+  const int64_t vd = s.v_head_dim, kvb = nope + vd, r = s.kv_lora_rank, w = r + rd;
+  // Every token's per-head keys [k_nope | rotary key] and values, expanded from its latent.
+  std::vector<float> latent(static_cast<size_t>(n * r)), kv(static_cast<size_t>(n * heads_ * kvb));
+  for (int64_t j = 0; j < n; ++j) std::copy_n(cache + j * w, r, latent.data() + j * r);
+  kernels::MatMulT(latent.data(), kv_b_.data(), kv.data(), n, heads_ * kvb, r);
+  std::vector<float> keys(static_cast<size_t>(n * heads_ * qk)),
+      values(static_cast<size_t>(n * heads_ * vd));
+  for (int64_t j = 0; j < n; ++j) {
     for (int64_t hh = 0; hh < heads_; ++hh) {
-      const float* qh = q + (t * heads_ + hh) * qk;
-      for (int64_t j = 0; j <= p; ++j) {
-        const float* kj = kv.data() + (j * heads_ + hh) * kvb;
-        scores[j] = (kernels::Dot(qh, kj, nope) + kernels::Dot(qh + nope, pe + j * rd, rd)) *
-                    softmax_scale_;
-      }
-      kernels::Softmax(scores.data(), p + 1);
-      float* o = attn + (t * heads_ + hh) * vd;
-      for (int64_t j = 0; j <= p; ++j) {
-        const float* vj = kv.data() + (j * heads_ + hh) * kvb + nope;
-        for (int64_t d = 0; d < vd; ++d) o[d] += scores[j] * vj[d];
-      }
+      const float* e = kv.data() + (j * heads_ + hh) * kvb;
+      std::copy_n(e, nope, keys.data() + (j * heads_ + hh) * qk);
+      std::copy_n(cache + j * w + r, rd, keys.data() + (j * heads_ + hh) * qk + nope);
+      std::copy_n(e + nope, vd, values.data() + (j * heads_ + hh) * vd);
     }
   }
-}
-
-void MlaAttention::Absorbed(const float* q, float* attn, int seq, int64_t position) const {
-  const MlaSpec& s = mla_;
-  const int64_t nope = s.qk_nope_head_dim, rd = s.qk_rope_head_dim, qk = nope + rd;
-  const int64_t vd = s.v_head_dim, kvb = nope + vd, r = s.kv_lora_rank;
-  const float* latent = latent_cache_.data() + seq * max_tokens_ * r;
-  const float* pe = rope_cache_.data() + seq * max_tokens_ * rd;
-  std::vector<float> q_latent(static_cast<size_t>(r)), o_latent(static_cast<size_t>(r));
-  std::vector<float> scores(static_cast<size_t>(position + 1));
-  for (int64_t hh = 0; hh < heads_; ++hh) {
-    const float* qh = q + hh * qk;
-    const float* w = kv_b_.data() + hh * kvb * r;  // rows: nope key rows, then v rows
-    // q_latent = W_UK^T q_nope: the key up-projection folded into the query.
-    std::fill(q_latent.begin(), q_latent.end(), 0.0f);
-    for (int64_t d = 0; d < nope; ++d) {
-      for (int64_t c = 0; c < r; ++c) q_latent[c] += qh[d] * w[d * r + c];
-    }
-    for (int64_t j = 0; j <= position; ++j) {
-      scores[j] = (kernels::Dot(q_latent.data(), latent + j * r, r) +
-                   kernels::Dot(qh + nope, pe + j * rd, rd)) *
-                  softmax_scale_;
-    }
-    kernels::Softmax(scores.data(), position + 1);
-    std::fill(o_latent.begin(), o_latent.end(), 0.0f);
-    for (int64_t j = 0; j <= position; ++j) {
-      for (int64_t c = 0; c < r; ++c) o_latent[c] += scores[j] * latent[j * r + c];
-    }
-    // The value up-projection W_UV applied once to the attention-weighted latent.
-    for (int64_t d = 0; d < vd; ++d)
-      attn[hh * vd + d] = kernels::Dot(w + (nope + d) * r, o_latent.data(), r);
-  }
+  std::vector<int64_t> own(static_cast<size_t>(heads_));
+  for (int64_t hh = 0; hh < heads_; ++hh) own[hh] = hh;
+  AccumulateAttention({q, rows, heads_, qk, q_positions, own.data()},
+                      {keys.data(), values.data(), heads_ * qk, heads_ * vd, vd, positions, n}, 0,
+                      softmax_scale_, state);
 }
 
 }  // namespace shardwise

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "capacity.h"
 #include "fused_experts.h"
 #include "routing.h"
 #include "shardwise/common/format.h"
@@ -45,13 +46,15 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
   RankPlacement p;
   p.world_rank = world_rank;
   p.tp_index = world_rank % static_cast<int>(l.tp);
+  p.cp_index = (world_rank / static_cast<int>(l.tp)) % static_cast<int>(l.cp);
   const int rest = world_rank / static_cast<int>(l.tp * l.cp);
   p.dp_index = rest % static_cast<int>(l.dp);
   p.stage = rest / static_cast<int>(l.dp);
   const int adp = static_cast<int>(l.AttentionDp());
   p.replica = p.dp_index / adp;
   p.adp_index = p.dp_index % adp;
-  p.stage_rank = p.adp_index * static_cast<int>(l.tp) + p.tp_index;
+  p.stage_rank =
+      (p.adp_index * static_cast<int>(l.cp) + p.cp_index) * static_cast<int>(l.tp) + p.tp_index;
   return p;
 }
 
@@ -77,9 +80,6 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
                     m.name, m.moe.groups_per_token, m.moe.num_experts / m.moe.num_groups,
                     m.moe.experts_per_token));
   }
-  if (l.cp > 1)
-    return Error(
-        "the runtime runs TP, PP, EP and DP; context parallelism (cp) is analytic-only for now");
   if (m.num_moe_layers() > 0 && m.num_moe_layers() < m.num_layers() && l.ep > 1 &&
       m.intermediate_size % l.tp != 0) {
     return Error("the dense layers' FFN width must divide by tp");
@@ -103,13 +103,20 @@ void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidde
 }
 
 StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const RankPlacement& p,
-                                    WeightSource& w, int64_t sequences, int64_t max_tokens) {
+                                    WeightSource& w, int64_t sequences, int64_t cache_tokens,
+                                    const MoeRunOptions& moe_options) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(m, l));
   RankModel r;
   r.model_ = m;
   r.layout_ = l;
   r.place_ = p;
-  r.max_tokens_ = max_tokens;
+  r.cache_tokens_ = cache_tokens;
+  r.moe_options_ = moe_options;
+  if (m.is_moe()) {
+    SW_ASSIGN_OR_RETURN(r.placement_, PlaceExperts(m.moe.num_experts, l.ep,
+                                                   l.ep > 1 ? moe_options.redundant_experts : 0));
+  }
+  r.cached_.assign(static_cast<size_t>(sequences), {});
   const int64_t layers = m.num_layers();
   r.layer_begin_ = p.stage * (layers / l.pp) + std::min<int64_t>(p.stage, layers % l.pp);
   r.layer_end_ = r.layer_begin_ + layers / l.pp + (p.stage < layers % l.pp ? 1 : 0);
@@ -153,7 +160,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
                         vec(LayerName(i, "post_attention_layernorm.weight"), h, all_h));
     if (m.mla) {
       SW_ASSIGN_OR_RETURN(MlaAttention mla, MlaAttention::Load(m, i, r.head_begin_, r.heads_, w,
-                                                               sequences, max_tokens));
+                                                               sequences, cache_tokens));
       L.mla = std::move(mla);
     } else {
       SW_ASSIGN_OR_RETURN(L.q,
@@ -178,7 +185,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
         SW_ASSIGN_OR_RETURN(L.q_norm, vec(LayerName(i, "self_attn.q_norm.weight"), hd, {0, hd}));
         SW_ASSIGN_OR_RETURN(L.k_norm, vec(LayerName(i, "self_attn.k_norm.weight"), hd, {0, hd}));
       }
-      const size_t cache = static_cast<size_t>(sequences * max_tokens * r.kv_heads_ * hd);
+      const size_t cache = static_cast<size_t>(sequences * cache_tokens * r.kv_heads_ * hd);
       L.k_cache.assign(cache, 0.0f);
       L.v_cache.assign(cache, 0.0f);
     }
@@ -199,15 +206,16 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
       const int64_t etp = l.ep > 1 ? l.ExpertTp() : tp;
       const int64_t ep_index = l.ep > 1 ? p.stage_rank / etp : 0;
       const int64_t etp_index = l.ep > 1 ? p.stage_rank % etp : p.tp_index;
-      const int64_t local = experts / l.ep;
-      r.expert_begin_ = ep_index * local;
+      r.ep_index_ = ep_index;
+      const int64_t slots = r.placement_.slots_per_rank;
       const int64_t ie = m.moe.expert_intermediate_size, part = ie / etp;
       if (m.moe.router_bias) {
         SW_ASSIGN_OR_RETURN(L.router_bias,
                             vec(LayerName(i, "mlp.router.bias"), experts, {0, experts}));
       }
       const Slice expert_part{etp_index * part, (etp_index + 1) * part};
-      for (int64_t e = r.expert_begin_; e < r.expert_begin_ + local; ++e) {
+      for (int64_t slot = ep_index * slots; slot < (ep_index + 1) * slots; ++slot) {
+        const int64_t e = r.placement_.slot_expert[slot];
         Mlp ex;
         if (m.moe.expert_bias) {  // gpt-oss: fused, biased experts; one expert-TP rank adds the
                                   // down bias
@@ -251,7 +259,13 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   if (r.last_stage()) {
     SW_ASSIGN_OR_RETURN(r.final_norm_, vec("model.norm.weight", h, all_h));
     const std::string head = m.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight";
-    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {0, vocab}, all_h));
+    // TP splits the LM head by vocabulary rows (the last rank's share may be short).
+    const int64_t part = (vocab + tp - 1) / tp;
+    const int64_t begin = std::min(vocab, p.tp_index * part);
+    const int64_t end = std::min(vocab, begin + part);
+    r.lm_head_rows_ = part;
+    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {begin, end}, all_h));
+    r.lm_head_.resize(static_cast<size_t>(part * h), 0.0f);
   }
   return r;
 }
@@ -265,15 +279,12 @@ void RankModel::Embed(const std::vector<int64_t>& tokens, std::vector<float>& x)
 }
 
 Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector<float>& out,
-                            const std::vector<int>& seqs, int64_t pos, int64_t len,
-                            const RankComms& c) {
+                            const std::vector<int>& seqs, const AttentionStep& step) {
   const int64_t h = model_.hidden_size, hd = model_.head_dim;
+  const int64_t len = static_cast<int64_t>(step.positions.size());
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
-  if (L.mla) {
-    out.assign(static_cast<size_t>(rows * h), 0.0f);
-    L.mla->Forward(hin.data(), out.data(), seqs, pos, len);
-    return c.tp->AllReduceSum(out);
-  }
+  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  if (L.mla) return L.mla->Forward(hin.data(), out.data(), seqs, step);
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
@@ -288,56 +299,84 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd,
                      model_.rms_norm_eps);
   }
-  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, pos + len);
-  const int64_t group = model_.num_heads / model_.num_kv_heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  std::vector<float> attn(static_cast<size_t>(rows * qw), 0.0f);
-  std::vector<float> scores;
+  const RopeFrequencies rope = ComputeRopeFrequencies(model_, hd, step.context);
   for (size_t si = 0; si < seqs.size(); ++si) {
     const int64_t s = seqs[si];
-    float* kc = L.k_cache.data() + s * max_tokens_ * kw;
-    float* vc = L.v_cache.data() + s * max_tokens_ * kw;
     for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
+      const int64_t row = static_cast<int64_t>(si) * len + t, p = step.positions[t];
       kernels::Rope(q.data() + row * qw, heads_, hd, hd, p, rope.inv_freq.data(),
                     rope.attention_factor, false);
       kernels::Rope(k.data() + row * kw, kv_heads_, hd, hd, p, rope.inv_freq.data(),
                     rope.attention_factor, false);
-      std::copy_n(k.data() + row * kw, kw, kc + p * kw);
-      std::copy_n(v.data() + row * kw, kw, vc + p * kw);
-    }
-    for (int64_t t = 0; t < len; ++t) {
-      const int64_t row = static_cast<int64_t>(si) * len + t, p = pos + t;
-      for (int64_t hh = 0; hh < heads_; ++hh) {
-        const int64_t kvh = (head_begin_ + hh) / group - kv_begin_;
-        const float* qv = q.data() + row * qw + hh * hd;
-        // Keys j0..p (the last `window` on sliding layers); a sink logit joins the softmax
-        // as one more entry whose probability is dropped.
-        const int64_t j0 = L.window > 0 ? std::max<int64_t>(0, p - L.window + 1) : 0,
-                      n = p + 1 - j0;
-        scores.resize(static_cast<size_t>(n + (L.sinks.empty() ? 0 : 1)));
-        for (int64_t j = j0; j <= p; ++j)
-          scores[j - j0] = kernels::Dot(qv, kc + j * kw + kvh * hd, hd) * scale;
-        if (!L.sinks.empty()) scores[n] = L.sinks[hh];
-        kernels::Softmax(scores.data(), static_cast<int64_t>(scores.size()));
-        float* o = attn.data() + row * qw + hh * hd;
-        for (int64_t j = j0; j <= p; ++j) {
-          const float* vv = vc + j * kw + kvh * hd;
-          for (int64_t d = 0; d < hd; ++d) o[d] += scores[j - j0] * vv[d];
-        }
-      }
+      const int64_t slot = step.store_slot[t];
+      if (slot < 0) continue;
+      std::copy_n(k.data() + row * kw, kw, L.k_cache.data() + (s * cache_tokens_ + slot) * kw);
+      std::copy_n(v.data() + row * kw, kw, L.v_cache.data() + (s * cache_tokens_ + slot) * kw);
     }
   }
-  out.assign(static_cast<size_t>(rows * h), 0.0f);
+  const int64_t group = model_.num_heads / model_.num_kv_heads;
+  std::vector<int64_t> kv_head(static_cast<size_t>(heads_));
+  for (int64_t hh = 0; hh < heads_; ++hh) kv_head[hh] = (head_begin_ + hh) / group - kv_begin_;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  std::vector<PartialAttention> parts(seqs.size(), PartialAttention(len, heads_, hd));
+  auto query = [&](size_t si) {
+    return QueryBlock{q.data() + static_cast<int64_t>(si) * len * qw,
+                      len,
+                      heads_,
+                      hd,
+                      step.positions.data(),
+                      kv_head.data()};
+  };
+  if (step.split && step.cp->size() > 1) {
+    // Ring attention: each sequence's block is [positions | K | V] of this rank's chunks.
+    const int64_t n = len, per_seq = n * (1 + 2 * kw);
+    std::vector<float> block(seqs.size() * static_cast<size_t>(per_seq));
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      float* b = block.data() + si * per_seq;
+      const int64_t base = seqs[si] * cache_tokens_ * kw;
+      for (int64_t j = 0; j < n; ++j) b[j] = static_cast<float>((*step.cached)[seqs[si]][j]);
+      std::copy_n(L.k_cache.data() + base, n * kw, b + n);
+      std::copy_n(L.v_cache.data() + base, n * kw, b + n + n * kw);
+    }
+    std::vector<int64_t> positions(static_cast<size_t>(n));
+    SW_RETURN_IF_ERROR(RingPass(*step.cp, std::move(block), [&](const std::vector<float>& got) {
+      for (size_t si = 0; si < seqs.size(); ++si) {
+        const float* b = got.data() + si * per_seq;
+        for (int64_t j = 0; j < n; ++j) positions[j] = static_cast<int64_t>(b[j]);
+        const KeyBlock keys{b + n, b + n + n * kw, kw, kw, hd, positions.data(), n};
+        AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+      }
+    }));
+  } else {
+    for (size_t si = 0; si < seqs.size(); ++si) {
+      const std::vector<int64_t>& cached = (*step.cached)[seqs[si]];
+      const int64_t base = seqs[si] * cache_tokens_ * kw;
+      const KeyBlock keys{L.k_cache.data() + base,
+                          L.v_cache.data() + base,
+                          kw,
+                          kw,
+                          hd,
+                          cached.data(),
+                          static_cast<int64_t>(cached.size())};
+      AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+      SW_RETURN_IF_ERROR(MergeAcrossRanks(*step.cp, parts[si]));
+    }
+  }
+  std::vector<float> attn(static_cast<size_t>(rows * qw));
+  for (size_t si = 0; si < seqs.size(); ++si) {
+    FinishAttention(parts[si], L.sinks.empty() ? nullptr : L.sinks.data(),
+                    attn.data() + static_cast<int64_t>(si) * len * qw);
+  }
   kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw,
                    L.o_bias.empty() ? nullptr : L.o_bias.data());
-  return c.tp->AllReduceSum(out);
+  return Status();
 }
 
 Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector<float>& out,
-                      int64_t rows, const RankComms& c) const {
+                      const std::vector<int>& seqs, const AttentionStep& step, const RankComms& c) {
   const int64_t h = model_.hidden_size, experts = model_.moe.num_experts;
-  const int64_t k = model_.moe.experts_per_token;
+  const int64_t k = model_.moe.experts_per_token, sequences = static_cast<int64_t>(seqs.size());
+  const int64_t rows = sequences * static_cast<int64_t>(step.positions.size());
   out.assign(static_cast<size_t>(rows * h), 0.0f);
   if (L.shared) {
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
@@ -355,9 +394,18 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   std::vector<float> logits(static_cast<size_t>(rows * experts));
   kernels::MatMulT(hin.data(), L.router.data(), logits.data(), rows, experts, h,
                    L.router_bias.empty() ? nullptr : L.router_bias.data());
-  const Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
-                                    L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
-  const int64_t local = static_cast<int64_t>(L.experts.size());
+  Routes routes = RouteTokens(model_.moe, model_.norm_topk_prob, logits.data(),
+                              L.score_bias.empty() ? nullptr : L.score_bias.data(), rows);
+  int64_t dropped = 0;
+  if (moe_options_.capacity_factor > 0) {
+    SW_ASSIGN_OR_RETURN(dropped, DropOverCapacity(routes, sequences, step,
+                                                  moe_options_.capacity_factor, experts, k));
+  }
+  // Rows are held by every TP peer, and in decode by every CP rank: count them once.
+  if (place_.tp_index == 0 && (step.split || place_.cp_index == 0)) {
+    moe_counts_.routed += rows * k;
+    moe_counts_.dropped += dropped;
+  }
   if (layout_.ep == 1) {
     // Every expert is here, split over TP: apply its share to each token routed to it.
     std::vector<float> y(static_cast<size_t>(h));
@@ -371,18 +419,21 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     return c.tp->AllReduceSum(out);
   }
   // Expert parallelism. This rank dispatches the tokens t with t % tp == tp_index (its TP peers
-  // hold the same tokens); each (token, expert) goes to every expert-TP rank owning the expert.
+  // hold the same tokens); each (token, expert) goes to one replica of the expert, the one this
+  // rank has sent the fewest tokens this layer, on every expert-TP rank holding that replica.
   const int ranks = c.stage->size();
   const int64_t etp = layout_.ExpertTp(), tp = layout_.tp;
-  const int64_t record = 2 + h;  // token index, expert, hidden
+  const int64_t record = 2 + h;  // token index, slot, hidden
   std::vector<std::vector<float>> send(static_cast<size_t>(ranks));
+  std::vector<int64_t> sent(placement_.slot_expert.size(), 0);
   for (int64_t t = place_.tp_index; t < rows; t += tp) {
     for (const auto& [e, weight] : routes[t]) {
-      const int64_t owner = e / local;
+      const int64_t slot = ChooseReplica(placement_, e, place_.stage_rank, sent);
+      const int64_t owner = placement_.Rank(slot);
       for (int64_t j = 0; j < etp; ++j) {
         std::vector<float>& b = send[static_cast<size_t>(owner * etp + j)];
         b.push_back(static_cast<float>(t));
-        b.push_back(static_cast<float>(e));
+        b.push_back(static_cast<float>(slot));
         b.insert(b.end(), hin.data() + t * h, hin.data() + (t + 1) * h);
       }
     }
@@ -397,19 +448,20 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   // Apply this rank's share of each requested expert and send the results back.
   std::vector<float> reply(recv.size());
   for (size_t off = 0; off < recv.size(); off += static_cast<size_t>(record)) {
-    const int64_t e = static_cast<int64_t>(recv[off + 1]);
+    const int64_t slot = static_cast<int64_t>(recv[off + 1]);
     reply[off] = recv[off];
     reply[off + 1] = recv[off + 1];
     std::fill(reply.begin() + static_cast<std::ptrdiff_t>(off + 2),
               reply.begin() + static_cast<std::ptrdiff_t>(off + record), 0.0f);
-    L.experts[e - expert_begin_].Apply(recv.data() + off + 2, reply.data() + off + 2, 1, h);
+    L.experts[slot - ep_index_ * placement_.slots_per_rank].Apply(recv.data() + off + 2,
+                                                                  reply.data() + off + 2, 1, h);
   }
   std::vector<float> back;
   std::vector<int64_t> back_counts;
   SW_RETURN_IF_ERROR(c.stage->AllToAllV(reply, recv_counts, back, back_counts));
   for (size_t off = 0; off < back.size(); off += static_cast<size_t>(record)) {
     const int64_t t = static_cast<int64_t>(back[off]);
-    const int64_t e = static_cast<int64_t>(back[off + 1]);
+    const int64_t e = placement_.slot_expert[static_cast<size_t>(back[off + 1])];
     float weight = 0;
     for (const auto& [re, rw] : routes[t]) {
       if (re == e) weight = rw;
@@ -421,14 +473,42 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   return c.tp->AllReduceSum(out);
 }
 
-Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos,
-                          int64_t len, const RankComms& c) {
-  const int64_t h = model_.hidden_size;
+Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                          const std::vector<int64_t>& positions, int64_t context, bool split,
+                          const RankComms& c) {
+  const int64_t h = model_.hidden_size, len = static_cast<int64_t>(positions.size());
   const int64_t rows = static_cast<int64_t>(seqs.size()) * len;
+  const int cp = c.cp->size();
+  // Which rows this rank keeps in its KV cache: its own prefill chunks, or, for rows every CP
+  // rank holds, those whose position falls to it (position mod cp), so decode spreads the new
+  // tokens' keys evenly over the group.
+  AttentionStep step{positions,       std::vector<int64_t>(static_cast<size_t>(len), -1),
+                     &cached_,        context,
+                     split && cp > 1, c.cp};
+  const size_t count = cached_[seqs.front()].size();
+  if (step.split && count > 0) {
+    return Error("context parallelism splits a prefill only from the first token");
+  }
+  int64_t slot = static_cast<int64_t>(count);
+  for (int64_t t = 0; t < len; ++t) {
+    if (step.split || positions[t] % cp == c.cp->rank()) step.store_slot[t] = slot++;
+  }
+  if (slot > cache_tokens_) {
+    return Error(
+        fmt::format("the KV cache holds {} tokens per sequence on this rank; the run "
+                    "needs {}",
+                    cache_tokens_, slot));
+  }
+  for (int s : seqs) {
+    for (int64_t t = 0; t < len; ++t) {
+      if (step.store_slot[t] >= 0) cached_[s].push_back(positions[t]);
+    }
+  }
   std::vector<float> normed(static_cast<size_t>(rows * h)), y;
   for (Layer& L : layers_) {
     kernels::RmsNorm(x.data(), L.input_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
-    SW_RETURN_IF_ERROR(Attention(L, normed, y, seqs, pos, len, c));
+    SW_RETURN_IF_ERROR(Attention(L, normed, y, seqs, step));
+    SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
     kernels::RmsNorm(x.data(), L.post_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
     if (L.mlp) {
@@ -436,23 +516,39 @@ Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs, i
       L.mlp->Apply(normed.data(), y.data(), rows, h);
       SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
     } else {
-      SW_RETURN_IF_ERROR(Moe(L, normed, y, rows, c));
+      SW_RETURN_IF_ERROR(Moe(L, normed, y, seqs, step, c));
     }
     for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
   }
   return Status();
 }
 
-void RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-                       std::vector<float>& out) const {
-  const int64_t h = model_.hidden_size, vocab = model_.vocab_size;
+Status RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
+                         std::vector<float>& out, Communicator& tp) const {
+  const int64_t h = model_.hidden_size, vocab = model_.vocab_size, part = lm_head_rows_;
   std::vector<float> last(static_cast<size_t>(seqs * h));
   for (int64_t s = 0; s < seqs; ++s) {
     kernels::RmsNorm(x.data() + ((s + 1) * len - 1) * h, final_norm_.data(), last.data() + s * h, 1,
                      h, model_.rms_norm_eps);
   }
+  // This rank's vocabulary rows, then every rank's gathered: [tp][seqs][part].
+  std::vector<float> mine(static_cast<size_t>(seqs * part));
+  kernels::MatMulT(last.data(), lm_head_.data(), mine.data(), seqs, part, h);
+  return GatherVocabShares(mine, seqs, part, vocab, tp, out);
+}
+
+Status GatherVocabShares(const std::vector<float>& mine, int64_t seqs, int64_t part, int64_t vocab,
+                         Communicator& tp, std::vector<float>& out) {
+  std::vector<float> all(mine.size() * static_cast<size_t>(tp.size()));
+  SW_RETURN_IF_ERROR(tp.AllGather(mine, all));
   out.assign(static_cast<size_t>(seqs * vocab), 0.0f);
-  kernels::MatMulT(last.data(), lm_head_.data(), out.data(), seqs, vocab, h);
+  for (int r = 0; r < tp.size(); ++r) {
+    const int64_t begin = r * part, n = std::max<int64_t>(0, std::min(part, vocab - begin));
+    for (int64_t s = 0; s < seqs; ++s) {
+      std::copy_n(all.data() + (r * seqs + s) * part, n, out.data() + s * vocab + begin);
+    }
+  }
+  return Status();
 }
 
 }  // namespace shardwise

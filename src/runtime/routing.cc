@@ -67,4 +67,20 @@ Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
   return routes;
 }
 
+int64_t ExpertCapacity(double factor, int64_t tokens, int64_t k, int64_t experts) {
+  return static_cast<int64_t>(
+      std::ceil(factor * static_cast<double>(tokens * k) / static_cast<double>(experts)));
+}
+
+std::vector<std::vector<bool>> WithinCapacity(const std::vector<std::vector<int64_t>>& chosen,
+                                              int64_t experts, int64_t capacity) {
+  std::vector<int64_t> held(static_cast<size_t>(experts), 0);
+  std::vector<std::vector<bool>> keep;
+  for (const std::vector<int64_t>& token : chosen) {
+    keep.emplace_back();
+    for (int64_t e : token) keep.back().push_back(held[e]++ < capacity);
+  }
+  return keep;
+}
+
 }  // namespace shardwise

@@ -22,4 +22,13 @@ using Routes = std::vector<std::vector<std::pair<int64_t, float>>>;  // [token] 
 Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
                    const float* score_bias, int64_t rows);
 
+// Expert capacity ("GShard", Lepikhin et al. 2020; "Switch Transformers", Fedus et al. 2021):
+// ceil(factor x tokens x k / experts) (token, expert) pairs per expert among `tokens` tokens.
+int64_t ExpertCapacity(double factor, int64_t tokens, int64_t k, int64_t experts);
+// For tokens in priority order (`chosen[t]`: the experts token t was routed to), whether each
+// pair fits: an expert takes pairs until it holds `capacity`; later ones are dropped (the
+// token keeps its residual stream and its other experts).
+std::vector<std::vector<bool>> WithinCapacity(const std::vector<std::vector<int64_t>>& chosen,
+                                              int64_t experts, int64_t capacity);
+
 }  // namespace shardwise

@@ -42,23 +42,26 @@ CommStats Minus(const CommStats& a, const CommStats& b) {
 std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
   std::vector<int64_t> out;
   for (int64_t i = 0; i < c.prompt_tokens; ++i) {
-    out.push_back(static_cast<int64_t>(
-        Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull + static_cast<uint64_t>(i)) %
-        static_cast<uint64_t>(c.model.vocab_size)));
+    out.push_back(
+        static_cast<int64_t>(Mix(c.seed * 1000003ull + static_cast<uint64_t>(sequence) * 65537ull +
+                                 static_cast<uint64_t>(i)) %
+                             static_cast<uint64_t>(c.model.vocab_size)));
   }
   return out;
 }
 
 Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
-  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout));
+  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout,
+                                        {c.redundant_experts, c.capacity_factor}));
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
   if (c.batch % c.layout.dp != 0) {
-    return Error(fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
-                             "serves its own sequences",
-                             c.batch, c.layout.dp));
+    return Error(
+        fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
+                    "serves its own sequences",
+                    c.batch, c.layout.dp));
   }
   if (c.batch > kMaxRunBatch) {
     return Error(
@@ -72,6 +75,38 @@ Status CheckRunConfig(const RunConfig& c) {
     return Error(fmt::format("--prompt-len {} plus --gen {} exceeds {}'s context of {} tokens",
                              c.prompt_tokens, c.generate_tokens, c.model.name, context));
   }
+  if (c.micro_batches < 0 || c.micro_batches > c.batch / c.layout.dp) {
+    return Error(
+        fmt::format("--micro-batches ({}) must be between 1 and the sequences per DP "
+                    "rank ({}); 0 picks min(pp, sequences)",
+                    c.micro_batches, c.batch / c.layout.dp));
+  }
+  if (c.redundant_experts != 0 && (!c.model.is_moe() || c.layout.ep == 1)) {
+    return Error(
+        fmt::format("--redundant-experts ({}) needs a mixture-of-experts model and "
+                    "ep > 1 (replicas sit on different EP ranks)",
+                    c.redundant_experts));
+  }
+  if (c.model.is_moe() && c.layout.ep > 1) {
+    SW_RETURN_IF_ERROR(
+        PlaceExperts(c.model.moe.num_experts, c.layout.ep, c.redundant_experts).status());
+  }
+  if (!(c.capacity_factor >= 0 && c.capacity_factor < 1e6)) {  // also refuses NaN
+    return Error(
+        fmt::format("the capacity factor ({}) must be a finite number above 0", c.capacity_factor));
+  }
+  if (c.capacity_factor > 0 && !c.model.is_moe()) {
+    return Error(fmt::format("a capacity factor needs a mixture-of-experts model; {} is dense",
+                             c.model.name));
+  }
+  const int64_t chunks = 2 * c.layout.cp;
+  if (c.layout.cp > 1 && c.prompt_tokens % chunks != 0) {
+    return Error(fmt::format(
+        "--prompt-len ({}) must split into 2 x cp = {} equal chunks: context parallelism gives "
+        "each of the {} CP ranks two mirrored chunks of the prompt (causal load balancing); use "
+        "a multiple of {} or a smaller cp",
+        c.prompt_tokens, chunks, c.layout.cp, chunks));
+  }
   return Status();
 }
 
@@ -83,14 +118,19 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
                              world.size()));
   }
   const RankPlacement p = PlaceRank(l, world.rank());
-  // Groups: TP (same stage and DP rank), PP (same DP and TP rank), the replica's stage (EP).
-  const int tp_color = p.stage * static_cast<int>(l.dp) + p.dp_index;
-  SW_ASSIGN_OR_RETURN(auto tp, world.Split(tp_color, p.tp_index));
-  SW_ASSIGN_OR_RETURN(auto pp, world.Split(p.dp_index * static_cast<int>(l.tp) + p.tp_index, p.stage));
-  SW_ASSIGN_OR_RETURN(auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica,
-                                              p.stage_rank));
-  const RankComms comms{tp.get(), stage.get()};
-  const std::vector<Communicator*> all = {&world, tp.get(), pp.get(), stage.get()};
+  // Groups: TP (same stage, DP and CP rank), CP (same stage, DP and TP rank), PP (same DP, CP
+  // and TP rank), the replica's stage (EP).
+  const int tp = static_cast<int>(l.tp), cp = static_cast<int>(l.cp);
+  const int stage_dp = p.stage * static_cast<int>(l.dp) + p.dp_index;
+  SW_ASSIGN_OR_RETURN(auto tp_comm, world.Split(stage_dp * cp + p.cp_index, p.tp_index));
+  SW_ASSIGN_OR_RETURN(auto cp_comm, world.Split(stage_dp * tp + p.tp_index, p.cp_index));
+  SW_ASSIGN_OR_RETURN(auto pp,
+                      world.Split((p.dp_index * cp + p.cp_index) * tp + p.tp_index, p.stage));
+  SW_ASSIGN_OR_RETURN(
+      auto stage, world.Split(p.stage * static_cast<int>(l.Replicas()) + p.replica, p.stage_rank));
+  const RankComms comms{tp_comm.get(), stage.get(), cp_comm.get()};
+  const std::vector<Communicator*> all = {&world, tp_comm.get(), cp_comm.get(), pp.get(),
+                                          stage.get()};
 
   // This rank's sequences: the batch split evenly over DP ranks.
   const int64_t per_rank = c.batch / l.dp;
@@ -102,9 +142,21 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
     SW_ASSIGN_OR_RETURN(weights, OpenSafetensors(c.weights_dir));
   }
   weights = FiniteWeights(std::move(weights));
-  const int64_t max_tokens = c.prompt_tokens + c.generate_tokens;
+  // This rank's prompt positions: under CP, chunks cp_index and 2 cp - 1 - cp_index of 2 cp
+  // (the early chunk's causal work is light, the mirrored late one's heavy).
+  std::vector<int64_t> prompt_positions;
+  const int64_t chunk = c.prompt_tokens / (2 * l.cp);
+  for (int64_t part : {static_cast<int64_t>(p.cp_index), 2 * l.cp - 1 - p.cp_index}) {
+    if (l.cp == 1 && part > 0) break;
+    const int64_t size = l.cp == 1 ? c.prompt_tokens : chunk;
+    for (int64_t i = 0; i < size; ++i) prompt_positions.push_back(part * chunk + i);
+  }
+  // Its KV cache: its prompt positions and every cp-th generated token.
+  const int64_t cache_tokens =
+      static_cast<int64_t>(prompt_positions.size()) + (c.generate_tokens + l.cp - 1) / l.cp;
   SW_ASSIGN_OR_RETURN(RankModel host_model,
-                      RankModel::Load(c.model, l, p, *weights, per_rank, max_tokens));
+                      RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens,
+                                      {c.redundant_experts, c.capacity_factor}));
   const int64_t stage_first_layer = host_model.layer_begin();
   const int64_t stage_last_layer = host_model.layer_end() - 1;
   SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
@@ -112,15 +164,17 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   StageCompute& model = *compute;
   weights.reset();
 
-  // Micro-batches: up to one per stage.
-  const int64_t micro = std::min<int64_t>(l.pp, per_rank);
+  // Micro-batches (default: one per stage, as many as there are sequences).
+  const int64_t micro = c.micro_batches > 0 ? c.micro_batches : std::min<int64_t>(l.pp, per_rank);
   std::vector<std::vector<int>> groups(static_cast<size_t>(micro));
-  for (int64_t s = 0; s < per_rank; ++s) groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
-  std::vector<std::vector<int64_t>> next(static_cast<size_t>(micro));  // tokens to feed, per micro-batch
+  for (int64_t s = 0; s < per_rank; ++s)
+    groups[static_cast<size_t>(s % micro)].push_back(static_cast<int>(s));
+  std::vector<std::vector<int64_t>> next(
+      static_cast<size_t>(micro));  // tokens to feed, per micro-batch
   for (int64_t m = 0; m < micro; ++m) {
     for (int s : groups[m]) {
       const std::vector<int64_t> prompt = PromptTokens(c, first_seq + s);
-      next[m].insert(next[m].end(), prompt.begin(), prompt.end());
+      for (int64_t i : prompt_positions) next[m].push_back(prompt[static_cast<size_t>(i)]);
     }
   }
   const int64_t hidden = model.hidden(), vocab = model.vocab();
@@ -130,12 +184,32 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const int last_stage = static_cast<int>(l.pp) - 1;
 
   RunResult result;
+  result.micro_batches = micro;
+  // Each phase starts on every rank at once; what a rank spends waiting on its PP neighbours
+  // (activations, or the new tokens coming back to the first stage) is its share of the bubble.
+  std::vector<float> busy_wall;  // per phase: busy s, wall s
+  SW_RETURN_IF_ERROR(world.Barrier());
   auto t0 = std::chrono::steady_clock::now();
   CommStats before = Snapshot(all);
+  double pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+  auto end_phase = [&]() -> PhaseTime {
+    const auto t1 = std::chrono::steady_clock::now();
+    const CommStats after = Snapshot(all);
+    const double wall = std::chrono::duration<double>(t1 - t0).count();
+    const double wait = pp->stats()[CommOp::kSendRecv].seconds - pp_wait_before;
+    busy_wall.push_back(static_cast<float>(wall - wait));
+    busy_wall.push_back(static_cast<float>(wall));
+    PhaseTime phase{wall, Minus(after, before)};
+    before = after;
+    pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+    return phase;
+  };
   std::vector<float> x, logits, token_buf;
   for (int64_t step = 0; step < c.generate_tokens; ++step) {
-    const int64_t len = step == 0 ? c.prompt_tokens : 1;
-    const int64_t pos = step == 0 ? 0 : c.prompt_tokens + step - 1;
+    const std::vector<int64_t> positions =
+        step == 0 ? prompt_positions : std::vector<int64_t>{c.prompt_tokens + step - 1};
+    const int64_t len = static_cast<int64_t>(positions.size());
+    const int64_t context = c.prompt_tokens + step;
     for (int64_t m = 0; m < micro; ++m) {
       const std::vector<int>& seqs = groups[m];
       const int64_t n = static_cast<int64_t>(seqs.size());
@@ -150,7 +224,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         x.assign(static_cast<size_t>(n * len * hidden), 0.0f);
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
       }
-      SW_RETURN_IF_ERROR(model.Forward(x, seqs, pos, len, comms));
+      SW_RETURN_IF_ERROR(model.Forward(x, seqs, positions, context, step == 0, comms));
       if (const Status finite =
               CheckFinite(x, fmt::format("the activations after layers {} to {} (step {})",
                                          stage_first_layer, stage_last_layer, step));
@@ -161,15 +235,24 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
       }
-      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits));
+      // The prompt's last position is in CP rank 0's second chunk: its logits decide, and the
+      // chosen tokens go to the whole CP group (decode rows are the same on every CP rank).
+      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits, *tp_comm));
       if (const Status finite = CheckFinite(logits, fmt::format("the logits (step {})", step));
           !finite.ok()) {
         return RuntimeFailure(finite.message());
       }
+      token_buf.assign(static_cast<size_t>(n), 0.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        const float* row = logits.data() + i * vocab;
+        token_buf[static_cast<size_t>(i)] =
+            static_cast<float>(std::max_element(row, row + vocab) - row);
+      }
+      SW_RETURN_IF_ERROR(cp_comm->Broadcast(token_buf, 0));
       next[m].clear();
       for (int64_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * vocab;
-        const int64_t token = std::max_element(row, row + vocab) - row;
+        const auto token = static_cast<int64_t>(token_buf[static_cast<size_t>(i)]);
         next[m].push_back(token);
         generated[static_cast<size_t>(seqs[i])].push_back(token);
         if (step == c.generate_tokens - 1) {
@@ -183,19 +266,30 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
     }
     if (c.on_step && world.rank() == 0) c.on_step(step + 1, c.generate_tokens);
     if (step == 0) {
-      const auto t1 = std::chrono::steady_clock::now();
-      const CommStats after = Snapshot(all);
-      result.prefill = {std::chrono::duration<double>(t1 - t0).count(), Minus(after, before)};
-      t0 = t1;
-      before = after;
+      result.prefill = end_phase();
+      SW_RETURN_IF_ERROR(world.Barrier());
+      t0 = std::chrono::steady_clock::now();
+      before = Snapshot(all);
+      pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
     }
   }
-  result.decode = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                   Minus(Snapshot(all), before)};
+  result.decode = end_phase();
+  // Measured bubble of a phase: 1 - (busy time of all ranks) / (ranks x the phase's span).
+  std::vector<float> every(busy_wall.size() * static_cast<size_t>(world.size()));
+  SW_RETURN_IF_ERROR(world.AllGather(busy_wall, every));
+  for (int phase = 0; phase < 2; ++phase) {
+    double busy = 0, span = 0;
+    for (int r = 0; r < world.size(); ++r) {
+      busy += every[static_cast<size_t>(r * 4 + phase * 2)];
+      span = std::max(span, static_cast<double>(every[static_cast<size_t>(r * 4 + phase * 2 + 1)]));
+    }
+    PhaseTime& t = phase == 0 ? result.prefill : result.decode;
+    t.bubble = span > 0 ? std::max(0.0, 1.0 - busy / (span * world.size())) : 0.0;
+  }
 
   // Gather every sequence's tokens and final logits onto all ranks: the owners (last stage,
   // TP rank 0) contribute, everyone else adds zeros.
-  const bool owner = last && p.tp_index == 0;
+  const bool owner = last && p.tp_index == 0 && p.cp_index == 0;
   std::vector<float> all_logits(static_cast<size_t>(c.batch * vocab), 0.0f);
   std::vector<float> all_tokens(static_cast<size_t>(c.batch * c.generate_tokens), 0.0f);
   if (owner) {
@@ -207,6 +301,11 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       }
     }
   }
+  std::vector<float> moe_counts = {static_cast<float>(model.moe_counts().routed),
+                                   static_cast<float>(model.moe_counts().dropped)};
+  SW_RETURN_IF_ERROR(world.AllReduceSum(moe_counts));
+  result.routed_pairs = static_cast<int64_t>(moe_counts[0]);
+  result.dropped_pairs = static_cast<int64_t>(moe_counts[1]);
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_logits));
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_tokens));
   result.logits = std::move(all_logits);

@@ -38,6 +38,10 @@ TEST(RunCli, JsonHasTokensAndPhases) {
   EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
   EXPECT_GT(j["decode"]["comm"]["all-to-all"]["calls"].get<int>(), 0);
   EXPECT_GT(j["predicted"]["decode_s"].get<double>(), 0);
+  // The TP-split LM head: each of the 4 decode steps all-gathers rank 0's 2 sequences x 1,024
+  // of the 2,048 vocabulary logits, fp32.
+  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["calls"], 4);
+  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["bytes"].get<double>(), 4 * 2 * 1024 * 4);
 }
 
 TEST(RunCli, DumpLogitsWritesNpy) {
@@ -68,9 +72,45 @@ TEST(RunCli, RunsThePlannersChoice) {
   EXPECT_TRUE(r.Json()["reference"]["tokens_match"].get<bool>());
 }
 
+TEST(RunCli, ContextParallelMatchesTheReference) {
+  const RunResult r =
+      RunShardwise("run --model tiny-gptoss --layout tp2cp2 --prompt-len 24 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.Json()["reference"]["tokens_match"].get<bool>());
+  EXPECT_LE(r.Json()["reference"]["max_relative_error"].get<double>(), 1e-4);
+  EXPECT_GT(r.Json()["prefill"]["comm"]["send-recv"]["calls"].get<int>(), 0);  // the ring
+}
+
+TEST(RunCli, RedundantExpertsAndCapacityAreReported) {
+  const RunResult r = RunShardwise(
+      "run --model tiny-moe --layout tp2ep4 --redundant-experts 4 --capacity-factor 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
+  EXPECT_EQ(j["moe"]["redundant_experts"], 4);
+  // 2 sequences x (16 prompt + 7 fed-back) tokens x 4 MoE layers x top-2 (tiny-moe) pairs.
+  EXPECT_EQ(j["moe"]["routed_pairs"], 2 * 23 * 4 * 2);
+  EXPECT_GT(j["moe"]["dropped_pairs"].get<int>(), 0);
+}
+
+TEST(RunCli, PipelineBubbleBesideTheModel) {
+  const RunResult r = RunShardwise("run --layout pp2 --batch 4 --micro-batches 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json()["pipeline"];
+  EXPECT_EQ(j["micro_batches"], 4);
+  // Fill and drain of 4 micro-batches through 2 stages: 1 idle stage time in 5.
+  EXPECT_DOUBLE_EQ(j["prefill_bubble"]["model"].get<double>(), 1.0 / 5.0);
+  EXPECT_DOUBLE_EQ(j["decode_bubble"]["model"].get<double>(), 0.0);  // 4 in flight >= 2 stages
+  const double measured = j["prefill_bubble"]["measured"].get<double>();
+  EXPECT_GE(measured, 0.0);
+  EXPECT_LE(measured, 1.0);
+}
+
 TEST(RunCliErrors, BadInput) {
-  ExpectOneLineError(RunShardwise("run --layout tp5"), "tp (5) must divide tiny-dense's 12 attention heads");
-  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"), "ep (6) must divide tiny-moe's 8 experts");
+  ExpectOneLineError(RunShardwise("run --layout tp5"),
+                     "tp (5) must divide tiny-dense's 12 attention heads");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep6"),
+                     "ep (6) must divide tiny-moe's 8 experts");
   ExpectOneLineError(RunShardwise("run --layout pp8"), "pp (8) exceeds tiny-dense's 4 layers");
   ExpectOneLineError(RunShardwise("run --layout dp2 --batch 3"), "must be a multiple of dp (2)");
   ExpectOneLineError(RunShardwise("run --backend gloo"), "unknown backend 'gloo'");
@@ -78,8 +118,21 @@ TEST(RunCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("run --model deepseek-v3 --layout tp2"), "of memory here");
   ExpectOneLineError(RunShardwise("run --weights /nonexistent"), "no model.safetensors");
   ExpectOneLineError(RunShardwise("run --gen 0"), "must be at least 1");
-  ExpectOneLineError(RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
-                     "not a 'shardwise plan --json' output");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --capacity-factor 0"),
+                     "--capacity-factor (0) must be above 0");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --capacity-factor -0.5"),
+                     "--capacity-factor (-0.5) must be above 0");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout ep2 --redundant-experts 3"),
+                     "experts + redundant (11) must divide by ep (2)");
+  ExpectOneLineError(RunShardwise("run --model tiny-moe --layout tp2 --redundant-experts 2"),
+                     "needs a mixture-of-experts model and ep > 1");
+  ExpectOneLineError(RunShardwise("run --layout pp2 --batch 4 --micro-batches 5"),
+                     "--micro-batches (5) must be between 1 and the sequences per DP rank (4)");
+  ExpectOneLineError(RunShardwise("run --layout cp4 --prompt-len 12"),
+                     "--prompt-len (12) must split into 2 x cp = 8 equal chunks");
+  ExpectOneLineError(
+      RunShardwise("run --plan " SHARDWISE_SOURCE_DIR "/data/models/tiny-dense.json"),
+      "not a 'shardwise plan --json' output");
 }
 
 TEST(RunCliErrors, UnimplementedRopeScaling) {

@@ -1,11 +1,13 @@
 // The backbone: every layout of up to 8 ranks built from tp in {1,2,3,4}, pp in {1,2,4},
-// ep in {1,2,4} (MoE) and dp in {1,2} that the model's heads, experts and layers allow must
-// give the single-rank reference's logits (max relative error <= 1e-4) and the same greedy
-// tokens, on the threads backend. tiny-dense has 12 query and 2 KV heads, so tp 3 (not a power
-// of two) and tp 3 or 4 (more than the KV heads) are both exercised.
+// ep in {1,2,4} (MoE), dp in {1,2} and cp in {1,2,4} that the model's heads, experts and layers
+// allow must give the single-rank reference's logits (max relative error <= 1e-4) and the same
+// greedy tokens, on the threads backend. The 16-token prompts split into 2 x cp chunks for
+// every cp, and the 5 decode steps put new keys on every CP rank. tiny-dense has 12 query and 2 KV
+// heads, so tp 3 (not a power of two) and tp 3 or 4 (more than the KV heads) are both exercised.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "shardwise/model/catalog.h"
@@ -42,13 +44,14 @@ void ExpectAllLayoutsMatch(const std::string& model, size_t min_layouts) {
   RunConfig c;
   c.model = LoadModel(model).value();
   c.batch = 4;
-  c.prompt_tokens = 12;
+  c.prompt_tokens = 16;
   c.generate_tokens = 6;
   c.seed = 5;
   const RunResult ref = RunLayout(c);
   ASSERT_EQ(ref.tokens.size(), 4u);
-  const std::vector<Layout> layouts = testing::DifferentialLayouts(c.model);
+  const std::vector<Layout> layouts = testing::DifferentialLayouts(c.model, {1, 2, 4});
   EXPECT_GE(layouts.size(), min_layouts);
+  ::testing::Test::RecordProperty("layouts", static_cast<int>(layouts.size()));
   for (const Layout& l : layouts) {
     RunConfig sharded = c;
     sharded.layout = l;
@@ -113,6 +116,94 @@ TEST(Differential, TpAboveKvHeadsAndNotAPowerOfTwo) {
   EXPECT_TRUE(CheckRuntimeSupport(m, Layout{1, 3, 1, 1, 1}).ok());
   EXPECT_TRUE(CheckRuntimeSupport(m, Layout{1, 4, 1, 1, 1}).ok());
   EXPECT_GT(3, m.num_kv_heads);
+}
+
+// Redundant experts (a replica holds the same weights, so the output must not change) and a
+// capacity factor (drops are decided per sequence in position order, so the unsharded run with
+// the same factor drops the same pairs): every layout equals the unsharded run with its factor,
+// counts the same routed and dropped pairs, and the factor really drops and changes logits.
+TEST(Differential, RedundantExpertsAndCapacity) {
+  struct Case {
+    const char* model;
+    const char* layout;
+    int64_t redundant;
+    double capacity;
+  };
+  const std::vector<Case> cases = {{"tiny-moe", "ep2", 2, 0},
+                                   {"tiny-moe", "tp2ep4", 4, 0},
+                                   {"tiny-moe", "dp2tp2ep4", 8, 1.0},
+                                   {"tiny-moe", "cp2ep4", 4, 1.0},
+                                   {"tiny-moe", "tp2cp2pp2ep2", 2, 0.75},
+                                   {"tiny-moe", "ep4", 12, 1.0},
+                                   {"tiny-mla", "ep2", 2, 1.0},
+                                   {"tiny-gptoss", "tp2ep2", 2, 1.0},
+                                   {"tiny-mla", "cp2ep4", 4, 0.75}};
+  for (const Case& k : cases) {
+    RunConfig c;
+    c.model = LoadModel(k.model).value();
+    c.batch = 4;
+    c.prompt_tokens = 16;
+    c.generate_tokens = 5;
+    c.capacity_factor = k.capacity;
+    const RunResult ref = RunLayout(c);
+    RunConfig sharded = c;
+    sharded.layout = ParseLayout(k.layout).value();
+    sharded.redundant_experts = k.redundant;
+    const RunResult got = RunLayout(sharded);
+    const std::string what =
+        fmt::format("{} {} +{} experts, capacity {}", k.model, k.layout, k.redundant, k.capacity);
+    EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4) << what;
+    EXPECT_EQ(got.tokens, ref.tokens) << what;
+    EXPECT_EQ(got.routed_pairs, ref.routed_pairs) << what;
+    EXPECT_EQ(got.dropped_pairs, ref.dropped_pairs) << what;
+    if (k.capacity > 0) {
+      EXPECT_GT(got.dropped_pairs, 0) << what;
+      RunConfig unlimited = c;
+      unlimited.capacity_factor = 0;
+      EXPECT_GT(MaxRelativeError(RunLayout(unlimited).logits, got.logits), 1e-3) << what;
+    } else {
+      EXPECT_EQ(got.dropped_pairs, 0) << what;
+    }
+  }
+}
+
+// More micro-batches than stages (the pipeline's "train" keeps every stage busy): the same
+// tokens and logits as the unsharded run.
+TEST(Differential, MicroBatchedPipeline) {
+  RunConfig c;
+  c.model = LoadModel("tiny-moe").value();
+  c.batch = 4;
+  c.prompt_tokens = 8;
+  c.generate_tokens = 4;
+  const RunResult ref = RunLayout(c);
+  for (const char* layout : {"pp2", "pp4", "tp2pp2ep2"}) {
+    for (int64_t micro : {1, 3, 4}) {
+      RunConfig sharded = c;
+      sharded.layout = ParseLayout(layout).value();
+      sharded.micro_batches = micro;
+      const RunResult got = RunLayout(sharded);
+      EXPECT_EQ(got.micro_batches, micro);
+      EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4) << layout << " x" << micro;
+      EXPECT_EQ(got.tokens, ref.tokens) << layout << " x" << micro;
+      EXPECT_GE(got.prefill.bubble, 0.0);
+      EXPECT_LT(got.prefill.bubble, 1.0);
+    }
+  }
+}
+
+TEST(Differential, ContextParallelLayoutsAreCovered) {
+  // The backbone above includes CP alone, with TP, PP, DP and with EP spanning the CP ranks.
+  auto has = [](const ModelSpec& m, const std::string& text) {
+    const std::vector<Layout> all = testing::DifferentialLayouts(m, {1, 2, 4});
+    return std::find(all.begin(), all.end(), ParseLayout(text).value()) != all.end();
+  };
+  const ModelSpec dense = LoadModel("tiny-dense").value(), moe = LoadModel("tiny-moe").value();
+  for (const char* l : {"cp2", "cp4", "tp3cp2", "tp2cp2pp2", "dp2cp2pp2", "tp2cp4"}) {
+    EXPECT_TRUE(has(dense, l)) << l;
+  }
+  for (const char* l : {"cp2ep2", "tp2cp2ep4", "cp4ep4", "dp2cp2ep4", "cp2pp2ep2", "cp2ep4"}) {
+    EXPECT_TRUE(has(moe, l)) << l;
+  }
 }
 
 TEST(Differential, ExpertsNeedEpToDivideThem) {

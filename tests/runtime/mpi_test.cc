@@ -1,16 +1,14 @@
 // Under mpirun: the differential check of every layout (the `run` command compares against
 // the unsharded reference itself), and a killed rank ending the run within the timeout.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "../cli/run_binary.h"
 #include "shardwise/model/catalog.h"
@@ -32,6 +30,16 @@ std::vector<Case> Cases() {
     const ModelSpec m = LoadModel(model).value();
     for (const Layout& l : testing::DifferentialLayouts(m)) out.push_back({model, l});
   }
+  // Context parallelism (ring prefill, merged decode) across processes, with each kind of
+  // attention and with EP spanning the CP ranks.
+  for (const auto& [model, layout] :
+       std::vector<std::pair<std::string, std::string>>{{"tiny-dense", "tp2cp2"},
+                                                        {"tiny-dense", "cp4"},
+                                                        {"tiny-moe", "cp2pp2ep2"},
+                                                        {"tiny-mla", "cp2ep2"},
+                                                        {"tiny-gptoss", "tp2cp2"}}) {
+    out.push_back({model, ParseLayout(layout).value()});
+  }
   return out;
 }
 
@@ -40,7 +48,7 @@ class MpiDifferential : public ::testing::TestWithParam<Case> {};
 TEST_P(MpiDifferential, MatchesTheUnshardedReference) {
   const Case& c = GetParam();
   const std::string cmd = fmt::format(
-      "{} -np {} {} run --backend mpi --model {} --layout {} --batch 4 --prompt-len 12 --gen 6 "
+      "{} -np {} {} run --backend mpi --model {} --layout {} --batch 4 --prompt-len 16 --gen 6 "
       "--seed 5 --json 2>&1",
       kMpirun, c.layout.gpus(), SHARDWISE_BINARY, c.model, c.layout.ToString());
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -56,15 +64,14 @@ TEST_P(MpiDifferential, MatchesTheUnshardedReference) {
   EXPECT_EQ(j["ranks"], c.layout.gpus());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, MpiDifferential, ::testing::ValuesIn(Cases()),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = info.param.model + "_" + info.param.layout.ToString();
-      for (char& ch : name) {
-        if (ch == '-') ch = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Layouts, MpiDifferential, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.model + "_" + info.param.layout.ToString();
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name;
+                         });
 
 TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
   // A long generation on 4 ranks; SIGKILL one rank; the job must end non-zero well within the
@@ -77,7 +84,7 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
     std::freopen("/tmp/shardwise_kill_test.err", "w", stderr);
     execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", binary.c_str(),
            "run", "--backend", "mpi", "--model", "tiny-dense", "--layout", "tp2pp2", "--batch", "4",
-           "--prompt-len", "16", "--gen", "2032", "--timeout-s", "10", "--no-check", "--seed",
+           "--prompt-len", "32", "--gen", "2016", "--timeout-s", "10", "--no-check", "--seed",
            "770077", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -92,7 +99,8 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
          std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (done == 0) kill(child, SIGKILL);
   ASSERT_EQ(done, child) << "the run did not end within 30 s";
   EXPECT_TRUE(!WIFEXITED(status) || WEXITSTATUS(status) != 0);

@@ -1,5 +1,6 @@
 // The layouts the differential tests cover: every layout of 2 to 8 ranks built from
-// tp in {1,2,3,4}, pp in {1,2,4}, ep in {1,2,4} (MoE) and dp in {1,2} that the model allows.
+// tp in {1,2,3,4}, pp in {1,2,4}, ep in {1,2,4} (MoE), dp in {1,2} and cp in `cps` that the
+// model allows.
 #pragma once
 
 #include <vector>
@@ -10,18 +11,20 @@
 
 namespace shardwise::testing {
 
-inline std::vector<Layout> DifferentialLayouts(const ModelSpec& m) {
+inline std::vector<Layout> DifferentialLayouts(const ModelSpec& m, std::vector<int64_t> cps = {1}) {
   std::vector<Layout> out;
-  for (int64_t tp : {1, 2, 3, 4}) {
-    for (int64_t pp : {1, 2, 4}) {
-      for (int64_t dp : {1, 2}) {
-        for (int64_t ep : {1, 2, 4}) {
-          const Layout l{dp, tp, pp, ep, 1};
-          if (l.gpus() > 8 || l.gpus() == 1) continue;
-          if (ep > 1 && (!m.is_moe() || l.StageRanks() % ep != 0)) continue;
-          if (ep > tp && ep % tp != 0) continue;
-          if (!CheckRuntimeSupport(m, l).ok()) continue;
-          out.push_back(l);
+  for (int64_t cp : cps) {
+    for (int64_t tp : {1, 2, 3, 4}) {
+      for (int64_t pp : {1, 2, 4}) {
+        for (int64_t dp : {1, 2}) {
+          for (int64_t ep : {1, 2, 4}) {
+            const Layout l{dp, tp, pp, ep, cp};
+            if (l.gpus() > 8 || l.gpus() == 1) continue;
+            if (ep > 1 && (!m.is_moe() || l.StageRanks() % ep != 0)) continue;
+            if (ep > tp * cp && ep % (tp * cp) != 0) continue;
+            if (!CheckRuntimeSupport(m, l).ok()) continue;
+            out.push_back(l);
+          }
         }
       }
     }

@@ -26,4 +26,9 @@ struct PipelineCycle {
 // the slowest stage.
 PipelineCycle DecodeCycle(double all_stages_s, double slowest_stage_s, double micro_batches);
 
+// Fill and drain (GPipe; "The Ultra-Scale Playbook", pipeline parallelism): m micro-batches
+// through pp equal stages take m + pp - 1 stage times, each stage busy for m of them, so the
+// idle share is (pp - 1) / (m + pp - 1).
+double FillDrainBubbleFraction(int64_t pp, double micro_batches);
+
 }  // namespace shardwise

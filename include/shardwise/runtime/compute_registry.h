@@ -16,9 +16,10 @@ namespace shardwise {
 
 std::vector<std::string> DeviceComputeNames();
 
-// Whether `device` can run `model` with `layout` here: built in, a GPU present, the features
-// implemented. The error names the fix.
-Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, const Layout& layout);
+// Whether `device` can run `model` with `layout` and `moe` here: built in, a GPU present, the
+// features implemented. The error names the fix.
+Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, const Layout& layout,
+                          const MoeRunOptions& moe = {});
 
 // A world rank's compute on `device`: the CPU RankModel itself, or its shard copied to GPU
 // number world_rank % (visible GPUs), so ranks share GPUs when there are more ranks than GPUs.

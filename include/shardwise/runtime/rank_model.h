@@ -2,10 +2,18 @@
 // (RMSNorm, RoPE, GQA attention with a KV cache, SwiGLU MLP) and MoE layers (router, top-k,
 // experts, optional gated shared expert), fp32. Sharding:
 //   TP: Q/K/V and gate/up split by rows (heads, FFN width), O and down by columns, one
-//       all-reduce after each; each rank keeps the KV heads its query heads use.
+//       all-reduce after each; each rank keeps the KV heads its query heads use; the LM head
+//       is split by vocabulary rows and the logits all-gathered.
 //   PP: a contiguous range of layers; the caller moves activations between stages.
 //   EP: experts split over the ranks of the stage's expert group (each expert's FFN over the
 //       expert-TP ranks); tokens go to their experts by all-to-all and come back the same way.
+//       With redundant experts an expert has several replicas (expert_placement.h) and each
+//       token goes to the least-loaded one; a capacity factor drops the pairs over each expert's
+//       capacity (capacity.h).
+//   CP: a prefill's rows are this rank's two mirrored chunks of each prompt, attention passes
+//       K/V blocks round the CP ring; decode rows are replicated over the CP group, each new
+//       token's K/V is kept by one CP rank (position mod cp), and the ranks' partial softmax
+//       results are merged (partial_attention.h).
 // Weights are read shard by shard from a WeightSource with Hugging Face tensor names.
 #pragma once
 
@@ -17,7 +25,9 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/expert_placement.h"
 #include "shardwise/runtime/mla_attention.h"
+#include "shardwise/runtime/partial_attention.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -26,11 +36,13 @@ namespace shardwise {
 struct RankPlacement {
   int world_rank = 0;
   int tp_index = 0;
+  int cp_index = 0;
   int dp_index = 0;
   int stage = 0;
   int replica = 0;     // dp_index / attention DP
   int adp_index = 0;   // attention-DP rank inside the replica
-  int stage_rank = 0;  // rank inside the replica's stage (the expert group): adp_index x tp + tp
+  int stage_rank = 0;  // rank inside the replica's stage (the expert group):
+                       // (adp_index x cp + cp_index) x tp + tp_index
 };
 RankPlacement PlaceRank(const Layout& layout, int world_rank);
 
@@ -41,17 +53,35 @@ Status CheckRuntimeSupport(const ModelSpec& model, const Layout& layout);
 struct RankComms {
   Communicator* tp = nullptr;     // the TP group of this stage and DP rank
   Communicator* stage = nullptr;  // the replica's stage ranks (EP group)
+  Communicator* cp = nullptr;     // the CP group of this stage, DP and TP rank
+};
+
+// MoE options of a run.
+struct MoeRunOptions {
+  int64_t redundant_experts = 0;  // extra expert replicas per EP group (needs ep > 1)
+  double capacity_factor = 0;     // > 0: drop (token, expert) pairs over capacity; 0: no limit
+};
+
+// (token, expert) pairs this rank routed and dropped, counted once per layer over all ranks.
+struct MoeCounts {
+  int64_t routed = 0, dropped = 0;
 };
 
 namespace cuda {
 class HostWeights;  // the CUDA backend copies a loaded RankModel's shard to its GPU
 }  // namespace cuda
 
+// out [seqs x vocab] from every TP rank's `mine` [seqs x part] (vocabulary rows r x part on,
+// the last share zero-padded), all-gathered over `tp`.
+Status GatherVocabShares(const std::vector<float>& mine, int64_t seqs, int64_t part, int64_t vocab,
+                         Communicator& tp, std::vector<float>& out);
+
 class RankModel {
  public:
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
                                   const RankPlacement& place, WeightSource& weights,
-                                  int64_t sequences, int64_t max_tokens);
+                                  int64_t sequences, int64_t cache_tokens,
+                                  const MoeRunOptions& moe = {});
 
   bool first_stage() const { return layer_begin_ == 0; }
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
@@ -62,13 +92,18 @@ class RankModel {
 
   // x[t] = embedding of tokens[t] (first stage only).
   void Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const;
-  // Runs this stage's layers on `len` new tokens of each sequence in `seqs` (rows of x in
-  // sequence-major order), starting at position `pos`, appending to their KV caches.
-  Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
+  // Runs this stage's layers on the rows of each sequence in `seqs` (x sequence-major), at
+  // absolute `positions` (the same for every sequence), after which each sequence holds
+  // `context` tokens. `split`: the rows are this CP rank's share of a prefill (the caches must
+  // be empty); otherwise every CP rank holds the same rows. Appends to the KV caches.
+  Status Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                 const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& comms);
-  // Logits [seqs x vocab] of each sequence's last row of x (last stage only).
-  void Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-              std::vector<float>& out) const;
+  const MoeCounts& moe_counts() const { return moe_counts_; }
+  // Logits [seqs x vocab] of each sequence's last row of x (last stage only): each TP rank
+  // applies its rows of the LM head and the shares are all-gathered over `tp`.
+  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out,
+                Communicator& tp) const;
 
  private:
   friend class cuda::HostWeights;
@@ -92,23 +127,29 @@ class RankModel {
     std::vector<Mlp> experts;         // local experts, this rank's expert-TP share
     std::optional<Mlp> shared;
     std::vector<float> shared_gate;       // [H]
-    std::vector<float> k_cache, v_cache;  // [sequences][max_tokens][kv_heads][head_dim]
+    std::vector<float> k_cache, v_cache;  // [sequences][cache_tokens][kv_heads][head_dim]
   };
 
   Status Attention(Layer& layer, const std::vector<float>& h, std::vector<float>& out,
-                   const std::vector<int>& seqs, int64_t pos, int64_t len, const RankComms& c);
-  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out, int64_t rows,
-             const RankComms& c) const;
+                   const std::vector<int>& seqs, const AttentionStep& step);
+  Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out,
+             const std::vector<int>& seqs, const AttentionStep& step, const RankComms& c);
 
   ModelSpec model_;
   Layout layout_;
   RankPlacement place_;
   int64_t layer_begin_ = 0, layer_end_ = 0;
   int64_t head_begin_ = 0, heads_ = 0, kv_begin_ = 0, kv_heads_ = 0;
-  int64_t expert_begin_ = 0;
-  int64_t max_tokens_ = 0;
+  ExpertPlacement placement_;  // MoE models: experts (and replicas) per EP rank
+  int64_t ep_index_ = 0;       // this rank's EP rank in its expert group
+  MoeRunOptions moe_options_;
+  MoeCounts moe_counts_;
+  int64_t cache_tokens_ = 0;
+  std::vector<std::vector<int64_t>> cached_;  // per sequence: positions of the local cache slots
   std::vector<Layer> layers_;
-  std::vector<float> embed_, final_norm_, lm_head_;
+  std::vector<float> embed_, final_norm_;
+  std::vector<float> lm_head_;  // this TP rank's vocabulary rows, zero-padded to lm_head_rows_
+  int64_t lm_head_rows_ = 0;
 };
 
 }  // namespace shardwise

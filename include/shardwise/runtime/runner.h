@@ -24,7 +24,10 @@ struct RunConfig {
   int64_t prompt_tokens = 16;
   int64_t generate_tokens = 8;
   uint64_t seed = 1;
-  std::string weights_dir;  // empty: weights generated from the seed
+  std::string weights_dir;        // empty: weights generated from the seed
+  int64_t redundant_experts = 0;  // MoE: extra expert replicas per EP group
+  double capacity_factor = 0;     // MoE: > 0 drops (token, expert) pairs over capacity
+  int64_t micro_batches = 0;      // pipeline micro-batches per DP rank; 0: min(pp, sequences)
   // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
   std::function<void(int64_t step, int64_t steps)> on_step;
   std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
@@ -36,6 +39,8 @@ inline constexpr int64_t kMaxRunBatch = 4096;
 struct PhaseTime {
   double wall_s = 0;
   CommStats comm;  // rank 0, all its communicators
+  // 1 - busy / (ranks x span) over all ranks, busy = time not spent waiting on PP neighbours.
+  double bubble = 0;
 };
 
 struct RunResult {
@@ -43,7 +48,9 @@ struct RunResult {
   std::vector<float> logits;                 // [batch x vocab], the last step
   int64_t vocab = 0;
   int ranks = 0;
+  int64_t micro_batches = 0;
   PhaseTime prefill, decode;
+  int64_t routed_pairs = 0, dropped_pairs = 0;  // MoE (token, expert) pairs, all layers and steps
 };
 
 // The prompt token ids the run uses: deterministic from the seed.

@@ -65,8 +65,15 @@ class CudaStageCompute final : public StageCompute {
     return Get(s_.x, x);
   }
 
-  Status Forward(std::vector<float>& x, const std::vector<int>& seqs, int64_t pos, int64_t len,
+  // Without CP (CheckCudaSupport) the rows are `len` consecutive positions from `pos`.
+  Status Forward(std::vector<float>& x, const std::vector<int>& seqs,
+                 const std::vector<int64_t>& positions, int64_t context, bool split,
                  const RankComms& c) override {
+    const int64_t len = static_cast<int64_t>(positions.size());
+    const int64_t pos = positions.empty() ? 0 : positions.front();
+    if ((c.cp != nullptr && c.cp->size() > 1) || (split && pos != 0) || pos + len != context) {
+      return Error("the CUDA backend runs consecutive positions without context parallelism");
+    }
     SW_RETURN_IF_ERROR(UseDevice(device_));
     const int64_t h = hidden(), rows = static_cast<int64_t>(seqs.size()) * len;
     SW_RETURN_IF_ERROR(Put(s_.x, x));
@@ -97,10 +104,10 @@ class CudaStageCompute final : public StageCompute {
     return Get(s_.x, x);
   }
 
-  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
-                std::vector<float>& out) override {
+  Status Logits(const std::vector<float>& x, int64_t seqs, int64_t len, std::vector<float>& out,
+                Communicator& tp) override {
     SW_RETURN_IF_ERROR(UseDevice(device_));
-    const int64_t h = hidden(), v = vocab(), rows = seqs * len;
+    const int64_t h = hidden(), v = d_.lm_head_rows, rows = seqs * len;
     SW_RETURN_IF_ERROR(Put(s_.x, x));
     SW_RETURN_IF_ERROR(Ensure(s_.normed, static_cast<size_t>(rows * h), st()));
     SW_RETURN_IF_ERROR(RmsNorm(s_.x.data(), d_.final_norm.data(), s_.normed.data(), rows, h,
@@ -115,9 +122,13 @@ class CudaStageCompute final : public StageCompute {
     SW_RETURN_IF_ERROR(Ensure(s_.logits, static_cast<size_t>(seqs * v), st()));
     SW_RETURN_IF_ERROR(
         Gemm(blas_, s_.last.data(), d_.lm_head.data(), s_.logits.data(), seqs, v, h));
-    out.assign(static_cast<size_t>(seqs * v), 0.0f);
-    return Get(s_.logits, out);
+    std::vector<float> mine(static_cast<size_t>(seqs * v));
+    SW_RETURN_IF_ERROR(Get(s_.logits, mine));
+    return GatherVocabShares(mine, seqs, v, vocab(), tp, out);
   }
+  // Capacity factors are refused (CheckCudaSupport), so nothing is dropped; routed pairs are
+  // not counted on the GPU.
+  MoeCounts moe_counts() const override { return {}; }
 
  private:
   cudaStream_t st() const { return stream_.get(); }
@@ -392,12 +403,14 @@ std::unique_ptr<StageCompute> StageFromShard(Shard shard, Stream stream, BlasHan
                                             device);
 }
 
-Status CheckCudaSupport(const ModelSpec& m, const Layout& l) {
+Status CheckCudaSupport(const ModelSpec& m, const Layout& l, const MoeRunOptions& moe) {
   const std::string why = m.mla                        ? "multi-head latent attention (MLA)"
                           : m.num_sliding_layers() > 0 ? "sliding-window attention"
                           : m.attention_sinks          ? "attention sinks"
                           : m.moe.expert_bias || m.moe.router_bias ? "biased experts or routers"
                           : l.cp > 1                               ? "context parallelism"
+                          : moe.redundant_experts != 0             ? "redundant experts"
+                          : moe.capacity_factor > 0                ? "an expert capacity factor"
                                                                    : "";
   if (why.empty()) return Status();
   return Error(fmt::format(

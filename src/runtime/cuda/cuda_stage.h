@@ -9,8 +9,10 @@
 
 namespace shardwise::cuda {
 
-// An error naming what the CUDA backend does not execute yet for this model and layout.
-Status CheckCudaSupport(const ModelSpec& model, const Layout& layout);
+// An error naming what the CUDA backend does not execute yet for this model, layout and MoE
+// options. (Micro-batches need nothing from it: the runner hands it any subset of sequences.)
+Status CheckCudaSupport(const ModelSpec& model, const Layout& layout,
+                        const MoeRunOptions& moe = {});
 
 // Copies `host`'s weights (converted to bf16) to `device` and allocates its KV caches there.
 StatusOr<std::unique_ptr<StageCompute>> MakeCudaStage(const RankModel& host, int device);

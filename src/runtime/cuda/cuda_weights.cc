@@ -34,6 +34,7 @@ StatusOr<DeviceBuffer<T>> Upload(const std::vector<T>& host, cudaStream_t s) {
 class HostWeights {
  public:
   static StatusOr<Shard> Copy(const RankModel& m, cudaStream_t s) {
+    SW_RETURN_IF_ERROR(CheckCudaSupport(m.model_, m.layout_, m.moe_options_));
     Shard d;
     d.model = m.model_;
     d.layout = m.layout_;
@@ -44,9 +45,10 @@ class HostWeights {
     d.heads = m.heads_;
     d.kv_begin = m.kv_begin_;
     d.kv_heads = m.kv_heads_;
-    d.expert_begin = m.expert_begin_;
-    d.max_tokens = m.max_tokens_;
-    const int64_t per_sequence = m.max_tokens_ * m.kv_heads_ * m.model_.head_dim;
+    // Without replicas (CheckCudaSupport) EP ranks hold consecutive experts.
+    d.expert_begin = m.ep_index_ * m.placement_.slots_per_rank;
+    d.max_tokens = m.cache_tokens_;  // without CP, every position of every sequence
+    const int64_t per_sequence = m.cache_tokens_ * m.kv_heads_ * m.model_.head_dim;
     d.sequences =
         m.layers_.empty() ? 0 : static_cast<int64_t>(m.layers_[0].k_cache.size()) / per_sequence;
     auto mlp = [&](const RankModel::Mlp& h) -> StatusOr<DeviceMlp> {
@@ -91,6 +93,7 @@ class HostWeights {
     SW_ASSIGN_OR_RETURN(d.embed, UploadBf16(m.embed_, s));
     SW_ASSIGN_OR_RETURN(d.final_norm, UploadBf16(m.final_norm_, s));
     SW_ASSIGN_OR_RETURN(d.lm_head, UploadBf16(m.lm_head_, s));
+    d.lm_head_rows = m.lm_head_rows_;
     return d;
   }
 };
@@ -176,6 +179,7 @@ StatusOr<std::unique_ptr<StageCompute>> MakeRandomCudaStage(const ModelSpec& m, 
   SW_ASSIGN_OR_RETURN(d.embed, matrix(m.vocab_size, h));
   SW_ASSIGN_OR_RETURN(d.final_norm, norm(h));
   SW_ASSIGN_OR_RETURN(d.lm_head, matrix(m.vocab_size, h));
+  d.lm_head_rows = m.vocab_size;
   SW_RETURN_IF_ERROR(stream.Synchronize());
   return StageFromShard(std::move(d), std::move(stream), std::move(blas), device);
 }

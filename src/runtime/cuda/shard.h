@@ -40,6 +40,7 @@ struct Shard {
   int64_t max_tokens = 0, sequences = 0;
   std::vector<DeviceLayer> layers;
   DeviceBuffer<bf16> embed, final_norm, lm_head;
+  int64_t lm_head_rows = 0;  // this TP rank's vocabulary rows (RankModel's TP-split LM head)
 };
 
 // The forward pass over `shard` on `device`, its GEMMs through `blas` on `stream`.

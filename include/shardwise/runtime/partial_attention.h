@@ -1,0 +1,83 @@
+// Softmax attention computed block by block over keys that may live on other ranks (context
+// parallelism). A partial result keeps, per query row and head, the running maximum score m,
+// the sum of exp(score - m) and the unnormalised output sum exp(score - m) v; two partials over
+// disjoint key sets combine exactly by the log-sum-exp merge (the online softmax of "Online
+// normalizer calculation for softmax", Milakov & Gimelshein 2018, as FlashAttention and ring
+// attention use it). Prefill under CP passes key blocks round the CP ring ("Ring Attention with
+// Blockwise Transformers", Liu et al. 2023); decode merges every CP rank's partial over its own
+// shard of the KV cache. Masks use each key's and query's absolute position, so the chunks a CP
+// rank holds need not be contiguous. Thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "shardwise/common/status.h"
+#include "shardwise/runtime/comm/communicator.h"
+
+namespace shardwise {
+
+// Where one forward step's rows sit: shared by every layer of the step.
+struct AttentionStep {
+  std::vector<int64_t> positions;   // absolute position of each sequence's rows
+  std::vector<int64_t> store_slot;  // per row: the local KV-cache slot it is written to, or -1
+                                    // (its keys are kept by another CP rank)
+  // Per sequence index: absolute positions of the local cache slots, this step's included.
+  const std::vector<std::vector<int64_t>>* cached = nullptr;
+  int64_t context = 0;         // tokens every sequence holds after the step (rope's seq_len)
+  bool split = false;          // rows differ across the CP group (prefill): ring attention
+  Communicator* cp = nullptr;  // the CP group (size 1 without CP)
+};
+
+// Queries of `rows` rows x `heads` heads of width `dim`, head h reading key head kv_head[h].
+struct QueryBlock {
+  const float* q = nullptr;
+  int64_t rows = 0, heads = 0, dim = 0;
+  const int64_t* positions = nullptr;  // [rows]
+  const int64_t* kv_head = nullptr;    // [heads]
+};
+
+// n keys and values: head g of key j at keys[j * key_stride + g * dim] (the query's width),
+// values likewise at values[j * value_stride + g * value_dim].
+struct KeyBlock {
+  const float* keys = nullptr;
+  const float* values = nullptr;
+  int64_t key_stride = 0, value_stride = 0, value_dim = 0;
+  const int64_t* positions = nullptr;  // [n]
+  int64_t n = 0;
+};
+
+struct PartialAttention {
+  PartialAttention(int64_t rows, int64_t heads, int64_t value_dim);
+  int64_t rows = 0, heads = 0, value_dim = 0;
+  // One flat buffer, so it travels in one collective: max [rows x heads], sum [rows x heads],
+  // out [rows x heads x value_dim].
+  std::vector<float> data;
+  float* max() { return data.data(); }
+  float* sum() { return data.data() + rows * heads; }
+  float* out() { return data.data() + 2 * rows * heads; }
+  const float* max() const { return data.data(); }
+  const float* sum() const { return data.data() + rows * heads; }
+  const float* out() const { return data.data() + 2 * rows * heads; }
+};
+
+// Adds the keys of `block` that each query may see (position <= the query's, and inside the
+// last `window` positions when window > 0) to `state`, scores scaled by `scale`.
+void AccumulateAttention(const QueryBlock& q, const KeyBlock& block, int64_t window, float scale,
+                         PartialAttention& state);
+// state = state (+) other over disjoint keys (log-sum-exp merge).
+void MergeAttention(PartialAttention& state, const PartialAttention& other);
+// out[rows x heads x value_dim] = the normalised attention; `sinks` (per head logits, or null)
+// join each softmax's denominator without a value (gpt-oss's attention sinks).
+void FinishAttention(const PartialAttention& state, const float* sinks, float* out);
+
+// Runs `attend` on this rank's packed key block and then on every other CP rank's, passed
+// round the ring (cp.size() - 1 hops). Blocks are equal-sized on every rank.
+Status RingPass(Communicator& cp, std::vector<float> block,
+                const std::function<void(const std::vector<float>&)>& attend);
+// Gathers every CP rank's partial over its own keys and merges them (in rank order, so every
+// rank ends with bit-identical results).
+Status MergeAcrossRanks(Communicator& cp, PartialAttention& state);
+
+}  // namespace shardwise

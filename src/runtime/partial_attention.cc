@@ -1,0 +1,132 @@
+#include "shardwise/runtime/partial_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "shardwise/runtime/kernels.h"
+
+namespace shardwise {
+namespace {
+
+constexpr float kNoScore = -std::numeric_limits<float>::infinity();
+
+// exp(a - b) with exp(-inf - anything) = 0 (a partial that saw no key).
+float Rescale(float a, float b) { return a == kNoScore ? 0.0f : std::exp(a - b); }
+
+}  // namespace
+
+PartialAttention::PartialAttention(int64_t r, int64_t h, int64_t vd)
+    : rows(r), heads(h), value_dim(vd), data(static_cast<size_t>(r * h * (2 + vd)), 0.0f) {
+  std::fill_n(max(), r * h, kNoScore);
+}
+
+void AccumulateAttention(const QueryBlock& q, const KeyBlock& b, int64_t window, float scale,
+                         PartialAttention& s) {
+  std::vector<float> scores(static_cast<size_t>(b.n));
+  std::vector<int64_t> seen(static_cast<size_t>(b.n));
+  for (int64_t r = 0; r < q.rows; ++r) {
+    const int64_t p = q.positions[r];
+    int64_t n = 0;
+    for (int64_t j = 0; j < b.n; ++j) {
+      const int64_t kp = b.positions[j];
+      if (kp <= p && (window <= 0 || kp > p - window)) seen[static_cast<size_t>(n++)] = j;
+    }
+    if (n == 0) continue;
+    for (int64_t h = 0; h < q.heads; ++h) {
+      const float* qv = q.q + (r * q.heads + h) * q.dim;
+      const int64_t g = q.kv_head[h];
+      float top = kNoScore;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t j = seen[static_cast<size_t>(i)];
+        scores[i] = kernels::Dot(qv, b.keys + j * b.key_stride + g * q.dim, q.dim) * scale;
+        top = std::max(top, scores[i]);
+      }
+      const int64_t cell = r * q.heads + h;
+      const float m = std::max(s.max()[cell], top);
+      const float keep = Rescale(s.max()[cell], m);
+      float* o = s.out() + cell * s.value_dim;
+      for (int64_t d = 0; d < s.value_dim; ++d) o[d] *= keep;
+      double sum = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t j = seen[static_cast<size_t>(i)];
+        const float e = std::exp(scores[i] - m);
+        sum += e;
+        const float* v = b.values + j * b.value_stride + g * b.value_dim;
+        for (int64_t d = 0; d < s.value_dim; ++d) o[d] += e * v[d];
+      }
+      s.sum()[cell] = static_cast<float>(s.sum()[cell] * keep + sum);
+      s.max()[cell] = m;
+    }
+  }
+}
+
+void MergeAttention(PartialAttention& s, const PartialAttention& other) {
+  for (int64_t cell = 0; cell < s.rows * s.heads; ++cell) {
+    const float m = std::max(s.max()[cell], other.max()[cell]);
+    if (m == kNoScore) continue;
+    const float a = Rescale(s.max()[cell], m), b = Rescale(other.max()[cell], m);
+    float* o = s.out() + cell * s.value_dim;
+    const float* p = other.out() + cell * s.value_dim;
+    for (int64_t d = 0; d < s.value_dim; ++d) o[d] = o[d] * a + p[d] * b;
+    s.sum()[cell] = s.sum()[cell] * a + other.sum()[cell] * b;
+    s.max()[cell] = m;
+  }
+}
+
+void FinishAttention(const PartialAttention& s, const float* sinks, float* out) {
+  for (int64_t r = 0; r < s.rows; ++r) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const int64_t cell = r * s.heads + h;
+      const float m = s.max()[cell];
+      double factor = 1, denominator = s.sum()[cell];
+      if (sinks) {  // the sink may exceed every score: rescale to the larger of the two
+        const float top = std::max(m, sinks[h]);
+        factor = Rescale(m, top);
+        denominator = denominator * factor + std::exp(static_cast<double>(sinks[h]) - top);
+      }
+      for (int64_t d = 0; d < s.value_dim; ++d) {
+        const double o = s.out()[cell * s.value_dim + d];
+        out[cell * s.value_dim + d] =
+            denominator > 0 ? static_cast<float>(o * factor / denominator) : 0.0f;
+      }
+    }
+  }
+}
+
+Status RingPass(Communicator& cp, std::vector<float> block,
+                const std::function<void(const std::vector<float>&)>& attend) {
+  const int n = cp.size(), me = cp.rank();
+  std::vector<float> incoming(block.size());
+  attend(block);
+  for (int hop = 1; hop < n; ++hop) {
+    // Even ranks send first, odd ranks receive first: no cycle of blocking sends.
+    const int next = (me + 1) % n, prev = (me + n - 1) % n;
+    if (me % 2 == 0) {
+      SW_RETURN_IF_ERROR(cp.Send(block, next));
+      SW_RETURN_IF_ERROR(cp.Recv(incoming, prev));
+    } else {
+      SW_RETURN_IF_ERROR(cp.Recv(incoming, prev));
+      SW_RETURN_IF_ERROR(cp.Send(block, next));
+    }
+    block.swap(incoming);
+    attend(block);
+  }
+  return Status();
+}
+
+Status MergeAcrossRanks(Communicator& cp, PartialAttention& state) {
+  if (cp.size() == 1) return Status();
+  const size_t each = state.data.size();
+  std::vector<float> all(each * static_cast<size_t>(cp.size()));
+  SW_RETURN_IF_ERROR(cp.AllGather(state.data, all));
+  PartialAttention merged(state.rows, state.heads, state.value_dim), part = merged;
+  for (int r = 0; r < cp.size(); ++r) {
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r * each), each, part.data.begin());
+    MergeAttention(merged, part);
+  }
+  state = std::move(merged);
+  return Status();
+}
+
+}  // namespace shardwise
