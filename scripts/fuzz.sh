@@ -15,7 +15,7 @@ if ((${#harnesses[@]} == 0)); then harnesses=("${all[@]}"); fi
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DSHARDWISE_FUZZ=ON -DSHARDWISE_BUILD_TESTS=OFF \
-  -DSHARDWISE_BUILD_BENCH=OFF -DSHARDWISE_WITH_MPI=OFF >/dev/null
+  -DSHARDWISE_BUILD_BENCH=OFF -DSHARDWISE_WITH_MPI=OFF -DSHARDWISE_WITH_CUDA=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 
 mkdir -p build-fuzz/artifacts
