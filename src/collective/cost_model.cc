@@ -48,7 +48,7 @@ struct Terms {
 };
 
 // Reduce-scatter or all-gather of `bytes` (one pass), hierarchically and pipelined across levels
-// (seed 004, cross-node collectives): at level d the n_d children of a unit exchange the
+// (How to Think About GPUs, cross-node collectives): at level d the n_d children of a unit exchange the
 // (1 - 1/n_d) share each lacks of the data left after the levels below, B / members_per_child,
 // through the members' egress. The slowest level bounds the pipeline.
 Terms RingPass(const ClusterSpec& c, const GroupShape& g, double bytes) {
@@ -143,7 +143,7 @@ CollectiveCost PredictWith(const ClusterSpec& c, const GroupShape& g, const Coll
       if (algorithm == Alg::kTree) {
         return Finish(g, r, algorithm, launch + TreeLatency(c, g), TreeAllReduce(c, g, r.bytes));
       }
-      // Ring all-reduce = reduce-scatter + all-gather (seed 002: 2 (T-1)/T x bytes).
+      // Ring all-reduce = reduce-scatter + all-gather (7 Scaling Across Hardware: 2 (T-1)/T x bytes).
       Terms t = RingPass(c, g, r.bytes);
       t.bandwidth_s *= 2.0;
       return Finish(g, r, Alg::kRing, launch + 2.0 * (n - 1.0) * hop, t);

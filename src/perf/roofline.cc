@@ -9,7 +9,7 @@ namespace {
 
 constexpr int64_t kMaxBatch = 1 << 20;
 
-// Seed 004 rules with compute rate C and per-GPU bandwidth W; MoE multiplies the DP batch by
+// How to Think About GPUs rules with compute rate C and per-GPU bandwidth W; MoE multiplies the DP batch by
 // E / k (each token uses k of E experts' weights).
 CriticalSizes Critical(const ModelSpec& m, double c, double w, int64_t ep_degree) {
   CriticalSizes s;
@@ -20,7 +20,7 @@ CriticalSizes Critical(const ModelSpec& m, double c, double w, int64_t ep_degree
   s.dp_tokens_per_gpu = c / w * sparsity;
   const double ffn = static_cast<double>(m.is_moe() ? m.moe.expert_intermediate_size
                                                     : m.intermediate_size);
-  // TP over Y ranks (seed 004): the MLP's two matmuls take 4 B D F / Y FLOPs per GPU while
+  // TP over Y ranks (How to Think About GPUs): the MLP's two matmuls take 4 B D F / Y FLOPs per GPU while
   // the all-gather and reduce-scatter of the bf16 activations move about 4 B D bytes; compute
   // hides communication while F / Y > C / W, i.e. Y < F W / C.
   s.max_tp = ffn * w / c;
@@ -71,7 +71,7 @@ Roofline ComputeRoofline(const ModelSpec& m, const GpuSpec& gpu, Dtype weight_dt
   }
   const double peak = gpu.PeakFlopsPerS(r.compute_dtype);
   r.intra_node = Critical(m, peak, gpu.scale_up_bytes_per_s, r.ep_degree);
-  // Across nodes a ring gets the node's egress (seed 004): GPUs per node x NIC.
+  // Across nodes a ring gets the node's egress (How to Think About GPUs): GPUs per node x NIC.
   r.inter_node = Critical(m, peak, gpu.nic_bytes_per_s * static_cast<double>(gpus_per_node), r.ep_degree);
   // Expert all-to-all goes through each GPU's own NIC, not the node's aggregate.
   r.inter_node.ep_min_expert_ffn =

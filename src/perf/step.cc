@@ -248,7 +248,7 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(l.gpus());
   e.output_tokens_per_s_per_user = 1.0 / e.tpot_s;
 
-  // Seed 002, 7.7: over-parallelised when a layer's TP communication exceeds its compute.
+  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its compute.
   const double layers = static_cast<double>(slowest_stage->mixers.size());
   e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
   e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);

@@ -11,7 +11,7 @@
 namespace shardwise {
 namespace {
 
-// Context parallelism pays only for long prompts (seed 002, 7.6): below this prompt length
+// Context parallelism pays only for long prompts (7 Scaling Across Hardware, 7.6): below this prompt length
 // the planner does not try it.
 constexpr int64_t kMinPromptForCp = 8192;
 constexpr int64_t kMaxCp = 8;

@@ -70,7 +70,7 @@ TEST(PlanCli, DefaultsAndJson) {
                           "output_tokens_per_s_per_gpu", "memory_per_gpu_bytes", "bound", "why"}) {
     EXPECT_TRUE(layouts[0].contains(key)) << key;
   }
-  // Latency on two nodes keeps TP inside a node (seed 001: TP8 with PP2, or DP2).
+  // Latency on two nodes keeps TP inside a node (the Parallelism guide: TP8 with PP2, or DP2).
   EXPECT_EQ(layouts[0]["tp"], 8);
 }
 

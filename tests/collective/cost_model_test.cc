@@ -1,4 +1,4 @@
-// The collective cost model against hand calculations from seeds 002 and 004 (on a synthetic
+// The collective cost model against hand calculations from 7 Scaling Across Hardware, How to Think About GPUs (on a synthetic
 // cluster with round numbers) and against published measurements (on the catalog clusters).
 #include "shardwise/collective/cost_model.h"
 
@@ -33,10 +33,10 @@ ClusterSpec Catalog(const std::string& name, int64_t nodes = 1) {
   return nodes == 1 ? c.value() : WithNodes(c.value(), nodes).value();
 }
 
-// --- Seed 004 hand calculations, on the ideal cluster. ---
+// --- How to Think About GPUs hand calculations, on the ideal cluster. ---
 
 TEST(SeedHandCalc, IntraNodeAllGather) {
-  // Seed 004, intra-node collectives: an all-gather of B bytes on N GPUs costs
+  // How to Think About GPUs, intra-node collectives: an all-gather of B bytes on N GPUs costs
   // B (N - 1) / N / W. B = 1 GB, N = 8, W = 450 GB/s: 1e9 x 7/8 / 450e9 = 1.9444 ms.
   const CollectiveCost c = Predict(IdealCluster(1), 8, CollectiveOp::kAllGather, 1e9);
   EXPECT_NEAR(c.time_s, 1e9 * 7.0 / 8.0 / 450e9, 1e-12);
@@ -44,7 +44,7 @@ TEST(SeedHandCalc, IntraNodeAllGather) {
 }
 
 TEST(SeedHandCalc, AllReduceIsTwiceReduceScatterWithoutNvls) {
-  // Seed 004: without in-network reduction an all-reduce is a reduce-scatter plus an
+  // How to Think About GPUs: without in-network reduction an all-reduce is a reduce-scatter plus an
   // all-gather, twice the cost: 2 x 1e9 x 7/8 / 450e9 = 3.8889 ms.
   const ClusterSpec c = IdealCluster(1);
   const double rs = Predict(c, 8, CollectiveOp::kReduceScatter, 1e9).time_s;
@@ -54,7 +54,7 @@ TEST(SeedHandCalc, AllReduceIsTwiceReduceScatterWithoutNvls) {
 }
 
 TEST(SeedHandCalc, CrossNodeAllGatherIsBytesOverNodeEgress) {
-  // Seed 004, cross-node: with full bisection, an all-gather of B over M nodes is bound by
+  // How to Think About GPUs, cross-node: with full bisection, an all-gather of B over M nodes is bound by
   // node egress (8 x 50 = 400 GB/s): (M - 1)/M x B / 400 GB/s. M = 8, B = 1 GB: 2.1875 ms;
   // the node-level pass, 7/8 x B / 450 GB/s = 1.944 ms, is not the bottleneck. (At M = 4 the
   // network term, 1.875 ms, falls just below the node-level one: the seed's "roughly".)
@@ -64,7 +64,7 @@ TEST(SeedHandCalc, CrossNodeAllGatherIsBytesOverNodeEgress) {
 }
 
 TEST(SeedHandCalc, OuterAxisReductionUsesOnlyOneNicPerNode) {
-  // Seed 004, "reductions when the array is sharded over a separate axis": a group with one
+  // How to Think About GPUs, "reductions when the array is sharded over a separate axis": a group with one
   // GPU per node (stride 8) egresses through a single 50 GB/s NIC: 1/2 x 1 GB / 50 GB/s = 10 ms.
   const CollectiveCost c =
       Predict(IdealCluster(2), 2, CollectiveOp::kAllGather, 1e9, CollectiveAlgorithm::kAuto, 8);
@@ -72,13 +72,13 @@ TEST(SeedHandCalc, OuterAxisReductionUsesOnlyOneNicPerNode) {
 }
 
 TEST(SeedHandCalc, IntraNodeAllToAll) {
-  // Seed 004: within a node each GPU sends B/N to each of N - 1 peers: B (N-1)/N / W.
+  // How to Think About GPUs: within a node each GPU sends B/N to each of N - 1 peers: B (N-1)/N / W.
   const CollectiveCost c = Predict(IdealCluster(1), 8, CollectiveOp::kAllToAll, 1e9);
   EXPECT_NEAR(c.time_s, 1e9 * 7.0 / 8.0 / 450e9, 1e-12);
 }
 
 TEST(SeedHandCalc, TwoNodeAllToAllMoreThanFourTimesSlower) {
-  // Seed 004: an all-to-all spanning 2 nodes sends half of each GPU's bytes over its 50 GB/s
+  // How to Think About GPUs: an all-to-all spanning 2 nodes sends half of each GPU's bytes over its 50 GB/s
   // NIC: 0.5 x B / 50e9 versus 7/8 x B / 450e9 inside a node, a 5.1x degradation ("more than
   // 4x"). On the calibrated catalog cluster the ratio must exceed 4 as well.
   const double one = Predict(IdealCluster(1), 8, CollectiveOp::kAllToAll, 1e9).time_s;
@@ -92,7 +92,7 @@ TEST(SeedHandCalc, TwoNodeAllToAllMoreThanFourTimesSlower) {
 }
 
 TEST(SeedHandCalc, RaggedTopKAllToAll) {
-  // Seed 004: a token routed to k of n ranks reaches n (1 - (1 - 1/n)^k) distinct ranks;
+  // How to Think About GPUs: a token routed to k of n ranks reaches n (1 - (1 - 1/n)^k) distinct ranks;
   // k = 8 of n = 8: 8 (1 - (7/8)^8) = 8 (1 - 0.3436089) = 5.25113. The ragged cost is the dense cost of that many
   // copies of the token bytes, so with k = 1 it equals the dense all-to-all of the same bytes.
   EXPECT_NEAR(ExpectedDistinctDestinations(8, 8), 5.25113, 1e-5);
@@ -106,7 +106,7 @@ TEST(SeedHandCalc, RaggedTopKAllToAll) {
 }
 
 TEST(SeedHandCalc, Llama70bTp8DecodeAllReduceIsLatencyBound) {
-  // Seed 002, section 7.3: one decode token of Llama-3.1-70B at TP=8 all-reduces the hidden
+  // 7 Scaling Across Hardware, section 7.3: one decode token of Llama-3.1-70B at TP=8 all-reduces the hidden
   // state, 8192 x 2 bytes = 16 KB; the ring moves 2 x 7/8 x 16 KB = 28 KB per GPU, which takes
   // 28,672 / 450e9 = 64 ns on NVLink ("well under a microsecond"). Any real collective has a
   // latency floor of microseconds, so latency, not bandwidth, dominates: on the calibrated
@@ -119,7 +119,7 @@ TEST(SeedHandCalc, Llama70bTp8DecodeAllReduceIsLatencyBound) {
 }
 
 TEST(SeedHandCalc, SuperPodSpineIsHalfTheLeafBandwidth) {
-  // Seed 004 appendix B: 25 GB/s per GPU at the spine versus 50 GB/s at the leaf.
+  // How to Think About GPUs appendix B: 25 GB/s per GPU at the spine versus 50 GB/s at the leaf.
   const ClusterSpec c = Catalog("h100-superpod");
   EXPECT_DOUBLE_EQ(c.PerGpuEgressBytesPerS(1), 50e9);
   EXPECT_DOUBLE_EQ(c.PerGpuEgressBytesPerS(2), 25e9);

@@ -17,7 +17,7 @@ TEST(ClusterCatalog, HasTheRequiredClusters) {
 }
 
 TEST(ClusterCatalog, SuperPodShape) {
-  // Seed 004: 128 nodes of 8 GPUs = 1,024; scalable units of 32 nodes; 4 SUs.
+  // How to Think About GPUs: 128 nodes of 8 GPUs = 1,024; scalable units of 32 nodes; 4 SUs.
   const ClusterSpec c = LoadCluster("h100-superpod").value();
   EXPECT_EQ(c.num_gpus, 1024);
   EXPECT_EQ(c.GpusPerUnit(1), 256);

@@ -27,7 +27,7 @@ TEST(LayoutParse, EngineerSyntax) {
 }
 
 TEST(LayoutParse, Ep16IsDp16Ep16) {
-  // DESIGN.md: "ep16 alone is shorthand for dp16ep16" (seed 001's EP16 across two nodes).
+  // DESIGN.md: "ep16 alone is shorthand for dp16ep16" (the Parallelism guide's EP16 across two nodes).
   const Layout l = Parse("ep16");
   EXPECT_EQ(l.dp, 16);
   EXPECT_EQ(l.ep, 16);

@@ -1,4 +1,4 @@
-// Rooflines and critical batch sizes against seeds 000 and 004.
+// Rooflines and critical batch sizes against The Math Behind LLM Pricing 05, How to Think About GPUs.
 #include "shardwise/perf/roofline.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@ Roofline Compute(const std::string& model, Dtype dtype = Dtype::kBf16) {
 }
 
 TEST(Roofline, DenseSweetSpotIsAbout300) {
-  // Seed 000: the decode sweet spot is B ~ 300 x inverse sparsity; for a dense bf16 model on
+  // The Math Behind LLM Pricing 05: the decode sweet spot is B ~ 300 x inverse sparsity; for a dense bf16 model on
   // an H100 the ridge is 0.874 x 989.4 / (0.866 x 3.35) = 298 FLOPs/byte and 2 bytes per
   // parameter cancel the 2 FLOPs per parameter: B ~ 298.
   const Roofline r = Compute("llama-3.1-70b");
@@ -33,17 +33,17 @@ TEST(Roofline, MoeSweetSpotScalesWithInverseSparsity) {
 }
 
 TEST(CriticalSizes, Seed004DataParallel) {
-  // Seed 004: DP/FSDP needs a per-GPU batch > 990e12 / 450e9 = 2,200 tokens inside a node and
+  // How to Think About GPUs: DP/FSDP needs a per-GPU batch > 990e12 / 450e9 = 2,200 tokens inside a node and
   // > 990e12 / 400e9 = 2,475 across nodes (H100 bf16). Our peak is 989.4 TFLOP/s.
   const Roofline r = Compute("llama-3.1-70b");
   EXPECT_NEAR(r.intra_node.dp_tokens_per_gpu, 989.4e12 / 450e9, 1);
   EXPECT_NEAR(r.inter_node.dp_tokens_per_gpu, 989.4e12 / 400e9, 1);
-  // Seed 004, for gpt-oss (k = 4 of E = 128): 32 x 2,475 = 79,200 across nodes.
+  // How to Think About GPUs, for gpt-oss (k = 4 of E = 128): 32 x 2,475 = 79,200 across nodes.
   EXPECT_NEAR(Compute("gpt-oss-120b").inter_node.dp_tokens_per_gpu, 32 * 989.4e12 / 400e9, 32);
 }
 
 TEST(CriticalSizes, Seed004TensorParallel) {
-  // Seed 004: TP stays compute-bound while Y < F W / C; LLaMA-3 70B (F = 28,672) gets about
+  // How to Think About GPUs: TP stays compute-bound while Y < F W / C; LLaMA-3 70B (F = 28,672) gets about
   // 11-way across nodes (28,672 x 400e9 / 989.4e12 = 11.6) and 13-way inside (450 GB/s).
   const Roofline r = Compute("llama-3.1-70b");
   EXPECT_NEAR(r.inter_node.max_tp, 28672 * 400e9 / 989.4e12, 0.01);
@@ -52,7 +52,7 @@ TEST(CriticalSizes, Seed004TensorParallel) {
 
 TEST(CriticalSizes, ExpertParallelNeedsWideExpertsAcrossNodes) {
   // EP over Z = 8: compute-bound while F > (2/3)(7/8) C / W. Across nodes each GPU has its own
-  // 50 GB/s NIC: (2/3)(7/8) x 989.4e12 / 50e9 = 11,543 > DeepSeek's 2,048 (seed 004: DeepSeek
+  // 50 GB/s NIC: (2/3)(7/8) x 989.4e12 / 50e9 = 11,543 > DeepSeek's 2,048 (How to Think About GPUs: DeepSeek
   // has small F and restricts cross-node EP); inside a node 1,283 < 2,048.
   const Roofline r = Compute("deepseek-v3");
   EXPECT_NEAR(r.inter_node.ep_min_expert_ffn, 2.0 / 3 * 7.0 / 8 * 989.4e12 / 50e9, 1);

@@ -84,7 +84,7 @@ TEST(Step, PrefillCannotBeatPeakFlops) {
 }
 
 TEST(Step, PipelineAtBatchOneIsAllBubbleButNoFaster) {
-  // Seed 002, 7.4: with one sequence only one stage works at a time, so PP4 is no faster than
+  // 7 Scaling Across Hardware, 7.4: with one sequence only one stage works at a time, so PP4 is no faster than
   // one GPU. By hand for Llama-3.1-8B bf16: a layer is 4096 x 6144 + 4096 x 4096 + 3 x 4096 x
   // 14336 = 218.1M params; 8 layers per stage; the last stage also reads the 525M-param LM
   // head. Busiest stage: (8 x 218.1M + 525.3M) x 2 B / 2.90 TB/s = 1.566 ms; the bubble is the
@@ -100,7 +100,7 @@ TEST(Step, PipelineAtBatchOneIsAllBubbleButNoFaster) {
 }
 
 TEST(Step, CrossNodeTpAllReduceDominatesAndIsOverParallelised) {
-  // Seed 002, 7.7: TP16 over two DGX H100 nodes puts every layer's all-reduce on the network.
+  // 7 Scaling Across Hardware, 7.7: TP16 over two DGX H100 nodes puts every layer's all-reduce on the network.
   const StepEstimate e =
       Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100", 2), "tp16", 32, 2048);
   EXPECT_NE(e.bound.find("TP all-reduce over scale-out"), std::string::npos) << e.bound;

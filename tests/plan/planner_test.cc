@@ -29,7 +29,7 @@ TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
 }
 
 TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {
-  // Seed 001/002: for latency, TP inside the NVLink node, PP or DP across nodes (TP8PP2).
+  // the Parallelism guide/002: for latency, TP inside the NVLink node, PP or DP across nodes (TP8PP2).
   PlanRequest req;
   req.objective = Objective::kLatency;
   auto r = Plan(LoadModel("llama-3.1-70b").value(), Nodes("dgx-h100", 2), req);
@@ -40,7 +40,7 @@ TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {
 }
 
 TEST(Plan, MoeThroughputPrefersEpAcrossNodesOverTpAcrossNodes) {
-  // Seed 001: MoE across two nodes -> EP16 beats spreading TP over the network.
+  // the Parallelism guide: MoE across two nodes -> EP16 beats spreading TP over the network.
   const ModelSpec m = LoadModel("qwen3-235b-a22b").value();
   const ClusterSpec c = Nodes("dgx-h100", 2);
   auto best_of = [&](const std::string& layout) {

@@ -1,4 +1,4 @@
-// Sizing by seed 001's rule, checked against the seed's worked example and hand calculations.
+// Sizing by the Parallelism guide's rule, checked against the seed's worked example and hand calculations.
 #include "shardwise/plan/sizing.h"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@ namespace shardwise {
 namespace {
 
 TEST(Sizing, Seed001DeepseekOnB200) {
-  // Seed 001: 1 byte x 671B x 1.8 = ~1,208 GB; 4 x 180 GB = 720 GB is too small, so a full
+  // the Parallelism guide: 1 byte x 671B x 1.8 = ~1,208 GB; 4 x 180 GB = 720 GB is too small, so a full
   // node of 8 B200 (1,440 GB) is the minimum.
   SizingRequest req;
   req.weight_dtype = Dtype::kFp8;

@@ -1,5 +1,5 @@
 // The serving simulator: scheduling by hand on a tiny synthetic step table, queueing behaviour,
-// determinism, the batching lever (seed 003) and the TensorRT-LLM offline table.
+// determinism, the batching lever (multi-gpu scaling is an economics problem) and the TensorRT-LLM offline table.
 #include "shardwise/sim/simulator.h"
 
 #include <gtest/gtest.h>
@@ -177,7 +177,7 @@ TEST(Simulator, PreemptionUnderMaxUtilizationButNotNoEvict) {
 }
 
 TEST(Seed003, BatchingLeverOnAnA100IsAbout27x) {
-  // Seed 003 (DatabaseMart vLLM A100 80GB benchmark): a 7-8B model at 2,048 tokens gives ~27x
+  // multi-gpu scaling is an economics problem (DatabaseMart vLLM A100 80GB benchmark): a 7-8B model at 2,048 tokens gives ~27x
   // the throughput at batch 64 than at batch 1. Requests of 1,024 + 1,024 tokens (2,048 at the
   // end) on Llama-3.1-8B bf16: decode at batch 1 reads 16 GB of weights per token; at batch 64
   // the same read serves 64 tokens and the KV reads (128 KB per token of context) take over,

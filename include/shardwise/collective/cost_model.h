@@ -2,8 +2,8 @@
 // cost plus one hop latency per algorithm step at the level the step crosses) plus a bandwidth
 // term per level the group spans (bytes crossing that level over the egress its members share,
 // times the level's calibrated efficiency and message-size ramp). Auto picks the fastest
-// applicable algorithm, as NCCL's tuner does. Formulas follow seed 004 (collectives inside and
-// across nodes) and seed 002 (ring all-reduce volume). Pure functions; thread-safe.
+// applicable algorithm, as NCCL's tuner does. Formulas follow How to Think About GPUs (collectives inside and
+// across nodes) and 7 Scaling Across Hardware (ring all-reduce volume). Pure functions; thread-safe.
 #pragma once
 
 #include "shardwise/collective/collective.h"
@@ -40,7 +40,7 @@ CollectiveCost PredictCollective(const ClusterSpec& cluster, const GroupShape& g
                                  const CollectiveRequest& request);
 
 // Expected distinct destination ranks of a token routed to k of n ranks uniformly:
-// n (1 - (1 - 1/n)^k) (seed 004: ragged all-to-all).
+// n (1 - (1 - 1/n)^k) (How to Think About GPUs: ragged all-to-all).
 double ExpectedDistinctDestinations(int64_t n, int64_t k);
 
 }  // namespace shardwise

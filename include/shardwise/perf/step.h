@@ -38,7 +38,7 @@ struct StepEstimate {
   std::string bound;               // what limits decode: "HBM bandwidth", "FLOP/s", ...
   double tp_comm_per_layer_s = 0;  // decode, one layer
   double compute_per_layer_s = 0;  // decode, one layer: GEMM + attention time
-  bool over_parallelised = false;  // TP comm per layer exceeds compute per layer (seed 002)
+  bool over_parallelised = false;  // TP comm per layer exceeds compute per layer (7 Scaling Across Hardware)
 };
 
 // The batch-independent part of an estimate: prefill of one prompt length.

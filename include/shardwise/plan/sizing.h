@@ -1,4 +1,4 @@
-// Minimum-GPU sizing by seed 001's method: the memory a deployment needs (weights times a KV
+// Minimum-GPU sizing by the Parallelism guide's method: the memory a deployment needs (weights times a KV
 // allowance, or weights plus the exact KV cache of a target context and concurrency), rounded
 // up to an instance size of 1, 2, 4 or 8 GPUs and beyond that to whole 8-GPU nodes.
 // Pure functions; thread-safe.
@@ -17,12 +17,12 @@ namespace shardwise {
 struct SizingRequest {
   Dtype weight_dtype = Dtype::kBf16;
   Dtype kv_dtype = Dtype::kBf16;
-  // Either a KV allowance multiplying the weights (seed 001 uses 1.8 = weights + 80% for KV) ...
+  // Either a KV allowance multiplying the weights (the Parallelism guide uses 1.8 = weights + 80% for KV) ...
   std::optional<double> kv_allowance;
   // ... or an exact KV cache: `concurrency` sequences of `context_tokens` each.
   int64_t context_tokens = 0;
   int64_t concurrency = 0;
-  // Fraction of each GPU's memory usable for weights and KV (1.0 reproduces seed 001).
+  // Fraction of each GPU's memory usable for weights and KV (1.0 reproduces the Parallelism guide).
   double usable_fraction = 1.0;
   int64_t gpus_per_node = 8;
 };
