@@ -2,6 +2,7 @@
 // that are not files, binary garbage, user files the tool must not overwrite, and runs that
 // cannot fit or would run for ever.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +25,10 @@ std::string Slurp(const std::string& path) {
   return s.str();
 }
 
-std::string Temp(const std::string& name) { return (fs::temp_directory_path() / name).string(); }
+// A path in the temp folder private to this test process (two test runs at once must not collide).
+std::string Temp(const std::string& name) {
+  return (fs::temp_directory_path() / (std::to_string(getpid()) + "_" + name)).string();
+}
 
 TEST(ReliabilityCli, SloAndDurationMustBePositiveFinite) {
   for (const char* v : {"0", "nan", "inf"}) {
