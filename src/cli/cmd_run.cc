@@ -75,18 +75,8 @@ ClusterSpec HostCluster(const HostProfile& p, int ranks) {
   cpu.gemm_fraction = {{Dtype::kFp32, 1.0}, {Dtype::kBf16, 1.0}};
   cpu.hbm_fraction = 1.0;
   cpu.calibration_measured = true;
-  ClusterSpec c;
-  c.name = "this-host";
-  c.gpu = cpu;
-  TopologyLevel level;
-  level.name = "threads";
-  level.fan_out = std::max(1, ranks);
-  level.egress_bytes_per_s = p.allreduce_bytes_per_s;
-  level.efficiency = 1.0;
-  c.levels = {level};
-  c.launch_latency_s = p.allreduce_latency_s;
-  c.num_gpus = c.Capacity();
-  return c;
+  return OneLevelCluster("this-host", cpu, "threads", ranks, p.allreduce_bytes_per_s,
+                         p.allreduce_latency_s);
 }
 
 struct Prediction {

@@ -26,20 +26,26 @@ ClusterSpec MeasuredCluster(const std::string& driver_name, const MeasuredGpuRat
   g.nic_bytes_per_s = r.copy_bytes_per_s;
   g.sm_count = r.sm_count;
   g.calibration_measured = true;
-  ClusterSpec c;
-  c.name = "this-gpu";
-  c.gpu = g;
-  TopologyLevel level;
-  level.name = "gpu";
-  level.fan_out = std::max(1, ranks);
-  level.egress_bytes_per_s = r.copy_bytes_per_s;
-  level.efficiency = 1.0;
-  c.levels = {level};
-  c.num_gpus = c.Capacity();
-  return c;
+  return OneLevelCluster("this-gpu", g, "gpu", ranks, r.copy_bytes_per_s, 0.0);
 }
 
 }  // namespace
+
+ClusterSpec OneLevelCluster(const std::string& name, GpuSpec device, const std::string& level_name,
+                            int ranks, double link_bytes_per_s, double launch_latency_s) {
+  ClusterSpec c;
+  c.name = name;
+  c.gpu = std::move(device);
+  TopologyLevel level;
+  level.name = level_name;
+  level.fan_out = std::max(1, ranks);
+  level.egress_bytes_per_s = link_bytes_per_s;
+  level.efficiency = 1.0;
+  c.levels = {level};
+  c.launch_latency_s = launch_latency_s;
+  c.num_gpus = c.Capacity();
+  return c;
+}
 
 GpuTarget FindGpuTarget(int ranks) {
   GpuTarget t;
