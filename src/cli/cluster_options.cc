@@ -38,40 +38,51 @@ StatusOr<ClusterSpec> ClusterOptions::Load() const {
   return c;
 }
 
-StatusOr<double> ParseByteSize(const std::string& text, const std::string& option) {
-  if (text.empty()) return Error(fmt::format("{} needs a size such as 8, 64K, 1M or 8G", option));
-  double multiplier = 1;
-  std::string digits = text;
+std::optional<double> ParseScaledNumber(const std::string& text, double step, bool b_is_giga) {
+  if (text.empty()) return std::nullopt;
+  int power = 0;
   switch (std::toupper(static_cast<unsigned char>(text.back()))) {
     case 'K':
-      multiplier = 1024.0;
+      power = 1;
       break;
     case 'M':
-      multiplier = 1024.0 * 1024;
+      power = 2;
+      break;
+    case 'B':
+      power = b_is_giga ? 3 : 0;
       break;
     case 'G':
-      multiplier = 1024.0 * 1024 * 1024;
+      power = 3;
       break;
     case 'T':
-      multiplier = 1024.0 * 1024 * 1024 * 1024;
+      power = 4;
       break;
     default:
       break;
   }
-  if (multiplier > 1) digits.pop_back();
+  const std::string digits = power > 0 ? text.substr(0, text.size() - 1) : text;
   size_t used = 0;
   double value = 0;
   try {
     value = std::stod(digits, &used);
   } catch (...) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used == 0 || used != digits.size() || !std::isfinite(value)) {
-    return Error(fmt::format("{} '{}' is not a size; use a number with an optional K, M, G or T "
-                             "suffix (binary, as nccl-tests)",
-                             option, text));
+  const double scaled = value * std::pow(step, power);
+  if (used == 0 || used != digits.size() || !std::isfinite(scaled)) return std::nullopt;
+  return scaled;
+}
+
+StatusOr<double> ParseByteSize(const std::string& text, const std::string& option) {
+  if (text.empty()) return Error(fmt::format("{} needs a size such as 8, 64K, 1M or 8G", option));
+  const std::optional<double> parsed = ParseScaledNumber(text, 1024.0, false);
+  if (!parsed) {
+    return Error(
+        fmt::format("{} '{}' is not a size; use a number with an optional K, M, G or T "
+                    "suffix (binary, as nccl-tests)",
+                    option, text));
   }
-  const double bytes = value * multiplier;
+  const double bytes = *parsed;
   if (bytes < 1 || bytes > 1e13) {
     return Error(fmt::format("{} {} is out of range; sizes go from 1 byte to 8T", option, text));
   }

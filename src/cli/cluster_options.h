@@ -1,11 +1,10 @@
 // The options every cluster-using command shares: --cluster, --nodes, --gpus, --profile.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
@@ -22,6 +21,10 @@ struct ClusterOptions {
   // The cluster with --nodes, --gpus and --profile applied.
   StatusOr<ClusterSpec> Load() const;
 };
+
+// A number with an optional suffix K, M, G or T worth step, step^2, step^3, step^4 (and B =
+// G when `b_is_giga`: "300B" tokens); empty when `text` is not such a number or not finite.
+std::optional<double> ParseScaledNumber(const std::string& text, double step, bool b_is_giga);
 
 // Parses a byte count with an optional binary suffix, as nccl-tests does: 8, 512K, 1M, 8G.
 StatusOr<double> ParseByteSize(const std::string& text, const std::string& option);

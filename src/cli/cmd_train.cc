@@ -39,37 +39,9 @@ struct TrainOptions {
 
 // "300B", "15T", "2.5e12", "1M": decimal suffixes K, M, B (or G), T.
 StatusOr<double> ParseTokens(const std::string& text) {
-  double multiplier = 1;
-  std::string digits = text;
-  if (!text.empty()) {
-    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-      case 'K':
-        multiplier = 1e3;
-        break;
-      case 'M':
-        multiplier = 1e6;
-        break;
-      case 'B':
-      case 'G':
-        multiplier = 1e9;
-        break;
-      case 'T':
-        multiplier = 1e12;
-        break;
-      default:
-        break;
-    }
-  }
-  if (multiplier > 1) digits.pop_back();
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(digits, &used);
-  } catch (...) {
-    used = 0;
-  }
-  const double tokens = value * multiplier;
-  if (used == 0 || used != digits.size() || !std::isfinite(tokens) || tokens < 1 || tokens > 1e18) {
+  const std::optional<double> parsed = ParseScaledNumber(text, 1e3, true);
+  const double tokens = parsed.value_or(0);
+  if (!parsed || tokens < 1 || tokens > 1e18) {
     return Error(
         fmt::format("--tokens '{}' is not a token count between 1 and 1e18; write e.g. "
                     "300B, 15T or 2.5e12",
