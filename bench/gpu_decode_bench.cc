@@ -50,10 +50,11 @@ Status Run() {
   const auto gpu = bench::FindBenchGpu("gpu_decode_bench");
   if (!gpu) return Status();
   SW_ASSIGN_OR_RETURN(const ModelSpec m, LoadModel("llama-3.1-8b"));
+  std::optional<ClusterSpec> cluster;  // outlives `step`, which refers to it
   std::optional<StepModel> step;
   if (gpu->spec) {
-    SW_ASSIGN_OR_RETURN(const ClusterSpec cluster, SingleNodeClusterOf(*gpu->spec, 1));
-    SW_ASSIGN_OR_RETURN(step, StepModel::Create(m, cluster, Layout{}, PerfOptions{}));
+    SW_ASSIGN_OR_RETURN(cluster, SingleNodeClusterOf(*gpu->spec, 1));
+    SW_ASSIGN_OR_RETURN(step, StepModel::Create(m, *cluster, Layout{}, PerfOptions{}));
   }
   const double kv_bytes_per_token =
       2.0 * 2.0 *
@@ -71,23 +72,27 @@ Status Run() {
         tokens.push_back((s * 7919 + t * 104729) % m.vocab_size);
     }
     double prefill_s = 0, step_s = 0;
+    // Two passes over the same caches; the first loads the kernels and picks cuBLAS's
+    // algorithms, so only the second is timed.
     const Status run = RunOnThreads(1, 600, [&](Communicator& world) -> Status {
-      const RankComms comms{&world, &world, &world};
-      std::vector<float> x, logits;
-      auto t0 = std::chrono::steady_clock::now();
-      SW_RETURN_IF_ERROR(stage->Embed(tokens, x));
-      SW_RETURN_IF_ERROR(stage->Forward(x, seqs, Positions(0, kPrompt), kPrompt, true, comms));
-      SW_RETURN_IF_ERROR(stage->Logits(x, batch, kPrompt, logits, world));
-      prefill_s = Seconds(t0);
-      std::vector<int64_t> next(static_cast<size_t>(batch));
-      t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < kSteps; ++i) {
-        for (int64_t s = 0; s < batch; ++s) next[static_cast<size_t>(s)] = (s + i) % m.vocab_size;
-        SW_RETURN_IF_ERROR(stage->Embed(next, x));
-        SW_RETURN_IF_ERROR(stage->Forward(x, seqs, {kPrompt + i}, kPrompt + i + 1, false, comms));
-        SW_RETURN_IF_ERROR(stage->Logits(x, batch, 1, logits, world));
+      for (int pass = 0; pass < 2; ++pass) {
+        const RankComms comms{&world, &world, &world};
+        std::vector<float> x, logits;
+        auto t0 = std::chrono::steady_clock::now();
+        SW_RETURN_IF_ERROR(stage->Embed(tokens, x));
+        SW_RETURN_IF_ERROR(stage->Forward(x, seqs, Positions(0, kPrompt), kPrompt, true, comms));
+        SW_RETURN_IF_ERROR(stage->Logits(x, batch, kPrompt, logits, world));
+        prefill_s = Seconds(t0);
+        std::vector<int64_t> next(static_cast<size_t>(batch));
+        t0 = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < kSteps; ++i) {
+          for (int64_t s = 0; s < batch; ++s) next[static_cast<size_t>(s)] = (s + i) % m.vocab_size;
+          SW_RETURN_IF_ERROR(stage->Embed(next, x));
+          SW_RETURN_IF_ERROR(stage->Forward(x, seqs, {kPrompt + i}, kPrompt + i + 1, false, comms));
+          SW_RETURN_IF_ERROR(stage->Logits(x, batch, 1, logits, world));
+        }
+        step_s = Seconds(t0) / kSteps;
       }
-      step_s = Seconds(t0) / kSteps;
       return Status();
     });
     SW_RETURN_IF_ERROR(run);
