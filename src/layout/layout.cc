@@ -99,13 +99,20 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     layout.dp = layout.ep / inner;
   }
   if (layout.StageRanks() % layout.ep != 0) {
-    return Error(fmt::format("layout '{}': ep ({}) must divide dp x tp x cp ({}); EP uses the "
-                             "ranks of one pipeline stage",
-                             text, layout.ep, layout.StageRanks()));
+    return Error(
+        fmt::format("layout '{}': ep ({}) must divide dp x tp x cp ({}); EP uses the "
+                    "ranks of one pipeline stage",
+                    text, layout.ep, layout.StageRanks()));
   }
   if (layout.ep > inner && layout.ep % inner != 0) {
     return Error(fmt::format("layout '{}': ep ({}) above tp x cp ({}) must be a multiple of it",
                              text, layout.ep, inner));
+  }
+  if (layout.ep < inner && inner % layout.ep != 0) {
+    return Error(
+        fmt::format("layout '{}': ep ({}) below tp x cp ({}) must divide it (each "
+                    "expert is split over tp x cp / ep ranks)",
+                    text, layout.ep, inner));
   }
   if (layout.gpus() > kMaxLayoutGpus) {
     return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
@@ -133,8 +140,8 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
                              m.num_heads));
   }
   if (m.num_moe_layers() < m.num_layers() && m.intermediate_size % l.tp != 0) {
-    return Error(fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp,
-                             m.intermediate_size));
+    return Error(
+        fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp, m.intermediate_size));
   }
   if (m.recurrent && m.num_recurrent_layers() > 0) {
     if (m.recurrent->num_heads % l.tp != 0) {
@@ -142,14 +149,15 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
                                l.tp, m.name, m.recurrent->num_heads));
     }
     if (l.cp > 1) {
-      return Error(fmt::format("{}: context parallelism does not split {}'s recurrent "
-                               "(linear-attention/SSM) layers; drop cp",
-                               name, m.name));
+      return Error(
+          fmt::format("{}: context parallelism does not split {}'s recurrent "
+                      "(linear-attention/SSM) layers; drop cp",
+                      name, m.name));
     }
   }
   if (l.pp > m.num_layers()) {
-    return Error(fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name,
-                             m.num_layers()));
+    return Error(
+        fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name, m.num_layers()));
   }
   if (!m.is_moe()) {
     if (l.ep > 1) {
@@ -158,14 +166,23 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
     }
     return Status();
   }
+  // Each expert group is whole TP x CP groups, or splits one evenly (Layout::ExpertTp).
+  const int64_t inner = l.tp * l.cp;
+  if ((l.ep > inner ? l.ep % inner : inner % l.ep) != 0 || l.dp % l.AttentionDp() != 0) {
+    return Error(
+        fmt::format("{}: ep ({}) must divide tp x cp ({}) or be a multiple of it that "
+                    "divides dp x tp x cp",
+                    name, l.ep, inner));
+  }
   if (m.moe.num_experts % l.ep != 0) {
     return Error(fmt::format("{}: ep ({}) must divide {}'s {} experts", name, l.ep, m.name,
                              m.moe.num_experts));
   }
   if (m.moe.expert_intermediate_size % l.ExpertTp() != 0) {
-    return Error(fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "
-                             "({}); raise ep",
-                             name, l.ExpertTp(), m.moe.expert_intermediate_size));
+    return Error(
+        fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "
+                    "({}); raise ep",
+                    name, l.ExpertTp(), m.moe.expert_intermediate_size));
   }
   return Status();
 }

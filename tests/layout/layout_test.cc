@@ -27,7 +27,8 @@ TEST(LayoutParse, EngineerSyntax) {
 }
 
 TEST(LayoutParse, Ep16IsDp16Ep16) {
-  // DESIGN.md: "ep16 alone is shorthand for dp16ep16" (the Parallelism guide's EP16 across two nodes).
+  // DESIGN.md: "ep16 alone is shorthand for dp16ep16" (the Parallelism guide's EP16 across two
+  // nodes).
   const Layout l = Parse("ep16");
   EXPECT_EQ(l.dp, 16);
   EXPECT_EQ(l.ep, 16);
@@ -55,12 +56,32 @@ TEST(LayoutParse, WideEpSpansDataParallelRanks) {
 
 TEST(LayoutParseErrors, OneLineWithTheFix) {
   EXPECT_FALSE(ParseLayout("").ok());
-  EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"), std::string::npos);
+  EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"),
+            std::string::npos);
   EXPECT_NE(ParseLayout("tp").status().message().find("needs a degree"), std::string::npos);
   EXPECT_NE(ParseLayout("tp2tp4").status().message().find("appears twice"), std::string::npos);
   EXPECT_NE(ParseLayout("tp0").status().message().find("at least 1"), std::string::npos);
   EXPECT_NE(ParseLayout("tp4ep3").status().message().find("must divide dp x tp x cp"),
             std::string::npos);
+  // dp2tp3ep2: 6 stage ranks divide by ep 2, but the 3 TP ranks cannot split an expert in
+  // halves (3 / 2 ranks per expert).
+  EXPECT_NE(ParseLayout("dp2tp3ep2").status().message().find("below tp x cp (3) must divide it"),
+            std::string::npos);
+}
+
+// Layouts built in code skip ParseLayout; ValidateLayout refuses the same groupings rather than
+// truncating tp x cp / ep (which gave an expert slot past the placement's end in the runtime).
+TEST(LayoutValidate, ExpertGroupsMustBeWholeOrEvenTpGroups) {
+  const ModelSpec moe = LoadModel("tiny-moe").value();
+  EXPECT_NE(ValidateLayout(Layout{.dp = 2, .tp = 3, .ep = 2}, moe)
+                .message()
+                .find("ep (2) must divide tp x cp (3)"),
+            std::string::npos);
+  EXPECT_NE(
+      ValidateLayout(Layout{.dp = 1, .tp = 1, .ep = 2}, moe).message().find("divides dp x tp x cp"),
+      std::string::npos);
+  EXPECT_TRUE(ValidateLayout(Layout{.dp = 2, .tp = 4, .ep = 2}, moe).ok());
+  EXPECT_TRUE(ValidateLayout(Layout{.dp = 2, .tp = 1, .ep = 2}, moe).ok());
 }
 
 TEST(LayoutValidate, AgainstModelShapes) {
@@ -69,12 +90,14 @@ TEST(LayoutValidate, AgainstModelShapes) {
   EXPECT_TRUE(ValidateLayout(Parse("tp16"), llama).ok());  // KV heads replicated 2x
   EXPECT_EQ(ValidateLayout(Parse("tp3"), llama).message(),
             "tp3: tp (3) must divide llama-3.1-70b's 64 attention heads");
-  EXPECT_NE(ValidateLayout(Parse("pp81"), llama).message().find("exceeds llama-3.1-70b's 80 layers"),
-            std::string::npos);
+  EXPECT_NE(
+      ValidateLayout(Parse("pp81"), llama).message().find("exceeds llama-3.1-70b's 80 layers"),
+      std::string::npos);
   EXPECT_NE(ValidateLayout(Parse("ep2"), llama).message().find("is dense"), std::string::npos);
   const ModelSpec mixtral = LoadModel("mixtral-8x7b").value();  // 8 experts
-  EXPECT_NE(ValidateLayout(Parse("ep16"), mixtral).message().find("must divide mixtral-8x7b's 8 experts"),
-            std::string::npos);
+  EXPECT_NE(
+      ValidateLayout(Parse("ep16"), mixtral).message().find("must divide mixtral-8x7b's 8 experts"),
+      std::string::npos);
   const ModelSpec tiny = LoadModel("tiny-dense").value();  // 12 heads, 2 KV heads
   EXPECT_TRUE(ValidateLayout(Parse("tp3"), tiny).ok());  // TP above the KV heads, not a power of 2
 }
