@@ -28,6 +28,7 @@
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/host_profile.h"
 #include "shardwise/runtime/npy.h"
+#include "shardwise/runtime/reference_check.h"
 #include "shardwise/runtime/runner.h"
 #include "validators.h"
 
@@ -206,8 +207,7 @@ Status RunRun(const RunOptions& o) {
   if (!have) return Status();  // an MPI rank other than 0: rank 0 reports
 
   // The unsharded reference: the same model, seed and prompts on one rank.
-  double max_rel = 0;
-  bool tokens_match = true;
+  ReferenceComparison check;
   if (!o.no_check) {
     RunConfig ref = c;
     ref.layout = Layout{};
@@ -218,13 +218,7 @@ Status RunRun(const RunOptions& o) {
       SW_ASSIGN_OR_RETURN(reference, RunRank(ref, w));
       return Status();
     }));
-    double scale = 0, diff = 0;
-    for (size_t i = 0; i < reference.logits.size(); ++i) {
-      scale = std::max(scale, static_cast<double>(std::fabs(reference.logits[i])));
-      diff = std::max(diff, static_cast<double>(std::fabs(reference.logits[i] - result.logits[i])));
-    }
-    max_rel = scale > 0 ? diff / scale : diff;
-    tokens_match = reference.tokens == result.tokens;
+    check = CompareWithReference(reference, result, ReferenceTolerance(c.device_compute));
     const auto not_finite = [](float v) { return !std::isfinite(v); };
     if (std::any_of(result.logits.begin(), result.logits.end(), not_finite) ||
         std::any_of(reference.logits.begin(), reference.logits.end(), not_finite)) {
@@ -287,9 +281,15 @@ Status RunRun(const RunOptions& o) {
                                                     {"routed_pairs", result.routed_pairs},
                                                     {"dropped_pairs", result.dropped_pairs}})
                                   : nlohmann::json(nullptr)},
-         {"reference", o.no_check ? nlohmann::json(nullptr)
-                                  : nlohmann::json({{"max_relative_error", max_rel},
-                                                    {"tokens_match", tokens_match}})}});
+         {"reference", o.no_check
+                           ? nlohmann::json(nullptr)
+                           : nlohmann::json({{"max_relative_error", check.max_relative_error},
+                                             {"tokens_match", check.diverged == 0},
+                                             {"sequences_compared", check.compared},
+                                             {"near_tie_sequences", check.near_ties},
+                                             {"diverged_sequences", check.diverged},
+                                             {"tolerance", tolerance},
+                                             {"matches", check.Matches(tolerance)}})}});
     return Status();
   }
   std::cout << fmt::format(
@@ -342,14 +342,22 @@ Status RunRun(const RunOptions& o) {
                                 : 0.0);
   }
   if (!o.no_check) {
+    std::string tokens = check.diverged > 0 ? fmt::format("{} sequences differ", check.diverged)
+                                            : std::string("identical");
+    if (check.near_ties > 0) {
+      tokens += fmt::format(
+          "{} {} of {} sequence{} took the other of two near-tied tokens (the reference's top two "
+          "within 2x the tolerance) and {} not compared after it",
+          check.diverged > 0 ? ";" : " except where", check.near_ties, c.batch,
+          c.batch == 1 ? "" : "s", check.near_ties == 1 ? "was" : "were");
+    }
     std::cout << fmt::format(
         "check: {} the unsharded reference (max relative logit error {:.2e}, "
         "tolerance {:.0e}{}; tokens {})\n",
-        max_rel <= tolerance && tokens_match ? "matches" : "DIFFERS FROM", max_rel, tolerance,
-        on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "",
-        tokens_match ? "identical" : "differ");
+        check.Matches(tolerance) ? "matches" : "DIFFERS FROM", check.max_relative_error, tolerance,
+        on_gpu ? " for bf16 on the GPU against the fp32 CPU reference" : "", tokens);
   }
-  if (!o.no_check && (max_rel > tolerance || !tokens_match)) {
+  if (!o.no_check && !check.Matches(tolerance)) {
     return RuntimeFailure("the sharded run differs from the unsharded reference");
   }
   return Status();

@@ -9,6 +9,7 @@
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/finite_check.h"
 #include "shardwise/runtime/rank_model.h"
+#include "shardwise/runtime/reference_check.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -180,6 +181,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const int64_t hidden = model.hidden(), vocab = model.vocab();
   std::vector<float> my_logits(static_cast<size_t>(per_rank * vocab), 0.0f);
   std::vector<std::vector<int64_t>> generated(static_cast<size_t>(per_rank));
+  std::vector<std::vector<float>> margins(static_cast<size_t>(per_rank));  // RunResult::margins
   const bool last = model.last_stage(), first = model.first_stage();
   const int last_stage = static_cast<int>(l.pp) - 1;
 
@@ -255,6 +257,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
         const auto token = static_cast<int64_t>(token_buf[static_cast<size_t>(i)]);
         next[m].push_back(token);
         generated[static_cast<size_t>(seqs[i])].push_back(token);
+        margins[static_cast<size_t>(seqs[i])].push_back(TopTwoMargin(row, vocab));
         if (step == c.generate_tokens - 1) {
           std::copy_n(row, vocab, my_logits.data() + seqs[i] * vocab);
         }
@@ -292,12 +295,15 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   const bool owner = last && p.tp_index == 0 && p.cp_index == 0;
   std::vector<float> all_logits(static_cast<size_t>(c.batch * vocab), 0.0f);
   std::vector<float> all_tokens(static_cast<size_t>(c.batch * c.generate_tokens), 0.0f);
+  std::vector<float> all_margins(all_tokens.size(), 0.0f);
   if (owner) {
     std::copy(my_logits.begin(), my_logits.end(), all_logits.begin() + first_seq * vocab);
     for (int64_t s = 0; s < per_rank; ++s) {
       for (int64_t g = 0; g < c.generate_tokens; ++g) {
-        all_tokens[static_cast<size_t>((first_seq + s) * c.generate_tokens + g)] =
+        const size_t at = static_cast<size_t>((first_seq + s) * c.generate_tokens + g);
+        all_tokens[at] =
             static_cast<float>(generated[static_cast<size_t>(s)][static_cast<size_t>(g)]);
+        all_margins[at] = margins[static_cast<size_t>(s)][static_cast<size_t>(g)];
       }
     }
   }
@@ -308,14 +314,17 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   result.dropped_pairs = static_cast<int64_t>(moe_counts[1]);
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_logits));
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_tokens));
+  SW_RETURN_IF_ERROR(world.AllReduceSum(all_margins));
   result.logits = std::move(all_logits);
   result.vocab = vocab;
   result.ranks = world.size();
   result.tokens.assign(static_cast<size_t>(c.batch), {});
+  result.margins.assign(static_cast<size_t>(c.batch), {});
   for (int64_t s = 0; s < c.batch; ++s) {
     for (int64_t g = 0; g < c.generate_tokens; ++g) {
-      result.tokens[static_cast<size_t>(s)].push_back(
-          static_cast<int64_t>(all_tokens[static_cast<size_t>(s * c.generate_tokens + g)]));
+      const size_t at = static_cast<size_t>(s * c.generate_tokens + g);
+      result.tokens[static_cast<size_t>(s)].push_back(static_cast<int64_t>(all_tokens[at]));
+      result.margins[static_cast<size_t>(s)].push_back(all_margins[at]);
     }
   }
   return result;

@@ -45,7 +45,10 @@ struct PhaseTime {
 
 struct RunResult {
   std::vector<std::vector<int64_t>> tokens;  // [batch][generate_tokens]
-  std::vector<float> logits;                 // [batch x vocab], the last step
+  // [batch][generate_tokens]: the best minus the second-best logit of the step that chose each
+  // token, over that row's largest |logit| (reference_check.h: how close a greedy choice was).
+  std::vector<std::vector<float>> margins;
+  std::vector<float> logits;  // [batch x vocab], the last step
   int64_t vocab = 0;
   int ranks = 0;
   int64_t micro_batches = 0;
