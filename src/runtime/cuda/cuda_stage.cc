@@ -40,7 +40,7 @@ namespace {
 struct Scratch {
   DeviceBuffer<float> x, y, q, k, v, attn, gate, up, logits, moe, rope;
   DeviceBuffer<bf16> normed, attn_bf16, act, rows_bf16, last;
-  DeviceBuffer<float> normed_f32, route_w, scale, expert_out, reply;
+  DeviceBuffer<float> normed_f32, route_w, scale, expert_out, reply, attn_partial;
   DeviceBuffer<bf16> gathered;
   DeviceBuffer<int32_t> tokens, seqs, route_ids, index;
 };
@@ -217,8 +217,10 @@ class CudaStageCompute final : public StageCompute {
     shape.group = m.num_heads / m.num_kv_heads;
     shape.max_tokens = d_.max_tokens;
     shape.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    SW_RETURN_IF_ERROR(Ensure(s_.attn_partial, AttentionWorkspaceFloats(shape), st()));
     SW_RETURN_IF_ERROR(cuda::Attention(s_.q.data(), L.k_cache.data(), L.v_cache.data(),
-                                       s_.seqs.data(), s_.attn.data(), shape, st()));
+                                       s_.seqs.data(), s_.attn.data(), s_.attn_partial.data(),
+                                       shape, st()));
     SW_RETURN_IF_ERROR(ToBf16(s_.attn.data(), s_.attn_bf16.data(), rows * qw, st()));
     SW_RETURN_IF_ERROR(Gemm(blas_, s_.attn_bf16.data(), L.o.data(), s_.y.data(), rows, h, qw));
     if (const bf16* b = OrNull(L.o_bias))

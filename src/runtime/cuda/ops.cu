@@ -1,5 +1,6 @@
 // Plain CUDA kernels of the runtime's ops (see ops.h). Each is written for clarity: one block
 // per row or per (row, head), fp32 arithmetic, block reductions through shared memory.
+#include <algorithm>
 #include <cfloat>
 #include <string>
 
@@ -16,6 +17,10 @@ constexpr int kAttentionThreads = 256;
 constexpr int kAttentionWarps = kAttentionThreads / 32;
 // The P.V accumulators: head_dim / 32 registers per lane.
 constexpr int64_t kMaxAttentionHeadDim = 256;
+// Decode splits each (row, head)'s keys over blocks until about this many blocks run (a few per
+// SM of an H100's 132, so that enough loads are in flight), each taking at least this many keys.
+constexpr int64_t kAttentionBlocks = 512;
+constexpr int64_t kMinKeysPerSplit = 64;
 
 int Blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads); }
 
@@ -89,51 +94,53 @@ __global__ void AppendKvKernel(const float* k, const float* v, bf16* kc, bf16* v
   }
 }
 
-// One block per (row, query head). The query and the scores of all attended keys sit in
-// dynamic shared memory, then each warp's partial P.V sums. Q.K: each warp takes one key at a
+// One block per (row, query head, key split). The query and the scores of the block's keys sit
+// in dynamic shared memory, then each warp's partial P.V sums. Q.K: each warp takes one key at a
 // time (lanes split the head dimension). P.V: warp w takes keys w, w + warps, ... and lane l
 // accumulates dimensions l, l + 32, ... in registers; the warps' partials are summed at the
-// end. (A first version, with one thread walking every key for P.V, took 176 us per
-// llama-3.1-8b decode layer at batch 1 on an H100; this one 80 us, still far over the ~1 us
-// its 2 MB of cache need: 32 blocks cannot keep enough loads in flight. Splitting the keys
-// over more blocks, as flash-decoding does, is the next step.)
+// end. With one split the block normalises and writes `out`; with several (decode, where rows x
+// heads blocks alone are too few to keep HBM busy, as flash-decoding observes) each writes its
+// unnormalised sums with its max and exp-sum to `partial`, and AttentionCombineKernel merges
+// them. (On an H100, llama-3.1-8b decode at batch 1: 176 us per layer with one thread walking
+// every key for P.V and no split, 80 us with P.V over warps.)
 __global__ void AttentionKernel(const float* q, const bf16* kc, const bf16* vc, const int32_t* seqs,
-                                float* out, AttentionShape sh) {
+                                float* out, float* partial, AttentionShape sh) {
   extern __shared__ float smem[];
   __shared__ float scratch[32];
-  const int64_t r = blockIdx.x, hh = blockIdx.y;
+  const int64_t r = blockIdx.x, hh = blockIdx.y, split = blockIdx.z, splits = gridDim.z;
   const int64_t hd = sh.head_dim, kw = sh.kv_heads * hd;
   const int64_t p = sh.pos0 + r % sh.len;  // attends keys 0..p
+  const int64_t chunk = (sh.pos0 + sh.len + splits - 1) / splits;
+  const int64_t j0 = split * chunk, j1 = min(p + 1, j0 + chunk);  // this block's keys [j0, j1)
   const int64_t kvh = (sh.head_begin + hh) / sh.group - sh.kv_begin;
   const int64_t base = static_cast<int64_t>(seqs[r / sh.len]) * sh.max_tokens * kw + kvh * hd;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  float* qs = smem;                            // [hd]
-  float* scores = smem + hd;                   // [p + 1] (room for pos0 + len)
-  float* partial = scores + sh.pos0 + sh.len;  // [warps x hd]
+  float* qs = smem;              // [hd]
+  float* scores = smem + hd;     // [chunk]
+  float* sums = scores + chunk;  // [warps x hd]
   for (int64_t d = threadIdx.x; d < hd; d += blockDim.x)
     qs[d] = q[(r * sh.heads + hh) * hd + d] * sh.scale;
   __syncthreads();
-  for (int64_t j = warp; j <= p; j += warps) {
+  for (int64_t j = j0 + warp; j < j1; j += warps) {
     const bf16* key = kc + base + j * kw;
     float dot = 0;
     for (int64_t d = lane; d < hd; d += 32) dot += qs[d] * __bfloat162float(key[d]);
     for (int o = 16; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-    if (lane == 0) scores[j] = dot;
+    if (lane == 0) scores[j - j0] = dot;
   }
   __syncthreads();
   float top = -FLT_MAX;
-  for (int64_t j = threadIdx.x; j <= p; j += blockDim.x) top = fmaxf(top, scores[j]);
+  for (int64_t j = j0 + threadIdx.x; j < j1; j += blockDim.x) top = fmaxf(top, scores[j - j0]);
   top = BlockReduce<true>(top, scratch);
   float sum = 0;
-  for (int64_t j = threadIdx.x; j <= p; j += blockDim.x) {
-    scores[j] = expf(scores[j] - top);
-    sum += scores[j];
+  for (int64_t j = j0 + threadIdx.x; j < j1; j += blockDim.x) {
+    scores[j - j0] = expf(scores[j - j0] - top);
+    sum += scores[j - j0];
   }
   sum = BlockReduce<false>(sum, scratch);  // its __syncthreads also publishes the exps
   float acc[kMaxAttentionHeadDim / 32] = {};
-#pragma unroll 4
-  for (int64_t j = warp; j <= p; j += warps) {
-    const float pj = scores[j];
+  for (int64_t j = j0 + warp; j < j1; j += warps) {
+    const float pj = scores[j - j0];
     const bf16* value = vc + base + j * kw;
 #pragma unroll
     for (int i = 0; i < kMaxAttentionHeadDim / 32; ++i) {
@@ -144,14 +151,42 @@ __global__ void AttentionKernel(const float* q, const bf16* kc, const bf16* vc, 
 #pragma unroll
   for (int i = 0; i < kMaxAttentionHeadDim / 32; ++i) {
     const int64_t d = lane + 32 * i;
-    if (d < hd) partial[warp * hd + d] = acc[i];
+    if (d < hd) sums[warp * hd + d] = acc[i];
   }
   __syncthreads();
-  const float inv = 1.0f / sum;
+  const int64_t head_row = r * sh.heads + hh;
+  // With splits: this block's [hd sums, max, exp-sum].
+  float* part = splits > 1 ? partial + (head_row * splits + split) * (hd + 2) : nullptr;
   for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
     float total = 0;
-    for (int w = 0; w < warps; ++w) total += partial[w * hd + d];
-    out[(r * sh.heads + hh) * hd + d] = total * inv;
+    for (int w = 0; w < warps; ++w) total += sums[w * hd + d];
+    if (splits == 1) {
+      out[head_row * hd + d] = total / sum;
+    } else {
+      part[d] = total;
+    }
+  }
+  if (splits > 1 && threadIdx.x == 0) {
+    part[hd] = top;  // -FLT_MAX and a zero exp-sum for a split past this row's last key
+    part[hd + 1] = sum;
+  }
+}
+
+// out = sum_s e^(max_s - M) sums_s / sum_s e^(max_s - M) expsum_s, M the largest max_s.
+__global__ void AttentionCombineKernel(const float* partial, float* out, int64_t hd,
+                                       int64_t splits) {
+  const int64_t head_row = blockIdx.x;
+  const float* parts = partial + head_row * splits * (hd + 2);
+  float top = -FLT_MAX;
+  for (int64_t s = 0; s < splits; ++s) top = fmaxf(top, parts[s * (hd + 2) + hd]);
+  float denominator = 0;
+  for (int64_t s = 0; s < splits; ++s)
+    denominator += expf(parts[s * (hd + 2) + hd] - top) * parts[s * (hd + 2) + hd + 1];
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float numerator = 0;
+    for (int64_t s = 0; s < splits; ++s)
+      numerator += expf(parts[s * (hd + 2) + hd] - top) * parts[s * (hd + 2) + d];
+    out[head_row * hd + d] = numerator / denominator;
   }
 }
 
@@ -292,30 +327,53 @@ int64_t MaxAttentionKeys() {
          (1 + kAttentionWarps) * kMaxAttentionHeadDim;
 }
 
+int64_t AttentionSplits(const AttentionShape& sh) {
+  const int64_t blocks = sh.rows * sh.heads, keys = sh.pos0 + sh.len;
+  if (blocks == 0) return 1;
+  const int64_t wanted = (kAttentionBlocks + blocks - 1) / blocks;
+  const int64_t most = (keys + kMinKeysPerSplit - 1) / kMinKeysPerSplit;
+  return std::max<int64_t>(1, std::min(wanted, most));
+}
+
+size_t AttentionWorkspaceFloats(const AttentionShape& sh) {
+  const int64_t splits = AttentionSplits(sh);
+  return splits == 1 ? 0 : static_cast<size_t>(sh.rows * sh.heads * splits * (sh.head_dim + 2));
+}
+
 Status Attention(const float* q, const bf16* k_cache, const bf16* v_cache, const int32_t* seqs,
-                 float* out, const AttentionShape& sh, cudaStream_t s) {
+                 float* out, float* workspace, const AttentionShape& sh, cudaStream_t s) {
   if (sh.rows == 0) return Status();
   if (sh.head_dim > kMaxAttentionHeadDim) {
     return Error("the CUDA attention kernel takes head_dim up to " +
                  std::to_string(kMaxAttentionHeadDim) + ", not " + std::to_string(sh.head_dim));
   }
-  const int64_t keys = sh.pos0 + sh.len;
-  if (keys > MaxAttentionKeys()) {
+  const int64_t keys = sh.pos0 + sh.len, splits = AttentionSplits(sh);
+  const int64_t chunk = (keys + splits - 1) / splits;
+  if (chunk > MaxAttentionKeys()) {
     return Error("the CUDA attention kernel holds at most " + std::to_string(MaxAttentionKeys()) +
                  " keys per sequence; shorten --prompt-len plus --gen (" + std::to_string(keys) +
                  ")");
   }
+  if (splits > 1 && workspace == nullptr) {
+    return Error("the split attention kernel needs AttentionWorkspaceFloats() of workspace");
+  }
   const size_t shared =
-      static_cast<size_t>(sh.head_dim * (1 + kAttentionWarps) + keys) * sizeof(float);
+      static_cast<size_t>(sh.head_dim * (1 + kAttentionWarps) + chunk) * sizeof(float);
   if (shared > 48 * 1024) {
     SW_RETURN_IF_ERROR(CudaStatus(
         cudaFuncSetAttribute(AttentionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              kAttentionSharedBytes),
         "cudaFuncSetAttribute (attention shared memory)"));
   }
-  const dim3 grid(static_cast<unsigned>(sh.rows), static_cast<unsigned>(sh.heads));
-  AttentionKernel<<<grid, kAttentionThreads, shared, s>>>(q, k_cache, v_cache, seqs, out, sh);
-  return Launched("attention kernel");
+  const dim3 grid(static_cast<unsigned>(sh.rows), static_cast<unsigned>(sh.heads),
+                  static_cast<unsigned>(splits));
+  AttentionKernel<<<grid, kAttentionThreads, shared, s>>>(q, k_cache, v_cache, seqs, out, workspace,
+                                                          sh);
+  SW_RETURN_IF_ERROR(Launched("attention kernel"));
+  if (splits == 1) return Status();
+  AttentionCombineKernel<<<static_cast<unsigned>(sh.rows * sh.heads), 128, 0, s>>>(
+      workspace, out, sh.head_dim, splits);
+  return Launched("attention combine kernel");
 }
 
 Status SiluMul(const float* gate, const float* up, bf16* out, int64_t n, cudaStream_t s) {

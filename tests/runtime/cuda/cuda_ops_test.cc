@@ -95,9 +95,74 @@ TEST(CudaOps, DecodeAttentionMatchesSoftmaxByHand) {
   sh.group = 2;
   sh.max_tokens = keys;
   sh.scale = 1.0f / std::sqrt(8.0f);
+  ASSERT_EQ(AttentionSplits(sh), 1);  // 2 blocks, 6 keys: one split, no workspace
   ASSERT_TRUE(
-      Attention(dq.data(), dk.data(), dv.data(), seqs.data(), out.data(), sh, nullptr).ok());
+      Attention(dq.data(), dk.data(), dv.data(), seqs.data(), out.data(), nullptr, sh, nullptr)
+          .ok());
   ExpectClose(want, ToHost(out, heads * hd), 1e-5);
+}
+
+// Causal GQA attention over a cache, computed directly on the CPU for any shape.
+std::vector<float> AttentionOnCpu(const std::vector<float>& q, const std::vector<float>& kc,
+                                  const std::vector<float>& vc, const std::vector<int32_t>& seqs,
+                                  const AttentionShape& sh) {
+  const int64_t hd = sh.head_dim, kw = sh.kv_heads * hd;
+  std::vector<float> out(static_cast<size_t>(sh.rows * sh.heads * hd), 0.0f);
+  for (int64_t r = 0; r < sh.rows; ++r) {
+    const int64_t seq = seqs[static_cast<size_t>(r / sh.len)], p = sh.pos0 + r % sh.len;
+    for (int64_t h = 0; h < sh.heads; ++h) {
+      const int64_t kv = h / sh.group;
+      std::vector<float> w(static_cast<size_t>(p + 1));
+      for (int64_t j = 0; j <= p; ++j) {
+        w[j] = sh.scale * kernels::Dot(q.data() + (r * sh.heads + h) * hd,
+                                       kc.data() + (seq * sh.max_tokens + j) * kw + kv * hd, hd);
+      }
+      kernels::Softmax(w.data(), p + 1);
+      for (int64_t j = 0; j <= p; ++j) {
+        for (int64_t d = 0; d < hd; ++d) {
+          out[(r * sh.heads + h) * hd + d] +=
+              w[j] * vc[(seq * sh.max_tokens + j) * kw + kv * hd + d];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Decode (2 sequences, 300 keys: the keys split over blocks and merged) and a 130-token prefill
+// (2 splits, so the first rows' second split holds no key) against the CPU.
+TEST(CudaOps, SplitAttentionMatchesCpu) {
+  SW_SKIP_WITHOUT_GPU();
+  struct Case {
+    int64_t rows, len, pos0, heads, kv_heads, hd;
+    std::vector<int32_t> seqs;
+  };
+  for (const Case& t : {Case{2, 1, 299, 4, 2, 64, {1, 0}}, Case{130, 130, 0, 2, 1, 32, {0}}}) {
+    AttentionShape sh;
+    sh.rows = t.rows;
+    sh.len = t.len;
+    sh.pos0 = t.pos0;
+    sh.heads = t.heads;
+    sh.kv_heads = t.kv_heads;
+    sh.head_dim = t.hd;
+    sh.group = t.heads / t.kv_heads;
+    sh.max_tokens = t.pos0 + t.len;
+    sh.scale = 1.0f / std::sqrt(static_cast<float>(t.hd));
+    ASSERT_GT(AttentionSplits(sh), 1) << t.rows;
+    const size_t cache = static_cast<size_t>(2 * sh.max_tokens * t.kv_heads * t.hd);
+    const std::vector<float> q = Values(static_cast<size_t>(t.rows * t.heads * t.hd), 21),
+                             kc = Values(cache, 22), vc = Values(cache, 23);
+    const std::vector<float> want = AttentionOnCpu(q, kc, vc, t.seqs, sh);
+    auto dq = ToDevice(q);
+    auto dk = ToDevice(AsBf16(kc)), dv = ToDevice(AsBf16(vc));
+    auto seqs = ToDevice(t.seqs);
+    auto out = DeviceBuffer<float>::Allocate(want.size()).value();
+    auto work = DeviceBuffer<float>::Allocate(AttentionWorkspaceFloats(sh)).value();
+    ASSERT_TRUE(Attention(dq.data(), dk.data(), dv.data(), seqs.data(), out.data(), work.data(), sh,
+                          nullptr)
+                    .ok());
+    ExpectClose(want, ToHost(out, want.size()), 1e-5);
+  }
 }
 
 TEST(CudaOps, TopKPicksTheLargestAndRenormalises) {

@@ -49,9 +49,14 @@ struct AttentionShape {
   int64_t max_tokens = 0;
   float scale = 1.0f;  // 1 / sqrt(head_dim)
 };
+// `workspace`: AttentionWorkspaceFloats(shape) floats (none when that is 0), where the blocks of
+// a split (row, head) leave their partial sums.
 Status Attention(const float* q, const bf16* k_cache, const bf16* v_cache, const int32_t* seqs,
-                 float* out, const AttentionShape& shape, cudaStream_t s);
-// Keys a (row, head) can attend with the scores held in shared memory.
+                 float* out, float* workspace, const AttentionShape& shape, cudaStream_t s);
+// Key splits per (row, head): 1 when rows x heads blocks are plenty (prefill), more in decode.
+int64_t AttentionSplits(const AttentionShape& shape);
+size_t AttentionWorkspaceFloats(const AttentionShape& shape);
+// Keys one block can attend with the scores held in shared memory.
 int64_t MaxAttentionKeys();
 
 // out = bf16(silu(gate) * up), n elements.
