@@ -42,6 +42,7 @@ Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
+  SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   SW_RETURN_IF_ERROR(o.html.Check());
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
   if (o.context < 1 || o.context > 10'000'000)
@@ -69,6 +70,7 @@ Status RunExplain(const ExplainOptions& o) {
                               {"ep", layout.ep},
                               {"cp", layout.cp},
                               {"batch", o.batch},
+                              {"moe", MoeJson(model, layout, perf)},
                               {"pipeline", PipelineJson(e)},
                               {"roofline", RooflineJson(model, cluster, perf)},
                               {"cluster_tree", ClusterTreeJson(cluster)},
@@ -123,6 +125,14 @@ Status RunExplain(const ExplainOptions& o) {
       "decode is bound by {} ({:.0f}% of the step)\n",
       FormatSeconds(e.ttft_s), o.context, FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user,
       e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+  if (model.is_moe() && layout.ep > 1) {
+    std::cout << fmt::format(
+        "experts: {:g} per GPU ({} routed + {} redundant over ep {}); the busiest EP rank "
+        "carries {:.3f}x the mean load from placement{}\n",
+        step.shard().experts_per_gpu, model.moe.num_experts, perf.redundant_experts, layout.ep,
+        step.shard().expert_placement_imbalance,
+        perf.expert_skew ? fmt::format(" (Zipf skew {:g})", *perf.expert_skew) : "");
+  }
   if (e.over_parallelised) {
     std::cout << fmt::format(
         "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "

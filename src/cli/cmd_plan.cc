@@ -137,6 +137,7 @@ Status RunPlan(const PlanOptions& o) {
   req.top = o.top;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(only, req.perf));
     req.only_layout = only;
   }
   SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
@@ -184,6 +185,9 @@ Status RunPlan(const PlanOptions& o) {
            {"dtype", DtypeName(req.perf.weight_dtype)},
            {"weight_formats", WeightFormatName(req.perf)},
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
+           {"redundant_experts", req.perf.redundant_experts},
+           {"expert_skew",
+            req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
            {"layouts_considered", r.layouts_considered},
            {"layouts_fitting", r.layouts_fitting},
            {"points_evaluated", r.points_evaluated},

@@ -139,6 +139,7 @@ Status RunSimulate(const SimulateOptions& o) {
   Layout layout;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(layout, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   } else {
     PlanRequest req;
     req.perf = perf;
@@ -239,6 +240,7 @@ Status RunSimulate(const SimulateOptions& o) {
       {"cluster", cluster.name},
       {"layout", layout.ToString()},
       {"engine", perf.engine.name},
+      {"moe", MoeJson(model, layout, perf)},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", config.replicas * config.gpus_per_replica},
@@ -286,7 +288,7 @@ Status RunSimulate(const SimulateOptions& o) {
     return o.html.Write(out);
   }
   const std::string arrivals =
-      closed_loop ? fmt::format("closed loop, {} clients", o.concurrency)
+      closed_loop      ? fmt::format("closed loop, {} clients", o.concurrency)
       : !trace.empty() ? "trace " + o.trace
       : std::isinf(rate)
           ? std::string("offline (all at t = 0)")
@@ -295,13 +297,14 @@ Status RunSimulate(const SimulateOptions& o) {
                 o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
                 rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL {}\n"
+      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL "
+      "{}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals,
-      std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
-      r.steps, r.preemptions, FormatSeconds(wall_s));
+      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals, std::llround(mean_isl),
+      std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s), r.steps, r.preemptions,
+      FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
   auto row = [&](const char* name, const LogHistogram& h) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
@@ -380,14 +383,14 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       sub->add_option("--router", opts->router,
                       "round-robin or least-loaded (default: round-robin; least-loaded for "
                       "--concurrency)");
-  opts->admission_option = sub->add_option(
-      "--admission", opts->admission,
-      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
-      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
-      "the engine's");
-  opts->max_batch_option = sub->add_option(
-      "--max-batch", opts->max_batch,
-      "Sequences running at once per replica (default: the engine's max_num_seqs)");
+  opts->admission_option =
+      sub->add_option("--admission", opts->admission,
+                      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
+                      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
+                      "the engine's");
+  opts->max_batch_option =
+      sub->add_option("--max-batch", opts->max_batch,
+                      "Sequences running at once per replica (default: the engine's max_num_seqs)");
   sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
       ->check(kPositiveFinite);
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")

@@ -7,6 +7,7 @@
 
 #include "shardwise/common/checked_math.h"
 #include "shardwise/common/input_policy.h"
+#include "shardwise/layout/expert_placement.h"
 
 namespace shardwise {
 
@@ -99,9 +100,10 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     layout.dp = layout.ep / inner;
   }
   if (layout.StageRanks() % layout.ep != 0) {
-    return Error(fmt::format("layout '{}': ep ({}) must divide dp x tp x cp ({}); EP uses the "
-                             "ranks of one pipeline stage",
-                             text, layout.ep, layout.StageRanks()));
+    return Error(
+        fmt::format("layout '{}': ep ({}) must divide dp x tp x cp ({}); EP uses the "
+                    "ranks of one pipeline stage",
+                    text, layout.ep, layout.StageRanks()));
   }
   if (layout.ep > inner && layout.ep % inner != 0) {
     return Error(fmt::format("layout '{}': ep ({}) above tp x cp ({}) must be a multiple of it",
@@ -126,15 +128,15 @@ int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp) {
   return most;
 }
 
-Status ValidateLayout(const Layout& l, const ModelSpec& m) {
+Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_experts) {
   const std::string name = l.ToString();
   if (m.num_heads % l.tp != 0) {
     return Error(fmt::format("{}: tp ({}) must divide {}'s {} attention heads", name, l.tp, m.name,
                              m.num_heads));
   }
   if (m.num_moe_layers() < m.num_layers() && m.intermediate_size % l.tp != 0) {
-    return Error(fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp,
-                             m.intermediate_size));
+    return Error(
+        fmt::format("{}: tp ({}) must divide the FFN width ({})", name, l.tp, m.intermediate_size));
   }
   if (m.recurrent && m.num_recurrent_layers() > 0) {
     if (m.recurrent->num_heads % l.tp != 0) {
@@ -142,14 +144,15 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
                                l.tp, m.name, m.recurrent->num_heads));
     }
     if (l.cp > 1) {
-      return Error(fmt::format("{}: context parallelism does not split {}'s recurrent "
-                               "(linear-attention/SSM) layers; drop cp",
-                               name, m.name));
+      return Error(
+          fmt::format("{}: context parallelism does not split {}'s recurrent "
+                      "(linear-attention/SSM) layers; drop cp",
+                      name, m.name));
     }
   }
   if (l.pp > m.num_layers()) {
-    return Error(fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name,
-                             m.num_layers()));
+    return Error(
+        fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name, m.num_layers()));
   }
   if (!m.is_moe()) {
     if (l.ep > 1) {
@@ -158,14 +161,21 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
     }
     return Status();
   }
-  if (m.moe.num_experts % l.ep != 0) {
-    return Error(fmt::format("{}: ep ({}) must divide {}'s {} experts", name, l.ep, m.name,
-                             m.moe.num_experts));
+  // Redundant copies live on the ranks of an expert group; without EP every expert is whole
+  // on every rank and there is nothing to replicate.
+  const int64_t redundant = l.ep > 1 ? redundant_experts : 0;
+  if (redundant == 0 && m.moe.num_experts % l.ep != 0) {
+    return Error(
+        fmt::format("{}: ep ({}) must divide {}'s {} experts (or add "
+                    "--redundant-experts so experts + redundant divide by ep)",
+                    name, l.ep, m.name, m.moe.num_experts));
   }
+  if (redundant != 0) SW_RETURN_IF_ERROR(PlaceExperts(m.moe.num_experts, l.ep, redundant).status());
   if (m.moe.expert_intermediate_size % l.ExpertTp() != 0) {
-    return Error(fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "
-                             "({}); raise ep",
-                             name, l.ExpertTp(), m.moe.expert_intermediate_size));
+    return Error(
+        fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "
+                    "({}); raise ep",
+                    name, l.ExpertTp(), m.moe.expert_intermediate_size));
   }
   return Status();
 }

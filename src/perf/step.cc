@@ -8,14 +8,14 @@
 #include "shardwise/perf/attention.h"
 #include "shardwise/perf/moe.h"
 #include "shardwise/perf/recurrent.h"
-#include "shardwise/perf/sparse_attention.h"
 #include "shardwise/perf/schedule.h"
+#include "shardwise/perf/sparse_attention.h"
 
 namespace shardwise {
 
 StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec& cluster,
                                       const Layout& layout, const PerfOptions& options) {
-  SW_RETURN_IF_ERROR(ValidateLayout(layout, model));
+  SW_RETURN_IF_ERROR(ValidateLayout(layout, model, options.redundant_experts));
   if (layout.gpus() > cluster.num_gpus) {
     return Error(
         fmt::format("{} needs {} GPUs; cluster '{}' has {} (use --nodes or a smaller "
@@ -96,8 +96,9 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
     const double ranks = static_cast<double>(l.StageRanks() / l.Replicas());  // ep x expert-TP
     const ExpertLoad load =
         EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance);
-    const double a2a =
-        comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes, moe.experts_per_token);
+    // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
+    const double a2a = comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes * load.imbalance,
+                                               moe.experts_per_token);
     for (int64_t i = 0; i < stage.moe; ++i) {
       ops_.Gemms({s.router_gemm}, tokens, 1, 1, out);
       ops_.Gemms(s.shared_gemms, tokens, 1, 1, out);
@@ -248,7 +249,8 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(l.gpus());
   e.output_tokens_per_s_per_user = 1.0 / e.tpot_s;
 
-  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its compute.
+  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its
+  // compute.
   const double layers = static_cast<double>(slowest_stage->mixers.size());
   e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
   e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);

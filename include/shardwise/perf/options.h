@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "shardwise/model/dtype.h"
-#include "shardwise/perf/engine.h"
 #include "shardwise/model/weight_format.h"
+#include "shardwise/perf/engine.h"
 
 namespace shardwise {
 
@@ -22,6 +22,12 @@ struct PerfOptions {
   double gpu_memory_utilization = 0.9;
   // Load on the busiest expert rank over the mean; 0 derives it from the token count.
   double expert_imbalance = 0;
+  // Extra expert copies per EP group (DeepSeek-V3's redundant experts), used when ep > 1: each
+  // EP rank holds (routed + redundant) / ep expert slots.
+  int64_t redundant_experts = 0;
+  // Routing skew: expert i of the routed experts, hottest first, draws a share proportional to
+  // (i + 1)^-s (Zipf exponent s; 0 is uniform). Unset: uniform routing, as when s = 0.
+  std::optional<double> expert_skew;
   // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
   int64_t max_batched_tokens = 8192;
   // The serving engine; the default-constructed profile adds no overheads and uses NCCL for

@@ -54,8 +54,10 @@ struct PlanResult {
   int64_t points_evaluated = 0;    // (layout, batch) pairs estimated
 };
 
-// Every layout whose GPUs equal the cluster's and that the model's shape allows.
-std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens);
+// Every layout whose GPUs equal the cluster's and that the model's shape allows, with
+// `redundant_experts` copies in each EP group of the layouts with ep > 1.
+std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens,
+                                     int64_t redundant_experts = 0);
 
 StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                           const PlanRequest& request);
