@@ -291,7 +291,8 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       ->check(kPositiveFinite);
   opts->max_batch_option = sub->add_option(
       "--max-batch", opts->max_batch,
-      "Cap on concurrent sequences per replica (default: the engine's max_num_seqs)");
+      "Cap on concurrent sequences per attention rank: per replica, or per DP attention rank "
+      "of an attention-DP layout (default: the engine's max_num_seqs)");
   opts->concurrency_option =
       sub->add_option("--concurrency", opts->concurrency,
                       "Rank layouts by what they do for N closed-loop clients (as vllm bench serve "

@@ -210,7 +210,8 @@ Status RunSimulate(const SimulateOptions& o) {
   // The offered load against what the deployment can serve: steady-state throughput at the
   // largest batch that fits (the step model), in requests per second.
   Workload full = one;
-  full.batch = std::max<int64_t>(1, std::min(max_batch, probe.memory.max_sequences));
+  full.batch =
+      std::max<int64_t>(1, std::min(max_batch * layout.AttentionDp(), probe.memory.max_sequences));
   const double capacity_requests_per_s =
       step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
   double offered_requests_per_s = rate;
@@ -388,9 +389,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
                       "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
                       "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
                       "the engine's");
-  opts->max_batch_option =
-      sub->add_option("--max-batch", opts->max_batch,
-                      "Sequences running at once per replica (default: the engine's max_num_seqs)");
+  opts->max_batch_option = sub->add_option(
+      "--max-batch", opts->max_batch,
+      "Sequences running at once per attention rank: per replica, or per DP attention rank of "
+      "an attention-DP layout such as dp8ep8 (default: the engine's max_num_seqs)");
   sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
       ->check(kPositiveFinite);
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")

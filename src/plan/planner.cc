@@ -240,7 +240,9 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     }
     ++result.layouts_fitting;
     const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
-    const int64_t cap = std::min(fit, req.max_batch);
+    // max_batch holds per attention rank: an attention-DP replica runs that many on each.
+    const int64_t batch_cap = req.max_batch * layout.AttentionDp();
+    const int64_t cap = std::min(fit, batch_cap);
     // Batches: powers of two up to the cap, and the cap itself.
     std::vector<int64_t> batches;
     for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
@@ -271,7 +273,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     if (!have) continue;
     const int64_t chosen = best.estimate.workload.batch;
     if (req.objective != Objective::kLatency && chosen == cap) {
-      best.limited_by = cap == req.max_batch && req.max_batch < fit ? "--max-batch" : "KV capacity";
+      best.limited_by = cap == batch_cap && batch_cap < fit ? "--max-batch" : "KV capacity";
     } else if (req.objective != Objective::kLatency && slo_stopped) {
       best.limited_by = "the SLO";
     }

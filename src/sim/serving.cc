@@ -9,7 +9,7 @@ SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const 
   SimConfig config;
   config.replicas = layout.Replicas();
   config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = max_batch;
+  config.batch.max_batch = max_batch * layout.AttentionDp();
   config.batch.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
   // Each attention-DP rank schedules its own iteration of max_batched_tokens.
   config.attention_dp = layout.AttentionDp();
@@ -24,7 +24,8 @@ SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const 
 
 StatusOr<StepTable> ServingTable(const StepModel& step, const PerfOptions& perf,
                                  int64_t max_sequences, int64_t max_batch, int64_t longest_tokens) {
-  const int64_t table_batch = std::min<int64_t>(max_batch, std::max<int64_t>(1, max_sequences * 4));
+  const int64_t table_batch = std::min<int64_t>(max_batch * step.layout().AttentionDp(),
+                                                std::max<int64_t>(1, max_sequences * 4));
   return StepTable::Build(step, table_batch, longest_tokens, perf.max_batched_tokens);
 }
 

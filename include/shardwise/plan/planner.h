@@ -30,7 +30,7 @@ struct PlanRequest {
   Objective objective = Objective::kThroughput;
   double max_ttft_s = std::numeric_limits<double>::infinity();
   double max_tpot_s = std::numeric_limits<double>::infinity();
-  int64_t max_batch = 2048;  // engine cap on concurrent sequences per replica
+  int64_t max_batch = 2048;  // engine cap on concurrent sequences per attention rank
   int top = 5;
   PerfOptions perf;
   std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
