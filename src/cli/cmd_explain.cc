@@ -7,6 +7,7 @@
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/speculative.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/report/table.h"
 
@@ -71,6 +72,9 @@ Status RunExplain(const ExplainOptions& o) {
                               {"cp", layout.cp},
                               {"batch", o.batch},
                               {"moe", MoeJson(model, layout, perf)},
+                              {"speculative", SpeculativeJson(perf.speculative)},
+                              {"tokens_per_step", e.tokens_per_step},
+                              {"draft_s", e.draft_s},
                               {"pipeline", PipelineJson(e)},
                               {"roofline", RooflineJson(model, cluster, perf)},
                               {"cluster_tree", ClusterTreeJson(cluster)},
@@ -125,6 +129,15 @@ Status RunExplain(const ExplainOptions& o) {
       "decode is bound by {} ({:.0f}% of the step)\n",
       FormatSeconds(e.ttft_s), o.context, FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user,
       e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+  if (perf.speculative.DraftTokens() > 0) {
+    const SpeculativeOptions& s = perf.speculative;
+    std::cout << fmt::format(
+        "speculative {}{}: {} draft tokens, {:.3f} tokens per step on average; a step is the "
+        "draft's {} and verifying {} tokens per sequence, {}\n",
+        SpeculativeMethodName(s.method), s.draft_model ? " (" + s.draft_model->name + ")" : "",
+        s.DraftTokens(), e.tokens_per_step, FormatSeconds(e.draft_s), s.DraftTokens() + 1,
+        FormatSeconds(e.decode.total_s - e.draft_s));
+  }
   if (model.is_moe() && layout.ep > 1) {
     std::cout << fmt::format(
         "experts: {:g} per GPU ({} routed + {} redundant over ep {}); the busiest EP rank "

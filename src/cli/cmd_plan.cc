@@ -186,6 +186,7 @@ Status RunPlan(const PlanOptions& o) {
            {"weight_formats", WeightFormatName(req.perf)},
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
            {"redundant_experts", req.perf.redundant_experts},
+           {"speculative", SpeculativeJson(req.perf.speculative)},
            {"expert_skew",
             req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
            {"layouts_considered", r.layouts_considered},

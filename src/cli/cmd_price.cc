@@ -101,6 +101,7 @@ Status RunPrice(const PriceOptions& o) {
            {"layout", e.layout.ToString()},
            {"batch", e.workload.batch},
            {"moe", MoeJson(model, e.layout, req.perf)},
+           {"speculative", SpeculativeJson(req.perf.speculative)},
            {"isl", o.isl},
            {"osl", o.osl},
            {"usd_per_gpu_hour", usd},

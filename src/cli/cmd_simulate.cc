@@ -242,6 +242,7 @@ Status RunSimulate(const SimulateOptions& o) {
       {"layout", layout.ToString()},
       {"engine", perf.engine.name},
       {"moe", MoeJson(model, layout, perf)},
+      {"speculative", SpeculativeJson(perf.speculative)},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", config.replicas * config.gpus_per_replica},

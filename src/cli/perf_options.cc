@@ -32,6 +32,7 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       "Routing skew as a Zipf exponent s >= 0: expert i (hottest first) draws (i+1)^-s of the "
       "tokens; the busiest EP rank's load after EPLB-style placement sets expert compute and "
       "all-to-all bytes (default: uniform routing)");
+  speculative.AddTo(sub);
   max_batched_tokens_option =
       sub->add_option("--max-batched-tokens", max_batched_tokens,
                       "Tokens per iteration, chunked prefill (default: the engine's)");
@@ -84,6 +85,7 @@ StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
   o.expert_imbalance = expert_imbalance;
   o.redundant_experts = redundant_experts;
   if (user_skew) o.expert_skew = expert_skew;
+  SW_ASSIGN_OR_RETURN(o.speculative, speculative.Build(model));
   o.max_batched_tokens =
       user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;

@@ -9,6 +9,7 @@
 #include "shardwise/common/status.h"
 #include "shardwise/perf/options.h"
 #include "shardwise/perf/step.h"
+#include "speculative_options.h"
 
 namespace shardwise::cli {
 
@@ -20,6 +21,7 @@ struct PerfCliOptions {
   int64_t redundant_experts = 0;
   double expert_skew = 0;
   CLI::Option* expert_skew_option = nullptr;  // set when the user gave --expert-skew
+  SpeculativeCliOptions speculative;
   int64_t max_batched_tokens = 8192;
   std::string engine = "trtllm";
   // Set when the user gave the option, which then overrides the engine's default.

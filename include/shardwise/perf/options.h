@@ -3,13 +3,32 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "shardwise/model/dtype.h"
 #include "shardwise/model/weight_format.h"
 #include "shardwise/perf/engine.h"
 
 namespace shardwise {
+
+struct ModelSpec;
+
+// How decode proposes tokens: one per step (kNone), or k from a draft the target verifies.
+enum class SpeculativeMethod { kNone, kMtp, kEagle, kDraftModel };
+
+// Speculative decoding (speculative.h): the draft and the acceptance of each draft position.
+struct SpeculativeOptions {
+  SpeculativeMethod method = SpeculativeMethod::kNone;
+  // Per draft position i = 1..k, the chance it is accepted when 1..i-1 were; k = its size.
+  std::vector<double> acceptance;
+  std::shared_ptr<const ModelSpec> draft_model;  // kDraftModel: the smaller model that drafts
+
+  int64_t DraftTokens() const {
+    return method == SpeculativeMethod::kNone ? 0 : static_cast<int64_t>(acceptance.size());
+  }
+};
 
 struct PerfOptions {
   Dtype weight_dtype = Dtype::kBf16;  // GEMM format, and every module's unless weight_formats
@@ -28,6 +47,7 @@ struct PerfOptions {
   // Routing skew: expert i of the routed experts, hottest first, draws a share proportional to
   // (i + 1)^-s (Zipf exponent s; 0 is uniform). Unset: uniform routing, as when s = 0.
   std::optional<double> expert_skew;
+  SpeculativeOptions speculative;
   // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
   int64_t max_batched_tokens = 8192;
   // The serving engine; the default-constructed profile adds no overheads and uses NCCL for
