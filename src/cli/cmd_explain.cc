@@ -75,6 +75,7 @@ Status RunExplain(const ExplainOptions& o) {
                               {"speculative", SpeculativeJson(perf.speculative)},
                               {"tokens_per_step", e.tokens_per_step},
                               {"draft_s", e.draft_s},
+                              {"prefix_hit_rate", perf.prefix_hit_rate},
                               {"pipeline", PipelineJson(e)},
                               {"roofline", RooflineJson(model, cluster, perf)},
                               {"cluster_tree", ClusterTreeJson(cluster)},
@@ -123,12 +124,16 @@ Status RunExplain(const ExplainOptions& o) {
     return top / d.total_s;
   }();
   std::cout << fmt::format(
-      "TTFT        {}  (one {}-token prompt, unloaded)\n"
+      "TTFT        {}  (one {}-token prompt{}, unloaded)\n"
       "TPOT        {}  ({:.1f} tokens/s per user)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
-      FormatSeconds(e.ttft_s), o.context, FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user,
-      e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+      FormatSeconds(e.ttft_s), o.context,
+      perf.prefix_hit_rate > 0
+          ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
+          : "",
+      FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user, e.output_tokens_per_s,
+      e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
   if (perf.speculative.DraftTokens() > 0) {
     const SpeculativeOptions& s = perf.speculative;
     std::cout << fmt::format(

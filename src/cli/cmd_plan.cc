@@ -187,6 +187,7 @@ Status RunPlan(const PlanOptions& o) {
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
            {"redundant_experts", req.perf.redundant_experts},
            {"speculative", SpeculativeJson(req.perf.speculative)},
+           {"prefix_hit_rate", req.perf.prefix_hit_rate},
            {"expert_skew",
             req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
            {"layouts_considered", r.layouts_considered},

@@ -102,6 +102,7 @@ Status RunPrice(const PriceOptions& o) {
            {"batch", e.workload.batch},
            {"moe", MoeJson(model, e.layout, req.perf)},
            {"speculative", SpeculativeJson(req.perf.speculative)},
+           {"prefix_hit_rate", req.perf.prefix_hit_rate},
            {"isl", o.isl},
            {"osl", o.osl},
            {"usd_per_gpu_hour", usd},

@@ -243,6 +243,7 @@ Status RunSimulate(const SimulateOptions& o) {
       {"engine", perf.engine.name},
       {"moe", MoeJson(model, layout, perf)},
       {"speculative", SpeculativeJson(perf.speculative)},
+      {"prefix_hit_rate", perf.prefix_hit_rate},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", config.replicas * config.gpus_per_replica},

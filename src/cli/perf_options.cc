@@ -33,6 +33,9 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       "tokens; the busiest EP rank's load after EPLB-style placement sets expert compute and "
       "all-to-all bytes (default: uniform routing)");
   speculative.AddTo(sub);
+  sub->add_option("--prefix-hit-rate", prefix_hit_rate,
+                  "Fraction of each prompt's tokens already in the prefix cache, in [0, 1]: "
+                  "prefill computes only the rest, attending to the cached KV (default 0)");
   max_batched_tokens_option =
       sub->add_option("--max-batched-tokens", max_batched_tokens,
                       "Tokens per iteration, chunked prefill (default: the engine's)");
@@ -86,6 +89,13 @@ StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
   o.redundant_experts = redundant_experts;
   if (user_skew) o.expert_skew = expert_skew;
   SW_ASSIGN_OR_RETURN(o.speculative, speculative.Build(model));
+  if (!(prefix_hit_rate >= 0 && prefix_hit_rate <= 1)) {
+    return Error(
+        fmt::format("--prefix-hit-rate is the fraction of prompt tokens found in the "
+                    "prefix cache, in [0, 1]; got {:g}",
+                    prefix_hit_rate));
+  }
+  o.prefix_hit_rate = prefix_hit_rate;
   o.max_batched_tokens =
       user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;

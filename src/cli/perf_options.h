@@ -22,6 +22,7 @@ struct PerfCliOptions {
   double expert_skew = 0;
   CLI::Option* expert_skew_option = nullptr;  // set when the user gave --expert-skew
   SpeculativeCliOptions speculative;
+  double prefix_hit_rate = 0;
   int64_t max_batched_tokens = 8192;
   std::string engine = "trtllm";
   // Set when the user gave the option, which then overrides the engine's default.

@@ -63,7 +63,7 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
 template <typename Keys>
 PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys keys,
                                 double ep_tokens, bool prefill, double prefill_tokens,
-                                double queries_per_sequence) const {
+                                double queries_per_sequence, double cached_tokens) const {
   const ModelShard& s = shard_;
   const Layout& l = layout_;
   const double abytes = BytesPerElement(options_.activation_dtype);
@@ -83,6 +83,8 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
       prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens / queries_per_sequence;
   // Decode reads each sequence's cached keys once, whatever the queries it verifies.
   const double kv_reads_per_pair = prefill ? 0.0 : 1.0 / (cp * queries_per_sequence);
+  // Prefill reads the KV it writes and each sequence's cached prefix.
+  const double prefill_kv_reads = tokens + sequences * cached_tokens / cp;
   // Token mixer of one layer: projections, core, communication. Attention layers read their
   // KV cache (DSA: the indexer over every key, the core over the top-k); recurrent layers their
   // fixed-size state.
@@ -102,10 +104,11 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
       const int64_t limit = window > 0 ? std::min(window, s.sparse_topk) : s.sparse_topk;
       const double core_pairs = keys(limit);
       core = SparseAttentionCore(ops_, s, core_pairs, pairs,
-                                 prefill ? tokens : core_pairs * kv_reads_per_pair,
-                                 prefill ? tokens : pairs * kv_reads_per_pair, cp, out);
+                                 prefill ? prefill_kv_reads : core_pairs * kv_reads_per_pair,
+                                 prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, out);
     } else {
-      core = AttentionCore(ops_, s, pairs, prefill ? tokens : pairs * kv_reads_per_pair, cp, out);
+      core = AttentionCore(ops_, s, pairs, prefill ? prefill_kv_reads : pairs * kv_reads_per_pair,
+                           cp, out);
     }
     out.tp_comm_s += tp_all_reduce;
     // Ring attention hides its KV passes behind the attention compute; decode's combine cannot.
@@ -207,15 +210,18 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   PrefillEstimate p;
   p.prompt_tokens = prompt_tokens;
   // One prompt (TTFT): every stage in turn, the prompt split over CP ranks. Only the attention-DP
-  // rank that holds it sends tokens to the experts.
+  // rank that holds it sends tokens to the experts. With prefix caching the cached tokens' KV is
+  // already there: prefill computes the rest (at least the last token), attending to all.
   const double prompt = static_cast<double>(prompt_tokens);
+  const double cached = std::min(prompt - 1.0, std::round(prompt * options_.prefix_hit_rate));
+  const double computed = prompt - cached;
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
-        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt, true,
-        prompt);
+        st, computed / cp, [&](int64_t win) { return ChunkPairs(cached, computed, win); }, computed,
+        true, computed, 1.0, cached);
     Accumulate(p.prefill, stage, 1.0);
   }
-  p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(prompt / cp);
+  p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
   // Prefill runs outside CUDA graphs.
   const double overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), false);
   p.prefill.overhead_s = overhead_s;
@@ -225,16 +231,17 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   // At full load: chunks of max_batched_tokens, pipelined across stages, one chunk per
   // attention-DP rank at a time.
   const double chunk_prompts =
-      std::max(1.0, std::floor(static_cast<double>(options_.max_batched_tokens) / prompt));
-  const double chunk_tokens = chunk_prompts * prompt;
+      std::max(1.0, std::floor(static_cast<double>(options_.max_batched_tokens) / computed));
+  const double chunk_tokens = chunk_prompts * computed;
   double chunk_stage_s = 0;
   for (const StageLayers& st : shard_.stages) {
-    chunk_stage_s = std::max(
-        chunk_stage_s, Stage(
-                           st, chunk_tokens / cp,
-                           [&](int64_t win) { return chunk_prompts * CausalPairs(prompt, win); },
-                           chunk_tokens * adp, true, prompt)
-                           .total_s);
+    chunk_stage_s =
+        std::max(chunk_stage_s,
+                 Stage(
+                     st, chunk_tokens / cp,
+                     [&](int64_t win) { return chunk_prompts * ChunkPairs(cached, computed, win); },
+                     chunk_tokens * adp, true, computed, 1.0, cached)
+                     .total_s);
   }
   p.s_per_request =
       (chunk_stage_s + HandOff(chunk_tokens / cp) + overhead_s) / (chunk_prompts * adp);

@@ -16,6 +16,7 @@ SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const 
   config.batch.max_batched_tokens = perf.max_batched_tokens * layout.AttentionDp();
   config.batch.admission = admission;
   config.kv_capacity_tokens = kv_capacity_tokens;
+  config.prefix_hit_rate = perf.prefix_hit_rate;
   config.peak_flops_per_s =
       cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
   config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;

@@ -176,6 +176,10 @@ class Sim {
     r.arrival_s = t.arrival_s;
     r.prompt = t.input_tokens;
     r.output = r.total_output = t.output_tokens;
+    // Cached prefix tokens need no prefill (at least the last token is computed).
+    r.prefilled = std::min<int64_t>(
+        std::max<int64_t>(0, r.prompt - 1),
+        static_cast<int64_t>(std::llround(static_cast<double>(r.prompt) * c_.prefix_hit_rate)));
     requests_.push_back(r);
     result_.input_tokens += static_cast<double>(t.input_tokens);
     size_t target = 0;
@@ -405,6 +409,9 @@ StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table, Req
                              const SimConfig& config) {
   if (config.replicas < 1) return Error("the simulation needs at least one replica");
   if (config.attention_dp < 1) return Error("the replica needs at least one attention rank");
+  if (!(config.prefix_hit_rate >= 0 && config.prefix_hit_rate <= 1)) {
+    return Error("the prefix-cache hit rate must be in [0, 1]");
+  }
   if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
   if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
   if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {

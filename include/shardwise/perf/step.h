@@ -87,8 +87,8 @@ class StepModel {
   // tokens), which read the sequence's KV once.
   template <typename Keys>
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
-                       bool prefill, double prefill_tokens,
-                       double queries_per_sequence = 1.0) const;
+                       bool prefill, double prefill_tokens, double queries_per_sequence = 1.0,
+                       double cached_tokens = 0.0) const;
   // The draft's k passes for `sequences` per attention rank at KV length `context`.
   PhaseBreakdown DraftPasses(double sequences, double context) const;
   DraftMemory DraftMemoryPerGpu(const Workload& workload) const;
