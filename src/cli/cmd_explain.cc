@@ -7,6 +7,7 @@
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/speculative.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/report/table.h"
 
@@ -42,6 +43,7 @@ Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
+  SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   SW_RETURN_IF_ERROR(o.html.Check());
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
   if (o.context < 1 || o.context > 10'000'000)
@@ -69,6 +71,11 @@ Status RunExplain(const ExplainOptions& o) {
                               {"ep", layout.ep},
                               {"cp", layout.cp},
                               {"batch", o.batch},
+                              {"moe", MoeJson(model, layout, perf)},
+                              {"speculative", SpeculativeJson(perf.speculative)},
+                              {"tokens_per_step", e.tokens_per_step},
+                              {"draft_s", e.draft_s},
+                              {"prefix_hit_rate", perf.prefix_hit_rate},
                               {"pipeline", PipelineJson(e)},
                               {"roofline", RooflineJson(model, cluster, perf)},
                               {"cluster_tree", ClusterTreeJson(cluster)},
@@ -117,12 +124,33 @@ Status RunExplain(const ExplainOptions& o) {
     return top / d.total_s;
   }();
   std::cout << fmt::format(
-      "TTFT        {}  (one {}-token prompt, unloaded)\n"
+      "TTFT        {}  (one {}-token prompt{}, unloaded)\n"
       "TPOT        {}  ({:.1f} tokens/s per user)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
-      FormatSeconds(e.ttft_s), o.context, FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user,
-      e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+      FormatSeconds(e.ttft_s), o.context,
+      perf.prefix_hit_rate > 0
+          ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
+          : "",
+      FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user, e.output_tokens_per_s,
+      e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+  if (perf.speculative.DraftTokens() > 0) {
+    const SpeculativeOptions& s = perf.speculative;
+    std::cout << fmt::format(
+        "speculative {}{}: {} draft tokens, {:.3f} tokens per step on average; a step is the "
+        "draft's {} and verifying {} tokens per sequence, {}\n",
+        SpeculativeMethodName(s.method), s.draft_model ? " (" + s.draft_model->name + ")" : "",
+        s.DraftTokens(), e.tokens_per_step, FormatSeconds(e.draft_s), s.DraftTokens() + 1,
+        FormatSeconds(e.decode.total_s - e.draft_s));
+  }
+  if (model.is_moe() && layout.ep > 1) {
+    std::cout << fmt::format(
+        "experts: {:g} per GPU ({} routed + {} redundant over ep {}); the busiest EP rank "
+        "carries {:.3f}x the mean load from placement{}\n",
+        step.shard().experts_per_gpu, model.moe.num_experts, perf.redundant_experts, layout.ep,
+        step.shard().expert_placement_imbalance,
+        perf.expert_skew ? fmt::format(" (Zipf skew {:g})", *perf.expert_skew) : "");
+  }
   if (e.over_parallelised) {
     std::cout << fmt::format(
         "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "

@@ -137,6 +137,7 @@ Status RunPlan(const PlanOptions& o) {
   req.top = o.top;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(only, req.perf));
     req.only_layout = only;
   }
   SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
@@ -184,6 +185,11 @@ Status RunPlan(const PlanOptions& o) {
            {"dtype", DtypeName(req.perf.weight_dtype)},
            {"weight_formats", WeightFormatName(req.perf)},
            {"kv_dtype", DtypeName(req.perf.kv_dtype)},
+           {"redundant_experts", req.perf.redundant_experts},
+           {"speculative", SpeculativeJson(req.perf.speculative)},
+           {"prefix_hit_rate", req.perf.prefix_hit_rate},
+           {"expert_skew",
+            req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
            {"layouts_considered", r.layouts_considered},
            {"layouts_fitting", r.layouts_fitting},
            {"points_evaluated", r.points_evaluated},
@@ -287,7 +293,8 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       ->check(kPositiveFinite);
   opts->max_batch_option = sub->add_option(
       "--max-batch", opts->max_batch,
-      "Cap on concurrent sequences per replica (default: the engine's max_num_seqs)");
+      "Cap on concurrent sequences per attention rank: per replica, or per DP attention rank "
+      "of an attention-DP layout (default: the engine's max_num_seqs)");
   opts->concurrency_option =
       sub->add_option("--concurrency", opts->concurrency,
                       "Rank layouts by what they do for N closed-loop clients (as vllm bench serve "

@@ -57,6 +57,7 @@ Status RunPrice(const PriceOptions& o) {
   req.workload.output_tokens = o.osl;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(only, req.perf));
     req.only_layout = only;
   }
   SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
@@ -99,6 +100,9 @@ Status RunPrice(const PriceOptions& o) {
            {"cluster", cluster.name},
            {"layout", e.layout.ToString()},
            {"batch", e.workload.batch},
+           {"moe", MoeJson(model, e.layout, req.perf)},
+           {"speculative", SpeculativeJson(req.perf.speculative)},
+           {"prefix_hit_rate", req.perf.prefix_hit_rate},
            {"isl", o.isl},
            {"osl", o.osl},
            {"usd_per_gpu_hour", usd},

@@ -88,6 +88,7 @@ struct Prediction {
 StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype) {
   PerfOptions perf;
   perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = dtype;
+  perf.redundant_experts = c.redundant_experts;  // the same expert slots as the run
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(c.model, cluster, c.layout, perf));
   Workload w;
   w.batch = c.batch / c.layout.Replicas();

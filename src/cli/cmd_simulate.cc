@@ -139,6 +139,7 @@ Status RunSimulate(const SimulateOptions& o) {
   Layout layout;
   if (!o.layout.empty()) {
     SW_ASSIGN_OR_RETURN(layout, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   } else {
     PlanRequest req;
     req.perf = perf;
@@ -209,7 +210,8 @@ Status RunSimulate(const SimulateOptions& o) {
   // The offered load against what the deployment can serve: steady-state throughput at the
   // largest batch that fits (the step model), in requests per second.
   Workload full = one;
-  full.batch = std::max<int64_t>(1, std::min(max_batch, probe.memory.max_sequences));
+  full.batch =
+      std::max<int64_t>(1, std::min(max_batch * layout.AttentionDp(), probe.memory.max_sequences));
   const double capacity_requests_per_s =
       step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
   double offered_requests_per_s = rate;
@@ -239,6 +241,9 @@ Status RunSimulate(const SimulateOptions& o) {
       {"cluster", cluster.name},
       {"layout", layout.ToString()},
       {"engine", perf.engine.name},
+      {"moe", MoeJson(model, layout, perf)},
+      {"speculative", SpeculativeJson(perf.speculative)},
+      {"prefix_hit_rate", perf.prefix_hit_rate},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", config.replicas * config.gpus_per_replica},
@@ -286,7 +291,7 @@ Status RunSimulate(const SimulateOptions& o) {
     return o.html.Write(out);
   }
   const std::string arrivals =
-      closed_loop ? fmt::format("closed loop, {} clients", o.concurrency)
+      closed_loop      ? fmt::format("closed loop, {} clients", o.concurrency)
       : !trace.empty() ? "trace " + o.trace
       : std::isinf(rate)
           ? std::string("offline (all at t = 0)")
@@ -295,13 +300,14 @@ Status RunSimulate(const SimulateOptions& o) {
                 o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
                 rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL {}\n"
+      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL "
+      "{}\n"
       "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals,
-      std::llround(mean_isl), std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s),
-      r.steps, r.preemptions, FormatSeconds(wall_s));
+      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals, std::llround(mean_isl),
+      std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s), r.steps, r.preemptions,
+      FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
   auto row = [&](const char* name, const LogHistogram& h) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
@@ -380,14 +386,15 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       sub->add_option("--router", opts->router,
                       "round-robin or least-loaded (default: round-robin; least-loaded for "
                       "--concurrency)");
-  opts->admission_option = sub->add_option(
-      "--admission", opts->admission,
-      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
-      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
-      "the engine's");
+  opts->admission_option =
+      sub->add_option("--admission", opts->admission,
+                      "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or "
+                      "max-utilization (reserve the prompt, preempt when full, as vLLM); default: "
+                      "the engine's");
   opts->max_batch_option = sub->add_option(
       "--max-batch", opts->max_batch,
-      "Sequences running at once per replica (default: the engine's max_num_seqs)");
+      "Sequences running at once per attention rank: per replica, or per DP attention rank of "
+      "an attention-DP layout such as dp8ep8 (default: the engine's max_num_seqs)");
   sub->add_option("--max-ttft-ms", opts->max_ttft_ms, "Goodput SLO: time to first token")
       ->check(kPositiveFinite);
   sub->add_option("--max-tpot-ms", opts->max_tpot_ms, "Goodput SLO: time per output token")

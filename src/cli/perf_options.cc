@@ -23,9 +23,22 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       "memory free after weights)");
   sub->add_option("--expert-imbalance", expert_imbalance,
                   "Busiest expert rank's load over the mean (default: statistical estimate)");
-  max_batched_tokens_option = sub->add_option(
-      "--max-batched-tokens", max_batched_tokens,
-      "Tokens per iteration, chunked prefill (default: the engine's)");
+  sub->add_option("--redundant-experts", redundant_experts,
+                  "Extra expert copies per EP group (DeepSeek-V3 decode: 32 over ep144); each EP "
+                  "rank holds (routed + redundant) / ep experts, hot experts copied first "
+                  "(default 0; layouts with ep > 1)");
+  expert_skew_option = sub->add_option(
+      "--expert-skew", expert_skew,
+      "Routing skew as a Zipf exponent s >= 0: expert i (hottest first) draws (i+1)^-s of the "
+      "tokens; the busiest EP rank's load after EPLB-style placement sets expert compute and "
+      "all-to-all bytes (default: uniform routing)");
+  speculative.AddTo(sub);
+  sub->add_option("--prefix-hit-rate", prefix_hit_rate,
+                  "Fraction of each prompt's tokens already in the prefix cache, in [0, 1]: "
+                  "prefill computes only the rest, attending to the cached KV (default 0)");
+  max_batched_tokens_option =
+      sub->add_option("--max-batched-tokens", max_batched_tokens,
+                      "Tokens per iteration, chunked prefill (default: the engine's)");
 }
 
 StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
@@ -50,6 +63,21 @@ StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
     return Error(
         fmt::format("--expert-imbalance must be between 1 and 100, got {:g}", expert_imbalance));
   }
+  if (redundant_experts < 0 || redundant_experts > 1'000'000) {
+    return Error(fmt::format("--redundant-experts must be between 0 and 1,000,000, got {}",
+                             redundant_experts));
+  }
+  if (redundant_experts > 0 && !model.is_moe()) {
+    return Error(
+        fmt::format("--redundant-experts ({}) needs a mixture-of-experts model; {} is "
+                    "dense",
+                    redundant_experts, model.name));
+  }
+  const bool user_skew = expert_skew_option && *expert_skew_option;
+  if (user_skew && !(expert_skew >= 0 && expert_skew <= 10)) {
+    return Error(fmt::format(
+        "--expert-skew is a Zipf exponent between 0 (uniform) and 10, got {:g}", expert_skew));
+  }
   if (max_batched_tokens < 1 || max_batched_tokens > 10'000'000) {
     return Error("--max-batched-tokens must be between 1 and 10,000,000");
   }
@@ -58,9 +86,39 @@ StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
   const bool user_tokens = max_batched_tokens_option && *max_batched_tokens_option;
   o.gpu_memory_utilization = user_fraction ? gpu_memory_utilization : o.engine.memory_fraction;
   o.expert_imbalance = expert_imbalance;
+  o.redundant_experts = redundant_experts;
+  if (user_skew) o.expert_skew = expert_skew;
+  SW_ASSIGN_OR_RETURN(o.speculative, speculative.Build(model));
+  if (!(prefix_hit_rate >= 0 && prefix_hit_rate <= 1)) {
+    return Error(
+        fmt::format("--prefix-hit-rate is the fraction of prompt tokens found in the "
+                    "prefix cache, in [0, 1]; got {:g}",
+                    prefix_hit_rate));
+  }
+  o.prefix_hit_rate = prefix_hit_rate;
   o.max_batched_tokens =
       user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;
+}
+
+Status CheckRedundantExperts(const Layout& layout, const PerfOptions& o) {
+  if (o.redundant_experts > 0 && layout.ep == 1) {
+    return Error(
+        fmt::format("--redundant-experts ({}) places expert copies over an EP group, "
+                    "but {} has none; use a layout with ep > 1 (e.g. dp8ep8)",
+                    o.redundant_experts, layout.ToString()));
+  }
+  return Status();
+}
+
+nlohmann::json MoeJson(const ModelSpec& model, const Layout& layout, const PerfOptions& o) {
+  if (!model.is_moe()) return nullptr;
+  const ModelShard s = ShardModel(model, layout, o);
+  return {{"routed_experts", model.moe.num_experts},
+          {"redundant_experts", layout.ep > 1 ? o.redundant_experts : 0},
+          {"expert_skew", o.expert_skew ? nlohmann::json(*o.expert_skew) : nlohmann::json(nullptr)},
+          {"experts_per_gpu", s.experts_per_gpu},
+          {"expert_placement_imbalance", s.expert_placement_imbalance}};
 }
 
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
@@ -97,9 +155,10 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
   const std::string rule =
       o.engine.kv_rule == KvMemoryRule::kFractionOfTotal
           ? fmt::format("{} x {:g}", FormatBytes(m.hbm_bytes), o.gpu_memory_utilization)
-          : fmt::format("{} less the runtime reserve; {} gives KV {:g} of what is free after "
-                        "weights",
-                        FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
+          : fmt::format(
+                "{} less the runtime reserve; {} gives KV {:g} of what is free after "
+                "weights",
+                FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
       "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
       "by {}. Use more TP or PP, a smaller --batch or --context, {}or a larger GPU",

@@ -2,12 +2,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "shardwise/common/status.h"
 #include "shardwise/perf/options.h"
 #include "shardwise/perf/step.h"
+#include "speculative_options.h"
 
 namespace shardwise::cli {
 
@@ -16,6 +18,11 @@ struct PerfCliOptions {
   std::string kv_dtype;  // empty: the weight format where it can hold KV (fp8), else bf16
   double gpu_memory_utilization = 0.9;
   double expert_imbalance = 0;
+  int64_t redundant_experts = 0;
+  double expert_skew = 0;
+  CLI::Option* expert_skew_option = nullptr;  // set when the user gave --expert-skew
+  SpeculativeCliOptions speculative;
+  double prefix_hit_rate = 0;
   int64_t max_batched_tokens = 8192;
   std::string engine = "trtllm";
   // Set when the user gave the option, which then overrides the engine's default.
@@ -26,6 +33,14 @@ struct PerfCliOptions {
   // The options for `model`: its checkpoint's weight formats unless --dtype names one.
   StatusOr<PerfOptions> Build(const ModelSpec& model) const;
 };
+
+// --redundant-experts needs an expert group to place the copies in: an error for an explicit
+// layout without EP (ep 1). OK for dense models' layouts only when no copies are asked for.
+Status CheckRedundantExperts(const Layout& layout, const PerfOptions& options);
+
+// The MoE placement of `layout` for --json: redundant experts, skew, expert slots per GPU and
+// the busiest EP rank's placement imbalance; null for a dense model.
+nlohmann::json MoeJson(const ModelSpec& model, const Layout& layout, const PerfOptions& options);
 
 // Notes the user should see about how the formats run on `gpu`, e.g. fp8 weights on a GPU
 // without fp8 tensor cores run weight-only (stored in fp8, multiplied in bf16). Empty when none.

@@ -7,6 +7,7 @@
 
 #include "shardwise/common/checked_math.h"
 #include "shardwise/common/input_policy.h"
+#include "shardwise/layout/expert_placement.h"
 
 namespace shardwise {
 
@@ -133,7 +134,7 @@ int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp) {
   return most;
 }
 
-Status ValidateLayout(const Layout& l, const ModelSpec& m) {
+Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_experts) {
   const std::string name = l.ToString();
   if (m.num_heads % l.tp != 0) {
     return Error(fmt::format("{}: tp ({}) must divide {}'s {} attention heads", name, l.tp, m.name,
@@ -174,10 +175,16 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m) {
                     "divides dp x tp x cp",
                     name, l.ep, inner));
   }
-  if (m.moe.num_experts % l.ep != 0) {
-    return Error(fmt::format("{}: ep ({}) must divide {}'s {} experts", name, l.ep, m.name,
-                             m.moe.num_experts));
+  // Redundant copies live on the ranks of an expert group; without EP every expert is whole
+  // on every rank and there is nothing to replicate.
+  const int64_t redundant = l.ep > 1 ? redundant_experts : 0;
+  if (redundant == 0 && m.moe.num_experts % l.ep != 0) {
+    return Error(
+        fmt::format("{}: ep ({}) must divide {}'s {} experts (or add "
+                    "--redundant-experts so experts + redundant divide by ep)",
+                    name, l.ep, m.name, m.moe.num_experts));
   }
+  if (redundant != 0) SW_RETURN_IF_ERROR(PlaceExperts(m.moe.num_experts, l.ep, redundant).status());
   if (m.moe.expert_intermediate_size % l.ExpertTp() != 0) {
     return Error(
         fmt::format("{}: the {} ranks splitting each expert must divide its FFN width "

@@ -62,7 +62,7 @@ double StageStateBytes(const ModelShard& s, const StageLayers& st) {
 }  // namespace
 
 MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Workload& w,
-                            const PerfOptions& o) {
+                            const PerfOptions& o, const DraftMemory& draft) {
   const Layout& l = s.layout;
   MemoryPerGpu m;
   m.hbm_bytes = c.gpu.hbm_bytes;
@@ -71,12 +71,15 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   const double adp = static_cast<double>(l.AttentionDp());
   const double sequences_per_rank = std::ceil(static_cast<double>(w.batch) / adp);
   for (const StageLayers& st : s.stages) {
+    // The draft lives beside the LM head, on the last stage.
+    const double draft_share = st.last ? 1.0 : 0.0;
     const double weights =
-        StageWeightBytes(s, st, o.weight_formats.value_or(WeightFormats::Uniform(o.weight_dtype)));
+        StageWeightBytes(s, st, o.weight_formats.value_or(WeightFormats::Uniform(o.weight_dtype))) +
+        draft_share * draft.weight_bytes;
     const double state_seq = StageStateBytes(s, st);
     const double kv_seq =
         StageKvTokens(st, w.PeakContext()) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
-        state_seq;
+        state_seq + draft_share * draft.kv_bytes_per_token * static_cast<double>(w.PeakContext());
     // The fullest stage by weights plus this batch's KV.
     if (weights + kv_seq * sequences_per_rank > m.weight_bytes + m.kv_bytes) {
       m.weight_bytes = weights;
@@ -105,16 +108,16 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
     // TensorRT-LLM: the KV pool is the fraction of what is free after weights, activations and
     // the runtime's own allocations.
     const double available = m.hbm_bytes - o.engine.runtime_reserve_bytes;
-    m.usable_bytes = fixed <= available
-                         ? fixed + (available - fixed) * o.gpu_memory_utilization
-                         : available;
+    m.usable_bytes =
+        fixed <= available ? fixed + (available - fixed) * o.gpu_memory_utilization : available;
     m.reserve_bytes = m.hbm_bytes - m.usable_bytes;
   }
   const double free_bytes = m.usable_bytes - fixed;
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
   for (const StageLayers& st : s.stages) {
     kv_per_token = std::max(
-        kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp));
+        kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
+                          (st.last ? draft.kv_bytes_per_token : 0.0));
   }
   m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
                              ? 0.0

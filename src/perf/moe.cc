@@ -3,13 +3,27 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardwise/common/check.h"
+#include "shardwise/layout/expert_placement.h"
+
 namespace shardwise {
 
-double StatisticalImbalance(double assignments, double ranks, double topk) {
-  if (ranks <= 1 || assignments <= 0) return 1.0;
-  const double mean = assignments / ranks;
-  const double factor = 1.0 + std::sqrt(2.0 * std::log(ranks) / mean);
-  return std::min(factor, std::max(1.0, ranks / topk));
+std::vector<double> ZipfExpertLoads(int64_t experts, double skew) {
+  std::vector<double> load(static_cast<size_t>(experts));
+  for (int64_t i = 0; i < experts; ++i) load[i] = std::pow(static_cast<double>(i + 1), -skew);
+  return load;
+}
+
+double PlacementImbalance(int64_t experts, int64_t ep, int64_t redundant,
+                          const std::vector<double>& load) {
+  if (ep <= 1) return 1.0;
+  const StatusOr<ExpertPlacement> placement = PlaceExperts(experts, ep, redundant, load);
+  SW_CHECK(placement.ok(), placement.status().message());
+  const std::vector<double> ranks = RankLoads(*placement, load);
+  double total = 0;
+  for (double r : ranks) total += r;
+  const double busiest = *std::max_element(ranks.begin(), ranks.end());
+  return busiest / (total / static_cast<double>(ranks.size()));
 }
 
 ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, double group_tokens,
@@ -17,11 +31,24 @@ ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, doubl
   const double topk = static_cast<double>(moe.experts_per_token);
   const double experts = static_cast<double>(moe.num_experts);
   ExpertLoad load;
-  load.imbalance = imbalance > 0 ? imbalance : StatisticalImbalance(group_tokens * topk, ep, topk);
+  const double p = shard.expert_placement_imbalance;
+  if (imbalance > 0) {
+    load.imbalance = imbalance;
+  } else if (ep <= 1 || group_tokens <= 0) {
+    load.imbalance = 1.0;
+  } else {
+    // The busiest rank's expected pairs, p x mean, and their sampling tail; at most every
+    // token once on that rank (or its placement share, whichever is more).
+    const double mean = group_tokens * topk / ep;
+    const double tail = p + std::sqrt(2.0 * p * std::log(ep) / mean);
+    load.imbalance = std::min(tail, std::max({1.0, p, ep / topk}));
+  }
   // Experts a GPU must read: those that receive at least one of the group's tokens. Each
   // holds the group's token-expert pairs / experts rows on average; the busiest rank more.
   load.touched = shard.experts_per_gpu * (1.0 - std::pow(1.0 - topk / experts, group_tokens));
-  load.rows_per_expert = group_tokens * topk / experts * load.imbalance;
+  // Rows per expert slot on the busiest rank: the rank's pairs over its slots.
+  const double slots = shard.experts_per_gpu * ep;
+  load.rows_per_expert = group_tokens * topk / (slots > 0 ? slots : experts) * load.imbalance;
   return load;
 }
 

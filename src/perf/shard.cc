@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "shardwise/model/accounting.h"
+#include "shardwise/perf/moe.h"
 
 namespace shardwise {
 namespace {
@@ -39,7 +40,15 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
   if (m.is_moe()) {
     const double etp = static_cast<double>(l.ExpertTp());
     s.expert_params = static_cast<double>(ParamsPerExpert(m)) / etp;
-    s.experts_per_gpu = static_cast<double>(m.moe.num_experts) / static_cast<double>(l.ep);
+    // Redundant copies only exist inside an EP group (ValidateLayout).
+    const int64_t redundant = l.ep > 1 ? o.redundant_experts : 0;
+    s.experts_per_gpu =
+        static_cast<double>(m.moe.num_experts + redundant) / static_cast<double>(l.ep);
+    if (redundant > 0 || o.expert_skew) {
+      s.expert_placement_imbalance =
+          PlacementImbalance(m.moe.num_experts, l.ep, redundant,
+                             ZipfExpertLoads(m.moe.num_experts, o.expert_skew.value_or(0.0)));
+    }
     s.shared_params = static_cast<double>(m.moe.num_shared_experts * 3 * m.hidden_size *
                                           m.moe.shared_intermediate_size) /
                       tp;

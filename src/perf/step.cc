@@ -8,14 +8,15 @@
 #include "shardwise/perf/attention.h"
 #include "shardwise/perf/moe.h"
 #include "shardwise/perf/recurrent.h"
-#include "shardwise/perf/sparse_attention.h"
 #include "shardwise/perf/schedule.h"
+#include "shardwise/perf/sparse_attention.h"
+#include "shardwise/perf/speculative.h"
 
 namespace shardwise {
 
 StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec& cluster,
                                       const Layout& layout, const PerfOptions& options) {
-  SW_RETURN_IF_ERROR(ValidateLayout(layout, model));
+  SW_RETURN_IF_ERROR(ValidateLayout(layout, model, options.redundant_experts));
   if (layout.gpus() > cluster.num_gpus) {
     return Error(
         fmt::format("{} needs {} GPUs; cluster '{}' has {} (use --nodes or a smaller "
@@ -33,12 +34,36 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
   s.shard_ = ShardModel(model, layout, options);
   s.ops_ = OpCoster(cluster.gpu, options);
   SW_ASSIGN_OR_RETURN(s.comm_, StepComm::Create(cluster, layout, options.engine));
+  const SpeculativeOptions& spec = options.speculative;
+  if (spec.method == SpeculativeMethod::kMtp || spec.method == SpeculativeMethod::kEagle) {
+    s.draft_layers_ = DraftHeadLayers(spec.method, model);
+  }
+  if (spec.method == SpeculativeMethod::kDraftModel) {
+    SW_CHECK(spec.draft_model != nullptr, "draft:MODEL without its model");
+    // The draft runs whole on each attention rank's TP group, as engines run it beside the target.
+    Layout draft_layout;
+    draft_layout.tp = layout.tp;
+    PerfOptions draft_options = options;
+    draft_options.speculative = SpeculativeOptions{};
+    draft_options.redundant_experts = 0;
+    // The checkpoint's own formats when the target keeps its own; else the --dtype given.
+    if (options.weight_formats) draft_options.weight_formats = spec.draft_model->native_formats;
+    auto draft = Create(*spec.draft_model, cluster, draft_layout, draft_options);
+    if (!draft.ok()) {
+      return Error(fmt::format("draft model {} on the {} TP ranks of {}: {}",
+                               spec.draft_model->name, layout.tp, layout.ToString(),
+                               draft.status().message()));
+    }
+    s.draft_ = std::make_shared<const StepModel>(std::move(*draft));
+    s.draft_prefill_ = s.draft_->EstimatePrefill(16);
+  }
   return s;
 }
 
 template <typename Keys>
 PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys keys,
-                                double ep_tokens, bool prefill, double prefill_tokens) const {
+                                double ep_tokens, bool prefill, double prefill_tokens,
+                                double queries_per_sequence, double cached_tokens) const {
   const ModelShard& s = shard_;
   const Layout& l = layout_;
   const double abytes = BytesPerElement(options_.activation_dtype);
@@ -54,7 +79,12 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
   const double cp_combine_s = prefill ? 0.0 : comm_.CpCombine(hidden_bytes);
 
   // Sequences this pass touches: one token each in decode; whole prompts in prefill.
-  const double sequences = prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens;
+  const double sequences =
+      prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens / queries_per_sequence;
+  // Decode reads each sequence's cached keys once, whatever the queries it verifies.
+  const double kv_reads_per_pair = prefill ? 0.0 : 1.0 / (cp * queries_per_sequence);
+  // Prefill reads the KV it writes and each sequence's cached prefix.
+  const double prefill_kv_reads = tokens + sequences * cached_tokens / cp;
   // Token mixer of one layer: projections, core, communication. Attention layers read their
   // KV cache (DSA: the indexer over every key, the core over the top-k); recurrent layers their
   // fixed-size state.
@@ -73,10 +103,12 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
     if (s.sparse_topk > 0) {
       const int64_t limit = window > 0 ? std::min(window, s.sparse_topk) : s.sparse_topk;
       const double core_pairs = keys(limit);
-      core = SparseAttentionCore(ops_, s, core_pairs, pairs, prefill ? tokens : core_pairs / cp,
-                                 prefill ? tokens : pairs / cp, cp, out);
+      core = SparseAttentionCore(ops_, s, core_pairs, pairs,
+                                 prefill ? prefill_kv_reads : core_pairs * kv_reads_per_pair,
+                                 prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, out);
     } else {
-      core = AttentionCore(ops_, s, pairs, prefill ? tokens : pairs / cp, cp, out);
+      core = AttentionCore(ops_, s, pairs, prefill ? prefill_kv_reads : pairs * kv_reads_per_pair,
+                           cp, out);
     }
     out.tp_comm_s += tp_all_reduce;
     // Ring attention hides its KV passes behind the attention compute; decode's combine cannot.
@@ -96,8 +128,9 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
     const double ranks = static_cast<double>(l.StageRanks() / l.Replicas());  // ep x expert-TP
     const ExpertLoad load =
         EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance);
-    const double a2a =
-        comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes, moe.experts_per_token);
+    // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
+    const double a2a = comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes * load.imbalance,
+                                               moe.experts_per_token);
     for (int64_t i = 0; i < stage.moe; ++i) {
       ops_.Gemms({s.router_gemm}, tokens, 1, 1, out);
       ops_.Gemms(s.shared_gemms, tokens, 1, 1, out);
@@ -113,6 +146,48 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
   }
   out.total_s = out.compute_s + out.memory_s + out.tp_comm_s + out.ep_comm_s + out.cp_comm_s;
   return out;
+}
+
+PhaseBreakdown StepModel::DraftPasses(double sequences, double context) const {
+  const SpeculativeOptions& spec = options_.speculative;
+  const double k = static_cast<double>(spec.DraftTokens());
+  PhaseBreakdown out;
+  if (k == 0) return out;
+  if (draft_) {
+    Workload w;
+    w.batch = static_cast<int64_t>(std::ceil(sequences));
+    w.prompt_tokens = draft_prefill_.prompt_tokens;
+    w.output_tokens = 1;
+    w.decode_context_tokens = std::max<int64_t>(1, static_cast<int64_t>(context));
+    Accumulate(out, draft_->Estimate(w, draft_prefill_).decode, k);
+    return out;
+  }
+  // MTP module or EAGLE head: one layer and the LM head per draft token.
+  const double adp = static_cast<double>(layout_.AttentionDp());
+  const PhaseBreakdown pass = Stage(
+      draft_layers_, sequences, [&](int64_t win) { return sequences * DecodeKeys(context, win); },
+      sequences * adp, false, 0.0);
+  Accumulate(out, pass, k);
+  return out;
+}
+
+DraftMemory StepModel::DraftMemoryPerGpu(const Workload& w) const {
+  const SpeculativeOptions& spec = options_.speculative;
+  DraftMemory d;
+  if (spec.DraftTokens() == 0) return d;
+  if (draft_) {
+    Workload one = w;
+    one.batch = 1;
+    const MemoryPerGpu m = EstimateMemory(draft_->shard_, *cluster_, one, draft_->options_);
+    d.weight_bytes = m.weight_bytes;
+    d.kv_bytes_per_token = m.kv_bytes_per_sequence / static_cast<double>(w.PeakContext());
+    return d;
+  }
+  const WeightFormats f =
+      options_.weight_formats.value_or(WeightFormats::Uniform(options_.weight_dtype));
+  d.weight_bytes = DraftHeadParams(spec.method, *model_, shard_) * f.mixer.bytes_per_param;
+  d.kv_bytes_per_token = shard_.kv_bytes_per_token / static_cast<double>(layout_.cp);
+  return d;
 }
 
 double StepModel::MaxStageLayers() const {
@@ -135,15 +210,18 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   PrefillEstimate p;
   p.prompt_tokens = prompt_tokens;
   // One prompt (TTFT): every stage in turn, the prompt split over CP ranks. Only the attention-DP
-  // rank that holds it sends tokens to the experts.
+  // rank that holds it sends tokens to the experts. With prefix caching the cached tokens' KV is
+  // already there: prefill computes the rest (at least the last token), attending to all.
   const double prompt = static_cast<double>(prompt_tokens);
+  const double cached = std::min(prompt - 1.0, std::round(prompt * options_.prefix_hit_rate));
+  const double computed = prompt - cached;
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
-        st, prompt / cp, [&](int64_t win) { return CausalPairs(prompt, win); }, prompt, true,
-        prompt);
+        st, computed / cp, [&](int64_t win) { return ChunkPairs(cached, computed, win); }, computed,
+        true, computed, 1.0, cached);
     Accumulate(p.prefill, stage, 1.0);
   }
-  p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(prompt / cp);
+  p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
   // Prefill runs outside CUDA graphs.
   const double overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), false);
   p.prefill.overhead_s = overhead_s;
@@ -153,16 +231,17 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   // At full load: chunks of max_batched_tokens, pipelined across stages, one chunk per
   // attention-DP rank at a time.
   const double chunk_prompts =
-      std::max(1.0, std::floor(static_cast<double>(options_.max_batched_tokens) / prompt));
-  const double chunk_tokens = chunk_prompts * prompt;
+      std::max(1.0, std::floor(static_cast<double>(options_.max_batched_tokens) / computed));
+  const double chunk_tokens = chunk_prompts * computed;
   double chunk_stage_s = 0;
   for (const StageLayers& st : shard_.stages) {
-    chunk_stage_s = std::max(
-        chunk_stage_s, Stage(
-                           st, chunk_tokens / cp,
-                           [&](int64_t win) { return chunk_prompts * CausalPairs(prompt, win); },
-                           chunk_tokens * adp, true, prompt)
-                           .total_s);
+    chunk_stage_s =
+        std::max(chunk_stage_s,
+                 Stage(
+                     st, chunk_tokens / cp,
+                     [&](int64_t win) { return chunk_prompts * ChunkPairs(cached, computed, win); },
+                     chunk_tokens * adp, true, computed, 1.0, cached)
+                     .total_s);
   }
   p.s_per_request =
       (chunk_stage_s + HandOff(chunk_tokens / cp) + overhead_s) / (chunk_prompts * adp);
@@ -207,28 +286,31 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   StepEstimate e;
   e.layout = l;
   e.workload = w;
-  e.memory = EstimateMemory(shard_, *cluster_, w, options_);
+  e.memory = EstimateMemory(shard_, *cluster_, w, options_, DraftMemoryPerGpu(w));
   e.prefill = prefill.prefill;
   e.ttft_s = prefill.ttft_s;
   e.prefill_s_per_request = prefill.s_per_request;
 
-  // Decode: the batch split over attention-DP ranks, then into micro-batches.
+  // Decode: the batch split over attention-DP ranks, then into micro-batches. With speculative
+  // decoding each sequence passes its token and the k draft tokens through the target at once.
   const MicroBatches mb = DecodeMicroBatches(std::ceil(static_cast<double>(w.batch) / adp), l.pp);
   const double context = static_cast<double>(w.DecodeContext());
+  const double verify = 1.0 + static_cast<double>(options_.speculative.DraftTokens());
   PhaseBreakdown slowest;
   const StageLayers* slowest_stage = &shard_.stages[0];
   double all_stages_s = 0;
   for (const StageLayers& st : shard_.stages) {
     const PhaseBreakdown stage = Stage(
-        st, mb.size, [&](int64_t win) { return mb.size * DecodeKeys(context, win); }, mb.size * adp,
-        false, 0.0);
+        st, mb.size * verify,
+        [&](int64_t win) { return mb.size * verify * DecodeKeys(context, win); },
+        mb.size * verify * adp, false, 0.0, verify);
     all_stages_s += stage.total_s;
     if (stage.total_s > slowest.total_s) {
       slowest = stage;
       slowest_stage = &st;
     }
   }
-  const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size);
+  const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size * verify);
   const PipelineCycle cycle = DecodeCycle(all_stages_s, slowest.total_s, mb.count);
   Accumulate(e.decode, slowest, mb.count);
   e.decode.bubble_s = cycle.bubble_s;
@@ -237,7 +319,14 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   const bool graphed = per_rank <= options_.engine.cuda_graph_max_batch;
   e.decode.overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), graphed);
   e.decode.total_s = cycle.cycle_s + hand_offs + e.decode.overhead_s;
-  e.tpot_s = e.decode.total_s;
+  // The draft proposes before the target verifies: its k passes add to the step.
+  const PhaseBreakdown draft = DraftPasses(per_rank, context);
+  e.draft_s = draft.total_s;
+  Accumulate(e.decode, draft, 1.0);
+  e.tokens_per_step = options_.speculative.DraftTokens() > 0
+                          ? ExpectedTokensPerStep(options_.speculative.acceptance)
+                          : 1.0;
+  e.tpot_s = e.decode.total_s / e.tokens_per_step;
 
   // Offline steady state: each of the batch's requests costs its prefill, and every decode
   // cycle yields one token per sequence.
@@ -248,7 +337,8 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(l.gpus());
   e.output_tokens_per_s_per_user = 1.0 / e.tpot_s;
 
-  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its compute.
+  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its
+  // compute.
   const double layers = static_cast<double>(slowest_stage->mixers.size());
   e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
   e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);

@@ -1,18 +1,18 @@
 #include "shardwise/plan/planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
-#include "shardwise/common/suggest.h"
 #include "shardwise/common/format.h"
+#include "shardwise/common/suggest.h"
 
 namespace shardwise {
 namespace {
 
-// Context parallelism pays only for long prompts (7 Scaling Across Hardware, 7.6): below this prompt length
-// the planner does not try it.
+// Context parallelism pays only for long prompts (7 Scaling Across Hardware, 7.6): below this
+// prompt length the planner does not try it.
 constexpr int64_t kMinPromptForCp = 8192;
 constexpr int64_t kMaxCp = 8;
 
@@ -137,8 +137,8 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
 std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
   const StepEstimate& e = entry.estimate;
   const PhaseBreakdown& d = e.decode;
-  const double top = std::max({d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s,
-                               d.pp_comm_s, d.bubble_s});
+  const double top = std::max(
+      {d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s, d.bubble_s});
   std::string goal = objective == Objective::kLatency
                          ? fmt::format("{:.0f} tokens/s per user", e.output_tokens_per_s_per_user)
                          : fmt::format("{:.0f} tokens/s per GPU", e.output_tokens_per_s_per_gpu);
@@ -177,7 +177,8 @@ std::string_view ObjectiveName(Objective objective) {
   return "?";
 }
 
-std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens) {
+std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens,
+                                     int64_t redundant_experts) {
   std::vector<Layout> out;
   for (int64_t tp : Divisors(gpus)) {
     for (int64_t cp = 1; cp <= kMaxCp && gpus % (tp * cp) == 0; cp *= 2) {
@@ -198,7 +199,7 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t p
           Layout l = base;
           l.ep = ep;
           if (ep > tp * cp && (ep % (tp * cp) != 0 || l.dp % l.AttentionDp() != 0)) continue;
-          if (ValidateLayout(l, m).ok()) out.push_back(l);
+          if (ValidateLayout(l, m, redundant_experts).ok()) out.push_back(l);
         }
       }
     }
@@ -216,7 +217,8 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   std::string least_short_layout;
   const std::vector<Layout> layouts =
       req.only_layout ? std::vector<Layout>{*req.only_layout}
-                      : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens);
+                      : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens,
+                                         req.perf.redundant_experts);
   for (const Layout& layout : layouts) {
     ++result.layouts_considered;
     auto step = StepModel::Create(model, cluster, layout, req.perf);
@@ -238,7 +240,9 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     }
     ++result.layouts_fitting;
     const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
-    const int64_t cap = std::min(fit, req.max_batch);
+    // max_batch holds per attention rank: an attention-DP replica runs that many on each.
+    const int64_t batch_cap = req.max_batch * layout.AttentionDp();
+    const int64_t cap = std::min(fit, batch_cap);
     // Batches: powers of two up to the cap, and the cap itself.
     std::vector<int64_t> batches;
     for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
@@ -269,7 +273,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     if (!have) continue;
     const int64_t chosen = best.estimate.workload.batch;
     if (req.objective != Objective::kLatency && chosen == cap) {
-      best.limited_by = cap == req.max_batch && req.max_batch < fit ? "--max-batch" : "KV capacity";
+      best.limited_by = cap == batch_cap && batch_cap < fit ? "--max-batch" : "KV capacity";
     } else if (req.objective != Objective::kLatency && slo_stopped) {
       best.limited_by = "the SLO";
     }
@@ -277,23 +281,25 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   }
   if (result.layouts_fitting == 0) {
     if (least_short_layout.empty()) {
-      return Error(fmt::format("no valid layout of {} on {} ({} GPUs); check that the GPU count "
-                               "suits the model's heads and layers",
-                               model.name, cluster.name, cluster.num_gpus));
+      return Error(
+          fmt::format("no valid layout of {} on {} ({} GPUs); check that the GPU count "
+                      "suits the model's heads and layers",
+                      model.name, cluster.name, cluster.num_gpus));
     }
-    return Error(fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
-                             "GPU; add GPUs (--nodes), {}or a larger GPU",
-                             model.name, DtypeName(req.perf.weight_dtype), cluster.name,
-                             cluster.num_gpus, cluster.gpu.name, least_short_layout,
-                             FormatBytes(least_short),
-                             BytesPerElement(req.perf.weight_dtype) > 1 ? "use --dtype fp8 or int4, "
-                             : BytesPerElement(req.perf.weight_dtype) == 1 ? "use --dtype int4, "
-                                                                            : ""));
+    return Error(
+        fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
+                    "GPU; add GPUs (--nodes), {}or a larger GPU",
+                    model.name, DtypeName(req.perf.weight_dtype), cluster.name, cluster.num_gpus,
+                    cluster.gpu.name, least_short_layout, FormatBytes(least_short),
+                    BytesPerElement(req.perf.weight_dtype) > 1    ? "use --dtype fp8 or int4, "
+                    : BytesPerElement(req.perf.weight_dtype) == 1 ? "use --dtype int4, "
+                                                                  : ""));
   }
   if (best_per_layout.empty()) {
-    return Error(fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
-                             "--max-tpot-ms); relax them or add GPUs",
-                             model.name, cluster.name));
+    return Error(
+        fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
+                    "--max-tpot-ms); relax them or add GPUs",
+                    model.name, cluster.name));
   }
   std::stable_sort(best_per_layout.begin(), best_per_layout.end(),
                    [&](const PlanEntry& a, const PlanEntry& b) {

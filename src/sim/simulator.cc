@@ -16,12 +16,12 @@ namespace {
 struct Request {
   double arrival_s = 0;
   double first_token_s = -1;
-  int64_t prompt = 0;       // tokens to prefill (grows on preemption: recompute)
-  int64_t output = 0;       // tokens still to generate, counting the first
+  int64_t prompt = 0;  // tokens to prefill (grows on preemption: recompute)
+  int64_t output = 0;  // tokens still to generate, counting the first
   int64_t total_output = 0;
   int64_t prefilled = 0;
-  int64_t join_step = 0;    // replica decode step at which it joined the decode set
-  bool admitted = false;    // holds KV for its prompt
+  int64_t join_step = 0;  // replica decode step at which it joined the decode set
+  bool admitted = false;  // holds KV for its prompt
   bool done = false;
 };
 
@@ -30,16 +30,16 @@ using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
                                        std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
 
 struct Replica {
-  std::deque<int64_t> waiting;      // FCFS; the head may be part-way through prefill
+  std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
   std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
   FinishHeap finishes;
-  int64_t decoding = 0;             // sequences in the decode set
-  double sum_base = 0;              // sum over the decode set of (prompt + 1 - join_step)
-  double prefill_reserved = 0;      // KV tokens held by admitted, still-prefilling requests
-  double guaranteed = 0;            // no-evict: KV reserved for admitted requests' whole life
+  int64_t decoding = 0;         // sequences in the decode set
+  double sum_base = 0;          // sum over the decode set of (prompt + 1 - join_step)
+  double prefill_reserved = 0;  // KV tokens held by admitted, still-prefilling requests
+  double guaranteed = 0;        // no-evict: KV reserved for admitted requests' whole life
   int64_t admitted_prefilling = 0;
   int64_t decode_steps = 0;
-  int64_t in_flight = 0;            // routed, not finished
+  int64_t in_flight = 0;  // routed, not finished
   bool busy = false;
   double busy_s = 0;
   // The iteration in progress.
@@ -162,18 +162,24 @@ class Sim {
   }
 
   Status Route(const TraceRequest& t) {
-    const double need = static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens) +
-                        c_.state_tokens_per_sequence;
+    const double need =
+        static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens) +
+        c_.state_tokens_per_sequence;
     if (need > c_.kv_capacity_tokens) {
-      return Error(fmt::format("a request of {} + {} tokens needs more KV than a replica holds "
-                               "({:.0f} tokens); use more GPUs per replica or shorter requests",
-                               t.input_tokens, t.output_tokens, c_.kv_capacity_tokens));
+      return Error(
+          fmt::format("a request of {} + {} tokens needs more KV than a replica holds "
+                      "({:.0f} tokens); use more GPUs per replica or shorter requests",
+                      t.input_tokens, t.output_tokens, c_.kv_capacity_tokens));
     }
     const int64_t id = static_cast<int64_t>(requests_.size());
     Request r;
     r.arrival_s = t.arrival_s;
     r.prompt = t.input_tokens;
     r.output = r.total_output = t.output_tokens;
+    // Cached prefix tokens need no prefill (at least the last token is computed).
+    r.prefilled = std::min<int64_t>(
+        std::max<int64_t>(0, r.prompt - 1),
+        static_cast<int64_t>(std::llround(static_cast<double>(r.prompt) * c_.prefix_hit_rate)));
     requests_.push_back(r);
     result_.input_tokens += static_cast<double>(t.input_tokens);
     size_t target = 0;
@@ -217,12 +223,15 @@ class Sim {
     Replica& rep = replicas_[index];
     // Every decoding sequence grows by one token: make room, preempting if the cache is full
     // (never needed under no-evict, whose reservations cover the growth).
-    while (rep.decoding > 0 && KvUsed(rep) + static_cast<double>(rep.decoding) > c_.kv_capacity_tokens) {
+    while (rep.decoding > 0 &&
+           KvUsed(rep) + static_cast<double>(rep.decoding) > c_.kv_capacity_tokens) {
       if (!Preempt(rep)) break;
     }
     rep.step_decode = static_cast<double>(rep.decoding);
     rep.step_prefill.clear();
     int64_t budget = c_.batch.max_batched_tokens - rep.decoding;
+    // A prompt's chunk runs on one attention-DP rank, within that rank's share of the budget.
+    const int64_t rank_budget = std::max<int64_t>(1, c_.batch.max_batched_tokens / c_.attention_dp);
     for (int64_t id : rep.waiting) {
       if (budget <= 0) break;
       Request& r = requests_[id];
@@ -237,7 +246,7 @@ class Sim {
         rep.prefill_reserved += static_cast<double>(r.prompt + c_.batch.block_tokens);
         ++rep.admitted_prefilling;
       }
-      const int64_t chunk = std::min(budget, r.prompt - r.prefilled);
+      const int64_t chunk = std::min({budget, rank_budget, r.prompt - r.prefilled});
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
@@ -269,9 +278,9 @@ class Sim {
     }
     for (const auto& [id, tokens] : rep.step_prefill) {
       const Request& r = requests_[id];
-      flops_ += static_cast<double>(tokens) *
-                (matmul_flops_per_token_ +
-                 AttentionFlopsPerQuery(model_, r.prefilled + tokens / 2));
+      flops_ +=
+          static_cast<double>(tokens) *
+          (matmul_flops_per_token_ + AttentionFlopsPerQuery(model_, r.prefilled + tokens / 2));
     }
     rep.busy = true;
     rep.busy_s += seconds;
@@ -348,7 +357,8 @@ class Sim {
     result_.kv_occupancy.emplace_back(now_, occ);
     if (result_.kv_occupancy.size() >= 512) {  // keep every other sample, sample half as often
       std::vector<std::pair<double, double>> kept;
-      for (size_t i = 0; i < result_.kv_occupancy.size(); i += 2) kept.push_back(result_.kv_occupancy[i]);
+      for (size_t i = 0; i < result_.kv_occupancy.size(); i += 2)
+        kept.push_back(result_.kv_occupancy[i]);
       result_.kv_occupancy = std::move(kept);
       sample_stride_ *= 2;
     }
@@ -366,8 +376,8 @@ class Sim {
       result_.kv_occupancy_mean = kv_weighted_ / result_.makespan_s;
     }
     if (result_.output_tokens > 0) {
-      result_.usd_per_mtok_output = c_.usd_per_gpu_hour * gpus * result_.makespan_s / 3600.0 /
-                                    result_.output_tokens * 1e6;
+      result_.usd_per_mtok_output =
+          c_.usd_per_gpu_hour * gpus * result_.makespan_s / 3600.0 / result_.output_tokens * 1e6;
     }
     return std::move(result_);
   }
@@ -395,10 +405,13 @@ class Sim {
 
 }  // namespace
 
-StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
-                             RequestSource& source, const SimConfig& config) {
+StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table, RequestSource& source,
+                             const SimConfig& config) {
   if (config.replicas < 1) return Error("the simulation needs at least one replica");
   if (config.attention_dp < 1) return Error("the replica needs at least one attention rank");
+  if (!(config.prefix_hit_rate >= 0 && config.prefix_hit_rate <= 1)) {
+    return Error("the prefix-cache hit rate must be in [0, 1]");
+  }
   if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
   if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
   if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {

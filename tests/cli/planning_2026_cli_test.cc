@@ -173,12 +173,20 @@ TEST(Planning2026Cli, DeepSeekV3OnOneNodeOfEachMachine) {
   }
   // 288 GB B300s and MI355Xs leave ~175 GB per GPU for KV: a sequence of 1,024 + 256 tokens
   // holds 61 layers x (512 + 64) x 1 B (fp8 latent) x 1,280 = 45.0 MB, so the planner's batch
-  // reaches its cap of 2,048 sequences.
+  // reaches (or, where a GPU holds more experts, comes within 5% of) its cap of 2,048 sequences
+  // per attention rank (attention DP = ep / (tp x cp) when ep exceeds tp x cp).
   for (const char* cluster : {"dgx-b300", "mi355x-8"}) {
     const RunResult r =
         RunShardwise(std::string("plan --json --model deepseek-v3 --cluster ") + cluster);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.Json()["layouts"][0]["batch"].get<int64_t>(), 2048) << cluster;
+    const nlohmann::json j = r.Json();
+    const nlohmann::json& top = j["layouts"][0];
+    const int64_t inner = top["tp"].get<int64_t>() * top["cp"].get<int64_t>();
+    const int64_t ep = top["ep"].get<int64_t>();
+    const int64_t attention_dp = ep > inner ? ep / inner : 1;
+    const double per_rank = static_cast<double>(top["batch"].get<int64_t>()) / attention_dp;
+    EXPECT_LE(per_rank, 2048) << cluster;
+    EXPECT_GE(per_rank, 2048 * 0.95) << cluster << " " << top["layout"];
   }
 }
 

@@ -54,8 +54,9 @@ int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp);
 StatusOr<Layout> ParseLayout(std::string_view text);
 
 // Checks a layout against a model: TP divides query heads and FFN widths (each rank keeps the
-// KV heads its query heads use), EP divides the experts, PP does not exceed the layers, EP divides the
-// stage's ranks. The error names the degree and the fix.
-Status ValidateLayout(const Layout& layout, const ModelSpec& model);
+// KV heads its query heads use), EP divides the experts, PP does not exceed the layers, EP divides
+// the stage's ranks. With `redundant_experts` copies per EP group (used only when ep > 1), EP
+// divides experts + copies instead (expert_placement.h). The error names the degree and the fix.
+Status ValidateLayout(const Layout& layout, const ModelSpec& model, int64_t redundant_experts = 0);
 
 }  // namespace shardwise

@@ -13,26 +13,36 @@ namespace shardwise {
 
 struct MemoryPerGpu {
   double hbm_bytes = 0;
-  double usable_bytes = 0;       // what the engine's memory rule lets weights + KV + buffers use
-  double reserve_bytes = 0;      // HBM - usable
+  double usable_bytes = 0;   // what the engine's memory rule lets weights + KV + buffers use
+  double reserve_bytes = 0;  // HBM - usable
   double weight_bytes = 0;
-  double kv_bytes = 0;           // the workload's batch at its peak context (KV + state)
-  double activation_bytes = 0;   // prefill chunk workspace and logits
-  double comm_buffer_bytes = 0;  // NCCL buffers of each communicator
+  double kv_bytes = 0;               // the workload's batch at its peak context (KV + state)
+  double activation_bytes = 0;       // prefill chunk workspace and logits
+  double comm_buffer_bytes = 0;      // NCCL buffers of each communicator
   double kv_bytes_per_sequence = 0;  // one sequence at the peak context, on one GPU (KV + state)
   // The recurrent (linear-attention/SSM) state in kv_bytes_per_sequence: fixed per sequence.
   double state_bytes_per_sequence = 0;
   // The same in units of KV tokens of the fullest stage (the simulator reserves it per sequence).
   double state_tokens_per_sequence = 0;
-  int64_t max_sequences = 0;     // per instance, at the peak context
+  int64_t max_sequences = 0;      // per instance, at the peak context
   double kv_capacity_tokens = 0;  // per instance: KV tokens that fit beside weights and buffers
 
-  double UsedBytes() const { return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes; }
+  double UsedBytes() const {
+    return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes;
+  }
   bool Fits() const { return UsedBytes() <= usable_bytes; }
   double ShortfallBytes() const { return UsedBytes() - usable_bytes; }
 };
 
+// A speculative draft's memory on one GPU of the last pipeline stage: its weights and the KV
+// one token of context keeps across its layers.
+struct DraftMemory {
+  double weight_bytes = 0;
+  double kv_bytes_per_token = 0;
+};
+
 MemoryPerGpu EstimateMemory(const ModelShard& shard, const ClusterSpec& cluster,
-                            const Workload& workload, const PerfOptions& options);
+                            const Workload& workload, const PerfOptions& options,
+                            const DraftMemory& draft = {});
 
 }  // namespace shardwise

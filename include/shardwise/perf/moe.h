@@ -3,24 +3,35 @@
 // functions.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/shard.h"
 
 namespace shardwise {
 
-// Load on the busiest of `ranks` expert ranks over the mean when `assignments` token-expert
-// pairs land uniformly at random: mean + sqrt(2 mean ln ranks) (Gaussian tail of the maximum
-// of `ranks` binomials), capped where every token lands on the busiest rank.
-double StatisticalImbalance(double assignments, double ranks, double topk);
+// Relative load of each of `experts` routed experts under a Zipf law of exponent `skew`:
+// (i + 1)^-skew for expert i, hottest first (all 1 at skew 0).
+std::vector<double> ZipfExpertLoads(int64_t experts, double skew);
+
+// The busiest EP rank's share of the routed load over the mean share, after the EPLB-style
+// placement of `experts` + `redundant` copies of `load` over `ep` ranks (expert_placement.h):
+// 1 when the load spreads evenly. The counts must be valid (ValidateLayout).
+double PlacementImbalance(int64_t experts, int64_t ep, int64_t redundant,
+                          const std::vector<double>& load);
 
 struct ExpertLoad {
-  double imbalance = 1;        // busiest rank over the mean
+  double imbalance = 1;        // busiest rank over the mean: placement, then sampling
   double touched = 0;          // experts on one GPU that receive at least one token
   double rows_per_expert = 0;  // rows each of them computes on the busiest rank
 };
 
 // `group_tokens` tokens enter an expert group of `ep` ranks; `imbalance` > 0 overrides the
-// statistical estimate.
+// estimate. The estimate starts from the busiest rank's mean load under the placement
+// (shard.expert_placement_imbalance, p) and adds the Gaussian tail of the maximum of `ep`
+// binomials around it: p + sqrt(2 p ln(ep) / mean), mean the pairs per rank (at p = 1, uniform
+// random routing), capped where every token lands on the busiest rank (ep / top-k).
 ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, double group_tokens,
                               double ep, double imbalance);
 

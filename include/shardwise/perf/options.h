@@ -3,13 +3,32 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "shardwise/model/dtype.h"
-#include "shardwise/perf/engine.h"
 #include "shardwise/model/weight_format.h"
+#include "shardwise/perf/engine.h"
 
 namespace shardwise {
+
+struct ModelSpec;
+
+// How decode proposes tokens: one per step (kNone), or k from a draft the target verifies.
+enum class SpeculativeMethod { kNone, kMtp, kEagle, kDraftModel };
+
+// Speculative decoding (speculative.h): the draft and the acceptance of each draft position.
+struct SpeculativeOptions {
+  SpeculativeMethod method = SpeculativeMethod::kNone;
+  // Per draft position i = 1..k, the chance it is accepted when 1..i-1 were; k = its size.
+  std::vector<double> acceptance;
+  std::shared_ptr<const ModelSpec> draft_model;  // kDraftModel: the smaller model that drafts
+
+  int64_t DraftTokens() const {
+    return method == SpeculativeMethod::kNone ? 0 : static_cast<int64_t>(acceptance.size());
+  }
+};
 
 struct PerfOptions {
   Dtype weight_dtype = Dtype::kBf16;  // GEMM format, and every module's unless weight_formats
@@ -22,6 +41,16 @@ struct PerfOptions {
   double gpu_memory_utilization = 0.9;
   // Load on the busiest expert rank over the mean; 0 derives it from the token count.
   double expert_imbalance = 0;
+  // Extra expert copies per EP group (DeepSeek-V3's redundant experts), used when ep > 1: each
+  // EP rank holds (routed + redundant) / ep expert slots.
+  int64_t redundant_experts = 0;
+  // Routing skew: expert i of the routed experts, hottest first, draws a share proportional to
+  // (i + 1)^-s (Zipf exponent s; 0 is uniform). Unset: uniform routing, as when s = 0.
+  std::optional<double> expert_skew;
+  SpeculativeOptions speculative;
+  // Fraction of each prompt's tokens already in the prefix cache (DeepSeek reports 56% of input
+  // tokens hitting its on-disk cache): prefill computes only the rest, attending to all of them.
+  double prefix_hit_rate = 0;
   // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
   int64_t max_batched_tokens = 8192;
   // The serving engine; the default-constructed profile adds no overheads and uses NCCL for

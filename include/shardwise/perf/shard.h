@@ -38,8 +38,11 @@ struct ModelShard {
   double attention_params = 0;
   double dense_ffn_params = 0;
   double norm_params = 0;
-  double expert_params = 0;            // one routed expert's share on one GPU
-  double experts_per_gpu = 0;          // routed experts held by one GPU
+  double expert_params = 0;    // one routed expert's share on one GPU
+  double experts_per_gpu = 0;  // routed expert slots on one GPU, redundant copies too
+  // The busiest EP rank's share of the routed load over the mean, from the expert placement
+  // (redundant copies, routing skew); 1 when it spreads evenly (moe.h).
+  double expert_placement_imbalance = 1;
   double shared_params = 0;            // shared experts' share (MoE layers)
   double router_params = 0;            // replicated
   double vocab_params = 0;             // embedding or LM head share (vocab / tp)

@@ -8,6 +8,7 @@
 // StepModel validates and precomputes per layout once; Estimate() is cheap and thread-safe.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "shardwise/common/status.h"
@@ -34,11 +35,16 @@ struct StepEstimate {
   double output_tokens_per_s = 0;    // all replicas, offline steady state
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;
+  // Speculative decoding: tokens one decode step yields per sequence (1 without it), and the
+  // draft's share of the step (decode.total_s is the whole step; tpot_s = step / tokens).
+  double tokens_per_step = 1;
+  double draft_s = 0;
   MemoryPerGpu memory;
   std::string bound;               // what limits decode: "HBM bandwidth", "FLOP/s", ...
   double tp_comm_per_layer_s = 0;  // decode, one layer
   double compute_per_layer_s = 0;  // decode, one layer: GEMM + attention time
-  bool over_parallelised = false;  // TP comm per layer exceeds compute per layer (7 Scaling Across Hardware)
+  bool over_parallelised =
+      false;  // TP comm per layer exceeds compute per layer (7 Scaling Across Hardware)
 };
 
 // The batch-independent part of an estimate: prefill of one prompt length.
@@ -76,10 +82,16 @@ class StepModel {
   StepModel() = default;
 
   // One stage's time for `tokens` per attention rank; `keys(window)` is the query-key pairs
-  // attention computes per layer; `ep_tokens` the tokens entering each expert group.
+  // attention computes per layer; `ep_tokens` the tokens entering each expert group. Decode
+  // passes `queries_per_sequence` tokens of each sequence (k + 1 when verifying k draft
+  // tokens), which read the sequence's KV once.
   template <typename Keys>
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
-                       bool prefill, double prefill_tokens) const;
+                       bool prefill, double prefill_tokens, double queries_per_sequence = 1.0,
+                       double cached_tokens = 0.0) const;
+  // The draft's k passes for `sequences` per attention rank at KV length `context`.
+  PhaseBreakdown DraftPasses(double sequences, double context) const;
+  DraftMemory DraftMemoryPerGpu(const Workload& workload) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
   double MaxStageLayers() const;
 
@@ -90,6 +102,9 @@ class StepModel {
   ModelShard shard_;
   OpCoster ops_;
   StepComm comm_;
+  StageLayers draft_layers_;                // MTP module or EAGLE head
+  std::shared_ptr<const StepModel> draft_;  // a draft model, on the target's TP ranks
+  PrefillEstimate draft_prefill_;           // unused by its decode; computed once
 };
 
 }  // namespace shardwise

@@ -45,7 +45,7 @@ struct OperatingPoint {
 int64_t ClosedLoopRequests(double clients_per_replica);
 
 // Simulates `step`'s layout serving `workload`'s lengths at `load` (kOffline: `batch` clients
-// per replica). `max_batch` caps the sequences a replica runs at once.
+// per replica). `max_batch` caps the sequences each attention rank runs at once.
 StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const ClusterSpec& cluster,
                                                 const StepModel& step, const PerfOptions& perf,
                                                 const Workload& workload, int64_t max_batch,

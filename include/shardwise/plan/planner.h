@@ -30,7 +30,7 @@ struct PlanRequest {
   Objective objective = Objective::kThroughput;
   double max_ttft_s = std::numeric_limits<double>::infinity();
   double max_tpot_s = std::numeric_limits<double>::infinity();
-  int64_t max_batch = 2048;  // engine cap on concurrent sequences per replica
+  int64_t max_batch = 2048;  // engine cap on concurrent sequences per attention rank
   int top = 5;
   PerfOptions perf;
   std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
@@ -54,8 +54,10 @@ struct PlanResult {
   int64_t points_evaluated = 0;    // (layout, batch) pairs estimated
 };
 
-// Every layout whose GPUs equal the cluster's and that the model's shape allows.
-std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens);
+// Every layout whose GPUs equal the cluster's and that the model's shape allows, with
+// `redundant_experts` copies in each EP group of the layouts with ep > 1.
+std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens,
+                                     int64_t redundant_experts = 0);
 
 StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                           const PlanRequest& request);

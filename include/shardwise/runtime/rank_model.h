@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "shardwise/common/status.h"
+#include "shardwise/layout/expert_placement.h"
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
-#include "shardwise/runtime/expert_placement.h"
 #include "shardwise/runtime/mla_attention.h"
 #include "shardwise/runtime/partial_attention.h"
 #include "shardwise/runtime/weights.h"

@@ -15,12 +15,14 @@
 
 namespace shardwise {
 
-// `kv_capacity_tokens` per replica (StepEstimate::memory); `max_batch` sequences per replica.
+// `kv_capacity_tokens` per replica (StepEstimate::memory); `max_batch` sequences per attention
+// rank, as engines apply max_num_seqs per DP attention rank (SGLang --enable-dp-attention, vLLM
+// data-parallel MoE), so a replica of an attention-DP layout runs up to max_batch x AttentionDp.
 SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const PerfOptions& perf,
                         double kv_capacity_tokens, int64_t max_batch, Admission admission);
 
 // The step table for requests up to `longest_tokens` (prompt + output), batches up to what the
-// KV cache admits (`max_sequences`) within `max_batch`.
+// KV cache admits (`max_sequences`, per replica) within `max_batch` per attention rank.
 StatusOr<StepTable> ServingTable(const StepModel& step, const PerfOptions& perf,
                                  int64_t max_sequences, int64_t max_batch, int64_t longest_tokens);
 

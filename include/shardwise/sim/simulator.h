@@ -30,11 +30,14 @@ struct SimConfig {
   // arrival times ignored) the moment its previous one completes, as `vllm bench serve
   // --max-concurrency`, genai-perf and trtllm-bench do. 0: open loop, arrivals from the source.
   int64_t concurrency = 0;
+  // Fraction of each prompt found in the prefix cache: its prefill starts after those tokens,
+  // whose KV its chunks attend to (PerfOptions::prefix_hit_rate).
+  double prefix_hit_rate = 0;
   // Fixed recurrent (linear-attention/SSM) state each admitted sequence holds, in KV tokens.
   double state_tokens_per_sequence = 0;
   double max_ttft_s = std::numeric_limits<double>::infinity();  // goodput SLOs
   double max_tpot_s = std::numeric_limits<double>::infinity();
-  double peak_flops_per_s = 0;    // per GPU, for MFU
+  double peak_flops_per_s = 0;  // per GPU, for MFU
   double usd_per_gpu_hour = 0;
   // Called now and then with (requests finished, simulated seconds); may be empty.
   std::function<void(int64_t, double)> progress;
@@ -61,7 +64,7 @@ struct SimResult {
   double InputTokensPerS() const { return makespan_s > 0 ? input_tokens / makespan_s : 0; }
 };
 
-StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table,
-                             RequestSource& source, const SimConfig& config);
+StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table, RequestSource& source,
+                             const SimConfig& config);
 
 }  // namespace shardwise

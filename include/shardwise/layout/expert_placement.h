@@ -3,9 +3,11 @@
 // balance), and which replica a token is sent to. Without replicas expert e sits on EP rank
 // e / (experts / ep). With R replicas, each EP rank holds (experts + R) / ep slots: the R extra
 // copies go one by one to the expert with the highest load per copy (ties: the lower id) that
-// has fewer than ep copies, and
-// the copies, listed by expert, are dealt round the ranks so no rank holds an expert twice.
-// Pure functions and a value type; thread-compatible.
+// has fewer than ep copies. Without a load (uniform) the copies, listed by expert, are dealt
+// round the ranks; with a load they are packed as DeepSeek's EPLB packs them (the heaviest copy
+// first, each onto the least-loaded rank with a free slot), and in both no rank holds an expert
+// twice. Shared by the runtime (which replica a token goes to) and the step-time model (the
+// busiest rank's load). Pure functions and a value type; thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,10 @@ struct ExpertPlacement {
 // (R below 0, experts + R not a multiple of ep, more copies of one expert than EP ranks).
 StatusOr<ExpertPlacement> PlaceExperts(int64_t experts, int64_t ep, int64_t redundant,
                                        const std::vector<double>& load = {});
+
+// Load on each EP rank when every expert's `load` is split evenly over its replicas (as
+// ChooseReplica spreads tokens); `load` as for PlaceExperts, empty meaning uniform.
+std::vector<double> RankLoads(const ExpertPlacement& placement, const std::vector<double>& load);
 
 // Picks the replica of `expert` for the next token: the one given the fewest tokens so far in
 // `sent` (per slot, updated), ties broken starting from replica `start % copies` so that

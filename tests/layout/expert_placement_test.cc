@@ -1,9 +1,7 @@
-// Expert replicas and capacity against hand-worked examples.
-#include "shardwise/runtime/expert_placement.h"
+// Expert replicas and their placement against hand-worked examples.
+#include "shardwise/layout/expert_placement.h"
 
 #include <gtest/gtest.h>
-
-#include "routing.h"
 
 namespace shardwise {
 namespace {
@@ -61,19 +59,31 @@ TEST(ExpertPlacement, ReplicasShareTheTokens) {
   EXPECT_EQ(ChooseReplica(p, 3, 1, sent), 7);  // a single copy
 }
 
-TEST(Capacity, CeilOfTheEvenShare) {
-  EXPECT_EQ(ExpertCapacity(1.0, 16, 2, 8), 4);  // 16 x 2 / 8
-  EXPECT_EQ(ExpertCapacity(1.25, 16, 2, 8), 5);
-  EXPECT_EQ(ExpertCapacity(0.5, 3, 2, 8), 1);  // ceil(0.375)
+TEST(ExpertPlacement, LoadPacksTheHeaviestCopyOntoTheLeastLoadedRank) {
+  // Loads 6, 3, 2, 1 over ep 2 with 2 copies, 3 slots per rank. Copies: expert 0 (6 per copy,
+  // then 3), then expert 1 (3; expert 0 is at ep = 2 copies): per copy e0 3 3, e1 1.5 1.5,
+  // e2 2, e3 1. Heaviest first onto the least-loaded rank (ties: the lower) that has room and
+  // lacks the expert: e0 -> r0 (3), e0 -> r1 (3), e2 -> r0 (5), e1 -> r1 (4.5), e1 -> r0 (6.5),
+  // e3 -> r1 (r0 is full; 5.5).
+  const std::vector<double> load = {6, 3, 2, 1};
+  const ExpertPlacement p = PlaceExperts(4, 2, 2, load).value();
+  EXPECT_EQ(p.slot_expert, (std::vector<int64_t>{0, 2, 1, 0, 1, 3}));
+  EXPECT_EQ(RankLoads(p, load), (std::vector<double>{6.5, 5.5}));
 }
 
-TEST(Capacity, LaterPairsOverTheLimitAreDropped) {
-  // Capacity 2: expert 1 takes tokens 0 and 1, drops token 2's and token 3's pairs; expert 0
-  // takes tokens 1 and 3.
-  const std::vector<std::vector<int64_t>> chosen = {{1, 2}, {0, 1}, {1, 2}, {1, 0}};
-  const std::vector<std::vector<bool>> keep = WithinCapacity(chosen, 3, 2);
-  EXPECT_EQ(keep, (std::vector<std::vector<bool>>{
-                      {true, true}, {true, true}, {false, true}, {false, true}}));
+TEST(ExpertPlacement, LoadWithoutCopiesStillBalancesTheRanks) {
+  // 6 -> r0, 3 -> r1, 2 -> r1 (3 < 6), 1 -> r0 (r1 is full): loads 7 and 5.
+  const std::vector<double> load = {6, 3, 2, 1};
+  const ExpertPlacement p = PlaceExperts(4, 2, 0, load).value();
+  EXPECT_EQ(p.slot_expert, (std::vector<int64_t>{0, 3, 1, 2}));
+  EXPECT_EQ(RankLoads(p, load), (std::vector<double>{7, 5}));
+}
+
+TEST(ExpertPlacement, UniformRankLoadsCountHalfCopies) {
+  // 8 experts + 2 copies over 2 ranks (dealt as above): each rank holds a copy of experts 0 and
+  // 1 (half their load each) and three whole experts: 0.5 + 0.5 + 3 = 4.
+  const ExpertPlacement p = PlaceExperts(8, 2, 2).value();
+  EXPECT_EQ(RankLoads(p, {}), (std::vector<double>{4, 4}));
 }
 
 }  // namespace

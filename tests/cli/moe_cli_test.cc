@@ -1,0 +1,69 @@
+// End-to-end: MoE expert placement options (--redundant-experts, --expert-skew) on the commands
+// that take a layout, and their bad input.
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+TEST(MoeCli, DeepSeekV3DecodeUnitWithRedundantExperts) {
+  // EP144 with 32 redundant experts: (256 + 32) / 144 = 2 expert slots per GPU.
+  const RunResult r = RunShardwise(
+      "explain --model deepseek-v3 --cluster hgx-h800 --nodes 18 --layout dp144ep144 "
+      "--redundant-experts 32 --batch 4608 --context 4096 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["moe"]["redundant_experts"], 32);
+  EXPECT_DOUBLE_EQ(j["moe"]["experts_per_gpu"].get<double>(), 2.0);
+  EXPECT_NEAR(j["moe"]["expert_placement_imbalance"].get<double>(), 1.125, 1e-12);
+  EXPECT_TRUE(j["moe"]["expert_skew"].is_null());
+  const RunResult text = RunShardwise(
+      "explain --model deepseek-v3 --cluster hgx-h800 --nodes 18 --layout dp144ep144 "
+      "--redundant-experts 32");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("2 per GPU (256 routed + 32 redundant over ep 144)"), std::string::npos)
+      << text.out;
+}
+
+TEST(MoeCli, SkewRaisesTheEpTimeOnEveryCommand) {
+  const std::string base = " --model mixtral-8x7b --cluster dgx-h100 --layout dp8ep8 --json";
+  const RunResult even = RunShardwise("explain --batch 256" + base);
+  const RunResult skewed = RunShardwise("explain --batch 256 --expert-skew 1" + base);
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  ASSERT_EQ(skewed.exit_code, 0) << skewed.err;
+  EXPECT_NEAR(skewed.Json()["moe"]["expert_placement_imbalance"].get<double>(), 2240.0 / 761.0,
+              1e-9);
+  EXPECT_GT(skewed.Json()["decode"]["ep_comm_s"].get<double>(),
+            even.Json()["decode"]["ep_comm_s"].get<double>());
+  for (const char* command : {"simulate --requests 50", "price", "plan"}) {
+    const RunResult r =
+        RunShardwise(std::string(command) + " --expert-skew 1 --redundant-experts 8" + base);
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.err;
+  }
+}
+
+TEST(MoeCliErrors, BadPlacementInput) {
+  const std::string v3 = "explain --model deepseek-v3 --cluster hgx-h800 --nodes 18 ";
+  ExpectOneLineError(RunShardwise(v3 + "--layout dp144ep144"), "--redundant-experts");
+  ExpectOneLineError(RunShardwise(v3 + "--layout dp144ep144 --redundant-experts 31"),
+                     "must divide by ep (144)");
+  ExpectOneLineError(RunShardwise("explain --model mixtral-8x7b --layout dp8ep8 "
+                                  "--redundant-experts -8"),
+                     "--redundant-experts");
+  ExpectOneLineError(RunShardwise("explain --model mixtral-8x7b --layout tp8 "
+                                  "--redundant-experts 8"),
+                     "ep > 1");
+  ExpectOneLineError(RunShardwise("explain --model llama-3.1-8b --layout tp1 "
+                                  "--redundant-experts 8"),
+                     "mixture-of-experts");
+  for (const char* skew : {"nan", "-1", "inf"}) {
+    ExpectOneLineError(RunShardwise(std::string("explain --model mixtral-8x7b --layout dp8ep8 "
+                                                "--expert-skew ") +
+                                    skew),
+                       "--expert-skew");
+  }
+}
+
+}  // namespace
+}  // namespace shardwise::testing
