@@ -1,5 +1,7 @@
 #include "shardwise/runtime/comm/thread_comm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,8 +11,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace shardwise {
 namespace {
@@ -44,15 +44,19 @@ struct Group {
   std::condition_variable cv;
   int64_t generation = 0;
   int arrived = 0;
-  std::vector<int64_t> posted;  // generation each rank last reached
-  std::vector<const float*> in;
+  std::vector<int64_t> posted;             // generation each rank last reached
+  std::vector<std::vector<float>> staged;  // each rank's input to the collective in progress
   std::vector<std::vector<int64_t>> ints;
   std::map<std::pair<int64_t, int>, std::shared_ptr<Group>> splits;
   std::map<std::pair<int, int>, std::deque<std::vector<float>>> mail;
 
   Group(World* w, std::vector<int> ranks)
-      : world(w), size(static_cast<int>(ranks.size())), world_ranks(std::move(ranks)),
-        posted(size, 0), in(size, nullptr), ints(size) {}
+      : world(w),
+        size(static_cast<int>(ranks.size())),
+        world_ranks(std::move(ranks)),
+        posted(size, 0),
+        staged(size),
+        ints(size) {}
 };
 
 class ThreadComm final : public Communicator {
@@ -63,11 +67,11 @@ class ThreadComm final : public Communicator {
 
  protected:
   Status DoAllReduceSum(std::span<float> data) override {
-    g_->in[rank_] = data.data();
+    SW_RETURN_IF_ERROR(Post(data, "all-reduce"));
     SW_RETURN_IF_ERROR(Meet("all-reduce"));
     std::vector<float> sum(data.size(), 0.0f);
     for (int r = 0; r < g_->size; ++r) {
-      const float* p = g_->in[r];
+      const float* p = g_->staged[r].data();
       for (size_t i = 0; i < sum.size(); ++i) sum[i] += p[i];
     }
     SW_RETURN_IF_ERROR(Meet("all-reduce"));
@@ -76,20 +80,20 @@ class ThreadComm final : public Communicator {
   }
 
   Status DoAllGather(std::span<const float> mine, std::span<float> all) override {
-    g_->in[rank_] = mine.data();
+    SW_RETURN_IF_ERROR(Post(mine, "all-gather"));
     SW_RETURN_IF_ERROR(Meet("all-gather"));
     for (int r = 0; r < g_->size; ++r) {
-      std::memcpy(all.data() + r * mine.size(), g_->in[r], mine.size_bytes());
+      std::memcpy(all.data() + r * mine.size(), g_->staged[r].data(), mine.size_bytes());
     }
     return Meet("all-gather");
   }
 
   Status DoReduceScatterSum(std::span<const float> all, std::span<float> mine) override {
-    g_->in[rank_] = all.data();
+    SW_RETURN_IF_ERROR(Post(all, "reduce-scatter"));
     SW_RETURN_IF_ERROR(Meet("reduce-scatter"));
     std::fill(mine.begin(), mine.end(), 0.0f);
     for (int r = 0; r < g_->size; ++r) {
-      const float* p = g_->in[r] + rank_ * mine.size();
+      const float* p = g_->staged[r].data() + rank_ * mine.size();
       for (size_t i = 0; i < mine.size(); ++i) mine[i] += p[i];
     }
     return Meet("reduce-scatter");
@@ -97,7 +101,7 @@ class ThreadComm final : public Communicator {
 
   Status DoAllToAllV(std::span<const float> send, std::span<const int64_t> send_counts,
                      std::vector<float>& recv, std::vector<int64_t>& recv_counts) override {
-    g_->in[rank_] = send.data();
+    SW_RETURN_IF_ERROR(Post(send, "all-to-all"));
     g_->ints[rank_].assign(send_counts.begin(), send_counts.end());
     SW_RETURN_IF_ERROR(Meet("all-to-all"));
     recv_counts.assign(g_->size, 0);
@@ -107,7 +111,8 @@ class ThreadComm final : public Communicator {
       int64_t offset = 0;
       for (int q = 0; q < rank_; ++q) offset += counts[q];
       recv_counts[p] = counts[rank_];
-      recv.insert(recv.end(), g_->in[p] + offset, g_->in[p] + offset + counts[rank_]);
+      const float* from = g_->staged[p].data() + offset;
+      recv.insert(recv.end(), from, from + counts[rank_]);
     }
     return Meet("all-to-all");
   }
@@ -126,9 +131,9 @@ class ThreadComm final : public Communicator {
     while (box.empty() || Clock::now() >= deadline) {
       if (g_->world->aborted) return Aborted("send-recv");
       if (Clock::now() >= deadline) {
-        const std::string why = fmt::format(
-            "send-recv timed out after {:g} s: rank {} did not send to rank {}",
-            g_->world->timeout_s, g_->world_ranks[source], g_->world_ranks[rank_]);
+        const std::string why =
+            fmt::format("send-recv timed out after {:g} s: rank {} did not send to rank {}",
+                        g_->world->timeout_s, g_->world_ranks[source], g_->world_ranks[rank_]);
         lock.unlock();
         g_->world->Abort(why);
         return RuntimeFailure(why);
@@ -139,23 +144,24 @@ class ThreadComm final : public Communicator {
     box.pop_front();
     if (msg.size() != data.size()) {
       return RuntimeFailure(fmt::format("send-recv: rank {} sent {} floats, rank {} expected {}",
-                                        g_->world_ranks[source], msg.size(),
-                                        g_->world_ranks[rank_], data.size()));
+                                        g_->world_ranks[source], msg.size(), g_->world_ranks[rank_],
+                                        data.size()));
     }
     std::copy(msg.begin(), msg.end(), data.begin());
     return Status();
   }
 
   Status DoBroadcast(std::span<float> data, int root) override {
-    g_->in[rank_] = data.data();
+    if (rank_ == root) SW_RETURN_IF_ERROR(Post(data, "broadcast"));
     SW_RETURN_IF_ERROR(Meet("broadcast"));
-    if (rank_ != root) std::memcpy(data.data(), g_->in[root], data.size_bytes());
+    if (rank_ != root) std::memcpy(data.data(), g_->staged[root].data(), data.size_bytes());
     return Meet("broadcast");
   }
 
   Status DoBarrier() override { return Meet("barrier"); }
 
   StatusOr<std::unique_ptr<Communicator>> DoSplit(int color, int key) override {
+    if (g_->world->aborted) return Aborted("split");
     int64_t split_id = 0;
     {
       std::lock_guard<std::mutex> lock(g_->mu);
@@ -189,6 +195,17 @@ class ThreadComm final : public Communicator {
   Clock::time_point Deadline() const {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(
                               std::chrono::duration<double>(g_->world->timeout_s));
+  }
+
+  // Stages this rank's input for its peers, who read it between the collective's two meetings.
+  // It is copied into the group rather than pointed to: a rank that leaves early (the world
+  // aborted while its peers were still reading) may free its own buffers, never what they
+  // read. A rank of an aborted world stages nothing, so it cannot overwrite what a peer still
+  // reads from an earlier collective (it could have left that one early only after the abort).
+  Status Post(std::span<const float> data, const char* what) {
+    if (g_->world->aborted) return Aborted(what);
+    g_->staged[rank_].assign(data.begin(), data.end());
+    return Status();
   }
 
   Status Aborted(const char* what) const {
