@@ -302,11 +302,12 @@ Status RunSimulate(const SimulateOptions& o) {
   std::cout << fmt::format(
       "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL "
       "{}\n"
-      "{} requests finished over {} simulated ({} iterations, {} preemptions) in {} wall\n\n",
+      "{} request{} finished over {} simulated ({} iteration{}, {} preemption{}) in {} wall\n\n",
       model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
       config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
       config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals, std::llround(mean_isl),
-      std::llround(mean_osl), r.requests, FormatSeconds(r.makespan_s), r.steps, r.preemptions,
+      std::llround(mean_osl), r.requests, r.requests == 1 ? "" : "s", FormatSeconds(r.makespan_s),
+      r.steps, r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s",
       FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
   auto row = [&](const char* name, const LogHistogram& h) {
