@@ -3,6 +3,8 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "disagg_options.h"
+#include "explain_disagg.h"
 #include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
@@ -19,6 +21,8 @@ struct ExplainOptions {
   ClusterOptions cluster;
   PerfCliOptions perf;
   std::string layout = "tp8";
+  CLI::Option* layout_option = nullptr;
+  DisaggCliOptions disagg;
   int64_t batch = 32;
   int64_t context = 2048;
   int64_t osl = 256;
@@ -38,17 +42,42 @@ std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown&
           FormatSeconds(p.total_s)};
 }
 
+// How the MoE layers exchange tokens in each phase, in words.
+std::string EpExchangeLine(const StepEstimate& e, const PerfOptions& perf) {
+  auto phase = [](const PhaseBreakdown& p) {
+    return p.ep_algorithm ? std::string(EpAlgorithmName(*p.ep_algorithm)) : std::string("-");
+  };
+  std::string line = fmt::format(
+      "EP exchange: prefill {}, decode {} (dispatch {}, combine {}){}\n", phase(e.prefill),
+      phase(e.decode), DtypeName(perf.ep.dispatch_dtype), DtypeName(perf.activation_dtype),
+      perf.ep.two_batch_overlap ? "; two micro-batches overlap it with compute" : "");
+  if (e.expert_dropped_share > 0) {
+    line += fmt::format(
+        "capacity factor {:g}: the busiest EP rank drops {:.1f}% of its (token, expert) pairs "
+        "in decode\n",
+        perf.capacity_factor.value_or(0.0), 100 * e.expert_dropped_share);
+  }
+  return line;
+}
+
 Status RunExplain(const ExplainOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
-  SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   SW_RETURN_IF_ERROR(o.html.Check());
   if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
   if (o.context < 1 || o.context > 10'000'000)
     return Error("--context must be between 1 and 10,000,000");
   if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
+  if (o.disagg.Given()) {
+    const bool layout_given = o.layout_option && *o.layout_option;
+    SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, layout_given));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.prefill.layout, perf));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.decode->layout, perf));
+    return ExplainDisaggregated(model, d, perf, o.batch, o.context, o.osl, o.json, o.html);
+  }
+  SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
+  SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(model, cluster, layout, perf));
   Workload w;
   w.batch = o.batch;
@@ -72,6 +101,7 @@ Status RunExplain(const ExplainOptions& o) {
                               {"cp", layout.cp},
                               {"batch", o.batch},
                               {"moe", MoeJson(model, layout, perf)},
+                              {"expert_dropped_share", e.expert_dropped_share},
                               {"speculative", SpeculativeJson(perf.speculative)},
                               {"tokens_per_step", e.tokens_per_step},
                               {"draft_s", e.draft_s},
@@ -151,6 +181,9 @@ Status RunExplain(const ExplainOptions& o) {
         step.shard().expert_placement_imbalance,
         perf.expert_skew ? fmt::format(" (Zipf skew {:g})", *perf.expert_skew) : "");
   }
+  if (e.decode.ep_algorithm) {
+    std::cout << EpExchangeLine(e, perf);
+  }
   if (e.over_parallelised) {
     std::cout << fmt::format(
         "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
@@ -187,7 +220,9 @@ void AddExplainCommand(CLI::App& app, Status& result) {
   sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
-  sub->add_option("--layout", opts->layout, "Parallel layout")->capture_default_str();
+  opts->layout_option =
+      sub->add_option("--layout", opts->layout, "Parallel layout")->capture_default_str();
+  opts->disagg.AddTo(sub);
   sub->add_option("--batch", opts->batch, "Concurrent sequences per replica")
       ->capture_default_str();
   sub->add_option("--context", opts->context, "Prompt length and decode KV length, tokens")

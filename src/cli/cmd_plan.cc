@@ -11,6 +11,7 @@
 #include "emit_options.h"
 #include "html_output.h"
 #include "perf_options.h"
+#include "plan_disagg.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/planner.h"
@@ -37,6 +38,7 @@ struct PlanOptions {
   CLI::Option* rate_option = nullptr;
   int top = 5;
   std::string layout;  // evaluate only this layout
+  std::string disagg = "auto";
   bool json = false;
   HtmlOptions html;
   EmitOptions emit;
@@ -69,6 +71,7 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"why", p.why},
           {"prefill", PhaseJson(e.prefill)},
           {"decode", PhaseJson(e.decode)},
+          {"ep_exchange", e.layout.ep > 1 ? EpSettingJson(p.ep) : nlohmann::json(nullptr)},
           {"pipeline", PipelineJson(e)}};
 }
 
@@ -100,6 +103,7 @@ Status RunPlan(const PlanOptions& o) {
   SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
   PlanRequest req;
   SW_ASSIGN_OR_RETURN(req.perf, o.perf.Build(model));
+  req.search_ep = !o.perf.UserChoseEpExchange();
   SW_ASSIGN_OR_RETURN(req.objective, ParseObjective(o.objective));
   if (o.isl < 1 || o.isl > 10'000'000) return Error("--isl must be between 1 and 10,000,000");
   if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
@@ -144,6 +148,11 @@ Status RunPlan(const PlanOptions& o) {
   SW_RETURN_IF_ERROR(o.html.Check());
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(PlanResult r, Plan(model, cluster, req));
+  std::optional<DisaggPlanEntry> disagg;
+  if (o.disagg == "auto" && !req.only_layout) {
+    SW_ASSIGN_OR_RETURN(disagg, PlanDisaggregated(model, cluster, req));
+  }
+  const DeploymentVerdict verdict = CompareDeployments(r.ranked.front(), disagg, req.objective);
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PrintFormatNotes(cluster.gpu, req.perf);
@@ -195,7 +204,11 @@ Status RunPlan(const PlanOptions& o) {
            {"points_evaluated", r.points_evaluated},
            {"elapsed_s", elapsed_s},
            {"layouts", layouts},
-           {"pareto", pareto}};
+           {"pareto", pareto},
+           {"disaggregated", disagg ? DisaggEntryJson(*disagg) : nlohmann::json(nullptr)},
+           {"deployment",
+            {{"winner", verdict.disaggregated_wins ? "disaggregated" : "aggregated"},
+             {"why", verdict.why}}}};
   }
   EmitOptions emit = o.emit;
   emit.force = o.html.force;
@@ -262,6 +275,11 @@ Status RunPlan(const PlanOptions& o) {
                    fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), FormatSeconds(e.tpot_s)});
   }
   std::cout << pareto.Render();
+  if (o.disagg == "auto" && !req.only_layout) {
+    std::cout << "\naggregated or disaggregated:\n";
+    if (disagg) std::cout << "  best split: " << disagg->why << "\n";
+    std::cout << "  " << verdict.why << "\n";
+  }
   if (emitted) {
     SW_RETURN_IF_ERROR(
         emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, prefill, true).status());
@@ -304,6 +322,11 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       "Rank layouts by what they do at R requests/s (Poisson); excludes --concurrency");
   sub->add_option("--top", opts->top, "Layouts to show")->capture_default_str();
   sub->add_option("--layout", opts->layout, "Evaluate only this layout (choosing its batch)");
+  sub->add_option("--disagg", opts->disagg,
+                  "auto: also search prefill/decode disaggregated deployments (xPyD) and say "
+                  "which wins; off: aggregated layouts only")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
   opts->emit.AddTo(sub);

@@ -6,6 +6,7 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "disagg_options.h"
 #include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/model/catalog.h"
@@ -21,6 +22,7 @@ struct PriceOptions {
   ClusterOptions cluster;
   PerfCliOptions perf;
   std::string layout;
+  DisaggCliOptions disagg;
   int64_t isl = 1024;
   int64_t osl = 256;
   std::optional<double> usd_per_gpu_hour;
@@ -32,6 +34,77 @@ struct PriceOptions {
   bool json = false;
   HtmlOptions html;
 };
+
+// What is priced: a layout at its best batch, or a disaggregated deployment at its decode
+// workers' largest batch.
+struct Priced {
+  std::string name;
+  int64_t batch = 0;  // per replica, or per decode worker
+  PriceInputs inputs;
+  nlohmann::json deployment_json;  // null when aggregated
+  nlohmann::json moe_json;
+};
+
+StatusOr<Priced> PriceAggregated(const PriceOptions& o, const ModelSpec& model,
+                                 const ClusterSpec& cluster, PlanRequest req, double usd) {
+  if (!o.layout.empty()) {
+    SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
+    SW_RETURN_IF_ERROR(CheckRedundantExperts(only, req.perf));
+    req.only_layout = only;
+  }
+  SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
+  const StepEstimate& e = plan.ranked.front().estimate;
+  Priced p;
+  p.name = "layout " + e.layout.ToString();
+  p.batch = e.workload.batch;
+  p.inputs = PriceInputsFrom(e, usd);
+  p.moe_json = MoeJson(model, e.layout, req.perf);
+  return p;
+}
+
+StatusOr<Priced> PriceDisaggregated(const PriceOptions& o, const ModelSpec& model,
+                                    const ClusterSpec& cluster, const PlanRequest& req,
+                                    double usd) {
+  SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, !o.layout.empty()));
+  const Deployment& dep = d.deployment;
+  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.prefill.layout, req.perf));
+  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.decode->layout, req.perf));
+  PlanRequest prefill_req = req, decode_req = req;
+  prefill_req.only_layout = dep.prefill.layout;
+  decode_req.only_layout = dep.decode->layout;
+  auto prefill = Plan(model, d.prefill_cluster, prefill_req);
+  if (!prefill.ok()) return Error("the prefill layout: " + prefill.status().message());
+  auto decode = Plan(model, d.decode_cluster, decode_req);
+  if (!decode.ok()) return Error("the decode layout: " + decode.status().message());
+  const StepEstimate& p = prefill->ranked.front().estimate;
+  const StepEstimate& e = decode->ranked.front().estimate;  // its best batch
+  const double prefill_per_s =
+      static_cast<double>(dep.prefill.workers * p.layout.Replicas()) / p.prefill_s_per_request;
+  const double decode_per_s = static_cast<double>(dep.decode->workers) *
+                              static_cast<double>(e.workload.batch) /
+                              (static_cast<double>(o.osl) * e.tpot_s);
+  // --usd-per-gpu-hour prices the --cluster's GPUs; the prefill cluster's keep the catalog's.
+  const double prefill_usd = d.same_cluster ? usd : d.prefill_cluster.gpu.usd_per_gpu_hour;
+  Priced out;
+  out.name = "deployment " + dep.ToString();
+  out.batch = e.workload.batch;
+  out.inputs = DisaggregatedPriceInputs(dep.prefill.Gpus(), prefill_usd, dep.decode->Gpus(), usd,
+                                        std::min(prefill_per_s, decode_per_s), o.isl, o.osl);
+  out.deployment_json = {{"disaggregated", true},
+                         {"prefill",
+                          {{"layout", dep.prefill.layout.ToString()},
+                           {"workers", dep.prefill.workers},
+                           {"cluster", d.prefill_cluster.name},
+                           {"requests_per_s", prefill_per_s}}},
+                         {"decode",
+                          {{"layout", dep.decode->layout.ToString()},
+                           {"workers", dep.decode->workers},
+                           {"cluster", d.decode_cluster.name},
+                           {"batch_per_worker", e.workload.batch},
+                           {"requests_per_s", decode_per_s}}}};
+  out.moe_json = MoeJson(model, dep.decode->layout, req.perf);
+  return out;
+}
 
 Status RunPrice(const PriceOptions& o) {
   SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
@@ -55,16 +128,12 @@ Status RunPrice(const PriceOptions& o) {
   }
   req.workload.prompt_tokens = o.isl;
   req.workload.output_tokens = o.osl;
-  if (!o.layout.empty()) {
-    SW_ASSIGN_OR_RETURN(Layout only, ParseLayout(o.layout));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(only, req.perf));
-    req.only_layout = only;
-  }
-  SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
-  const StepEstimate& e = plan.ranked.front().estimate;
-  PrintFormatNotes(cluster.gpu, req.perf);
   const double usd = o.usd_per_gpu_hour.value_or(cluster.gpu.usd_per_gpu_hour);
-  const PriceInputs in = PriceInputsFrom(e, usd);
+  SW_ASSIGN_OR_RETURN(const Priced priced, o.disagg.Given()
+                                               ? PriceDisaggregated(o, model, cluster, req, usd)
+                                               : PriceAggregated(o, model, cluster, req, usd));
+  PrintFormatNotes(cluster.gpu, req.perf);
+  const PriceInputs& in = priced.inputs;
   const double duty = DutyCycleMultiplier(o.duty_cycle);
 
   // Every price is what a token really costs: at `utilization` of the busy hours, busy
@@ -98,9 +167,10 @@ Status RunPrice(const PriceOptions& o) {
     out = {{"command", "price"},
            {"model", model.name},
            {"cluster", cluster.name},
-           {"layout", e.layout.ToString()},
-           {"batch", e.workload.batch},
-           {"moe", MoeJson(model, e.layout, req.perf)},
+           {"layout", priced.name},
+           {"deployment", priced.deployment_json},
+           {"batch", priced.batch},
+           {"moe", priced.moe_json},
            {"speculative", SpeculativeJson(req.perf.speculative)},
            {"prefix_hit_rate", req.perf.prefix_hit_rate},
            {"isl", o.isl},
@@ -138,10 +208,10 @@ Status RunPrice(const PriceOptions& o) {
     return o.html.Write(out);
   }
   std::cout << fmt::format(
-      "price: {} on {}, layout {} at batch {}, ISL {} / OSL {}, ${:.2f} per GPU-hour\n"
+      "price: {} on {}, {} at batch {}, ISL {} / OSL {}, ${:.2f} per GPU-hour\n"
       "one replica ({} GPUs) at full load: {:.0f} output and {:.0f} input tokens/s "
-      "({:.0f}% of its time on prefill)\n\n",
-      model.name, cluster.name, e.layout.ToString(), e.workload.batch, o.isl, o.osl, usd,
+      "({:.0f}% of its cost on prefill)\n\n",
+      model.name, cluster.name, priced.name, priced.batch, o.isl, o.osl, in.usd_per_gpu_hour,
       in.gpus_per_replica, in.replica_output_tokens_per_s, in.replica_input_tokens_per_s,
       100 * in.input_time_share);
   std::cout << fmt::format(
@@ -202,6 +272,7 @@ void AddPriceCommand(CLI::App& app, Status& result) {
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
+  opts->disagg.AddTo(sub);
   sub->add_option("--isl", opts->isl, "Prompt tokens per request")->capture_default_str();
   sub->add_option("--osl", opts->osl, "Output tokens per request")->capture_default_str();
   sub->add_option("--usd-per-gpu-hour", opts->usd_per_gpu_hour, "GPU price (default: catalog)");

@@ -9,6 +9,7 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "disagg_options.h"
 #include "html_output.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
@@ -18,6 +19,7 @@
 #include "shardwise/report/table.h"
 #include "shardwise/sim/serving.h"
 #include "shardwise/sim/simulator.h"
+#include "sim_setup.h"
 #include "validators.h"
 
 namespace shardwise::cli {
@@ -28,6 +30,7 @@ struct SimulateOptions {
   ClusterOptions cluster;
   PerfCliOptions perf;
   std::string layout;  // empty: the planner's best for the workload
+  DisaggCliOptions disagg;
   std::string rate = "10";
   int64_t concurrency = 0;
   CLI::Option* concurrency_option = nullptr;
@@ -136,28 +139,22 @@ Status RunSimulate(const SimulateOptions& o) {
     longest = static_cast<int64_t>(4.0 * (1 + o.length_cv) * static_cast<double>(o.isl + o.osl));
   }
 
-  Layout layout;
-  if (!o.layout.empty()) {
-    SW_ASSIGN_OR_RETURN(layout, ParseLayout(o.layout));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
-  } else {
-    PlanRequest req;
-    req.perf = perf;
-    req.max_batch = max_batch;
-    req.workload.prompt_tokens = std::max<int64_t>(1, std::llround(mean_isl));
-    req.workload.output_tokens = std::max<int64_t>(1, std::llround(mean_osl));
-    SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster, req));
-    layout = plan.ranked.front().estimate.layout;
-  }
-  SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(model, cluster, layout, perf));
   Workload one;
   one.prompt_tokens = std::max<int64_t>(1, std::llround(mean_isl));
   one.output_tokens = std::max<int64_t>(1, std::llround(mean_osl));
-  const StepEstimate probe = step.Estimate(one);
-  if (!probe.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, probe, perf));
-
-  SimConfig config =
-      ServingConfig(cluster, layout, perf, probe.memory.kv_capacity_tokens, max_batch, admission);
+  OfferedLoad offered;
+  if (closed_loop) offered.max_in_flight = static_cast<double>(o.concurrency);
+  if (!closed_loop && std::isfinite(rate)) offered.rate_per_s = rate;
+  SimSetup setup;
+  if (o.disagg.Given()) {
+    SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, !o.layout.empty()));
+    SW_ASSIGN_OR_RETURN(
+        setup, DisaggregatedSetup(model, d, perf, one, longest, max_batch, admission, offered));
+  } else {
+    SW_ASSIGN_OR_RETURN(
+        setup, AggregatedSetup(model, cluster, o.layout, perf, one, longest, max_batch, admission));
+  }
+  SimConfig& config = setup.config;
   config.concurrency = closed_loop ? o.concurrency : 0;
   // A closed loop keeps the replicas balanced by load, as the engines' data-parallel routers do
   // (vLLM's DP load balancing, SGLang's shortest-queue router): a finished request's client
@@ -165,7 +162,6 @@ Status RunSimulate(const SimulateOptions& o) {
   config.router = closed_loop && !(o.router_option && *o.router_option)
                       ? RouterPolicy{LeastLoadedRouter{}}
                       : router;
-  config.state_tokens_per_sequence = probe.memory.state_tokens_per_sequence;
   const double inf = std::numeric_limits<double>::infinity();
   config.max_ttft_s = o.max_ttft_ms > 0 ? o.max_ttft_ms * 1e-3 : inf;
   config.max_tpot_s = o.max_tpot_ms > 0 ? o.max_tpot_ms * 1e-3 : inf;
@@ -185,8 +181,6 @@ Status RunSimulate(const SimulateOptions& o) {
                  sim_s, terminal ? "" : "\n");
   };
 
-  SW_ASSIGN_OR_RETURN(StepTable steps,
-                      ServingTable(step, perf, probe.memory.max_sequences, max_batch, longest));
   // A closed loop defaults to ten requests per client, as benchmark runs send, and as plan
   // simulates its operating points.
   int64_t requests = o.requests;
@@ -201,19 +195,13 @@ Status RunSimulate(const SimulateOptions& o) {
                           {osl_dist, static_cast<double>(o.osl), o.length_cv}, requests, o.seed,
                           o.duration_s > 0 ? o.duration_s : inf)
           : RequestSource(trace);
-  SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, steps, source, config));
+  SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, *setup.table, source, config));
   if (printed) std::fprintf(stderr, "\n");
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   PrintFormatNotes(cluster.gpu, perf);
-  // The offered load against what the deployment can serve: steady-state throughput at the
-  // largest batch that fits (the step model), in requests per second.
-  Workload full = one;
-  full.batch =
-      std::max<int64_t>(1, std::min(max_batch * layout.AttentionDp(), probe.memory.max_sequences));
-  const double capacity_requests_per_s =
-      step.Estimate(full).output_tokens_per_s / std::max(1.0, mean_osl);
+  const double capacity_requests_per_s = setup.capacity_requests_per_s;
   double offered_requests_per_s = rate;
   if (!trace.empty() && trace.back().arrival_s > 0) {
     offered_requests_per_s = static_cast<double>(trace.size()) / trace.back().arrival_s;
@@ -225,12 +213,11 @@ Status RunSimulate(const SimulateOptions& o) {
                  "shardwise: warning: the load (%.3g requests/s) exceeds what %s serves "
                  "(about %.3g requests/s at its largest batch): the queue grows for the whole "
                  "run, so latencies depend on --requests; lower --rate or add GPUs\n",
-                 offered_requests_per_s, layout.ToString().c_str(), capacity_requests_per_s);
+                 offered_requests_per_s, setup.name.c_str(), capacity_requests_per_s);
   }
   const bool has_slo = o.max_ttft_ms > 0 || o.max_tpot_ms > 0;
 
-  const double output_per_gpu =
-      r.OutputTokensPerS() / static_cast<double>(config.replicas * config.gpus_per_replica);
+  const double output_per_gpu = r.OutputTokensPerS() / static_cast<double>(setup.gpus);
   const double output_per_user = r.tpot_s.Mean() > 0 ? 1.0 / r.tpot_s.Mean() : 0.0;
   nlohmann::json series = nlohmann::json::array();
   for (const auto& [t, f] : r.kv_occupancy) series.push_back({{"time_s", t}, {"fraction", f}});
@@ -239,14 +226,15 @@ Status RunSimulate(const SimulateOptions& o) {
       {"command", "simulate"},
       {"model", model.name},
       {"cluster", cluster.name},
-      {"layout", layout.ToString()},
+      {"layout", setup.name},
+      {"deployment", setup.deployment_json},
       {"engine", perf.engine.name},
-      {"moe", MoeJson(model, layout, perf)},
+      {"moe", setup.moe_json},
       {"speculative", SpeculativeJson(perf.speculative)},
       {"prefix_hit_rate", perf.prefix_hit_rate},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
-      {"gpus", config.replicas * config.gpus_per_replica},
+      {"gpus", setup.gpus},
       {"seed", o.seed},
       {"requests", r.requests},
       {"preemptions", r.preemptions},
@@ -279,6 +267,8 @@ Status RunSimulate(const SimulateOptions& o) {
                              r.makespan_s > 0 ? r.goodput_output_tokens / r.makespan_s : 0.0}}
            : nlohmann::json(nullptr)},
       {"utilization", {{"busy_fraction", r.utilization}, {"mfu", r.mfu}}},
+      {"kv_transfer_s", config.decode_pool ? nlohmann::json{{"mean", r.kv_transfer_s_mean}}
+                                           : nlohmann::json(nullptr)},
       {"kv_occupancy",
        {{"mean_fraction", r.kv_occupancy_mean},
         {"max_fraction", r.kv_occupancy_max},
@@ -300,12 +290,11 @@ Status RunSimulate(const SimulateOptions& o) {
                 o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
                 rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), layout {} ({} replica{} of {} GPU{}), {}, {}, ISL {} / OSL "
+      "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL "
       "{}\n"
       "{} request{} finished over {} simulated ({} iteration{}, {} preemption{}) in {} wall\n\n",
-      model.name, cluster.name, config.replicas * config.gpus_per_replica, layout.ToString(),
-      config.replicas, config.replicas == 1 ? "" : "s", config.gpus_per_replica,
-      config.gpus_per_replica == 1 ? "" : "s", perf.engine.name, arrivals, std::llround(mean_isl),
+      model.name, cluster.name, setup.gpus, config.decode_pool ? "deployment" : "layout",
+      setup.name, setup.shape, perf.engine.name, arrivals, std::llround(mean_isl),
       std::llround(mean_osl), r.requests, r.requests == 1 ? "" : "s", FormatSeconds(r.makespan_s),
       r.steps, r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s",
       FormatSeconds(wall_s));
@@ -333,6 +322,11 @@ Status RunSimulate(const SimulateOptions& o) {
           : std::string("not measured: no SLO given (--max-ttft-ms, --max-tpot-ms)"),
       100 * r.utilization, 100 * r.mfu, 100 * r.kv_occupancy_mean, 100 * r.kv_occupancy_max,
       r.usd_per_mtok_output, cluster.gpu.usd_per_gpu_hour);
+  if (config.decode_pool) {
+    std::cout << fmt::format("KV transfer  {} per request on average over {} ({}, {})\n",
+                             FormatSeconds(r.kv_transfer_s_mean), setup.link,
+                             KvTransferModeName(setup.transfer_mode), "prefill to decode pool");
+  }
   if (overloaded) {
     std::cout << fmt::format(
         "overloaded   {:.3g} requests/s offered, about {:.3g} served at most: the latencies "
@@ -356,6 +350,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->cluster.AddTo(sub);
   opts->perf.AddTo(sub);
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
+  opts->disagg.AddTo(sub);
   sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
       ->capture_default_str();
   opts->concurrency_option = sub->add_option(

@@ -48,10 +48,20 @@ Status WritePage(const std::string& path, const std::string& html, bool force) {
 }
 
 nlohmann::json PhaseJson(const PhaseBreakdown& p) {
-  return {{"compute_s", p.compute_s}, {"memory_s", p.memory_s},   {"tp_comm_s", p.tp_comm_s},
-          {"ep_comm_s", p.ep_comm_s}, {"cp_comm_s", p.cp_comm_s}, {"pp_comm_s", p.pp_comm_s},
-          {"bubble_s", p.bubble_s},   {"total_s", p.total_s},     {"flops", p.flops},
-          {"hbm_bytes", p.hbm_bytes}};
+  return {{"compute_s", p.compute_s},
+          {"memory_s", p.memory_s},
+          {"tp_comm_s", p.tp_comm_s},
+          {"ep_comm_s", p.ep_comm_s},
+          {"cp_comm_s", p.cp_comm_s},
+          {"pp_comm_s", p.pp_comm_s},
+          {"bubble_s", p.bubble_s},
+          {"total_s", p.total_s},
+          {"flops", p.flops},
+          {"hbm_bytes", p.hbm_bytes},
+          {"ep_algorithm", p.ep_algorithm
+                               ? nlohmann::json(std::string(EpAlgorithmName(*p.ep_algorithm)))
+                               : nlohmann::json(nullptr)},
+          {"two_batch_overlap", p.two_batch_overlap}};
 }
 
 nlohmann::json PipelineJson(const StepEstimate& e) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "shardwise/common/format.h"
+#include "shardwise/perf/expert_loads.h"
 
 namespace shardwise::cli {
 
@@ -32,6 +33,31 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
       "Routing skew as a Zipf exponent s >= 0: expert i (hottest first) draws (i+1)^-s of the "
       "tokens; the busiest EP rank's load after EPLB-style placement sets expert compute and "
       "all-to-all bytes (default: uniform routing)");
+  sub->add_option("--expert-load", expert_load_file,
+                  "Measured per-expert loads instead of --expert-skew: a JSON array of the routed "
+                  "experts' token counts, or an array of such arrays, one per MoE layer (as "
+                  "DeepSeek's EPLB takes them)");
+  sub->add_option("--capacity-factor", capacity_factor,
+                  "MoE: each expert computes at most F x its mean share of the step's (token, "
+                  "expert) pairs and drops the rest (GShard capacity; default: no limit)");
+  ep_exchange_options.push_back(
+      sub->add_option("--ep-algorithm", ep_algorithm,
+                      "EP dispatch/combine kernels: flat (NCCL all-to-all, the engines' default), "
+                      "node-dedup (DeepEP normal: RDMA once per node, NVLink fan-out; prefill), "
+                      "low-latency (DeepEP low-latency: one send per expert, CUDA-graph safe), or "
+                      "auto (the fastest each phase allows); plan searches these unless one of "
+                      "--ep-algorithm, --ep-dispatch-dtype, --overlap is given")
+          ->capture_default_str());
+  ep_exchange_options.push_back(
+      sub->add_option("--ep-dispatch-dtype", ep_dispatch_dtype,
+                      "Format tokens are dispatched in: fp8 (DeepEP, with per-128 scales) or bf16; "
+                      "combine stays in bf16 (default: bf16)"));
+  ep_exchange_options.push_back(
+      sub->add_option("--overlap", overlap,
+                      "tbo: two micro-batches per step, one's EP exchange hidden behind the "
+                      "other's compute (DeepSeek, SGLang --enable-two-batch-overlap); none "
+                      "(default)")
+          ->capture_default_str());
   speculative.AddTo(sub);
   sub->add_option("--prefix-hit-rate", prefix_hit_rate,
                   "Fraction of each prompt's tokens already in the prefix cache, in [0, 1]: "
@@ -96,9 +122,62 @@ StatusOr<PerfOptions> PerfCliOptions::Build(const ModelSpec& model) const {
                     prefix_hit_rate));
   }
   o.prefix_hit_rate = prefix_hit_rate;
+  SW_RETURN_IF_ERROR(BuildMoeOptions(model, o));
   o.max_batched_tokens =
       user_tokens ? max_batched_tokens : static_cast<int64_t>(o.engine.max_batched_tokens);
   return o;
+}
+
+Status PerfCliOptions::BuildMoeOptions(const ModelSpec& model, PerfOptions& o) const {
+  const bool user_skew = expert_skew_option && *expert_skew_option;
+  if (!expert_load_file.empty()) {
+    if (user_skew) return Error("give --expert-skew or --expert-load, not both");
+    if (!model.is_moe()) {
+      return Error(
+          fmt::format("--expert-load needs a mixture-of-experts model; {} is dense", model.name));
+    }
+    SW_ASSIGN_OR_RETURN(o.expert_loads, LoadExpertLoads(expert_load_file, model.moe.num_experts));
+  }
+  if (capacity_factor) {
+    if (!(*capacity_factor >= 1 && *capacity_factor <= 1000)) {
+      return Error(fmt::format(
+          "--capacity-factor must be between 1 (every expert at most its mean share) and "
+          "1000, got {:g}",
+          *capacity_factor));
+    }
+    if (!model.is_moe()) {
+      return Error(fmt::format("--capacity-factor needs a mixture-of-experts model; {} is dense",
+                               model.name));
+    }
+    o.capacity_factor = *capacity_factor;
+  }
+  SW_ASSIGN_OR_RETURN(o.ep.algorithm, ParseEpAlgorithm(ep_algorithm));
+  o.ep.dispatch_dtype = o.activation_dtype;
+  if (!ep_dispatch_dtype.empty()) {
+    SW_ASSIGN_OR_RETURN(o.ep.dispatch_dtype, ParseDtype(ep_dispatch_dtype));
+    if (o.ep.dispatch_dtype != Dtype::kFp8 && o.ep.dispatch_dtype != Dtype::kBf16) {
+      return Error(
+          fmt::format("--ep-dispatch-dtype must be fp8 or bf16, got '{}'", ep_dispatch_dtype));
+    }
+  }
+  if (overlap != "tbo" && overlap != "none") {
+    return Error(fmt::format("--overlap must be tbo or none, got '{}'", overlap));
+  }
+  o.ep.two_batch_overlap = overlap == "tbo";
+  return Status();
+}
+
+bool PerfCliOptions::UserChoseEpExchange() const {
+  for (const CLI::Option* option : ep_exchange_options) {
+    if (option && *option) return true;
+  }
+  return false;
+}
+
+nlohmann::json EpSettingJson(const EpSetting& ep) {
+  return {{"algorithm", std::string(EpAlgorithmName(ep.algorithm))},
+          {"dispatch_dtype", std::string(DtypeName(ep.dispatch_dtype))},
+          {"two_batch_overlap", ep.two_batch_overlap}};
 }
 
 Status CheckRedundantExperts(const Layout& layout, const PerfOptions& o) {

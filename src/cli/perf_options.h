@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,17 +23,32 @@ struct PerfCliOptions {
   double expert_skew = 0;
   CLI::Option* expert_skew_option = nullptr;  // set when the user gave --expert-skew
   SpeculativeCliOptions speculative;
+  std::string expert_load_file;  // measured per-expert loads (JSON), instead of --expert-skew
+  std::optional<double> capacity_factor;
+  std::string ep_algorithm = "flat";
+  std::string ep_dispatch_dtype;  // empty: the activation format
+  std::string overlap = "none";
   double prefix_hit_rate = 0;
   int64_t max_batched_tokens = 8192;
   std::string engine = "trtllm";
   // Set when the user gave the option, which then overrides the engine's default.
   CLI::Option* gpu_memory_utilization_option = nullptr;
   CLI::Option* max_batched_tokens_option = nullptr;
+  std::vector<CLI::Option*> ep_exchange_options;  // --ep-algorithm, --ep-dispatch-dtype, --overlap
 
   void AddTo(CLI::App* sub);
   // The options for `model`: its checkpoint's weight formats unless --dtype names one.
   StatusOr<PerfOptions> Build(const ModelSpec& model) const;
+  // Whether the user set how EP layouts exchange tokens (else plan searches it).
+  bool UserChoseEpExchange() const;
+
+ private:
+  // Expert loads, capacity, the EP exchange and overlap, into `o`.
+  Status BuildMoeOptions(const ModelSpec& model, PerfOptions& o) const;
 };
+
+// How an EP layout exchanges tokens, for --json: algorithm asked for, dispatch format, overlap.
+nlohmann::json EpSettingJson(const EpSetting& ep);
 
 // --redundant-experts needs an expert group to place the copies in: an error for an explicit
 // layout without EP (ep 1). OK for dense models' layouts only when no copies are asked for.

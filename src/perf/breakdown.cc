@@ -13,6 +13,10 @@ void Accumulate(PhaseBreakdown& into, const PhaseBreakdown& add, double times) {
   into.flops += add.flops * times;
   into.hbm_bytes += add.hbm_bytes * times;
   into.total_s += add.total_s * times;
+  if (add.ep_algorithm) {
+    into.ep_algorithm = add.ep_algorithm;
+    into.two_batch_overlap = add.two_batch_overlap;
+  }
 }
 
 std::string BoundName(const PhaseBreakdown& e, const std::string& tp_link,

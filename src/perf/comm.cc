@@ -14,11 +14,13 @@ std::string LinkName(const ClusterSpec& c, const GroupShape& g) {
 }  // namespace
 
 StatusOr<StepComm> StepComm::Create(const ClusterSpec& cluster, const Layout& layout,
-                                    const EngineProfile& engine) {
+                                    const EngineProfile& engine, EpExchangeSetup ep) {
   StepComm c;
   c.cluster_ = &cluster;
   c.layout_ = layout;
   c.engine_ = engine;
+  if (layout.ep > 1) SW_RETURN_IF_ERROR(ValidateEpRouting(ep.routing));
+  c.ep_ = std::move(ep);
   SW_ASSIGN_OR_RETURN(c.tp_group_, PlaceGroup(cluster, layout.tp, 1));
   SW_ASSIGN_OR_RETURN(c.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
   SW_ASSIGN_OR_RETURN(c.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
@@ -65,13 +67,24 @@ double StepComm::CpRing(double bytes) const {
   return static_cast<double>(layout_.cp - 1) * PredictCollective(*cluster_, cp_group_, r).time_s;
 }
 
-double StepComm::EpDispatchCombine(double bytes, int64_t topk) const {
-  if (layout_.ep <= 1) return 0.0;
-  CollectiveRequest r;
-  r.op = CollectiveOp::kAllToAllTopK;
-  r.topk = topk;
-  r.bytes = bytes;
-  return 2.0 * PredictCollective(*cluster_, ep_group_, r).time_s;
+EpExchange StepComm::Exchange(double tokens_per_gpu, bool prefill) const {
+  EpExchange x;
+  if (layout_.ep <= 1) return x;
+  EpDispatchRequest r;
+  r.tokens_per_gpu = tokens_per_gpu;
+  r.hidden = ep_.hidden;
+  r.dtype = ep_.dispatch_dtype;
+  r.routing = ep_.routing;
+  r.algorithm = ep_.algorithm;
+  r.cuda_graph = !prefill;
+  const EpDispatchCost dispatch = PredictEpDispatch(*cluster_, ep_group_, ep_.kernels, r);
+  r.dtype = ep_.combine_dtype;
+  r.algorithm = dispatch.algorithm;
+  const EpDispatchCost combine = PredictEpDispatch(*cluster_, ep_group_, ep_.kernels, r);
+  x.time_s = dispatch.time_s + combine.time_s;
+  x.algorithm = dispatch.algorithm;
+  x.sms = dispatch.sms;
+  return x;
 }
 
 double StepComm::HandOff(double bytes) const {

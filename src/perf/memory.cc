@@ -119,6 +119,7 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
         kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
                           (st.last ? draft.kv_bytes_per_token : 0.0));
   }
+  m.kv_bytes_per_token = kv_per_token;
   m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
                              ? 0.0
                              : free_bytes / kv_per_token * static_cast<double>(l.AttentionDp());

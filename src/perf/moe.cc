@@ -27,7 +27,7 @@ double PlacementImbalance(int64_t experts, int64_t ep, int64_t redundant,
 }
 
 ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, double group_tokens,
-                              double ep, double imbalance) {
+                              double ep, double imbalance, double capacity_factor) {
   const double topk = static_cast<double>(moe.experts_per_token);
   const double experts = static_cast<double>(moe.num_experts);
   ExpertLoad load;
@@ -42,6 +42,10 @@ ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, doubl
     const double mean = group_tokens * topk / ep;
     const double tail = p + std::sqrt(2.0 * p * std::log(ep) / mean);
     load.imbalance = std::min(tail, std::max({1.0, p, ep / topk}));
+  }
+  if (capacity_factor > 0 && load.imbalance > capacity_factor) {
+    load.busiest_dropped_share = 1.0 - capacity_factor / load.imbalance;
+    load.imbalance = capacity_factor;
   }
   // Experts a GPU must read: those that receive at least one of the group's tokens. Each
   // holds the group's token-expert pairs / experts rows on average; the busiest rank more.

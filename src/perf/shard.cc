@@ -44,7 +44,15 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     const int64_t redundant = l.ep > 1 ? o.redundant_experts : 0;
     s.experts_per_gpu =
         static_cast<double>(m.moe.num_experts + redundant) / static_cast<double>(l.ep);
-    if (redundant > 0 || o.expert_skew) {
+    if (!o.expert_loads.empty()) {
+      // Measured loads: each layer placed on its own (EPLB balances layer by layer); the step
+      // pays the mean of the layers' busiest-rank loads.
+      double sum = 0;
+      for (const std::vector<double>& load : o.expert_loads) {
+        sum += PlacementImbalance(m.moe.num_experts, l.ep, redundant, load);
+      }
+      s.expert_placement_imbalance = sum / static_cast<double>(o.expert_loads.size());
+    } else if (redundant > 0 || o.expert_skew) {
       s.expert_placement_imbalance =
           PlacementImbalance(m.moe.num_experts, l.ep, redundant,
                              ZipfExpertLoads(m.moe.num_experts, o.expert_skew.value_or(0.0)));
@@ -68,6 +76,14 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
                           : static_cast<double>(m.head_dim);
   const double v = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
   s.attention_flops_per_key = 2.0 * s.heads * (qk + v);
+  // Decode runs MLA in the absorbed form (DeepSeek-V2 Technical Report, 2.1.2; FlashMLA in
+  // vLLM, SGLang and TensorRT-LLM): W_UK folds into each head's query and W_UV applies after
+  // the attention, so the query meets the cached latent and rope key (kv_lora_rank +
+  // qk_rope_head_dim) and the output stays in the latent (kv_lora_rank). The per-token
+  // projections keep their FLOPs (attention_gemms); prefill keeps the unabsorbed form above.
+  s.decode_attention_flops_per_key =
+      m.mla ? 2.0 * s.heads * static_cast<double>(2 * m.mla->kv_lora_rank + m.mla->qk_rope_head_dim)
+            : s.attention_flops_per_key;
   if (m.indexer) {
     const SparseIndexerSpec& x = *m.indexer;
     s.sparse_topk = x.topk;

@@ -7,12 +7,22 @@
 
 #include "shardwise/perf/attention.h"
 #include "shardwise/perf/moe.h"
+#include "shardwise/perf/overlap.h"
 #include "shardwise/perf/recurrent.h"
 #include "shardwise/perf/schedule.h"
 #include "shardwise/perf/sparse_attention.h"
 #include "shardwise/perf/speculative.h"
 
 namespace shardwise {
+namespace {
+
+// The DeepEP-class kernels' calibration, parsed once.
+StatusOr<EpKernelProfile> BuiltinEpKernels() {
+  static const StatusOr<EpKernelProfile> profile = LoadEpKernelProfile();
+  return profile;
+}
+
+}  // namespace
 
 StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec& cluster,
                                       const Layout& layout, const PerfOptions& options) {
@@ -33,7 +43,17 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
   s.layout_ = layout;
   s.shard_ = ShardModel(model, layout, options);
   s.ops_ = OpCoster(cluster.gpu, options);
-  SW_ASSIGN_OR_RETURN(s.comm_, StepComm::Create(cluster, layout, options.engine));
+  EpExchangeSetup ep;
+  if (layout.ep > 1) {
+    SW_ASSIGN_OR_RETURN(ep.kernels, BuiltinEpKernels());
+    ep.routing = {model.moe.num_experts, model.moe.experts_per_token, model.moe.num_groups,
+                  model.moe.groups_per_token};
+    ep.hidden = model.hidden_size;
+    ep.algorithm = options.ep.algorithm;
+    ep.dispatch_dtype = options.ep.dispatch_dtype;
+    ep.combine_dtype = options.activation_dtype;
+  }
+  SW_ASSIGN_OR_RETURN(s.comm_, StepComm::Create(cluster, layout, options.engine, std::move(ep)));
   const SpeculativeOptions& spec = options.speculative;
   if (spec.method == SpeculativeMethod::kMtp || spec.method == SpeculativeMethod::kEagle) {
     s.draft_layers_ = DraftHeadLayers(spec.method, model);
@@ -64,6 +84,28 @@ template <typename Keys>
 PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys keys,
                                 double ep_tokens, bool prefill, double prefill_tokens,
                                 double queries_per_sequence, double cached_tokens) const {
+  MicroBatchPass pass;
+  if (!options_.ep.two_batch_overlap || stage.moe == 0 || layout_.ep <= 1 || tokens < 2) {
+    return StageWork(stage, tokens, keys, ep_tokens, prefill, prefill_tokens, queries_per_sequence,
+                     cached_tokens, pass);
+  }
+  // Two micro-batches of half the tokens (and half the sequences' query-key pairs) each.
+  auto half_keys = [&](int64_t window) { return keys(window) / 2; };
+  pass.breakdown = StageWork(stage, tokens / 2, half_keys, ep_tokens / 2, prefill, prefill_tokens,
+                             queries_per_sequence, cached_tokens, pass);
+  const int64_t sms = cluster_->gpu.sm_count;
+  SW_CHECK(sms == 0 || pass.exchange_sms < sms, "EP kernels occupy every SM of the GPU");
+  // A GPU without an SM count in its catalog entry loses nothing to the kernels.
+  const double sm_share =
+      sms > 0 ? static_cast<double>(pass.exchange_sms) / static_cast<double>(sms) : 0.0;
+  return TwoBatchOverlap(pass, sm_share);
+}
+
+template <typename Keys>
+PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Keys keys,
+                                    double ep_tokens, bool prefill, double prefill_tokens,
+                                    double queries_per_sequence, double cached_tokens,
+                                    MicroBatchPass& pass) const {
   const ModelShard& s = shard_;
   const Layout& l = layout_;
   const double abytes = BytesPerElement(options_.activation_dtype);
@@ -103,12 +145,12 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
     if (s.sparse_topk > 0) {
       const int64_t limit = window > 0 ? std::min(window, s.sparse_topk) : s.sparse_topk;
       const double core_pairs = keys(limit);
-      core = SparseAttentionCore(ops_, s, core_pairs, pairs,
-                                 prefill ? prefill_kv_reads : core_pairs * kv_reads_per_pair,
-                                 prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, out);
+      core = SparseAttentionCore(
+          ops_, s, core_pairs, pairs, prefill ? prefill_kv_reads : core_pairs * kv_reads_per_pair,
+          prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, prefill, out);
     } else {
       core = AttentionCore(ops_, s, pairs, prefill ? prefill_kv_reads : pairs * kv_reads_per_pair,
-                           cp, out);
+                           cp, prefill, out);
     }
     out.tp_comm_s += tp_all_reduce;
     // Ring attention hides its KV passes behind the attention compute; decode's combine cannot.
@@ -119,6 +161,7 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
                      out);
     mixer(stage.mixers[layer], stage.windows[layer]);
   }
+  const double mixers_s = out.compute_s + out.memory_s + out.tp_comm_s + out.cp_comm_s;
   for (int64_t i = 0; i < stage.dense; ++i) {
     ops_.Gemms(s.dense_ffn_gemms, tokens, 1, 1, out);
     out.tp_comm_s += tp_all_reduce;
@@ -127,17 +170,25 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
     const MoeSpec& moe = model_->moe;
     const double ranks = static_cast<double>(l.StageRanks() / l.Replicas());  // ep x expert-TP
     const ExpertLoad load =
-        EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance);
+        EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance,
+                           options_.capacity_factor.value_or(0.0));
     // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
-    const double a2a = comm_.EpDispatchCombine(ep_tokens / ranks * hidden * abytes * load.imbalance,
-                                               moe.experts_per_token);
+    const EpExchange exchange = comm_.Exchange(ep_tokens / ranks * load.imbalance, prefill);
+    const double before_s = out.compute_s + out.memory_s + out.tp_comm_s;
     for (int64_t i = 0; i < stage.moe; ++i) {
       ops_.Gemms({s.router_gemm}, tokens, 1, 1, out);
       ops_.Gemms(s.shared_gemms, tokens, 1, 1, out);
       ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, out);
-      out.ep_comm_s += a2a;
+      out.ep_comm_s += exchange.time_s;
       out.tp_comm_s += tp_all_reduce;
     }
+    if (l.ep > 1) out.ep_algorithm = exchange.algorithm;
+    // The MoE layers' share of the token mixers, and their FFNs.
+    const double layers = static_cast<double>(std::max<size_t>(1, stage.mixers.size()));
+    pass.moe_work_s = mixers_s * std::min(1.0, static_cast<double>(stage.moe) / layers) +
+                      (out.compute_s + out.memory_s + out.tp_comm_s - before_s);
+    pass.moe_layers = static_cast<double>(stage.moe);
+    pass.exchange_sms = exchange.sms;
   }
   if (stage.last) {
     // LM head: logits for one token per sequence (decode) or the prompt's last token.
@@ -309,6 +360,12 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
       slowest = stage;
       slowest_stage = &st;
     }
+  }
+  if (model_->is_moe() && options_.capacity_factor) {
+    e.expert_dropped_share =
+        EstimateExpertLoad(model_->moe, shard_, mb.size * verify * adp, static_cast<double>(l.ep),
+                           options_.expert_imbalance, *options_.capacity_factor)
+            .busiest_dropped_share;
   }
   const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size * verify);
   const PipelineCycle cycle = DecodeCycle(all_stages_s, slowest.total_s, mb.count);

@@ -91,12 +91,14 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
   std::vector<PlanEntry> kept;
   for (size_t i = 0; i < entries.size() && i < limit; ++i) {
     PlanEntry entry = entries[i];
+    PerfOptions perf = req.perf;
+    perf.ep = entry.ep;
     SW_ASSIGN_OR_RETURN(StepModel step,
-                        StepModel::Create(model, cluster, entry.estimate.layout, req.perf));
+                        StepModel::Create(model, cluster, entry.estimate.layout, perf));
     Workload w = entry.estimate.workload;
     while (true) {
-      SW_ASSIGN_OR_RETURN(OperatingPoint p, SimulateOperatingPoint(model, cluster, step, req.perf,
-                                                                   w, req.max_batch, req.load));
+      SW_ASSIGN_OR_RETURN(OperatingPoint p, SimulateOperatingPoint(model, cluster, step, perf, w,
+                                                                   req.max_batch, req.load));
       if (p.ttft.mean_s <= req.max_ttft_s && p.tpot.mean_s <= req.max_tpot_s) {
         if (w.batch != entry.estimate.workload.batch) {
           entry.estimate = step.Estimate(w);
@@ -134,6 +136,84 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
   return Status();
 }
 
+struct LayoutOutcome {
+  bool fits = false;           // batch 1 fits in memory
+  double shortfall_bytes = 0;  // when it does not
+  std::optional<PlanEntry> best;
+};
+
+// The layout's best batch under the objective and the (offline) SLO screen; every feasible
+// point joins `all_points`.
+LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const PlanRequest& req,
+                        PlanResult& result, std::vector<PlanEntry>& all_points) {
+  LayoutOutcome outcome;
+  const Layout& layout = step.layout();
+  Workload w = req.workload;
+  w.batch = 1;
+  const PrefillEstimate prefill = step.EstimatePrefill(w.prompt_tokens);  // batch-independent
+  const StepEstimate one = step.Estimate(w, prefill);
+  ++result.points_evaluated;
+  if (!one.memory.Fits()) {
+    outcome.shortfall_bytes = one.memory.ShortfallBytes();
+    return outcome;
+  }
+  outcome.fits = true;
+  const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
+  // max_batch holds per attention rank: an attention-DP replica runs that many on each.
+  const int64_t batch_cap = req.max_batch * layout.AttentionDp();
+  const int64_t cap = std::min(fit, batch_cap);
+  // Batches: powers of two up to the cap, and the cap itself.
+  std::vector<int64_t> batches;
+  for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
+  batches.push_back(cap);
+  PlanEntry best;
+  bool have = false;
+  bool slo_stopped = false;
+  for (int64_t b : batches) {
+    w.batch = b;
+    const StepEstimate e = b == 1 ? one : step.Estimate(w, prefill);
+    if (b != 1) ++result.points_evaluated;
+    if (!e.memory.Fits()) break;
+    // Offline the analytic steady state screens the SLOs; at a given load the simulation does.
+    if (req.load.kind == PlanLoad::Kind::kOffline &&
+        (e.ttft_s > req.max_ttft_s || SteadyTpotS(e) > req.max_tpot_s)) {
+      slo_stopped = true;
+      break;  // larger batches only get slower per step
+    }
+    PlanEntry entry;
+    entry.estimate = e;
+    entry.usd_per_mtok_output = UsdPerMtok(cluster, e);
+    all_points.push_back(entry);
+    if (!have || Score(req.objective, e) > Score(req.objective, best.estimate)) {
+      best = entry;
+      have = true;
+    }
+  }
+  if (!have) return outcome;
+  const int64_t chosen = best.estimate.workload.batch;
+  if (req.objective != Objective::kLatency && chosen == cap) {
+    best.limited_by = cap == batch_cap && batch_cap < fit ? "--max-batch" : "KV capacity";
+  } else if (req.objective != Objective::kLatency && slo_stopped) {
+    best.limited_by = "the SLO";
+  }
+  outcome.best = best;
+  return outcome;
+}
+
+// How the EP group exchanges tokens, in words: "EP exchange prefill node-dedup, decode
+// low-latency, fp8 dispatch, two-batch overlap".
+std::string EpPhrase(const StepEstimate& e, const EpSetting& ep) {
+  auto name = [](const PhaseBreakdown& p) {
+    return p.ep_algorithm ? std::string(EpAlgorithmName(*p.ep_algorithm)) : std::string("-");
+  };
+  std::string out = e.prefill.ep_algorithm == e.decode.ep_algorithm
+                        ? "EP exchange " + name(e.decode)
+                        : "EP exchange prefill " + name(e.prefill) + ", decode " + name(e.decode);
+  out += fmt::format(", {} dispatch", DtypeName(ep.dispatch_dtype));
+  if (ep.two_batch_overlap) out += ", two-batch overlap";
+  return out;
+}
+
 std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
   const StepEstimate& e = entry.estimate;
   const PhaseBreakdown& d = e.decode;
@@ -146,6 +226,7 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objectiv
                                  e.layout.ToString(), PlacementPhrase(c, e.layout), goal,
                                  e.workload.batch, e.bound, 100 * top / d.total_s);
   if (!entry.limited_by.empty()) line += "; batch capped by " + entry.limited_by;
+  if (d.ep_algorithm) line += "; " + EpPhrase(e, entry.ep);
   if (e.over_parallelised) line += "; over-parallelised TP";
   if (entry.at_load) {
     line += fmt::format("; simulated at {:.0f} requests in flight: TTFT {}, TPOT {}",
@@ -156,6 +237,13 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objectiv
 }
 
 }  // namespace
+
+std::vector<EpSetting> EpSettingsToTry(const ModelSpec& model, const Layout& layout,
+                                       const PlanRequest& req) {
+  if (!req.search_ep || !model.is_moe() || layout.ep <= 1) return {req.perf.ep};
+  return {req.perf.ep, EpSetting{EpAlgorithm::kAuto, Dtype::kFp8, false},
+          EpSetting{EpAlgorithm::kAuto, Dtype::kFp8, true}};
+}
 
 StatusOr<Objective> ParseObjective(std::string_view text) {
   if (text == "latency") return Objective::kLatency;
@@ -221,63 +309,33 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                                          req.perf.redundant_experts);
   for (const Layout& layout : layouts) {
     ++result.layouts_considered;
-    auto step = StepModel::Create(model, cluster, layout, req.perf);
-    if (!step.ok()) {
-      if (req.only_layout) return step.status();
-      continue;
-    }
-    Workload w = req.workload;
-    w.batch = 1;
-    const PrefillEstimate prefill = step->EstimatePrefill(w.prompt_tokens);  // batch-independent
-    const StepEstimate one = step->Estimate(w, prefill);
-    ++result.points_evaluated;
-    if (!one.memory.Fits()) {
-      if (one.memory.ShortfallBytes() < least_short) {
-        least_short = one.memory.ShortfallBytes();
-        least_short_layout = layout.ToString();
+    std::optional<PlanEntry> best;
+    bool fits = false;
+    for (const EpSetting& ep : EpSettingsToTry(model, layout, req)) {
+      PerfOptions perf = req.perf;
+      perf.ep = ep;
+      auto step = StepModel::Create(model, cluster, layout, perf);
+      if (!step.ok()) {
+        if (req.only_layout) return step.status();
+        break;
       }
-      continue;
-    }
-    ++result.layouts_fitting;
-    const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
-    // max_batch holds per attention rank: an attention-DP replica runs that many on each.
-    const int64_t batch_cap = req.max_batch * layout.AttentionDp();
-    const int64_t cap = std::min(fit, batch_cap);
-    // Batches: powers of two up to the cap, and the cap itself.
-    std::vector<int64_t> batches;
-    for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
-    batches.push_back(cap);
-    PlanEntry best;
-    bool have = false;
-    bool slo_stopped = false;
-    for (int64_t b : batches) {
-      w.batch = b;
-      const StepEstimate e = b == 1 ? one : step->Estimate(w, prefill);
-      if (b != 1) ++result.points_evaluated;
-      if (!e.memory.Fits()) break;
-      // Offline the analytic steady state screens the SLOs; at a given load the simulation does.
-      if (req.load.kind == PlanLoad::Kind::kOffline &&
-          (e.ttft_s > req.max_ttft_s || SteadyTpotS(e) > req.max_tpot_s)) {
-        slo_stopped = true;
-        break;  // larger batches only get slower per step
+      LayoutOutcome outcome = BestBatch(*step, cluster, req, result, all_points);
+      if (!outcome.fits) {
+        if (outcome.shortfall_bytes < least_short) {
+          least_short = outcome.shortfall_bytes;
+          least_short_layout = layout.ToString();
+        }
+        break;  // the exchange does not change memory
       }
-      PlanEntry entry;
-      entry.estimate = e;
-      entry.usd_per_mtok_output = UsdPerMtok(cluster, e);
-      all_points.push_back(entry);
-      if (!have || Score(req.objective, e) > Score(req.objective, best.estimate)) {
-        best = entry;
-        have = true;
+      fits = true;
+      if (outcome.best && (!best || Score(req.objective, outcome.best->estimate) >
+                                        Score(req.objective, best->estimate))) {
+        outcome.best->ep = ep;
+        best = outcome.best;
       }
     }
-    if (!have) continue;
-    const int64_t chosen = best.estimate.workload.batch;
-    if (req.objective != Objective::kLatency && chosen == cap) {
-      best.limited_by = cap == batch_cap && batch_cap < fit ? "--max-batch" : "KV capacity";
-    } else if (req.objective != Objective::kLatency && slo_stopped) {
-      best.limited_by = "the SLO";
-    }
-    best_per_layout.push_back(best);
+    if (fits) ++result.layouts_fitting;
+    if (best) best_per_layout.push_back(*best);
   }
   if (result.layouts_fitting == 0) {
     if (least_short_layout.empty()) {

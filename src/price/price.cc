@@ -33,6 +33,20 @@ PriceInputs PriceInputsFrom(const StepEstimate& e, double usd_per_gpu_hour) {
   return in;
 }
 
+PriceInputs DisaggregatedPriceInputs(int64_t prefill_gpus, double prefill_usd_per_gpu_hour,
+                                     int64_t decode_gpus, double decode_usd_per_gpu_hour,
+                                     double requests_per_s, int64_t isl, int64_t osl) {
+  PriceInputs in;
+  const double prefill_usd = static_cast<double>(prefill_gpus) * prefill_usd_per_gpu_hour;
+  const double decode_usd = static_cast<double>(decode_gpus) * decode_usd_per_gpu_hour;
+  in.gpus_per_replica = prefill_gpus + decode_gpus;
+  in.usd_per_gpu_hour = (prefill_usd + decode_usd) / static_cast<double>(in.gpus_per_replica);
+  in.replica_output_tokens_per_s = requests_per_s * static_cast<double>(osl);
+  in.replica_input_tokens_per_s = requests_per_s * static_cast<double>(isl);
+  in.input_time_share = prefill_usd / (prefill_usd + decode_usd);
+  return in;
+}
+
 PricePoint PriceAt(const PriceInputs& in, double utilization) {
   PricePoint p;
   p.utilization = utilization;

@@ -20,9 +20,23 @@ struct Request {
   int64_t output = 0;  // tokens still to generate, counting the first
   int64_t total_output = 0;
   int64_t prefilled = 0;
-  int64_t join_step = 0;  // replica decode step at which it joined the decode set
-  bool admitted = false;  // holds KV for its prompt
+  double prefill_done_s = 0;  // disaggregated: when its prompt finished in the prefill pool
+  int64_t join_step = 0;      // replica decode step at which it joined the decode set
+  bool admitted = false;      // holds KV for its prompt
   bool done = false;
+};
+
+// What a replica runs: prefill and decode (aggregated), or one of them (disaggregated pools).
+enum class Role { kBoth, kPrefill, kDecode };
+
+// A pool of identical replicas: their iteration times and limits.
+struct Pool {
+  const StepTable* table = nullptr;
+  Role role = Role::kBoth;
+  int64_t attention_dp = 1;
+  BatchPolicy batch;
+  double kv_capacity_tokens = 0;
+  double state_tokens_per_sequence = 0;
 };
 
 // min-heap of (decode step at which a sequence finishes, request id)
@@ -30,6 +44,7 @@ using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
                                        std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
 
 struct Replica {
+  const Pool* pool = nullptr;
   std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
   std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
   FinishHeap finishes;
@@ -51,13 +66,13 @@ struct Replica {
   }
 };
 
-enum class EventKind { kArrival, kStepDone };
+enum class EventKind { kArrival, kStepDone, kTransferDone };
 
 struct Event {
   double time_s;
   int64_t order;  // tie-break: insertion order, for determinism
   EventKind kind;
-  int64_t index;  // replica for kStepDone
+  int64_t index;  // replica for kStepDone, request for kTransferDone
   bool operator>(const Event& o) const {
     return time_s != o.time_s ? time_s > o.time_s : order > o.order;
   }
@@ -66,8 +81,29 @@ struct Event {
 class Sim {
  public:
   Sim(const ModelSpec& model, const StepTable& table, RequestSource& source, const SimConfig& c)
-      : model_(model), table_(table), source_(source), c_(c), replicas_(c.replicas) {
+      : model_(model), source_(source), c_(c) {
     matmul_flops_per_token_ = 2.0 * static_cast<double>(CountParams(model).active_matmul);
+    const bool disaggregated = c.decode_pool.has_value();
+    pools_[0] = {&table,
+                 disaggregated ? Role::kPrefill : Role::kBoth,
+                 c.attention_dp,
+                 c.batch,
+                 c.kv_capacity_tokens,
+                 c.state_tokens_per_sequence};
+    replicas_.resize(static_cast<size_t>(c.replicas));
+    for (Replica& r : replicas_) r.pool = &pools_[0];
+    if (disaggregated) {
+      const DecodePoolConfig& d = *c.decode_pool;
+      pools_[1] = {d.table, Role::kDecode,        d.attention_dp,
+                   d.batch, d.kv_capacity_tokens, d.state_tokens_per_sequence};
+      decode_first_ = static_cast<int64_t>(replicas_.size());
+      replicas_.resize(replicas_.size() + static_cast<size_t>(d.replicas));
+      for (size_t i = static_cast<size_t>(decode_first_); i < replicas_.size(); ++i) {
+        replicas_[i].pool = &pools_[1];
+      }
+    } else {
+      decode_first_ = static_cast<int64_t>(replicas_.size());
+    }
   }
 
   StatusOr<SimResult> Run() {
@@ -86,6 +122,8 @@ class Sim {
         pending_.pop_front();
         SW_RETURN_IF_ERROR(Route(next));
         if (c_.concurrency == 0) PullArrival();
+      } else if (e.kind == EventKind::kTransferDone) {
+        ToDecodePool(e.index);
       } else {
         FinishStep(e.index);
         SW_RETURN_IF_ERROR(closed_loop_status_);
@@ -141,35 +179,67 @@ class Sim {
     }
   }
 
-  double KvUsed(const Replica& r) const {
-    const double block = static_cast<double>(c_.batch.block_tokens);
+  static double KvUsed(const Replica& r) {
+    const Pool& p = *r.pool;
+    const double block = static_cast<double>(p.batch.block_tokens);
     return r.DecodeContextSum() + static_cast<double>(r.decoding) * block + r.prefill_reserved +
-           static_cast<double>(r.decoding + r.admitted_prefilling) * c_.state_tokens_per_sequence;
+           static_cast<double>(r.decoding + r.admitted_prefilling) * p.state_tokens_per_sequence;
   }
 
-  // KV a request reserves at admission under the policy.
-  double Reservation(const Request& r) const {
-    const double block = static_cast<double>(c_.batch.block_tokens);
-    return c_.state_tokens_per_sequence + (c_.batch.admission == Admission::kNoEvict
-                                               ? static_cast<double>(r.prompt + r.output) + block
-                                               : static_cast<double>(r.prompt) + block);
+  // KV a request reserves at admission under the policy; a prefill pool holds the prompt only.
+  static double Reservation(const Pool& p, const Request& r) {
+    const double block = static_cast<double>(p.batch.block_tokens);
+    const bool whole_life = p.batch.admission == Admission::kNoEvict && p.role != Role::kPrefill;
+    return p.state_tokens_per_sequence + (whole_life
+                                              ? static_cast<double>(r.prompt + r.output) + block
+                                              : static_cast<double>(r.prompt) + block);
   }
 
+  // KV in use over KV capacity, across every replica of every pool.
   double Occupancy() const {
-    double used = 0;
-    for (const Replica& r : replicas_) used += KvUsed(r);
-    return used / (c_.kv_capacity_tokens * static_cast<double>(replicas_.size()));
+    double used = 0, capacity = 0;
+    for (const Replica& r : replicas_) {
+      used += KvUsed(r);
+      capacity += r.pool->kv_capacity_tokens;
+    }
+    return used / capacity;
+  }
+
+  // The replica of [first, last) a new request goes to under the router.
+  size_t PickReplica(size_t first, size_t last, int64_t& next_rr) {
+    if (std::holds_alternative<RoundRobinRouter>(c_.router)) {
+      return first + static_cast<size_t>(next_rr++ % static_cast<int64_t>(last - first));
+    }
+    size_t target = first;
+    for (size_t i = first + 1; i < last; ++i) {
+      if (replicas_[i].in_flight < replicas_[target].in_flight) target = i;
+    }
+    return target;
+  }
+
+  // Queues request `id` on replica `index` and starts it if idle.
+  void Enqueue(size_t index, int64_t id) {
+    Replica& rep = replicas_[index];
+    rep.waiting.push_back(id);
+    ++rep.in_flight;
+    if (!rep.busy && !defer_start_) StartStep(static_cast<int64_t>(index));
   }
 
   Status Route(const TraceRequest& t) {
-    const double need =
-        static_cast<double>(t.input_tokens + t.output_tokens + c_.batch.block_tokens) +
-        c_.state_tokens_per_sequence;
-    if (need > c_.kv_capacity_tokens) {
-      return Error(
-          fmt::format("a request of {} + {} tokens needs more KV than a replica holds "
-                      "({:.0f} tokens); use more GPUs per replica or shorter requests",
-                      t.input_tokens, t.output_tokens, c_.kv_capacity_tokens));
+    for (const Pool& p : pools_) {
+      if (p.table == nullptr) continue;
+      const int64_t held =
+          p.role == Role::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
+      const double need =
+          static_cast<double>(held + p.batch.block_tokens) + p.state_tokens_per_sequence;
+      if (need > p.kv_capacity_tokens) {
+        return Error(fmt::format(
+            "a request of {} + {} tokens needs more KV than a{} replica holds ({:.0f} tokens); "
+            "use more GPUs per replica or shorter requests",
+            t.input_tokens, t.output_tokens,
+            p.role == Role::kPrefill ? " prefill" : (p.role == Role::kDecode ? " decode" : ""),
+            p.kv_capacity_tokens));
+      }
     }
     const int64_t id = static_cast<int64_t>(requests_.size());
     Request r;
@@ -182,19 +252,17 @@ class Sim {
         static_cast<int64_t>(std::llround(static_cast<double>(r.prompt) * c_.prefix_hit_rate)));
     requests_.push_back(r);
     result_.input_tokens += static_cast<double>(t.input_tokens);
-    size_t target = 0;
-    if (std::holds_alternative<RoundRobinRouter>(c_.router)) {
-      target = static_cast<size_t>(next_rr_++ % static_cast<int64_t>(replicas_.size()));
-    } else {
-      for (size_t i = 1; i < replicas_.size(); ++i) {
-        if (replicas_[i].in_flight < replicas_[target].in_flight) target = i;
-      }
-    }
-    Replica& rep = replicas_[target];
-    rep.waiting.push_back(id);
-    ++rep.in_flight;
-    if (!rep.busy && !defer_start_) StartStep(static_cast<int64_t>(target));
+    Enqueue(PickReplica(0, static_cast<size_t>(decode_first_), next_rr_), id);
     return Status();
+  }
+
+  // A prefilled request whose KV has arrived queues at a decode replica; its first token leaves
+  // when that replica admits it.
+  void ToDecodePool(int64_t id) {
+    Request& r = requests_[id];
+    transfer_s_ += now_ - r.prefill_done_s;
+    ++transfers_;
+    Enqueue(PickReplica(static_cast<size_t>(decode_first_), replicas_.size(), next_decode_rr_), id);
   }
 
   // Frees the most recently admitted decoding sequence back to the queue's front (recompute).
@@ -219,31 +287,62 @@ class Sim {
     return false;
   }
 
+  // Admits request `id` against the replica's KV and batch limits; false when it must wait.
+  bool Admit(Replica& rep, Request& r) {
+    const Pool& p = *rep.pool;
+    const double committed =
+        p.batch.admission == Admission::kNoEvict ? rep.guaranteed : KvUsed(rep);
+    const bool room = rep.decoding + rep.admitted_prefilling < p.batch.max_batch &&
+                      committed + Reservation(p, r) <= p.kv_capacity_tokens;
+    if (!room) return false;
+    r.admitted = true;
+    if (p.batch.admission == Admission::kNoEvict) rep.guaranteed += Reservation(p, r);
+    return true;
+  }
+
+  // A decode replica admits transferred requests straight into its decode set, in order (a
+  // preempted one at the front is prefilled again like any other).
+  void AdmitTransferred(Replica& rep) {
+    while (!rep.waiting.empty()) {
+      const int64_t id = rep.waiting.front();
+      Request& r = requests_[id];
+      if (r.prefilled < r.prompt || !Admit(rep, r)) break;
+      rep.waiting.pop_front();
+      if (r.first_token_s < 0) r.first_token_s = now_;
+      JoinDecode(rep, id);
+    }
+  }
+
+  void JoinDecode(Replica& rep, int64_t id) {
+    Request& r = requests_[id];
+    r.join_step = rep.decode_steps;
+    ++rep.decoding;
+    rep.sum_base += static_cast<double>(r.prompt + 1 - r.join_step);
+    rep.decode_lifo.push_back(id);
+    rep.finishes.push({r.join_step + r.output - 1, id});
+  }
+
   void StartStep(int64_t index) {
     Replica& rep = replicas_[index];
+    const Pool& p = *rep.pool;
+    if (p.role == Role::kDecode) AdmitTransferred(rep);
     // Every decoding sequence grows by one token: make room, preempting if the cache is full
     // (never needed under no-evict, whose reservations cover the growth).
     while (rep.decoding > 0 &&
-           KvUsed(rep) + static_cast<double>(rep.decoding) > c_.kv_capacity_tokens) {
+           KvUsed(rep) + static_cast<double>(rep.decoding) > p.kv_capacity_tokens) {
       if (!Preempt(rep)) break;
     }
     rep.step_decode = static_cast<double>(rep.decoding);
     rep.step_prefill.clear();
-    int64_t budget = c_.batch.max_batched_tokens - rep.decoding;
+    int64_t budget = p.batch.max_batched_tokens - rep.decoding;
     // A prompt's chunk runs on one attention-DP rank, within that rank's share of the budget.
-    const int64_t rank_budget = std::max<int64_t>(1, c_.batch.max_batched_tokens / c_.attention_dp);
+    const int64_t rank_budget = std::max<int64_t>(1, p.batch.max_batched_tokens / p.attention_dp);
     for (int64_t id : rep.waiting) {
       if (budget <= 0) break;
       Request& r = requests_[id];
       if (!r.admitted) {
-        const double committed =
-            c_.batch.admission == Admission::kNoEvict ? rep.guaranteed : KvUsed(rep);
-        const bool room = rep.decoding + rep.admitted_prefilling < c_.batch.max_batch &&
-                          committed + Reservation(r) <= c_.kv_capacity_tokens;
-        if (!room) break;  // first come, first served: no overtaking
-        r.admitted = true;
-        if (c_.batch.admission == Admission::kNoEvict) rep.guaranteed += Reservation(r);
-        rep.prefill_reserved += static_cast<double>(r.prompt + c_.batch.block_tokens);
+        if (!Admit(rep, r)) break;  // first come, first served: no overtaking
+        rep.prefill_reserved += static_cast<double>(r.prompt + p.batch.block_tokens);
         ++rep.admitted_prefilling;
       }
       const int64_t chunk = std::min({budget, rank_budget, r.prompt - r.prefilled});
@@ -267,10 +366,10 @@ class Sim {
     }
     const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
     const double rank_tokens =
-        std::max(prefill_tokens / static_cast<double>(c_.attention_dp), largest_chunk);
+        std::max(prefill_tokens / static_cast<double>(p.attention_dp), largest_chunk);
     const double keys_per_token = prefill_tokens > 0 ? pairs / prefill_tokens : 0.0;
     const double seconds =
-        table_.StepSeconds(rep.step_decode, context, rank_tokens, keys_per_token);
+        p.table->StepSeconds(rep.step_decode, context, rank_tokens, keys_per_token);
     // Model FLOPs of the iteration, for MFU.
     if (rep.step_decode > 0) {
       flops_ += rep.step_decode * (matmul_flops_per_token_ +
@@ -289,11 +388,17 @@ class Sim {
     Push(now_ + seconds, EventKind::kStepDone, index);
   }
 
+  // Request `id` leaves replica `rep`: it releases what admission reserved there.
+  void Leave(Replica& rep, const Request& r) {
+    const Pool& p = *rep.pool;
+    if (p.batch.admission == Admission::kNoEvict) rep.guaranteed -= Reservation(p, r);
+    --rep.in_flight;
+  }
+
   void FinishRequest(Replica& rep, int64_t id) {
     Request& r = requests_[id];
     r.done = true;
-    if (c_.batch.admission == Admission::kNoEvict) rep.guaranteed -= Reservation(r);
-    --rep.in_flight;
+    Leave(rep, r);
     ++result_.requests;
     result_.output_tokens += static_cast<double>(r.total_output);
     const double ttft = r.first_token_s - r.arrival_s;
@@ -332,18 +437,25 @@ class Sim {
       r.prefilled += tokens;
       if (r.prefilled < r.prompt) continue;
       rep.waiting.erase(std::find(rep.waiting.begin(), rep.waiting.end(), id));
-      rep.prefill_reserved -= static_cast<double>(r.prompt + c_.batch.block_tokens);
+      rep.prefill_reserved -= static_cast<double>(r.prompt + rep.pool->batch.block_tokens);
       --rep.admitted_prefilling;
-      if (r.first_token_s < 0) r.first_token_s = now_;
       if (r.output <= 1) {
+        if (r.first_token_s < 0) r.first_token_s = now_;
         FinishRequest(rep, id);
         continue;
       }
-      r.join_step = rep.decode_steps;
-      ++rep.decoding;
-      rep.sum_base += static_cast<double>(r.prompt + 1 - r.join_step);
-      rep.decode_lifo.push_back(id);
-      rep.finishes.push({r.join_step + r.output - 1, id});
+      if (rep.pool->role == Role::kPrefill) {
+        // The prompt's KV leaves for the decode pool; the prefill replica frees it.
+        Leave(rep, r);
+        r.admitted = false;
+        r.prefill_done_s = now_;
+        const DecodePoolConfig& d = *c_.decode_pool;
+        Push(now_ + d.transfer_latency_s + d.transfer_s_per_token * static_cast<double>(r.prompt),
+             EventKind::kTransferDone, id);
+        continue;
+      }
+      if (r.first_token_s < 0) r.first_token_s = now_;
+      JoinDecode(rep, id);
     }
     SampleOccupancy();
     if (c_.concurrency > 0) closed_loop_status_ = RouteClosedLoop();
@@ -367,26 +479,47 @@ class Sim {
   SimResult Finish() {
     double first = requests_.empty() ? 0 : requests_.front().arrival_s;
     result_.makespan_s = now_ - first;
-    const double gpus = static_cast<double>(c_.replicas * c_.gpus_per_replica);
+    // GPUs, GPU-weighted busy time, peak FLOP/s and dollars per hour of every pool.
+    double gpus = static_cast<double>(c_.replicas * c_.gpus_per_replica);
+    double peak = c_.peak_flops_per_s * gpus;
+    double usd_per_hour = c_.usd_per_gpu_hour * gpus;
+    double busy_gpu_s = 0;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      const bool decode = static_cast<int64_t>(i) >= decode_first_;
+      busy_gpu_s +=
+          replicas_[i].busy_s *
+          static_cast<double>(decode ? c_.decode_pool->gpus_per_replica : c_.gpus_per_replica);
+    }
+    if (c_.decode_pool) {
+      const DecodePoolConfig& d = *c_.decode_pool;
+      const double decode_gpus = static_cast<double>(d.replicas * d.gpus_per_replica);
+      gpus += decode_gpus;
+      peak += d.peak_flops_per_s * decode_gpus;
+      usd_per_hour += d.usd_per_gpu_hour * decode_gpus;
+      if (transfers_ > 0)
+        result_.kv_transfer_s_mean = transfer_s_ / static_cast<double>(transfers_);
+    }
     if (result_.makespan_s > 0) {
-      double busy = 0;
-      for (const Replica& r : replicas_) busy += r.busy_s;
-      result_.utilization = busy / (static_cast<double>(replicas_.size()) * result_.makespan_s);
-      result_.mfu = flops_ / (c_.peak_flops_per_s * gpus * result_.makespan_s);
+      result_.utilization = busy_gpu_s / (gpus * result_.makespan_s);
+      result_.mfu = flops_ / (peak * result_.makespan_s);
       result_.kv_occupancy_mean = kv_weighted_ / result_.makespan_s;
     }
     if (result_.output_tokens > 0) {
       result_.usd_per_mtok_output =
-          c_.usd_per_gpu_hour * gpus * result_.makespan_s / 3600.0 / result_.output_tokens * 1e6;
+          usd_per_hour * result_.makespan_s / 3600.0 / result_.output_tokens * 1e6;
     }
     return std::move(result_);
   }
 
   const ModelSpec& model_;
-  const StepTable& table_;
   RequestSource& source_;
   const SimConfig& c_;
-  std::vector<Replica> replicas_;
+  Pool pools_[2];                  // [0]: aggregated or prefill; [1]: decode (disaggregated)
+  std::vector<Replica> replicas_;  // pool 0's, then from decode_first_ pool 1's
+  int64_t decode_first_ = 0;
+  double transfer_s_ = 0;  // summed over the transfers
+  int64_t transfers_ = 0;
+  int64_t next_decode_rr_ = 0;
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::deque<TraceRequest> pending_;  // arrived, not yet routed

@@ -17,6 +17,7 @@ struct Point {
   double concurrency = 0;
   double ttft_s = 0;
   double tpot_s = 0;
+  std::string exchange;  // the EP exchange plan chose, as simulate's options
 };
 
 Point PlanTop(const std::string& args) {
@@ -28,7 +29,14 @@ Point PlanTop(const std::string& args) {
                           "tpot_p50_s", "tpot_p99_s"}) {
     EXPECT_TRUE(l.contains(key)) << key;
   }
-  return {l["layout"], l["concurrency"], l["ttft_s"], l["tpot_s"]};
+  std::string exchange;
+  if (!l["ep_exchange"].is_null()) {
+    const auto& x = l["ep_exchange"];
+    exchange = " --ep-algorithm " + x["algorithm"].get<std::string>() + " --ep-dispatch-dtype " +
+               x["dispatch_dtype"].get<std::string>() + " --overlap " +
+               (x["two_batch_overlap"].get<bool>() ? "tbo" : "none");
+  }
+  return {l["layout"], l["concurrency"], l["ttft_s"], l["tpot_s"], exchange};
 }
 
 Point Simulate(const std::string& args) {
@@ -65,7 +73,8 @@ TEST(LoadPlanCli, PlanAndSimulateAgreeOnTheSameLayoutAndLoad) {
        }) {
     SCOPED_TRACE(c.what);
     const Point plan = PlanTop(std::string(c.setup) + " " + c.load);
-    const Point sim = Simulate(std::string(c.setup) + " " + c.load + " --layout " + plan.layout);
+    const Point sim =
+        Simulate(std::string(c.setup) + " " + c.load + " --layout " + plan.layout + plan.exchange);
     ASSERT_GT(sim.tpot_s, 0);
     EXPECT_NEAR(plan.tpot_s / sim.tpot_s, 1.0, 0.10) << plan.layout;
     EXPECT_NEAR(plan.ttft_s / sim.ttft_s, 1.0, 0.15) << plan.layout;
@@ -102,8 +111,8 @@ TEST(LoadPlanCli, MaxTpotHoldsInSimulationAtTheRecommendedLoad) {
         1e-3;
     std::string setup = c.setup;
     setup = setup.substr(0, setup.find(" --max-tpot-ms"));
-    const Point sim = Simulate(setup + " --layout " + plan.layout + " --concurrency " +
-                               std::to_string(std::llround(plan.concurrency)));
+    const Point sim = Simulate(setup + " --layout " + plan.layout + plan.exchange +
+                               " --concurrency " + std::to_string(std::llround(plan.concurrency)));
     EXPECT_LE(sim.tpot_s, 1.10 * x_s) << plan.layout << " at " << plan.concurrency;
   }
 }

@@ -86,9 +86,9 @@ TEST(Planning2026Cli, HybridStateStaysFlatAt128k) {
 
 TEST(Planning2026Cli, DsaDecodeAt128kIsBoundedByTopK) {
   // DeepSeek-V3.2 vs DeepSeek-V3 (fp8, 8 B300s, tp8), one sequence. Per GPU and layer a key
-  // costs the core 2 x (128 / 8 heads) x (192 + 128) = 10,240 FLOPs and the indexer
-  // 2 x 64 x (128 + 1) = 16,512. V3.2's core reads min(context, 2,048) keys, so beyond the
-  // top-k only its indexer grows; V3's core reads every key.
+  // costs the core, in MLA's absorbed decode form, 2 x (128 / 8 heads) x (512 + 64 + 512) =
+  // 34,816 FLOPs and the indexer 2 x 64 x (128 + 1) = 16,512. V3.2's core reads min(context,
+  // 2,048) keys, so beyond the top-k only its indexer grows; V3's core reads every key.
   auto flops = [](const char* model, int64_t context) {
     const RunResult r =
         RunShardwise(std::string("explain --json --dtype fp8 --cluster dgx-b300 --layout tp8 "
@@ -100,7 +100,7 @@ TEST(Planning2026Cli, DsaDecodeAt128kIsBoundedByTopK) {
   EXPECT_DOUBLE_EQ(flops("deepseek-v3.2", 131'072) - flops("deepseek-v3.2", 65'536),
                    61.0 * 65'536 * 16'512);
   EXPECT_DOUBLE_EQ(flops("deepseek-v3", 131'072) - flops("deepseek-v3", 65'536),
-                   61.0 * 65'536 * 10'240);
+                   61.0 * 65'536 * 34'816);
 }
 
 TEST(Planning2026Cli, DsaPromptOf128kBoundsTheCoreByTopK) {

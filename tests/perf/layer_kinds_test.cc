@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/attention.h"
 #include "shardwise/perf/recurrent.h"
 #include "shardwise/perf/sparse_attention.h"
 #include "shardwise/perf/step.h"
@@ -72,14 +73,14 @@ TEST(RecurrentLayers, CoreReadsAndWritesTheStateOncePerStep) {
 TEST(SparseAttention, CoreIsBoundedByTopKAt128k) {
   // DeepSeek-V3.2, tp8, one decoding sequence at 131,072 tokens, one layer on one GPU:
   //   indexer: 131,072 keys x 2 x 64 x (128 + 1) = 16,512 FLOPs each; reads 131,072 x 128 x 2 B
-  //   core: min(131,072, 2,048) keys x 2 x (128 / 8 heads) x (192 + 128) = 10,240 FLOPs each;
-  //         reads 2,048 x (512 + 64) x 2 B of latent.
+  //   core, in MLA's absorbed form (decode): min(131,072, 2,048) keys x 2 x (128 / 8 heads) x
+  //         (512 + 64 + 512) = 34,816 FLOPs each; reads 2,048 x (512 + 64) x 2 B of latent.
   const ModelSpec m = Model("deepseek-v3.2");
   const ModelShard s = ShardModel(m, ParseLayout("tp8").value(), {});
   const OpCoster ops(LoadCluster("dgx-b300").value().gpu, {});
   PhaseBreakdown out;
-  SparseAttentionCore(ops, s, 2048, 131'072, 2048, 131'072, 1, out);
-  EXPECT_DOUBLE_EQ(out.flops, 131'072.0 * 16'512 + 2048.0 * 10'240);
+  SparseAttentionCore(ops, s, 2048, 131'072, 2048, 131'072, 1, /*prefill=*/false, out);
+  EXPECT_DOUBLE_EQ(out.flops, 131'072.0 * 16'512 + 2048.0 * 34'816);
   EXPECT_DOUBLE_EQ(out.hbm_bytes, 131'072.0 * 256 + 2048.0 * 1152);
 }
 
@@ -87,7 +88,7 @@ TEST(SparseAttention, StepGrowsOnlyByTheIndexerBeyondTopK) {
   // From 65,536 to 131,072 tokens of context, one sequence, DeepSeek-V3.2 (fp8 on 8 B300s, tp8):
   // the core stays at 2,048 keys; only the indexer grows, by 61 layers x 65,536 keys x 16,512
   // FLOPs and 61 x 65,536 x 128 B of fp8 index keys. DeepSeek-V3 (dense MLA) instead grows by
-  // 61 x 65,536 x 10,240 FLOPs of core attention.
+  // 61 x 65,536 x 34,816 FLOPs of core attention (MLA's absorbed form).
   PerfOptions fp8;
   fp8.weight_dtype = fp8.kv_dtype = Dtype::kFp8;
   const ModelSpec v32 = Model("deepseek-v3.2");
@@ -98,7 +99,23 @@ TEST(SparseAttention, StepGrowsOnlyByTheIndexerBeyondTopK) {
   const ModelSpec v3 = Model("deepseek-v3");
   const StepEstimate c = Estimate(v3, "dgx-b300", "tp8", 65'536, fp8);
   const StepEstimate d = Estimate(v3, "dgx-b300", "tp8", 131'072, fp8);
-  EXPECT_DOUBLE_EQ(d.decode.flops - c.decode.flops, 61.0 * 65'536 * 10'240);
+  EXPECT_DOUBLE_EQ(d.decode.flops - c.decode.flops, 61.0 * 65'536 * 34'816);
+}
+
+TEST(MlaAttention, AbsorbedInDecodeUnabsorbedInPrefill) {
+  // DeepSeek-V3 (128 heads, qk_nope 128, qk_rope 64, v 128, kv_lora_rank 512), tp1, one key
+  // of one layer (DeepSeek-V2 Technical Report, 2.1.2, for the absorbed form):
+  //   prefill, unabsorbed: 2 x 128 x (128 + 64 + 128) =  81,920 FLOPs
+  //   decode, absorbed:    2 x 128 x (512 + 64 + 512) = 278,528 FLOPs
+  // Both read the same cached latent: (512 + 64) x 2 B per token in bf16.
+  const ModelShard s = ShardModel(Model("deepseek-v3"), ParseLayout("tp1").value(), {});
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerKey(s, /*prefill=*/true), 81'920.0);
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerKey(s, /*prefill=*/false), 278'528.0);
+  EXPECT_DOUBLE_EQ(s.kv_bytes_per_token, 576.0 * 2);
+  // A model without MLA has one form: llama-3.1-8b, 32 heads of 128: 2 x 32 x (128 + 128).
+  const ModelShard dense = ShardModel(Model("llama-3.1-8b"), ParseLayout("tp1").value(), {});
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerKey(dense, true), 16'384.0);
+  EXPECT_DOUBLE_EQ(AttentionFlopsPerKey(dense, false), 16'384.0);
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
+#include "shardwise/collective/ep_dispatch.h"
 #include "shardwise/hw/cluster.h"
 #include "shardwise/model/catalog.h"
-#include "shardwise/perf/comm.h"
 #include "shardwise/perf/step.h"
 
 namespace shardwise {
@@ -65,14 +65,21 @@ TEST(MoePlacement, BusiestRankLoadsExpertComputeAndAllToAll) {
   EXPECT_NEAR(load.imbalance, busiest, 1e-12);
   EXPECT_NEAR(load.rows_per_expert, 64.0 * busiest, 1e-9);
   // All-to-all: each of the 8 ranks' 32 tokens x 4096 hidden x 2 bytes, times the busiest
-  // rank's load, priced by the collective model; 32 MoE layers.
+  // rank's load, dispatched and combined by NCCL's all-to-all (the flat algorithm); 32 MoE
+  // layers.
   Workload w;
   w.batch = 256;
   w.prompt_tokens = 1024;
   w.decode_context_tokens = 1024;
   const StepEstimate e = step->Estimate(w);
-  const StepComm comm = StepComm::Create(c, l, o.engine).value();
-  EXPECT_NEAR(e.decode.ep_comm_s, 32 * comm.EpDispatchCombine(32.0 * 4096 * 2 * busiest, 2), 1e-12);
+  EpDispatchRequest r;
+  r.tokens_per_gpu = 32.0 * busiest;
+  r.hidden = 4096;
+  r.routing = {8, 2, 1, 1};
+  r.algorithm = EpAlgorithm::kFlat;
+  const GroupShape ep_group = PlaceGroup(c, 8, l.EpStride()).value();
+  const double flat_s = PredictEpDispatch(c, ep_group, EpKernelProfile{}, r).time_s;
+  EXPECT_NEAR(e.decode.ep_comm_s, 32 * 2 * flat_s, 1e-12);
 }
 
 }  // namespace

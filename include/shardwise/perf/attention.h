@@ -1,7 +1,7 @@
 // Attention core by kind: the query-key pairs a step computes (full causal attention, or a
 // sliding window that caps each query's keys) and the cost of computing them and reading the
-// cache on one GPU. MLA differs only in its per-key FLOPs and cached bytes, which ModelShard
-// carries. Pure functions.
+// cache on one GPU. MLA differs only in its per-key FLOPs (per phase) and cached bytes, which
+// ModelShard carries. Pure functions.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,13 @@ double ChunkPairs(double prefix, double chunk, int64_t window);
 // Keys one decode query reads at KV length `context`.
 double DecodeKeys(double context, int64_t window);
 
+// FLOPs of one query against one key on one GPU in a phase (MLA: unabsorbed in prefill,
+// absorbed in decode, as the engines run it).
+double AttentionFlopsPerKey(const ModelShard& shard, bool prefill);
+
 // The attention core of one layer on one GPU: `pairs` query-key pairs (split over `cp` ranks)
 // reading `kv_read_tokens` cached tokens. Adds to `out` and returns its time.
 double AttentionCore(const OpCoster& ops, const ModelShard& shard, double pairs,
-                     double kv_read_tokens, double cp, PhaseBreakdown& out);
+                     double kv_read_tokens, double cp, bool prefill, PhaseBreakdown& out);
 
 }  // namespace shardwise

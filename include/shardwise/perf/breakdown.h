@@ -3,7 +3,10 @@
 // communication into one of these; a schedule combines them. Plain value type.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "shardwise/collective/ep_dispatch.h"
 
 namespace shardwise {
 
@@ -19,9 +22,14 @@ struct PhaseBreakdown {
   double flops = 0;       // per GPU of the busiest stage
   double hbm_bytes = 0;   // per GPU of the busiest stage
   double total_s = 0;
+  // How the MoE layers exchanged tokens (unset without EP), and whether two micro-batches
+  // overlapped the exchange with compute (perf/overlap.h).
+  std::optional<EpAlgorithm> ep_algorithm;
+  bool two_batch_overlap = false;
 };
 
-// into += add x times, for every field but the bubble.
+// into += add x times, for every field but the bubble; the EP algorithm and overlap carry over
+// from `add` when it has EP.
 void Accumulate(PhaseBreakdown& into, const PhaseBreakdown& add, double times);
 
 // What takes the largest share of a phase: "HBM bandwidth", "FLOP/s", "TP all-reduce over

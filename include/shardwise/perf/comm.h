@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "shardwise/collective/ep_dispatch.h"
 #include "shardwise/collective/group.h"
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
@@ -15,10 +16,29 @@
 
 namespace shardwise {
 
+// How a step's MoE layers exchange tokens: the kernels' calibration, the model's routing, the
+// algorithm asked for (kAuto: the fastest the phase allows) and the two payload formats.
+struct EpExchangeSetup {
+  EpKernelProfile kernels;
+  EpRouting routing;
+  int64_t hidden = 0;
+  EpAlgorithm algorithm = EpAlgorithm::kFlat;
+  Dtype dispatch_dtype = Dtype::kBf16;
+  Dtype combine_dtype = Dtype::kBf16;
+};
+
+// One expert-parallel exchange (dispatch plus combine) of a step's MoE layer.
+struct EpExchange {
+  double time_s = 0;
+  EpAlgorithm algorithm = EpAlgorithm::kFlat;
+  int64_t sms = 0;  // SMs the exchange kernels occupy while they run (0 for NCCL's)
+};
+
 class StepComm {
  public:
+  // `ep` matters only for layouts with ep > 1.
   static StatusOr<StepComm> Create(const ClusterSpec& cluster, const Layout& layout,
-                                   const EngineProfile& engine);
+                                   const EngineProfile& engine, EpExchangeSetup ep = {});
 
   // One TP all-reduce of `bytes` (0 without TP), with the kernel the engine picks.
   double TpAllReduce(double bytes) const;
@@ -30,8 +50,10 @@ class StepComm {
   double CpCombine(double bytes) const;
   // The cp - 1 ring passes of `bytes` each that one layer's ring attention makes.
   double CpRing(double bytes) const;
-  // EP dispatch plus combine of `bytes` per rank, top-k routed (0 without EP).
-  double EpDispatchCombine(double bytes, int64_t topk) const;
+  // One MoE layer's EP dispatch of `tokens_per_gpu` tokens from each rank, then their combine
+  // with the same algorithm (time 0 without EP). Prefill may use DeepEP's normal (node-dedup)
+  // kernels; decode runs in CUDA graphs, which they cannot join (collective/ep_dispatch.h).
+  EpExchange Exchange(double tokens_per_gpu, bool prefill) const;
   // One PP send/recv of `bytes` between adjacent stages (0 without PP).
   double HandOff(double bytes) const;
 
@@ -43,6 +65,7 @@ class StepComm {
   const ClusterSpec* cluster_ = nullptr;
   Layout layout_;
   EngineProfile engine_;
+  EpExchangeSetup ep_;
   bool tp_in_one_domain_ = false;
   GroupShape tp_group_, cp_group_, ep_group_, pp_pair_;
   std::string tp_link_ = "-", ep_link_ = "-";

@@ -26,6 +26,7 @@ struct MemoryPerGpu {
   double state_tokens_per_sequence = 0;
   int64_t max_sequences = 0;      // per instance, at the peak context
   double kv_capacity_tokens = 0;  // per instance: KV tokens that fit beside weights and buffers
+  double kv_bytes_per_token = 0;  // one token across the fullest stage's layers, one GPU
 
   double UsedBytes() const {
     return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes;

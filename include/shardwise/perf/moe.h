@@ -25,14 +25,18 @@ struct ExpertLoad {
   double imbalance = 1;        // busiest rank over the mean: placement, then sampling
   double touched = 0;          // experts on one GPU that receive at least one token
   double rows_per_expert = 0;  // rows each of them computes on the busiest rank
+  // With a capacity factor: the share of the busiest rank's pairs it drops (0 without).
+  double busiest_dropped_share = 0;
 };
 
 // `group_tokens` tokens enter an expert group of `ep` ranks; `imbalance` > 0 overrides the
 // estimate. The estimate starts from the busiest rank's mean load under the placement
 // (shard.expert_placement_imbalance, p) and adds the Gaussian tail of the maximum of `ep`
 // binomials around it: p + sqrt(2 p ln(ep) / mean), mean the pairs per rank (at p = 1, uniform
-// random routing), capped where every token lands on the busiest rank (ep / top-k).
+// random routing), capped where every token lands on the busiest rank (ep / top-k). A capacity
+// factor c > 0 caps every expert, and so the busiest rank, at c times the mean (GShard's expert
+// capacity); the pairs above it are dropped.
 ExpertLoad EstimateExpertLoad(const MoeSpec& moe, const ModelShard& shard, double group_tokens,
-                              double ep, double imbalance);
+                              double ep, double imbalance, double capacity_factor = 0);
 
 }  // namespace shardwise

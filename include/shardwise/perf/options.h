@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "shardwise/collective/ep_dispatch.h"
 #include "shardwise/model/dtype.h"
 #include "shardwise/model/weight_format.h"
 #include "shardwise/perf/engine.h"
@@ -30,6 +31,19 @@ struct SpeculativeOptions {
   }
 };
 
+// How MoE layers exchange tokens across an EP group (collective/ep_dispatch.h). kFlat: NCCL's
+// all-to-all, as the engines run EP by default. The DeepEP-class kernels: node-dedup (normal),
+// low-latency, or kAuto picking per phase as DeepSeek's deployments do (normal kernels in
+// prefill, low-latency under decode's CUDA graphs). Dispatch may travel in fp8; combine stays
+// in the activation format. Two-batch overlap (DeepSeek-V3 Technical Report 3.4; SGLang
+// --enable-two-batch-overlap) runs each step as two micro-batches so that one's exchange runs
+// under the other's compute, which loses the SMs the exchange kernels occupy (perf/overlap.h).
+struct EpSetting {
+  EpAlgorithm algorithm = EpAlgorithm::kFlat;
+  Dtype dispatch_dtype = Dtype::kBf16;
+  bool two_batch_overlap = false;
+};
+
 struct PerfOptions {
   Dtype weight_dtype = Dtype::kBf16;  // GEMM format, and every module's unless weight_formats
   // Per-module storage (a checkpoint's own quantization); unset: every module in weight_dtype.
@@ -47,12 +61,19 @@ struct PerfOptions {
   // Routing skew: expert i of the routed experts, hottest first, draws a share proportional to
   // (i + 1)^-s (Zipf exponent s; 0 is uniform). Unset: uniform routing, as when s = 0.
   std::optional<double> expert_skew;
+  // Measured routed-expert loads, one vector per MoE layer (or one for all); non-empty
+  // replaces expert_skew (perf/expert_loads.h).
+  std::vector<std::vector<double>> expert_loads;
+  // GShard capacity: each expert computes at most this times its mean share of the pairs and
+  // drops the rest (unset: no limit).
+  std::optional<double> capacity_factor;
   SpeculativeOptions speculative;
   // Fraction of each prompt's tokens already in the prefix cache (DeepSeek reports 56% of input
   // tokens hitting its on-disk cache): prefill computes only the rest, attending to all of them.
   double prefix_hit_rate = 0;
   // Tokens per prefill chunk (vLLM/TensorRT-LLM max_num_batched_tokens).
   int64_t max_batched_tokens = 8192;
+  EpSetting ep;
   // The serving engine; the default-constructed profile adds no overheads and uses NCCL for
   // every collective (the bare hardware model). The CLI loads --engine (default trtllm).
   EngineProfile engine;

@@ -49,6 +49,9 @@ struct ModelShard {
   double heads = 0;                    // query heads per GPU
   double kv_bytes_per_token = 0;       // one layer's KV per token on one GPU
   double attention_flops_per_key = 0;  // one query against one key, one layer, one GPU
+  // The same in decode: MLA's absorbed form attends in the latent (more FLOPs per key, the
+  // same cached bytes); equal to attention_flops_per_key for every other attention.
+  double decode_attention_flops_per_key = 0;
   // DSA sparse attention: the core attends to at most `sparse_topk` keys (0: dense) that the
   // lightning indexer picks by scoring every cached key. The indexer is replicated on every TP
   // rank, like the MLA latent its keys sit beside.

@@ -13,9 +13,10 @@ namespace shardwise {
 
 // One layer: `core_pairs` query-key pairs of the attention core (each query capped at top-k),
 // `indexer_pairs` pairs the indexer scores (every cached key), split over `cp` ranks;
-// `kv_read_core` and `kv_read_indexer` cached tokens read by each. Adds to `out`, returns time.
+// `kv_read_core` and `kv_read_indexer` cached tokens read by each; the core's FLOPs per key are
+// the phase's (attention.h). Adds to `out`, returns time.
 double SparseAttentionCore(const OpCoster& ops, const ModelShard& shard, double core_pairs,
                            double indexer_pairs, double kv_read_core, double kv_read_indexer,
-                           double cp, PhaseBreakdown& out);
+                           double cp, bool prefill, PhaseBreakdown& out);
 
 }  // namespace shardwise

@@ -3,7 +3,7 @@
 // ops.h, attention.h, moe.h), communication (TP all-reduce, EP dispatch and combine, CP passes,
 // PP send/recv; comm.h) and a schedule (pipeline micro-batches; schedule.h); from those TTFT,
 // TPOT and throughput. Communication is not overlapped except CP's ring passes, which hide
-// behind attention.
+// behind attention, and the EP exchange under two-batch overlap (overlap.h).
 //
 // StepModel validates and precomputes per layout once; Estimate() is cheap and thread-safe.
 #pragma once
@@ -20,6 +20,7 @@
 #include "shardwise/perf/memory.h"
 #include "shardwise/perf/ops.h"
 #include "shardwise/perf/options.h"
+#include "shardwise/perf/overlap.h"
 #include "shardwise/perf/shard.h"
 
 namespace shardwise {
@@ -38,6 +39,9 @@ struct StepEstimate {
   // Speculative decoding: tokens one decode step yields per sequence (1 without it), and the
   // draft's share of the step (decode.total_s is the whole step; tpot_s = step / tokens).
   double tokens_per_step = 1;
+  // With a capacity factor: the share of (token, expert) pairs the busiest EP rank drops in
+  // decode (0 without one).
+  double expert_dropped_share = 0;
   double draft_s = 0;
   MemoryPerGpu memory;
   std::string bound;               // what limits decode: "HBM bandwidth", "FLOP/s", ...
@@ -85,10 +89,16 @@ class StepModel {
   // attention computes per layer; `ep_tokens` the tokens entering each expert group. Decode
   // passes `queries_per_sequence` tokens of each sequence (k + 1 when verifying k draft
   // tokens), which read the sequence's KV once.
+  // With two-batch overlap the stage runs as two micro-batches of half the tokens (overlap.h).
   template <typename Keys>
   PhaseBreakdown Stage(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                        bool prefill, double prefill_tokens, double queries_per_sequence = 1.0,
                        double cached_tokens = 0.0) const;
+  // One pass of `tokens` over the stage; fills `pass` with its MoE layers' work and exchange.
+  template <typename Keys>
+  PhaseBreakdown StageWork(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
+                           bool prefill, double prefill_tokens, double queries_per_sequence,
+                           double cached_tokens, MicroBatchPass& pass) const;
   // The draft's k passes for `sequences` per attention rank at KV length `context`.
   PhaseBreakdown DraftPasses(double sequences, double context) const;
   DraftMemory DraftMemoryPerGpu(const Workload& workload) const;

@@ -13,6 +13,7 @@
 
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
+#include "shardwise/layout/deployment.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/step.h"
 
@@ -50,5 +51,14 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const Cl
                                                 const StepModel& step, const PerfOptions& perf,
                                                 const Workload& workload, int64_t max_batch,
                                                 const PlanLoad& load);
+
+// Simulates every worker of the disaggregated `deployment` (both pools on `cluster`) at `load`;
+// kOffline runs `offline_clients` closed-loop clients. `prefill` and `decode` model one worker of
+// each pool. Errors as BuildDisaggregatedServing's (a pool that does not fit, a decode pool that
+// cannot hold what the prefill pool sends it).
+StatusOr<OperatingPoint> SimulateDisaggregatedPoint(
+    const ModelSpec& model, const ClusterSpec& cluster, const Deployment& deployment,
+    const StepModel& prefill, const StepModel& decode, const PerfOptions& perf,
+    const Workload& workload, int64_t max_batch, const PlanLoad& load, double offline_clients);
 
 }  // namespace shardwise

@@ -33,6 +33,9 @@ struct PlanRequest {
   int64_t max_batch = 2048;  // engine cap on concurrent sequences per attention rank
   int top = 5;
   PerfOptions perf;
+  // Also try each EP layout with the DeepEP-class kernels (fp8 dispatch), without and with
+  // two-batch overlap, keeping the best; false: every layout runs perf.ep as given.
+  bool search_ep = false;
   std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
   // The load the leading layouts are simulated at; the SLOs are checked there.
   PlanLoad load;
@@ -40,6 +43,7 @@ struct PlanRequest {
 
 struct PlanEntry {
   StepEstimate estimate;
+  EpSetting ep;  // how its MoE layers exchange tokens (the request's unless searched)
   double usd_per_mtok_output = 0;
   std::string limited_by;  // what stopped a larger batch: "KV capacity", "SLO", "--max-batch"
   std::string why;         // one line: why this layout, what bounds it
@@ -58,6 +62,11 @@ struct PlanResult {
 // `redundant_experts` copies in each EP group of the layouts with ep > 1.
 std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens,
                                      int64_t redundant_experts = 0);
+
+// The EP settings a layout is tried with: the request's own, or, when it searches them, also
+// the DeepEP-class kernels (auto per phase, fp8 dispatch) without and with two-batch overlap.
+std::vector<EpSetting> EpSettingsToTry(const ModelSpec& model, const Layout& layout,
+                                       const PlanRequest& request);
 
 StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                           const PlanRequest& request);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "shardwise/common/status.h"
@@ -18,6 +19,25 @@
 #include "shardwise/sim/workload.h"
 
 namespace shardwise {
+
+// The decode pool of a disaggregated deployment: the replicas of SimConfig then only prefill;
+// a request whose prompt is done sends its KV cache to one of these replicas (least loaded) and
+// decodes there. Its first token leaves once the KV has arrived.
+struct DecodePoolConfig {
+  const StepTable* table = nullptr;  // the decode replicas' iteration times
+  int64_t replicas = 1;
+  int64_t gpus_per_replica = 1;
+  int64_t attention_dp = 1;
+  BatchPolicy batch;
+  double kv_capacity_tokens = 0;  // per replica
+  double state_tokens_per_sequence = 0;
+  double peak_flops_per_s = 0;  // per GPU, for MFU
+  double usd_per_gpu_hour = 0;
+  // The KV transfer of one request's prompt: a fixed latency plus a time per prompt token (the
+  // part of it the prefill does not hide).
+  double transfer_latency_s = 0;
+  double transfer_s_per_token = 0;
+};
 
 struct SimConfig {
   int64_t replicas = 1;
@@ -39,6 +59,8 @@ struct SimConfig {
   double max_tpot_s = std::numeric_limits<double>::infinity();
   double peak_flops_per_s = 0;  // per GPU, for MFU
   double usd_per_gpu_hour = 0;
+  // Set: a disaggregated deployment, the replicas above its prefill pool.
+  std::optional<DecodePoolConfig> decode_pool;
   // Called now and then with (requests finished, simulated seconds); may be empty.
   std::function<void(int64_t, double)> progress;
 };
@@ -55,6 +77,7 @@ struct SimResult {
   double goodput_output_tokens = 0;  // their output tokens
   double utilization = 0;            // busy fraction of the GPUs
   double mfu = 0;                    // model FLOPs / (peak x GPUs x makespan)
+  double kv_transfer_s_mean = 0;     // disaggregated: time from prefill done to decode start
   double kv_occupancy_mean = 0;      // time-weighted, fraction of capacity
   double kv_occupancy_max = 0;
   std::vector<std::pair<double, double>> kv_occupancy;  // (time, fraction), <= 512 samples

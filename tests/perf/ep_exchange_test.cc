@@ -1,0 +1,169 @@
+// The EP exchange, two-batch overlap, capacity factor and measured expert loads in the step
+// model, against hand calculations.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardwise/hw/cluster.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/perf/expert_loads.h"
+#include "shardwise/perf/moe.h"
+#include "shardwise/perf/overlap.h"
+#include "shardwise/perf/step.h"
+
+namespace shardwise {
+namespace {
+
+ModelSpec Model(const std::string& name) { return LoadModel(name).value(); }
+
+TEST(EpExchange, LowLatencyDecodeOnEightH800NodesByHand) {
+  // DeepSeek-V3 dp64ep64 on 8 HGX H800 nodes, decode at 128 sequences per GPU, busiest rank at
+  // the mean (imbalance pinned to 1). Low-latency kernels send one copy per selected expert:
+  // k = 8 copies, 7 of every 64 ranks are NVLink peers and 56 are remote.
+  //   dispatch (fp8 + one fp32 scale per 128): 128 x 7168 x (1 + 4/128) = 946,176 B per copy set
+  //     NIC:    946,176 x 8 x 56/64 = 6,623,232 B over 50 GB/s x 0.873 = 151.735 us
+  //     NVLink: 946,176 x 8 x 7/64  =   827,904 B over 200 GB/s x 0.68 =   6.088 us
+  //     time = 10 us + 151.735 us
+  //   combine (bf16): 128 x 7168 x 2 = 1,835,008 B; NIC 12,845,056 B -> 294.275 us, + 10 us
+  // 58 MoE layers (61 layers, the first 3 dense).
+  const ModelSpec m = Model("deepseek-v3");
+  const ClusterSpec c = WithNodes(LoadCluster("hgx-h800").value(), 8).value();
+  ASSERT_DOUBLE_EQ(c.PerGpuEgressBytesPerS(1), 50e9);
+  ASSERT_DOUBLE_EQ(c.PerGpuEgressBytesPerS(0), 200e9);
+  PerfOptions o;
+  o.ep.algorithm = EpAlgorithm::kLowLatency;
+  o.ep.dispatch_dtype = Dtype::kFp8;
+  o.expert_imbalance = 1.0;
+  auto step = StepModel::Create(m, c, ParseLayout("dp64ep64").value(), o);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  Workload w;
+  w.batch = 128 * 64;
+  w.prompt_tokens = 1024;
+  w.decode_context_tokens = 2048;
+  const StepEstimate e = step->Estimate(w);
+  const double dispatch_s = 10e-6 + 946'176.0 * 8 * 56 / 64 / (50e9 * 0.873);
+  const double combine_s = 10e-6 + 1'835'008.0 * 8 * 56 / 64 / (50e9 * 0.873);
+  EXPECT_NEAR(dispatch_s, 161.735e-6, 1e-9);
+  EXPECT_NEAR(e.decode.ep_comm_s, 58 * (dispatch_s + combine_s), 1e-12);
+  ASSERT_TRUE(e.decode.ep_algorithm.has_value());
+  EXPECT_EQ(*e.decode.ep_algorithm, EpAlgorithm::kLowLatency);
+}
+
+TEST(EpExchange, AutoPicksNodeDedupForPrefillAndNeverInsideCudaGraphs) {
+  // Prefill across 4 nodes: the normal kernels send each token once per remote node instead of
+  // once per expert, so auto takes them; decode runs in CUDA graphs, which they cannot join.
+  const ModelSpec m = Model("deepseek-v3");
+  const ClusterSpec c = WithNodes(LoadCluster("hgx-h800").value(), 4).value();
+  PerfOptions o;
+  o.ep.algorithm = EpAlgorithm::kAuto;
+  auto step = StepModel::Create(m, c, ParseLayout("dp32ep32").value(), o);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  Workload w;
+  w.batch = 32 * 64;
+  w.prompt_tokens = 4096;
+  const StepEstimate e = step->Estimate(w);
+  ASSERT_TRUE(e.prefill.ep_algorithm && e.decode.ep_algorithm);
+  EXPECT_EQ(*e.prefill.ep_algorithm, EpAlgorithm::kNodeDedup);
+  EXPECT_NE(*e.decode.ep_algorithm, EpAlgorithm::kNodeDedup);
+}
+
+TEST(TwoBatchOverlap, HidesTheExchangeBehindTheOtherMicroBatchByHand) {
+  // One micro-batch over 4 MoE layers: 20 us of work and 48 us of exchange in all (5 and 12 per
+  // layer), plus 6 us outside the MoE layers; the exchange kernels hold 20 of 132 SMs.
+  //   work per layer while they run: 5 / (1 - 20/132) = 5.892857 us
+  //   MoE layers: 4 x max(2 x 5.892857, 2 x 12) + min(5.892857, 12) = 101.892857 us
+  //   total: 2 x 6 + 101.892857 = 113.892857 us, of which the exchange left exposed is
+  //   101.892857 - 8 x 5.892857 = 54.75 us.
+  MicroBatchPass pass;
+  pass.breakdown.compute_s = 26e-6;
+  pass.breakdown.ep_comm_s = 48e-6;
+  pass.breakdown.total_s = 74e-6;
+  pass.moe_work_s = 20e-6;
+  pass.moe_layers = 4;
+  const PhaseBreakdown out = TwoBatchOverlap(pass, 20.0 / 132.0);
+  const double work = 5e-6 / (1.0 - 20.0 / 132.0);
+  EXPECT_NEAR(work, 5.892857e-6, 1e-12);
+  EXPECT_NEAR(out.total_s, 12e-6 + 4 * 24e-6 + work, 1e-15);
+  EXPECT_NEAR(out.ep_comm_s, 96e-6 + work - 8 * work, 1e-15);
+  EXPECT_NEAR(out.compute_s, 52e-6 + 8 * work - 40e-6, 1e-15);
+  EXPECT_TRUE(out.two_batch_overlap);
+}
+
+TEST(TwoBatchOverlap, PaysWhenTheExchangeBindsAndCostsWhenWeightsDo) {
+  // DeepSeek-V3 decode on 8 H800 nodes, dp64ep64, low-latency kernels (no SMs held): at 128
+  // sequences per GPU the exchange over the NICs dominates and overlap hides most of it; at 2
+  // sequences per GPU the step reads weights, and two micro-batches read them twice.
+  const ModelSpec m = Model("deepseek-v3");
+  const ClusterSpec c = WithNodes(LoadCluster("hgx-h800").value(), 8).value();
+  const Layout l = ParseLayout("dp64ep64").value();
+  PerfOptions o;
+  o.ep.algorithm = EpAlgorithm::kLowLatency;
+  o.ep.dispatch_dtype = Dtype::kFp8;
+  PerfOptions tbo = o;
+  tbo.ep.two_batch_overlap = true;
+  const StepModel plain = StepModel::Create(m, c, l, o).value();
+  const StepModel overlapped = StepModel::Create(m, c, l, tbo).value();
+  Workload w;
+  w.prompt_tokens = 1024;
+  w.decode_context_tokens = 2048;
+  w.batch = 128 * 64;
+  const StepEstimate big_plain = plain.Estimate(w);
+  const StepEstimate big_tbo = overlapped.Estimate(w);
+  EXPECT_TRUE(big_tbo.decode.two_batch_overlap);
+  EXPECT_LT(big_tbo.tpot_s, big_plain.tpot_s);
+  EXPECT_LT(big_tbo.decode.ep_comm_s, 0.5 * big_plain.decode.ep_comm_s);
+  w.batch = 2 * 64;
+  EXPECT_GT(overlapped.Estimate(w).decode.memory_s, 1.5 * plain.Estimate(w).decode.memory_s);
+}
+
+TEST(CapacityFactor, CapsTheBusiestRankAndReportsWhatItDrops) {
+  // Mixtral dp8ep8 at batch 256 with Zipf s = 1: the busiest rank would take 3.380846 x the
+  // mean (tests/perf/moe_test.cc works it out); capacity 2 caps it at 2 and drops
+  // 1 - 2 / 3.380846 = 40.84% of its pairs.
+  const ModelSpec m = Model("mixtral-8x7b");
+  PerfOptions o;
+  o.expert_skew = 1.0;
+  const ClusterSpec c = LoadCluster("dgx-h100").value();
+  const StepModel step = StepModel::Create(m, c, ParseLayout("dp8ep8").value(), o).value();
+  const ExpertLoad capped = EstimateExpertLoad(m.moe, step.shard(), 256, 8, 0, 2.0);
+  EXPECT_DOUBLE_EQ(capped.imbalance, 2.0);
+  EXPECT_NEAR(capped.busiest_dropped_share, 1.0 - 2.0 / 3.380846, 1e-6);
+  EXPECT_NEAR(capped.rows_per_expert, 64.0 * 2.0, 1e-9);
+  const ExpertLoad loose = EstimateExpertLoad(m.moe, step.shard(), 256, 8, 0, 4.0);
+  EXPECT_NEAR(loose.imbalance, 3.380846, 1e-6);
+  EXPECT_DOUBLE_EQ(loose.busiest_dropped_share, 0.0);
+}
+
+TEST(ExpertLoads, MeasuredLoadsSetTheBusiestRankPerLayer) {
+  // Mixtral ep8, one expert per rank. Layer 1: loads 8,1,1,1,1,1,1,2 (sum 16, mean 2): the
+  // busiest rank takes 8 / 2 = 4 x the mean. Layer 2 uniform: 1. The step pays their mean, 2.5.
+  const ModelSpec m = Model("mixtral-8x7b");
+  const auto loads = ParseExpertLoads(
+      nlohmann::json::parse("[[8,1,1,1,1,1,1,2],[3,3,3,3,3,3,3,3]]"), "loads.json", 8);
+  ASSERT_TRUE(loads.ok()) << loads.status().message();
+  PerfOptions o;
+  o.expert_loads = *loads;
+  const ModelShard s = ShardModel(m, ParseLayout("dp8ep8").value(), o);
+  EXPECT_DOUBLE_EQ(s.expert_placement_imbalance, 2.5);
+  // One array applies to every layer.
+  o.expert_loads = ParseExpertLoads(nlohmann::json::parse("[8,1,1,1,1,1,1,2]"), "l", 8).value();
+  EXPECT_DOUBLE_EQ(ShardModel(m, ParseLayout("dp8ep8").value(), o).expert_placement_imbalance, 4.0);
+}
+
+TEST(ExpertLoads, BadFilesGetOneLineNamingTheProblem) {
+  auto message = [](const char* text) {
+    const auto r = ParseExpertLoads(nlohmann::json::parse(text), "loads.json", 4);
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_NE(message("[1,2,3]").find("the 4 routed experts"), std::string::npos);
+  EXPECT_NE(message("[1,2,3,-1]").find(">= 0"), std::string::npos);
+  EXPECT_NE(message("[0,0,0,0]").find("every load is 0"), std::string::npos);
+  EXPECT_NE(message("[1,2,\"x\",4]").find("finite number"), std::string::npos);
+  EXPECT_NE(message("[[1,2,3,4],[1,2]]").find("layer 1"), std::string::npos);
+  EXPECT_NE(message("{\"a\":1}").find("expected an array"), std::string::npos);
+  EXPECT_EQ(message("[1,2,3,4]"), "ok");
+}
+
+}  // namespace
+}  // namespace shardwise
