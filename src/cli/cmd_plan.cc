@@ -149,7 +149,8 @@ Status RunPlan(const PlanOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(PlanResult r, Plan(model, cluster, req));
   std::optional<DisaggPlanEntry> disagg;
-  if (o.disagg == "auto" && !req.only_layout) {
+  const bool searched = o.disagg == "auto" && !req.only_layout;
+  if (searched) {
     SW_ASSIGN_OR_RETURN(disagg, PlanDisaggregated(model, cluster, req));
   }
   const DeploymentVerdict verdict = CompareDeployments(r.ranked.front(), disagg, req.objective);
@@ -212,25 +213,15 @@ Status RunPlan(const PlanOptions& o) {
   }
   EmitOptions emit = o.emit;
   emit.force = o.html.force;
-  const PlanEntry* emitted = nullptr;
+  std::optional<EmitTarget> emitted;
   if (!o.emit.engine.empty()) {
-    if (o.emit.rank > static_cast<int>(r.ranked.size())) {
-      return Error(fmt::format("--emit-rank {}: only {} layouts were ranked (raise --top)",
-                               o.emit.rank, r.ranked.size()));
-    }
-    emitted = &r.ranked[static_cast<size_t>(o.emit.rank - 1)];
-  }
-  // Disaggregated prefill workers take the ranked layout that answers a prompt fastest.
-  const StepEstimate* prefill = nullptr;
-  if (emitted && o.emit.disagg) {
-    for (const PlanEntry& p : r.ranked) {
-      if (!prefill || p.estimate.ttft_s < prefill->ttft_s) prefill = &p.estimate;
-    }
+    SW_ASSIGN_OR_RETURN(emitted,
+                        emit.Choose(r.ranked, disagg, verdict.disaggregated_wins, searched));
   }
   if (o.json) {
     if (emitted) {
-      SW_ASSIGN_OR_RETURN(out["launch"], emit.Emit(model, o.model, cluster, req.perf,
-                                                   emitted->estimate, prefill, false));
+      SW_ASSIGN_OR_RETURN(out["launch"],
+                          emit.Emit(model, o.model, cluster, req.perf, *emitted, false));
     }
     PrintJson(out);
     return o.html.Write(out);
@@ -275,14 +266,13 @@ Status RunPlan(const PlanOptions& o) {
                    fmt::format("{:.1f}", e.output_tokens_per_s_per_gpu), FormatSeconds(e.tpot_s)});
   }
   std::cout << pareto.Render();
-  if (o.disagg == "auto" && !req.only_layout) {
+  if (searched) {
     std::cout << "\naggregated or disaggregated:\n";
     if (disagg) std::cout << "  best split: " << disagg->why << "\n";
     std::cout << "  " << verdict.why << "\n";
   }
   if (emitted) {
-    SW_RETURN_IF_ERROR(
-        emit.Emit(model, o.model, cluster, req.perf, emitted->estimate, prefill, true).status());
+    SW_RETURN_IF_ERROR(emit.Emit(model, o.model, cluster, req.perf, *emitted, true).status());
   }
   return o.html.Write(out);
 }

@@ -29,7 +29,8 @@ TEST(PlanEmit, PrintsTheTopLayoutsCommand) {
             std::string::npos);
   const auto launch = j.Json()["launch"];
   EXPECT_EQ(launch["engine"], "vllm");
-  EXPECT_EQ(launch["layout"], top["layout"]);
+  EXPECT_EQ(launch["deployment"], "aggregated");
+  EXPECT_EQ(launch["name"], top["layout"]);
 }
 
 TEST(PlanEmit, ChosenRankAndDirectory) {
@@ -49,25 +50,69 @@ TEST(PlanEmit, ChosenRankAndDirectory) {
   ExpectOneLineError(RunShardwise("plan --emit vllm --emit-dir " + dir), "--force");
 }
 
-TEST(PlanEmit, DynamoDisaggregatedTakesTheFastestPrefillLayout) {
-  const RunResult r = RunShardwise("plan --emit dynamo --emit-disagg --json");
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(PlanEmit, TheWinningDisaggregatedDeployment) {
+  // At a 20 ms TPOT SLO the planner's split of the default cluster beats its best aggregated
+  // layout; --emit then writes that deployment: each pool's workers with its own layout.
+  const RunResult r = RunShardwise("plan --max-tpot-ms 20 --emit sglang --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  // The prefill workers run the ranked layout that answers one prompt fastest (its unloaded
-  // TTFT: a prefill worker takes prompts as they come), found here from the list.
-  std::string fastest;
-  double best_ttft_s = 1e300;
-  for (const auto& l : j["layouts"]) {
-    if (l["unloaded_ttft_s"].get<double>() < best_ttft_s) {
-      best_ttft_s = l["unloaded_ttft_s"];
-      fastest = l["layout"];
-    }
+  ASSERT_EQ(j["deployment"]["winner"], "disaggregated") << j["deployment"]["why"];
+  const auto& d = j["disaggregated"];
+  const auto& launch = j["launch"];
+  EXPECT_EQ(launch["deployment"], "disaggregated");
+  EXPECT_EQ(launch["name"], d["deployment"]);
+  ASSERT_EQ(launch["pools"].size(), 2u);
+  EXPECT_EQ(launch["pools"][0]["role"], "prefill");
+  EXPECT_EQ(launch["pools"][0]["layout"], d["prefill"]["layout"]);
+  EXPECT_EQ(launch["pools"][0]["workers"], d["prefill"]["workers"]);
+  EXPECT_EQ(launch["pools"][1]["layout"], d["decode"]["layout"]);
+  EXPECT_EQ(launch["pools"][1]["workers"], d["decode"]["workers"]);
+  EXPECT_EQ(launch["pools"][1]["max_num_seqs"], d["decode"]["batch_per_worker"]);
+  const std::string text = launch["files"][0]["text"];
+  EXPECT_EQ(Count(text, "--disaggregation-mode prefill"), d["prefill"]["workers"].get<size_t>());
+  EXPECT_EQ(Count(text, "--disaggregation-mode decode"), d["decode"]["workers"].get<size_t>());
+  EXPECT_NE(text.find("sglang_router.launch_router"), std::string::npos) << text;
+  // --emit-rank names an aggregated layout, and --emit-deployment aggregated the best one.
+  for (const char* pick : {"--emit-rank 1", "--emit-deployment aggregated"}) {
+    const RunResult a =
+        RunShardwise(std::string("plan --max-tpot-ms 20 --emit sglang --json ") + pick);
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_EQ(a.Json()["launch"]["deployment"], "aggregated") << pick;
+    EXPECT_EQ(a.Json()["launch"]["name"], a.Json()["layouts"][0]["layout"]) << pick;
   }
-  EXPECT_EQ(j["launch"]["prefill_layout"], fastest);
-  EXPECT_EQ(j["launch"]["layout"], j["layouts"][0]["layout"]);
-  const std::string text = j["launch"]["files"][0]["text"];
-  EXPECT_NE(text.find("--is-prefill-worker"), std::string::npos) << text;
-  ExpectOneLineError(RunShardwise("plan --emit vllm --emit-disagg"), "--emit dynamo");
+}
+
+TEST(PlanEmit, AskedForTheDisaggregatedDeployment) {
+  // The default plan keeps the aggregated layout; asked for, the split is emitted all the same.
+  const RunResult w = RunShardwise("plan --emit trtllm --json");
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_EQ(w.Json()["launch"]["deployment"], w.Json()["deployment"]["winner"]);
+  const std::string dir = TempDir();
+  const RunResult r =
+      RunShardwise("plan --emit trtllm --emit-deployment disaggregated --emit-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"launch_trtllm.sh", "trtllm_disagg.yaml", "trtllm_ctx_extra.yaml",
+                           "trtllm_gen_extra.yaml"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + name)) << name;
+  }
+  std::ifstream script(dir + "/launch_trtllm.sh");
+  const std::string text((std::istreambuf_iterator<char>(script)), {});
+  EXPECT_NE(text.find("trtllm-serve disaggregated"), std::string::npos) << text;
+}
+
+TEST(PlanEmit, DeploymentBadInput) {
+  ExpectOneLineError(RunShardwise("plan --emit vllm --emit-deployment disaggregated --disagg off"),
+                     "--disagg off");
+  ExpectOneLineError(RunShardwise("plan --emit vllm --emit-deployment disaggregated --emit-rank 2"),
+                     "--emit-rank");
+  ExpectOneLineError(RunShardwise("plan --emit-deployment aggregated"), "needs --emit");
+  ExpectOneLineError(RunShardwise("plan --emit vllm --emit-deployment split"), "--emit-deployment");
 }
 
 TEST(PlanEmit, BadInput) {

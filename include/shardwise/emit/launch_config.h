@@ -1,9 +1,12 @@
-// Engine launch configurations: the command line (and, where the engine takes one, the config
-// file) that starts a serving engine with a planned layout, for vLLM, SGLang, TensorRT-LLM and
-// NVIDIA Dynamo (with vLLM workers). Flags are the engines' own, as documented for the versions
-// named in kEngineVersions; what an engine cannot express (context parallelism in vLLM's
-// serving path, data parallelism in trtllm-serve) is an error or a comment, never a made-up
-// flag. Pure functions; thread-safe.
+// Engine launch configurations: the command lines (and, where the engine takes them, the config
+// files) that start a serving engine with a planned deployment, for vLLM, SGLang, TensorRT-LLM
+// and NVIDIA Dynamo (with vLLM workers). A deployment is aggregated (one layout whose instances
+// prefill and decode) or disaggregated (a pool of prefill workers and a pool of decode workers,
+// each its own layout, the KV cache moving between them through the engine's connector, and a
+// router in front). Flags are the engines' own, as documented for the versions named in
+// EngineVersion; what an engine cannot express (context parallelism in any of their serving
+// paths) is an error, and what it leaves to the operator a comment, never a made-up flag.
+// Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -24,23 +27,30 @@ std::string_view EngineName(Engine engine);
 // The engine version whose documentation the flags follow, e.g. "vLLM 0.10.1".
 std::string_view EngineVersion(Engine engine);
 
+// A pool of identical engine instances (workers) of one layout, and the batch each one runs.
+struct PoolLaunch {
+  Layout layout;
+  int64_t workers = 1;  // instances of the layout; an aggregated layout's replicas are in its dp
+  int64_t max_num_seqs = 256;  // concurrent sequences per instance, all its attention-DP ranks
+  int64_t max_batched_tokens = 8192;  // tokens per iteration (prefill chunk) per attention rank
+  // TensorRT-LLM sizes its KV cache as a fraction of the memory left free after the weights.
+  double kv_free_fraction = 0.9;
+};
+
 struct LaunchInputs {
   std::string model;  // what the engine loads: a Hugging Face repository id or a local path
-  Layout layout;
-  bool moe = false;                   // the model has routed experts
-  int64_t max_num_seqs = 256;         // concurrent sequences per replica
-  int64_t max_batched_tokens = 8192;  // tokens per prefill chunk / iteration
-  int64_t max_model_len = 4096;       // prompt + output tokens
+  bool moe = false;   // the model has routed experts
+  // Aggregated: the instances that prefill and decode. Disaggregated: the decode workers.
+  PoolLaunch pool;
+  // Set: a disaggregated deployment whose prefill workers send their KV caches to `pool`'s.
+  std::optional<PoolLaunch> prefill_pool;
+  int64_t max_model_len = 4096;  // prompt + output tokens
   Dtype weight_dtype = Dtype::kBf16;
   Dtype kv_dtype = Dtype::kBf16;
   double gpu_memory_utilization = 0.9;
-  // TensorRT-LLM sizes its KV cache as a fraction of the memory left free after the weights.
-  double kv_free_fraction = 0.9;
   int64_t gpus_per_node = 8;
-  // Dynamo only: a disaggregated deployment whose prefill workers run this layout (and batch),
-  // the decode workers `layout`. Unset: one aggregated worker.
-  std::optional<Layout> prefill_layout;
-  int64_t prefill_max_num_seqs = 1;
+
+  bool Disaggregated() const { return prefill_pool.has_value(); }
 };
 
 struct LaunchFile {
@@ -54,7 +64,7 @@ struct LaunchConfig {
 };
 
 // The names of the files MakeLaunchConfig writes for `engine`, the shell script first.
-std::vector<std::string> LaunchFileNames(Engine engine);
+std::vector<std::string> LaunchFileNames(Engine engine, bool disaggregated);
 
 // The launch files for `engine`; an error naming the layout feature the engine lacks.
 StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in);

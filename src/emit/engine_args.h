@@ -1,0 +1,52 @@
+// What aggregated and disaggregated launch scripts share: one engine instance's parallelism,
+// batch and formats as each engine's flags, and the script's header and notes. Internal to
+// emit/. Pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shardwise/emit/launch_config.h"
+
+namespace shardwise::emit::internal {
+
+// A shell command continued over several lines, one argument per line.
+std::string Command(const std::string& head, const std::vector<std::string>& args);
+
+// The script's opening lines: who wrote it, for what, and the documentation the flags follow.
+std::string Header(Engine engine, const LaunchInputs& in);
+
+// A note for weights that only a checkpoint already quantised can give (4-bit); empty otherwise.
+std::string CheckpointNote(const LaunchInputs& in);
+
+// An error when `l` needs context parallelism, which no emitted serving path runs.
+Status NoContextParallel(Engine engine, const Layout& l);
+
+// The arguments of one instance of `pool` for 'vllm serve' (and Dynamo's vLLM workers); what
+// the operator must add (multi-node setup, EP size) goes into `notes`.
+std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool,
+                                  std::string& notes);
+
+// The arguments of one instance of `pool` for 'python -m sglang.launch_server', after
+// --model-path; `instances` of them serve the pool.
+std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& pool,
+                                    std::string& notes);
+
+// The arguments of one instance of `pool` for 'trtllm-serve MODEL', before
+// --extra_llm_api_options.
+std::vector<std::string> TrtllmArgs(const LaunchInputs& in, const PoolLaunch& pool,
+                                    std::string& notes);
+
+// The LLM API options (YAML) every TensorRT-LLM instance of `pool` takes: attention DP,
+// chunked prefill, the KV cache's dtype.
+std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool);
+
+// Notes for TensorRT-LLM's weights (fp8 comes from the checkpoint).
+std::string TrtllmWeightNote(const LaunchInputs& in);
+
+// The launch files of an aggregated deployment (aggregated.cc) and of a disaggregated one
+// (disaggregated.cc), named as LaunchFileNames lists them.
+StatusOr<LaunchConfig> AggregatedConfig(Engine engine, const LaunchInputs& in);
+StatusOr<LaunchConfig> DisaggregatedConfig(Engine engine, const LaunchInputs& in);
+
+}  // namespace shardwise::emit::internal
