@@ -10,6 +10,7 @@
 #include "command.h"
 #include "emit_options.h"
 #include "html_output.h"
+#include "metric_json.h"
 #include "perf_options.h"
 #include "plan_disagg.h"
 #include "shardwise/common/format.h"
@@ -57,8 +58,8 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"batch", e.workload.batch},
           {"isl", e.workload.prompt_tokens},
           {"osl", e.workload.output_tokens},
-          {"ttft_s", e.ttft_s},
-          {"tpot_s", e.tpot_s},
+          {"unloaded_ttft_s", e.ttft_s},
+          {"decode_tpot_s", e.tpot_s},
           {"output_tokens_per_s", e.output_tokens_per_s},
           {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
           {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
@@ -75,22 +76,16 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"pipeline", PipelineJson(e)}};
 }
 
-// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99) replace the unloaded
-// prefill and the pure decode step, which stay as unloaded_ttft_s and decode_tpot_s.
+// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99) beside the unloaded
+// prefill and the pure decode step (unloaded_ttft_s, decode_tpot_s), and the throughput there.
 nlohmann::json RankedJson(const PlanEntry& p) {
   nlohmann::json j = EntryJson(p);
   if (!p.at_load) return j;
   const OperatingPoint& a = *p.at_load;
-  j["unloaded_ttft_s"] = p.estimate.ttft_s;
-  j["decode_tpot_s"] = p.estimate.tpot_s;
   j["concurrency"] = a.concurrency;
   j["requests_per_s"] = a.requests_per_s;
-  j["ttft_s"] = a.ttft.mean_s;
-  j["ttft_p50_s"] = a.ttft.p50_s;
-  j["ttft_p99_s"] = a.ttft.p99_s;
-  j["tpot_s"] = a.tpot.mean_s;
-  j["tpot_p50_s"] = a.tpot.p50_s;
-  j["tpot_p99_s"] = a.tpot.p99_s;
+  j["ttft_s"] = LatencyJson(a.ttft);
+  j["tpot_s"] = LatencyJson(a.tpot);
   j["output_tokens_per_s"] = a.output_tokens_per_s;
   j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
   j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;

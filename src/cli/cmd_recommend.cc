@@ -9,6 +9,7 @@
 
 #include "cluster_options.h"
 #include "command.h"
+#include "metric_json.h"
 #include "perf_options.h"
 #include "serving_check.h"
 #include "shardwise/common/format.h"
@@ -75,7 +76,8 @@ struct Candidate {
   int64_t replicas = 0;
   double capacity_per_s = 0;  // requests/s at the planner's batch, unloaded by queueing
   double rate_per_s = 0;
-  double ttft_s = 0, tpot_s = 0;
+  double ttft_s = 0, tpot_s = 0;                  // at the percentile; 0 when not simulated
+  nlohmann::json ttft = nullptr, tpot = nullptr;  // their distributions (metric_json.h)
   bool meets = false;
   double usd_per_mtok_output = 0;  // at rate_per_s, when it meets the SLOs
   std::string note;
@@ -89,8 +91,8 @@ nlohmann::json CandidateJson(const Candidate& c) {
                       {"replicas", c.replicas},
                       {"capacity_requests_per_s", c.capacity_per_s},
                       {"rate_requests_per_s", c.rate_per_s},
-                      {"ttft_s", c.ttft_s},
-                      {"tpot_s", c.tpot_s},
+                      {"ttft_s", c.ttft},
+                      {"tpot_s", c.tpot},
                       {"meets_slo", c.meets},
                       {"usd_per_mtok_output", nullptr},
                       {"note", c.note}};
@@ -150,6 +152,8 @@ StatusOr<std::optional<Candidate>> FewestGpus(Search s, const std::string& name,
                                        s.percentile, s.max_ttft_s, s.max_tpot_s));
       c.ttft_s = check.ttft_s;
       c.tpot_s = check.tpot_s;
+      c.ttft = PercentileJson(check.sim.ttft_s, s.percentile);
+      c.tpot = PercentileJson(check.sim.tpot_s, s.percentile);
       c.meets = check.meets;
       c.note = c.meets ? "meets the SLOs" : "misses the SLOs under queueing";
       if (c.meets) c.usd_per_mtok_output = UsdPerMtok(cluster, gpus, rate, s.load.osl);
@@ -178,6 +182,8 @@ StatusOr<std::optional<Candidate>> MostLoad(Search s, const std::string& name,
         lo = s.load.rate_per_s;
         c.ttft_s = check.ttft_s;
         c.tpot_s = check.tpot_s;
+        c.ttft = PercentileJson(check.sim.ttft_s, s.percentile);
+        c.tpot = PercentileJson(check.sim.tpot_s, s.percentile);
       } else {
         hi = s.load.rate_per_s;
       }

@@ -107,7 +107,7 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
     const CommOpStats& s = p.comm.ops[i];
     if (s.calls == 0) continue;
     comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
-        {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+        {"calls", s.calls}, {"bytes", s.bytes}, {"time_s", s.seconds}};
   }
   return {{"wall_s", p.wall_s},
           {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
@@ -273,9 +273,9 @@ Status RunRun(const RunOptions& o) {
          {"pipeline",
           {{"stages", c.layout.pp},
            {"micro_batches", result.micro_batches},
-           {"prefill_bubble",
+           {"prefill_bubble_fraction",
             {{"measured", result.prefill.bubble}, {"model", model_prefill_bubble}}},
-           {"decode_bubble",
+           {"decode_bubble_fraction",
             {{"measured", result.decode.bubble}, {"model", model_decode_bubble}}}}},
          {"moe", c.model.is_moe() ? nlohmann::json({{"redundant_experts", c.redundant_experts},
                                                     {"capacity_factor", c.capacity_factor},

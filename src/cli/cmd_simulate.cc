@@ -11,6 +11,7 @@
 #include "command.h"
 #include "disagg_options.h"
 #include "html_output.h"
+#include "metric_json.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
@@ -69,18 +70,6 @@ StatusOr<double> ParseRate(const std::string& text) {
       fmt::format("--rate '{}' must be a positive number of requests per second, or "
                   "'inf' for offline (everything at t = 0)",
                   text));
-}
-
-// One latency metric: percentiles, mean and the distribution (every 5th percentile and p99),
-// in seconds.
-nlohmann::json Percentiles(const LogHistogram& h) {
-  nlohmann::json cdf = nlohmann::json::array();
-  for (double q : {1.0,  5.0,  10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
-                   55.0, 60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0}) {
-    cdf.push_back({{"percentile", q}, {"value_s", h.Percentile(q)}});
-  }
-  return {{"p50", h.Percentile(50)}, {"p90", h.Percentile(90)}, {"p99", h.Percentile(99)},
-          {"mean", h.Mean()},        {"count", h.Count()},      {"cdf", cdf}};
 }
 
 Status RunSimulate(const SimulateOptions& o) {
@@ -253,10 +242,10 @@ Status RunSimulate(const SimulateOptions& o) {
         {"output_tokens_per_s_per_user", output_per_user},
         {"requests_per_s",
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
-      {"ttft_s", Percentiles(r.ttft_s)},
-      {"tpot_s", Percentiles(r.tpot_s)},
-      {"itl_s", Percentiles(r.itl_s)},
-      {"e2e_s", Percentiles(r.e2e_s)},
+      {"ttft_s", DistributionJson(r.ttft_s)},
+      {"tpot_s", DistributionJson(r.tpot_s)},
+      {"itl_s", DistributionJson(r.itl_s)},
+      {"e2e_s", DistributionJson(r.e2e_s)},
       {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
       {"goodput",
        has_slo

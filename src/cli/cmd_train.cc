@@ -59,8 +59,11 @@ nlohmann::json PassJson(const train::PassTimes& p) {
 nlohmann::json EntryJson(const train::TrainPlanEntry& entry) {
   const TrainEstimate& e = entry.estimate;
   const train::TrainMemory& mem = e.memory;
-  nlohmann::json parts = nlohmann::json::object();
-  for (const auto& [name, seconds] : train::StepParts(e)) parts[name] = seconds;
+  // A labelled series: the part's name as the text output prints it, and its time per step.
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& [name, seconds] : train::StepParts(e)) {
+    parts.push_back({{"part", name}, {"time_s", seconds}});
+  }
   return {{"layout", e.layout.ToString()},
           {"gpus", e.layout.gpus()},
           {"dp", e.layout.dp},
@@ -75,7 +78,7 @@ nlohmann::json EntryJson(const train::TrainPlanEntry& entry) {
           {"recompute", std::string(train::RecomputeName(e.config.recompute))},
           {"step_s", e.step_s},
           {"tokens_per_s", e.tokens_per_s},
-          {"model_tflops_per_gpu", e.model_tflops_per_gpu},
+          {"model_flops_per_s_per_gpu", e.model_tflops_per_gpu * 1e12},
           {"mfu", e.mfu},
           {"model_flops_utilization", e.model_flops_utilization},
           {"bubble_fraction", e.bubble_fraction},
@@ -90,7 +93,7 @@ nlohmann::json EntryJson(const train::TrainPlanEntry& entry) {
             {"usable_bytes", mem.usable_bytes}}},
           {"forward_per_micro_batch", PassJson(e.forward)},
           {"backward_per_micro_batch", PassJson(e.backward)},
-          {"step_parts_s", parts},
+          {"step_parts", parts},
           {"dp_comm_s", e.dp_comm_s},
           {"dp_exposed_s", e.dp_exposed_s},
           {"bound", e.bound},

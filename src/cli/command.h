@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardwise/common/status.h"
+#include "shardwise/report/schema.h"
 
 namespace shardwise::cli {
 
@@ -31,12 +32,12 @@ void AddReportCommand(CLI::App& app, Status& result);
 void AddCompareCommand(CLI::App& app, Status& result);
 void AddRecommendCommand(CLI::App& app, Status& result);
 
-// Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md): 2 since
-// metrics became nested objects with units in their names.
+// Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md,
+// report/schema.h).
 inline void PrintJson(const nlohmann::json& json) {
   if (json.is_object() && !json.contains("schema_version")) {
     nlohmann::json versioned = json;
-    versioned["schema_version"] = 2;
+    versioned["schema_version"] = report::kSchemaVersion;
     std::cout << versioned.dump(2) << "\n";
     return;
   }

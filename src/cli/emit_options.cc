@@ -40,10 +40,17 @@ void EmitOptions::AddTo(CLI::App* sub) {
                                 "Emit this ranked aggregated layout (1 = the best); implies "
                                 "--emit-deployment aggregated")
                     ->capture_default_str();
+  // Hidden: earlier versions' flag, refused with its replacement named.
+  sub->add_flag("--emit-disagg", removed_disagg, "")->group("");
 }
 
 Status EmitOptions::Validate(bool force_files) const {
   const bool rank_given = rank_option && *rank_option;
+  if (removed_disagg) {
+    return Error(
+        "--emit-disagg is gone: plan now emits its own disaggregated deployment for every "
+        "engine; use --emit-deployment disaggregated (or the default, winner)");
+  }
   if (engine.empty()) {
     if (!dir.empty()) return Error("--emit-dir needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
     if (deployment_option && *deployment_option) {

@@ -32,7 +32,8 @@ struct EmitOptions {
   int rank = 1;                       // which ranked aggregated layout (1 = the best)
   CLI::Option* rank_option = nullptr;
   CLI::Option* deployment_option = nullptr;
-  bool force = false;  // replace files that are not shardwise's
+  bool force = false;           // replace files that are not shardwise's
+  bool removed_disagg = false;  // --emit-disagg, replaced by --emit-deployment (refused)
 
   void AddTo(CLI::App* sub);
   // Checks the engine name, deployment and rank, and that --emit-dir would not replace a user's

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "html_output.h"
+#include "metric_json.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
 
@@ -54,7 +55,7 @@ nlohmann::json DisaggEntryJson(const DisaggPlanEntry& e) {
                        {{"layout", d.prefill.layout.ToString()},
                         {"workers", d.prefill.workers},
                         {"gpus", d.prefill.Gpus()},
-                        {"ttft_s", e.prefill.ttft_s},
+                        {"unloaded_ttft_s", e.prefill.ttft_s},
                         {"requests_per_s", e.prefill_requests_per_s},
                         {"ep_exchange", d.prefill.layout.ep > 1 ? EpSettingJson(e.prefill_ep)
                                                                 : nlohmann::json(nullptr)},
@@ -64,7 +65,7 @@ nlohmann::json DisaggEntryJson(const DisaggPlanEntry& e) {
                         {"workers", d.decode->workers},
                         {"gpus", d.decode->Gpus()},
                         {"batch_per_worker", e.decode.workload.batch},
-                        {"tpot_s", e.decode.tpot_s},
+                        {"decode_tpot_s", e.decode.tpot_s},
                         {"requests_per_s", e.decode_requests_per_s},
                         {"ep_exchange", d.decode->layout.ep > 1 ? EpSettingJson(e.decode_ep)
                                                                 : nlohmann::json(nullptr)},
@@ -74,20 +75,19 @@ nlohmann::json DisaggEntryJson(const DisaggPlanEntry& e) {
                         {"link", e.link.name},
                         {"exposed_s_per_prompt_token", e.transfer.exposed_s_per_token},
                         {"latency_s", e.transfer.latency_s}}},
-                      {"ttft_s", e.ttft_s},
-                      {"tpot_s", e.tpot_s},
+                      {"unloaded_ttft_s", e.ttft_s},
+                      {"decode_tpot_s", e.tpot_s},
                       {"output_tokens_per_s", e.output_tokens_per_s},
                       {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
                       {"why", e.why}};
   if (e.at_load) {
     const OperatingPoint& a = *e.at_load;
-    j["at_load"] = {
-        {"concurrency", a.concurrency},
-        {"requests_per_s", a.requests_per_s},
-        {"ttft_s", {{"mean", a.ttft.mean_s}, {"p50", a.ttft.p50_s}, {"p99", a.ttft.p99_s}}},
-        {"tpot_s", {{"mean", a.tpot.mean_s}, {"p50", a.tpot.p50_s}, {"p99", a.tpot.p99_s}}},
-        {"output_tokens_per_s", a.output_tokens_per_s},
-        {"output_tokens_per_s_per_gpu", a.output_tokens_per_s_per_gpu}};
+    j["at_load"] = {{"concurrency", a.concurrency},
+                    {"requests_per_s", a.requests_per_s},
+                    {"ttft_s", LatencyJson(a.ttft)},
+                    {"tpot_s", LatencyJson(a.tpot)},
+                    {"output_tokens_per_s", a.output_tokens_per_s},
+                    {"output_tokens_per_s_per_gpu", a.output_tokens_per_s_per_gpu}};
   }
   return j;
 }

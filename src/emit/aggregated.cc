@@ -50,18 +50,7 @@ StatusOr<LaunchConfig> Dynamo(const LaunchInputs& in, const std::vector<std::str
 
 StatusOr<LaunchConfig> AggregatedConfig(Engine engine, const LaunchInputs& in) {
   SW_RETURN_IF_ERROR(NoContextParallel(engine, in.pool.layout));
-  const std::vector<std::string> names = LaunchFileNames(engine, false);
-  switch (engine) {
-    case Engine::kVllm:
-      return Vllm(in, names);
-    case Engine::kSglang:
-      return Sglang(in, names);
-    case Engine::kTrtllm:
-      return Trtllm(in, names);
-    case Engine::kDynamo:
-      return Dynamo(in, names);
-  }
-  return Error("unknown engine");
+  return WriteConfig(engine, in, {Vllm, Sglang, Trtllm, Dynamo});
 }
 
 }  // namespace shardwise::emit::internal

@@ -105,12 +105,14 @@ std::string Host(const Placement& p, int64_t node) {
 std::string Body(const Placement& p, const std::function<std::string(const Worker&)>& command,
                  const std::string& router_comment, const std::string& router) {
   std::string out;
+  const bool names_hosts = router.find("$NODE") != std::string::npos;
   if (p.nodes > 1) {
     out += fmt::format(
         "# The deployment spans {} nodes: run this script on each with NODE_RANK=0..{}; node 0 "
-        "also runs the router,\n# which reaches node k at $NODEk (set them to the nodes' "
-        "addresses).\nNODE_RANK=${{NODE_RANK:?set NODE_RANK to this node's index}}\n",
-        p.nodes, p.nodes - 1);
+        "also runs the router{}.\nNODE_RANK=${{NODE_RANK:?set NODE_RANK to this node's index}}\n",
+        p.nodes, p.nodes - 1,
+        names_hosts ? ",\n# which reaches node k at $NODEk (set them to the nodes' addresses)"
+                    : "");
   }
   for (int64_t node = 0; node < p.nodes; ++node) {
     std::string workers;
@@ -124,12 +126,11 @@ std::string Body(const Placement& p, const std::function<std::string(const Worke
     }
   }
   std::string hosts;
-  for (int64_t node = 0; p.nodes > 1 && node < p.nodes; ++node) {
-    hosts += node == 0 ? "  NODE0=${NODE0:-localhost}\n"
-                       : fmt::format(
-                             "  NODE{0}=${{NODE{0}:?set NODE{0} to the address of node "
-                             "{0}}}\n",
-                             node);
+  for (int64_t node = 0; p.nodes > 1 && names_hosts && node < p.nodes; ++node) {
+    hosts +=
+        node == 0
+            ? "NODE0=${NODE0:-localhost}\n"
+            : fmt::format("NODE{0}=${{NODE{0}:?set NODE{0} to the address of node {0}}}\n", node);
   }
   const std::string routed = router_comment + Background(router);
   out += p.nodes == 1 ? routed
@@ -296,18 +297,7 @@ StatusOr<LaunchConfig> DisaggregatedConfig(Engine engine, const LaunchInputs& in
   if (in.prefill_pool->workers < 1 || in.pool.workers < 1) {
     return Error("a disaggregated deployment needs at least one prefill and one decode worker");
   }
-  const std::vector<std::string> names = LaunchFileNames(engine, true);
-  switch (engine) {
-    case Engine::kVllm:
-      return Vllm(in, names);
-    case Engine::kSglang:
-      return Sglang(in, names);
-    case Engine::kTrtllm:
-      return Trtllm(in, names);
-    case Engine::kDynamo:
-      return Dynamo(in, names);
-  }
-  return Error("unknown engine");
+  return WriteConfig(engine, in, {Vllm, Sglang, Trtllm, Dynamo});
 }
 
 }  // namespace shardwise::emit::internal

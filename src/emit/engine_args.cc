@@ -171,4 +171,20 @@ std::string TrtllmWeightNote(const LaunchInputs& in) {
   return notes;
 }
 
+StatusOr<LaunchConfig> WriteConfig(Engine engine, const LaunchInputs& in,
+                                   const ConfigWriters& writers) {
+  const std::vector<std::string> names = LaunchFileNames(engine, in.Disaggregated());
+  switch (engine) {
+    case Engine::kVllm:
+      return writers.vllm(in, names);
+    case Engine::kSglang:
+      return writers.sglang(in, names);
+    case Engine::kTrtllm:
+      return writers.trtllm(in, names);
+    case Engine::kDynamo:
+      return writers.dynamo(in, names);
+  }
+  return Error("unknown engine");
+}
+
 }  // namespace shardwise::emit::internal

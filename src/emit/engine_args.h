@@ -44,6 +44,17 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool);
 // Notes for TensorRT-LLM's weights (fp8 comes from the checkpoint).
 std::string TrtllmWeightNote(const LaunchInputs& in);
 
+// One engine's launch files for a deployment, named `names` (as LaunchFileNames lists them).
+using ConfigWriter = StatusOr<LaunchConfig> (*)(const LaunchInputs& in,
+                                                const std::vector<std::string>& names);
+// The writers of one kind of deployment, one per engine.
+struct ConfigWriters {
+  ConfigWriter vllm, sglang, trtllm, dynamo;
+};
+// Calls `engine`'s writer with the names of the files of `in`'s kind of deployment.
+StatusOr<LaunchConfig> WriteConfig(Engine engine, const LaunchInputs& in,
+                                   const ConfigWriters& writers);
+
 // The launch files of an aggregated deployment (aggregated.cc) and of a disaggregated one
 // (disaggregated.cc), named as LaunchFileNames lists them.
 StatusOr<LaunchConfig> AggregatedConfig(Engine engine, const LaunchInputs& in);

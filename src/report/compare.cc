@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "shardwise/report/schema.h"
+
 namespace shardwise::report {
 namespace {
 
@@ -19,8 +21,9 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/layouts/0/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
       {"/layouts/0/output_tokens_per_s_per_user", "output tokens/s per user", true},
       {"/layouts/0/output_tokens_per_s", "output tokens/s, all GPUs", true},
-      {"/layouts/0/ttft_s", "TTFT (s)", false},
-      {"/layouts/0/tpot_s", "TPOT (s)", false},
+      {"/layouts/0/ttft_s/mean", "TTFT at the load, mean (s)", false},
+      {"/layouts/0/tpot_s/mean", "TPOT at the load, mean (s)", false},
+      {"/layouts/0/ttft_s/p99", "TTFT at the load, p99 (s)", false},
       {"/layouts/0/usd_per_mtok_output", "$ per million output tokens", false},
       {"/layouts/0/batch", "batch per replica", true},
       {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
@@ -28,8 +31,8 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
   static const std::vector<Metric> kExplain = {
       {"/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
       {"/output_tokens_per_s_per_user", "output tokens/s per user", true},
-      {"/ttft_s", "TTFT (s)", false},
-      {"/tpot_s", "TPOT (s)", false},
+      {"/unloaded_ttft_s", "TTFT, unloaded (s)", false},
+      {"/decode_tpot_s", "TPOT of the decode step (s)", false},
       {"/decode/compute_s", "decode compute (s)", false},
       {"/decode/memory_s", "decode memory (s)", false},
       {"/decode/tp_comm_s", "decode TP comm (s)", false},
@@ -58,8 +61,8 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/recommendation/usd_per_mtok_output", "$ per million output tokens at the load", false},
       {"/recommendation/gpus", "GPUs", false},
       {"/recommendation/rate_requests_per_s", "requests/s served", true},
-      {"/recommendation/ttft_s", "TTFT at the percentile (s)", false},
-      {"/recommendation/tpot_s", "TPOT at the percentile (s)", false}};
+      {"/recommendation/ttft_s/at_percentile", "TTFT at the percentile (s)", false},
+      {"/recommendation/tpot_s/at_percentile", "TPOT at the percentile (s)", false}};
   static const std::vector<Metric> kNone;
   if (command == "plan") return kPlan;
   if (command == "explain") return kExplain;
@@ -119,6 +122,16 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
                     ca, cb));
   }
   if (MetricsFor(ca).empty()) return Error(fmt::format("compare does not know '{}' results", ca));
+  // Results of another schema name their metrics otherwise (docs/json.md).
+  for (const auto& [side, j] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    const int version = j->value("schema_version", 0);
+    if (version != kSchemaVersion) {
+      return Error(fmt::format(
+          "result {} has schema_version {}, this shardwise reads {}; re-run the command that "
+          "wrote it",
+          side, version, kSchemaVersion));
+    }
+  }
   Comparison c;
   c.command = ca;
   for (const auto& [path, name] : kInputs) {

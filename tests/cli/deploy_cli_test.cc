@@ -113,6 +113,8 @@ TEST(PlanEmit, DeploymentBadInput) {
                      "--emit-rank");
   ExpectOneLineError(RunShardwise("plan --emit-deployment aggregated"), "needs --emit");
   ExpectOneLineError(RunShardwise("plan --emit vllm --emit-deployment split"), "--emit-deployment");
+  ExpectOneLineError(RunShardwise("plan --emit dynamo --emit-disagg"),
+                     "use --emit-deployment disaggregated");
 }
 
 TEST(PlanEmit, BadInput) {

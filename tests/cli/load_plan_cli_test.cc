@@ -25,10 +25,15 @@ Point PlanTop(const std::string& args) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return {};
   const auto l = r.Json()["layouts"][0];
-  for (const char* key : {"concurrency", "ttft_s", "tpot_s", "ttft_p50_s", "ttft_p99_s",
-                          "tpot_p50_s", "tpot_p99_s"}) {
+  for (const char* key : {"concurrency", "unloaded_ttft_s", "decode_tpot_s"}) {
     EXPECT_TRUE(l.contains(key)) << key;
   }
+  // Latencies at the load are objects (docs/json.md): mean, p50, p99, in order.
+  for (const char* metric : {"ttft_s", "tpot_s"}) {
+    for (const char* key : {"mean", "p50", "p99"}) EXPECT_TRUE(l[metric].contains(key)) << key;
+    EXPECT_LE(l[metric]["p50"].get<double>(), l[metric]["p99"].get<double>()) << metric;
+  }
+  EXPECT_FALSE(l.contains("ttft_p50_s"));  // the flat keys of schema 2 are gone
   std::string exchange;
   if (!l["ep_exchange"].is_null()) {
     const auto& x = l["ep_exchange"];
@@ -36,7 +41,7 @@ Point PlanTop(const std::string& args) {
                x["dispatch_dtype"].get<std::string>() + " --overlap " +
                (x["two_batch_overlap"].get<bool>() ? "tbo" : "none");
   }
-  return {l["layout"], l["concurrency"], l["ttft_s"], l["tpot_s"], exchange};
+  return {l["layout"], l["concurrency"], l["ttft_s"]["mean"], l["tpot_s"]["mean"], exchange};
 }
 
 Point Simulate(const std::string& args) {

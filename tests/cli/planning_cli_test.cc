@@ -21,7 +21,7 @@ TEST(ExplainCli, Tp16AcrossNodesShowsTheCrossNodeAllReduceDominating) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
   EXPECT_NE(j["bound"].get<std::string>().find("TP all-reduce over scale-out"), std::string::npos);
-  EXPECT_GT(j["decode"]["tp_comm_s"].get<double>(), 0.5 * j["tpot_s"].get<double>());
+  EXPECT_GT(j["decode"]["tp_comm_s"].get<double>(), 0.5 * j["decode_tpot_s"].get<double>());
   EXPECT_TRUE(j["over_parallelised"].get<bool>());
   const RunResult text = RunShardwise("explain --nodes 2 --layout tp16");
   EXPECT_NE(text.out.find("over-parallelised"), std::string::npos);
@@ -53,7 +53,8 @@ TEST(ExplainCliErrors, BadLayouts) {
   ExpectOneLineError(RunShardwise("explain --model mixtral-8x7b --layout ep16 --nodes 2"),
                      "must divide mixtral-8x7b's 8 experts");
   ExpectOneLineError(RunShardwise("explain --batch 0"), "--batch must be between");
-  ExpectOneLineError(RunShardwise("explain --gpu-memory-utilization 1.5"), "--gpu-memory-utilization");
+  ExpectOneLineError(RunShardwise("explain --gpu-memory-utilization 1.5"),
+                     "--gpu-memory-utilization");
 }
 
 TEST(PlanCli, DefaultsAndJson) {
@@ -61,13 +62,15 @@ TEST(PlanCli, DefaultsAndJson) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Pareto front"), std::string::npos);
   EXPECT_NE(text.out.find("why:"), std::string::npos);
-  const RunResult r = RunShardwise("plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 "
-                                   "--objective latency --json");
+  const RunResult r = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 "
+      "--objective latency --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto layouts = r.Json()["layouts"];
   ASSERT_FALSE(layouts.empty());
-  for (const char* key : {"layout", "gpus", "batch", "ttft_s", "tpot_s", "output_tokens_per_s",
-                          "output_tokens_per_s_per_gpu", "memory_per_gpu_bytes", "bound", "why"}) {
+  for (const char* key : {"layout", "gpus", "batch", "ttft_s", "tpot_s", "unloaded_ttft_s",
+                          "decode_tpot_s", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+                          "memory_per_gpu_bytes", "bound", "why"}) {
     EXPECT_TRUE(layouts[0].contains(key)) << key;
   }
   // Latency on two nodes keeps TP inside a node (the Parallelism guide: TP8 with PP2, or DP2).
@@ -75,8 +78,9 @@ TEST(PlanCli, DefaultsAndJson) {
 }
 
 TEST(PlanCli, MoeAcrossNodesPicksExpertParallelism) {
-  const RunResult r = RunShardwise("plan --model qwen3-235b-a22b --cluster dgx-h100 --nodes 2 "
-                                   "--dtype fp8 --objective throughput --json");
+  const RunResult r = RunShardwise(
+      "plan --model qwen3-235b-a22b --cluster dgx-h100 --nodes 2 "
+      "--dtype fp8 --objective throughput --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(r.Json()["layouts"][0]["ep"].get<int>(), 1);
 }

@@ -33,6 +33,11 @@ TEST(RecommendCli, FewestGpusForALoad) {
   const auto [ttft, tpot] = SimulatedP99(gpus, layout, 40);
   EXPECT_LE(ttft, 0.5);
   EXPECT_LE(tpot, 0.030);
+  // Its own latencies are objects whose at_percentile is the p99 asked for (docs/json.md).
+  for (const char* metric : {"ttft_s", "tpot_s"}) {
+    EXPECT_EQ(rec[metric]["at_percentile"], rec[metric]["p99"]) << metric;
+  }
+  EXPECT_LE(rec["ttft_s"]["at_percentile"].get<double>(), 0.5);
   // ... and every smaller size tried failed (capacity or simulated SLO).
   for (const auto& c : j["candidates"]) {
     if (c["gpus"].get<int>() < gpus) EXPECT_FALSE(c["meets_slo"].get<bool>()) << c.dump();

@@ -99,9 +99,10 @@ TEST(RunCli, PipelineBubbleBesideTheModel) {
   const auto j = r.Json()["pipeline"];
   EXPECT_EQ(j["micro_batches"], 4);
   // Fill and drain of 4 micro-batches through 2 stages: 1 idle stage time in 5.
-  EXPECT_DOUBLE_EQ(j["prefill_bubble"]["model"].get<double>(), 1.0 / 5.0);
-  EXPECT_DOUBLE_EQ(j["decode_bubble"]["model"].get<double>(), 0.0);  // 4 in flight >= 2 stages
-  const double measured = j["prefill_bubble"]["measured"].get<double>();
+  EXPECT_DOUBLE_EQ(j["prefill_bubble_fraction"]["model"].get<double>(), 1.0 / 5.0);
+  // 4 in flight >= 2 stages.
+  EXPECT_DOUBLE_EQ(j["decode_bubble_fraction"]["model"].get<double>(), 0.0);
+  const double measured = j["prefill_bubble_fraction"]["measured"].get<double>();
   EXPECT_GE(measured, 0.0);
   EXPECT_LE(measured, 1.0);
 }

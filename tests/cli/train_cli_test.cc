@@ -20,7 +20,7 @@ TEST(TrainCli, JsonHasTheIssueKeys) {
       "--tokens 1T --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  for (const char* key : {"layout", "step_s", "tokens_per_s", "model_tflops_per_gpu", "mfu",
+  for (const char* key : {"layout", "step_s", "tokens_per_s", "model_flops_per_s_per_gpu", "mfu",
                           "memory_per_gpu_bytes", "gpu_hours", "usd", "why", "bound"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
@@ -31,6 +31,14 @@ TEST(TrainCli, JsonHasTheIssueKeys) {
   EXPECT_NEAR(j["usd"].get<double>(), 3.0 * j["gpu_hours"].get<double>(),
               1e-6 * j["usd"].get<double>());  // h100-sxm: $3.00 per GPU-hour (assumed)
   EXPECT_LE(j["memory_per_gpu_bytes"].get<double>(), 0.9 * 80e9);
+  // The step's parts are a labelled series, each at most the step.
+  ASSERT_TRUE(j["step_parts"].is_array());
+  ASSERT_FALSE(j["step_parts"].empty());
+  for (const auto& part : j["step_parts"]) {
+    EXPECT_TRUE(part["part"].is_string());
+    EXPECT_GE(part["time_s"].get<double>(), 0);
+    EXPECT_LE(part["time_s"].get<double>(), j["step_s"].get<double>()) << part["part"];
+  }
   ASSERT_FALSE(j["sizes"].empty());
   bool any_pareto = false;
   for (const auto& s : j["sizes"]) any_pareto = any_pareto || s["pareto"].get<bool>();

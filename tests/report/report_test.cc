@@ -4,6 +4,7 @@
 
 #include "shardwise/report/compare.h"
 #include "shardwise/report/html_page.h"
+#include "shardwise/report/schema.h"
 #include "shardwise/report/svg.h"
 
 namespace shardwise::report {
@@ -50,13 +51,14 @@ TEST(HtmlPage, RefusesWhatItCannotDraw) {
 
 nlohmann::json PlanResult(const std::string& cluster, double per_gpu, double tpot_s) {
   return {{"command", "plan"},
+          {"schema_version", kSchemaVersion},
           {"model", "m"},
           {"cluster", cluster},
           {"gpus", 8},
           {"layouts",
            {{{"layout", "tp8"},
              {"output_tokens_per_s_per_gpu", per_gpu},
-             {"tpot_s", tpot_s},
+             {"tpot_s", {{"mean", tpot_s}, {"p50", tpot_s}, {"p99", tpot_s}}},
              {"bound", "HBM bandwidth"},
              {"why", "tp8: because"}}}}};
 }
@@ -70,7 +72,7 @@ TEST(Compare, RatiosDifferencesAndVerdict) {
   EXPECT_DOUBLE_EQ(*c.value().metrics[0].ratio, 1.5);
   bool tpot = false;
   for (const auto& m : c.value().metrics) {
-    if (m.metric == "TPOT (s)") {
+    if (m.metric == "TPOT at the load, mean (s)") {
       tpot = true;
       EXPECT_DOUBLE_EQ(*m.ratio, 0.5);
       EXPECT_FALSE(m.higher_is_better);
@@ -85,6 +87,16 @@ TEST(Compare, RefusesDifferentCommands) {
   nlohmann::json price = {{"command", "price"}};
   EXPECT_FALSE(CompareResults(PlanResult("a", 1, 1), price).ok());
   EXPECT_FALSE(CompareResults(nlohmann::json::object(), price).ok());
+}
+
+TEST(Compare, RefusesAnotherSchema) {
+  // A plan saved before schema 3 had flat TTFT and TPOT keys: its metrics would not be found.
+  nlohmann::json old = PlanResult("a", 1000, 0.040);
+  old["schema_version"] = 2;
+  const auto c = CompareResults(old, PlanResult("b", 1500, 0.020));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("result A has schema_version 2"), std::string::npos)
+      << c.status().message();
 }
 
 }  // namespace

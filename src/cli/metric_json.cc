@@ -1,0 +1,37 @@
+#include "metric_json.h"
+
+namespace shardwise::cli {
+namespace {
+
+nlohmann::json Summary(const LogHistogram& h) {
+  return {{"p50", h.Percentile(50)},
+          {"p90", h.Percentile(90)},
+          {"p99", h.Percentile(99)},
+          {"mean", h.Mean()},
+          {"count", h.Count()}};
+}
+
+}  // namespace
+
+nlohmann::json LatencyJson(const LatencySummary& s) {
+  return {{"mean", s.mean_s}, {"p50", s.p50_s}, {"p99", s.p99_s}};
+}
+
+nlohmann::json DistributionJson(const LogHistogram& h) {
+  nlohmann::json cdf = nlohmann::json::array();
+  for (double q : {1.0,  5.0,  10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
+                   55.0, 60.0, 65.0, 70.0, 75.0, 80.0, 85.0, 90.0, 95.0, 99.0}) {
+    cdf.push_back({{"percentile", q}, {"value_s", h.Percentile(q)}});
+  }
+  nlohmann::json j = Summary(h);
+  j["cdf"] = cdf;
+  return j;
+}
+
+nlohmann::json PercentileJson(const LogHistogram& h, double percentile) {
+  nlohmann::json j = Summary(h);
+  j["at_percentile"] = h.Percentile(percentile);
+  return j;
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,25 @@
+// The metric objects of --json (docs/json.md): one metric is one object under a key that carries
+// its unit, e.g. "ttft_s": {"mean", "p50", "p99"}. Every command builds its latency objects here,
+// so their shape is the same everywhere; when perf/ and sim/ report a model's uncertainty, its
+// bounds join these objects (as "low" and "high" beside each value) in this file alone.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "shardwise/plan/load.h"
+#include "shardwise/sim/histogram.h"
+
+namespace shardwise::cli {
+
+// A latency simulated at a load, as the planner summarises it: {"mean", "p50", "p99"}.
+nlohmann::json LatencyJson(const LatencySummary& s);
+
+// A simulated latency's distribution: {"p50", "p90", "p99", "mean", "count", "cdf"}, the cdf a
+// labelled series [{"percentile", "value_s"}] (every 5th percentile, the 1st and the 99th).
+nlohmann::json DistributionJson(const LogHistogram& h);
+
+// The distribution without its cdf, with "at_percentile": the value at `percentile` (in (0,
+// 100)), the one an SLO at that percentile is judged by.
+nlohmann::json PercentileJson(const LogHistogram& h, double percentile);
+
+}  // namespace shardwise::cli
