@@ -72,8 +72,6 @@ Status RunExplain(const ExplainOptions& o) {
   if (o.disagg.Given()) {
     const bool layout_given = o.layout_option && *o.layout_option;
     SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, layout_given));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.prefill.layout, perf));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.decode->layout, perf));
     return ExplainDisaggregated(model, d, perf, o.batch, o.context, o.osl, o.json, o.html);
   }
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));

@@ -32,7 +32,9 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
                             int64_t batch, int64_t context, int64_t osl, bool json,
                             const HtmlOptions& html) {
   const Deployment& dep = d.deployment;
-  auto prefill_step = StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, perf);
+  SW_RETURN_IF_ERROR(d.CheckPools(perf));
+  const PerfOptions prefill_perf = d.PrefillPerf(perf);
+  auto prefill_step = StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, prefill_perf);
   if (!prefill_step.ok()) return Error("the prefill layout: " + prefill_step.status().message());
   auto decode_step = StepModel::Create(model, d.decode_cluster, dep.decode->layout, perf);
   if (!decode_step.ok()) return Error("the decode layout: " + decode_step.status().message());
@@ -43,7 +45,8 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   w.decode_context_tokens = context;
   const StepEstimate p = prefill_step->Estimate(w);
   if (!p.memory.Fits()) {
-    return Error("the prefill layout: " + DoesNotFitMessage(model, d.prefill_cluster, p, perf));
+    return Error("the prefill layout: " +
+                 DoesNotFitMessage(model, d.prefill_cluster, p, prefill_perf));
   }
   w.batch = batch;
   const StepEstimate e = decode_step->Estimate(w);
