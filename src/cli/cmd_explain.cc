@@ -30,18 +30,6 @@ struct ExplainOptions {
   HtmlOptions html;
 };
 
-std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
-  return {name,
-          FormatSeconds(p.compute_s),
-          FormatSeconds(p.memory_s),
-          FormatSeconds(p.tp_comm_s),
-          FormatSeconds(p.ep_comm_s),
-          FormatSeconds(p.cp_comm_s),
-          FormatSeconds(p.pp_comm_s),
-          FormatSeconds(p.bubble_s),
-          FormatSeconds(p.total_s)};
-}
-
 // How the MoE layers exchange tokens in each phase, in words.
 std::string EpExchangeLine(const StepEstimate& e, const PerfOptions& perf) {
   auto phase = [](const PhaseBreakdown& p) {

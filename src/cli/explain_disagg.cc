@@ -14,20 +14,6 @@
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
-namespace {
-
-std::vector<std::string> Row(const std::string& name, const PhaseBreakdown& p) {
-  return {name,
-          FormatSeconds(p.compute_s),
-          FormatSeconds(p.memory_s),
-          FormatSeconds(p.tp_comm_s),
-          FormatSeconds(p.ep_comm_s),
-          FormatSeconds(p.pp_comm_s + p.bubble_s),
-          FormatSeconds(p.total_s)};
-}
-
-}  // namespace
-
 Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const PerfOptions& perf,
                             int64_t batch, int64_t context, int64_t osl, bool json,
                             const HtmlOptions& html) {
@@ -116,9 +102,10 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
       "batch {} per worker\n\n",
       model.name, dep.ToString(), dep.Gpus(), dep.prefill.Gpus(), d.prefill_cluster.name,
       dep.decode->Gpus(), d.decode_cluster.name, context, batch);
-  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "PP", "total"});
-  table.AddRow(Row("prefill worker (1 prompt)", p.prefill));
-  table.AddRow(Row("decode worker (1 step)", e.decode));
+  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
+               "total"});
+  table.AddRow(PhaseRow("prefill worker (1 prompt)", p.prefill));
+  table.AddRow(PhaseRow("decode worker (1 step)", e.decode));
   std::cout << table.Render() << "\n";
   std::cout << fmt::format(
       "TTFT        {}  (prefill {} + KV transfer {} over {}, {})\n"
