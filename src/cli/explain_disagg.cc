@@ -61,6 +61,8 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   const nlohmann::json out = {
       {"command", "explain"},
       {"model", model.name},
+      {"cluster", d.same_cluster ? d.decode_cluster.name
+                                 : d.prefill_cluster.name + " + " + d.decode_cluster.name},
       {"deployment",
        {{"disaggregated", true},
         {"name", dep.ToString()},
