@@ -2,7 +2,11 @@
 // DeepEP-class exchange, two-batch overlap) and disaggregated prefill/decode deployments on
 // explain, simulate, price and plan, as a user would run them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "run_binary.h"
@@ -94,6 +98,22 @@ TEST(DisaggCli, PlanPicksADisaggregatedWideEpDeploymentOnSixteenH800Nodes) {
   EXPECT_LE(d["at_load"]["tpot_s"]["mean"].get<double>(), 0.050);
   EXPECT_LE(d["at_load"]["ttft_s"]["mean"].get<double>(), 2.0);
   EXPECT_NE(j["deployment"]["why"].get<std::string>().find("wins"), std::string::npos);
+}
+
+TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {
+  const std::string page =
+      ::testing::TempDir() + "disagg_explain_" + std::to_string(::getpid()) + ".html";
+  std::remove(page.c_str());
+  const RunResult r = RunShardwise(
+      "explain --model llama-3.1-8b --cluster dgx-h100 --prefill-layout tp2 --decode-layout tp4 "
+      "--html " +
+      page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("prefill tp2"), std::string::npos);
+  EXPECT_NE(html.find("decode tp4"), std::string::npos);
+  std::remove(page.c_str());
 }
 
 TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {
