@@ -24,6 +24,30 @@ Status CheckLaunchFile(const std::filesystem::path& path, bool force) {
                          });
 }
 
+// One pool's launch settings from its worker's estimate. TensorRT-LLM's KV share is of the
+// memory left after the weights.
+emit::PoolLaunch Pool(const StepEstimate& e, int64_t workers, int64_t max_num_seqs,
+                      const PerfOptions& perf) {
+  emit::PoolLaunch pool;
+  pool.layout = e.layout;
+  pool.workers = workers;
+  pool.max_num_seqs = std::max<int64_t>(1, max_num_seqs);
+  pool.max_batched_tokens = perf.max_batched_tokens;
+  const double free_bytes = e.memory.hbm_bytes - e.memory.weight_bytes;
+  const double kv_bytes = e.memory.usable_bytes - e.memory.weight_bytes -
+                          e.memory.activation_bytes - e.memory.comm_buffer_bytes;
+  pool.kv_free_fraction = free_bytes > 0 ? std::clamp(kv_bytes / free_bytes, 0.05, 0.95) : 0.9;
+  return pool;
+}
+
+nlohmann::json PoolJson(const char* role, const emit::PoolLaunch& p) {
+  return {{"role", role},
+          {"layout", p.layout.ToString()},
+          {"workers", p.workers},
+          {"max_num_seqs", p.max_num_seqs},
+          {"max_batched_tokens", p.max_batched_tokens}};
+}
+
 }  // namespace
 
 void EmitOptions::AddTo(CLI::App* sub) {
@@ -100,34 +124,6 @@ StatusOr<EmitTarget> EmitOptions::Choose(const std::vector<PlanEntry>& ranked,
   }
   return EmitTarget{&ranked[static_cast<size_t>(rank - 1)].estimate, nullptr};
 }
-
-namespace {
-
-// One pool's launch settings from its worker's estimate. TensorRT-LLM's KV share is of the
-// memory left after the weights.
-emit::PoolLaunch Pool(const StepEstimate& e, int64_t workers, int64_t max_num_seqs,
-                      const PerfOptions& perf) {
-  emit::PoolLaunch pool;
-  pool.layout = e.layout;
-  pool.workers = workers;
-  pool.max_num_seqs = std::max<int64_t>(1, max_num_seqs);
-  pool.max_batched_tokens = perf.max_batched_tokens;
-  const double free_bytes = e.memory.hbm_bytes - e.memory.weight_bytes;
-  const double kv_bytes = e.memory.usable_bytes - e.memory.weight_bytes -
-                          e.memory.activation_bytes - e.memory.comm_buffer_bytes;
-  pool.kv_free_fraction = free_bytes > 0 ? std::clamp(kv_bytes / free_bytes, 0.05, 0.95) : 0.9;
-  return pool;
-}
-
-nlohmann::json PoolJson(const char* role, const emit::PoolLaunch& p) {
-  return {{"role", role},
-          {"layout", p.layout.ToString()},
-          {"workers", p.workers},
-          {"max_num_seqs", p.max_num_seqs},
-          {"max_batched_tokens", p.max_batched_tokens}};
-}
-
-}  // namespace
 
 StatusOr<nlohmann::json> EmitOptions::Emit(const ModelSpec& model, const std::string& model_arg,
                                            const ClusterSpec& cluster, const PerfOptions& perf,

@@ -183,5 +183,37 @@ TEST(SimulateCli, WarnsWhenTheLoadExceedsCapacity) {
   EXPECT_EQ(fine.err.find("exceeds what"), std::string::npos) << fine.err;
 }
 
+// Every key of `j` (at any depth) that breaks docs/json.md's style: a flat percentile
+// ("ttft_p99_s") where a metric object belongs, or prose for a key ("GEMM FLOP/s").
+void CollectFlatKeys(const nlohmann::json& j, const std::string& path,
+                     std::vector<std::string>& bad) {
+  static const std::regex kFlatPercentile("_p[0-9]+(_[a-z]+)?$");
+  static const std::regex kKey("[a-z0-9_-]+");
+  if (j.is_array()) {
+    for (const auto& e : j) CollectFlatKeys(e, path + "[]", bad);
+  } else if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (std::regex_search(key, kFlatPercentile) || !std::regex_match(key, kKey)) {
+        bad.push_back(path + "." + key);
+      }
+      CollectFlatKeys(value, path + "." + key, bad);
+    }
+  }
+}
+
+TEST(Json, OneStyleInEveryCommand) {
+  // docs/json.md, schema_version 3: nested metric objects, units in the names, labelled series.
+  for (const char* command : {"plan --top 2", "explain", "simulate --requests 50", "price",
+                              "train --no-sizes", "collectives", "size", "roofline", "run"}) {
+    const RunResult r = RunShardwise(std::string(command) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    const nlohmann::json j = r.Json();
+    EXPECT_EQ(j["schema_version"], 3) << command;
+    std::vector<std::string> bad;
+    CollectFlatKeys(j, command, bad);
+    EXPECT_TRUE(bad.empty()) << bad.front();
+  }
+}
+
 }  // namespace
 }  // namespace shardwise::testing

@@ -42,10 +42,9 @@ TEST(SimulateCli, BadConcurrencyAndEngine) {
 }
 
 TEST(SimulateCli, EngineProfileMissingAFieldIsOneLine) {
-  ExpectOneLineError(
-      RunShardwise(std::string("plan --engine ") + SHARDWISE_SOURCE_DIR +
-                   "/tests/data/engine-missing-field.json"),
-      "lacks field 'step_overhead_s'");
+  ExpectOneLineError(RunShardwise(std::string("plan --engine ") + SHARDWISE_SOURCE_DIR +
+                                  "/tests/data/engine-missing-field.json"),
+                     "lacks field 'step_overhead_s'");
 }
 
 TEST(SimulateCli, JsonFieldsAndDeterminism) {
@@ -58,7 +57,7 @@ TEST(SimulateCli, JsonFieldsAndDeterminism) {
   EXPECT_EQ(a.out, b.out);  // same seed, identical JSON
   const auto j = a.Json();
   // One style (docs/json.md): a nested object per metric, units in the names.
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 3);
   for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
     for (const char* key : {"p50", "p90", "p99", "mean", "cdf"}) {
       EXPECT_TRUE(j[metric].contains(key)) << metric << "." << key;
