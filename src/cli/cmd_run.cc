@@ -27,6 +27,7 @@
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/host_profile.h"
+#include "shardwise/runtime/kernels.h"
 #include "shardwise/runtime/npy.h"
 #include "shardwise/runtime/reference_check.h"
 #include "shardwise/runtime/runner.h"
@@ -53,6 +54,8 @@ struct RunOptions {
   int64_t micro_batches = 0;
   std::optional<double> capacity_factor;
   int64_t layers = 0;  // 0: all of the model's layers
+  std::string dtype = "fp32";
+  int threads = 1;
   bool force = false;
   bool no_check = false;
   bool json = false;
@@ -151,6 +154,8 @@ Status RunRun(const RunOptions& o) {
   c.weights_dir = o.weights;
   c.redundant_experts = o.redundant_experts;
   c.micro_batches = o.micro_batches;
+  SW_ASSIGN_OR_RETURN(c.kernels.weights, ParseWeightStorage(o.dtype));
+  c.kernels.threads = o.threads;
   if (o.capacity_factor) {
     if (!(*o.capacity_factor > 0)) {
       return Error(
@@ -261,6 +266,9 @@ Status RunRun(const RunOptions& o) {
          {"prompt_len", c.prompt_tokens},
          {"gen", c.generate_tokens},
          {"seed", c.seed},
+         {"dtype", WeightStorageName(c.kernels.weights)},
+         {"threads", c.kernels.threads},
+         {"kernels", kernels::KernelIsa()},
          {"tokens", result.tokens},
          {"decode_tokens_per_s", decode_tok_s},
          {"prefill", PhaseJson(result.prefill)},
@@ -295,10 +303,11 @@ Status RunRun(const RunOptions& o) {
   }
   std::cout << fmt::format(
       "run: {} with {} on {} rank{} ({} backend), batch {}, prompt {} tokens, {} generated, "
-      "seed {}, {} weights\n\n",
+      "seed {}, {} weights in {}, {} thread{} per rank ({} kernels)\n\n",
       c.model.name, c.layout.ToString(), result.ranks, result.ranks == 1 ? "" : "s", o.backend,
       c.batch, c.prompt_tokens, c.generate_tokens, c.seed,
-      o.weights.empty() ? "generated" : "safetensors");
+      o.weights.empty() ? "generated" : "safetensors", WeightStorageName(c.kernels.weights),
+      c.kernels.threads, c.kernels.threads == 1 ? "" : "s", kernels::KernelIsa());
   for (size_t s = 0; s < result.tokens.size(); ++s) {
     std::string ids;
     for (int64_t t : result.tokens[s]) ids += std::to_string(t) + " ";
@@ -414,6 +423,14 @@ void AddRunCommand(CLI::App& app, Status& result) {
                   "expert and sequence (default: no limit)");
   sub->add_option("--micro-batches", opts->micro_batches,
                   "Pipeline micro-batches per DP rank (default 0: min(pp, sequences))")
+      ->capture_default_str();
+  sub->add_option("--dtype", opts->dtype,
+                  "Weight storage on CPU ranks: fp32, bf16 (widened as read) or int8 (one scale "
+                  "per weight row)")
+      ->capture_default_str();
+  sub->add_option("--threads", opts->threads,
+                  "Threads per rank (CPU): they split each matrix product's weight rows and each "
+                  "attention's heads")
       ->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");
