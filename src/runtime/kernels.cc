@@ -19,7 +19,7 @@ void SplitRows(int64_t n, ThreadPool* pool, F&& product) {
   const int64_t parts = std::clamp<int64_t>(n / kRowsPerPart, 1, threads);
   if (parts == 1) return product(0, n);
   // Part boundaries on multiples of kRowsPerPart keep every part's tiles full.
-  const int64_t chunk = (n / kRowsPerPart + parts - 1) / parts * kRowsPerPart;
+  const int64_t chunk = ((n + parts - 1) / parts + kRowsPerPart - 1) / kRowsPerPart * kRowsPerPart;
   pool->Run(static_cast<int>(parts), [&](int p) {
     const int64_t begin = std::min(n, p * chunk), end = std::min(n, begin + chunk);
     if (begin < end) product(begin, end);

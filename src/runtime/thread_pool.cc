@@ -28,8 +28,16 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   stop_.store(true);
   epoch_.fetch_add(1);
-  epoch_.notify_all();
+  Wake();
   for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::Wake() {
+  // A sleeper counts itself and checks the epoch under the lock, so once the epoch is stored,
+  // either it is counted here or it sees the new epoch (both sequentially consistent).
+  if (sleepers_.load() == 0) return;
+  { std::lock_guard<std::mutex> lock(sleep_mu_); }
+  wake_.notify_all();
 }
 
 void ThreadPool::Run(int parts, const std::function<void(int)>& part) {
@@ -42,8 +50,8 @@ void ThreadPool::Run(int parts, const std::function<void(int)>& part) {
   parts_.store(parts, std::memory_order_relaxed);
   done_.store(0, std::memory_order_relaxed);
   ticket_.store(Ticket(epoch, 0), std::memory_order_release);
-  epoch_.store(epoch, std::memory_order_release);
-  epoch_.notify_all();
+  epoch_.store(epoch);
+  Wake();
   Drain(epoch);
   while (done_.load(std::memory_order_acquire) < parts) std::this_thread::yield();
 }
@@ -63,7 +71,8 @@ void ThreadPool::Drain(uint32_t epoch) {
 }
 
 void ThreadPool::Work() {
-  uint32_t seen = epoch_.load(std::memory_order_acquire);
+  // The epoch the pool was built with: a worker that starts late still sees every later one.
+  uint32_t seen = 0;
   for (;;) {
     const auto idle_since = Clock::now();
     uint32_t now = epoch_.load(std::memory_order_acquire);
@@ -72,8 +81,11 @@ void ThreadPool::Work() {
       now = epoch_.load(std::memory_order_acquire);
     }
     if (now == seen) {
-      epoch_.wait(seen, std::memory_order_acquire);
-      now = epoch_.load(std::memory_order_acquire);
+      std::unique_lock<std::mutex> lock(sleep_mu_);
+      sleepers_.fetch_add(1);
+      wake_.wait(lock, [&] { return stop_.load() || epoch_.load() != seen; });
+      sleepers_.fetch_sub(1);
+      now = epoch_.load();
     }
     if (stop_.load()) return;
     seen = now;

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,7 @@ class ThreadPool {
 
  private:
   void Work();
+  void Wake();  // wakes the sleeping workers, if any
   // Takes parts of task `epoch` until none are left.
   void Drain(uint32_t epoch);
 
@@ -36,8 +39,12 @@ class ThreadPool {
   // can never take a part of the next.
   std::atomic<uint64_t> ticket_{0};
   std::atomic<int> done_{0};        // parts of the current task finished
-  std::atomic<uint32_t> epoch_{0};  // bumped for each task; workers wait on it
+  std::atomic<uint32_t> epoch_{0};  // bumped for each task
   std::atomic<bool> stop_{false};
+  // Workers that stopped spinning sleep here; Run() wakes them only when there are any.
+  std::mutex sleep_mu_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
 };
 
 }  // namespace shardwise
