@@ -18,6 +18,7 @@
 #include "run_guards.h"
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/hw/host_cluster.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/schedule.h"
 #include "shardwise/perf/step.h"
@@ -61,26 +62,29 @@ struct RunOptions {
   bool json = false;
 };
 
-// This machine as a one-level cluster of `ranks` CPU ranks for the perf model; ranks beyond
-// the core count share the cores.
-ClusterSpec HostCluster(const HostProfile& p, int ranks) {
-  // Ranks beyond the core count share the cores: each gets cores / ranks of one.
-  const double share = std::min(1.0, static_cast<double>(p.cores) / std::max(1, ranks));
-  GpuSpec cpu;
-  cpu.name = "this-host";
-  cpu.description = "this machine's CPU cores, measured";
-  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share},
-                          {Dtype::kBf16, p.flops_per_s * share}};
-  cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
-  cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
-  cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
-  cpu.nic_bytes_per_s = p.allreduce_bytes_per_s;
-  cpu.sm_count = 1;
-  cpu.gemm_fraction = {{Dtype::kFp32, 1.0}, {Dtype::kBf16, 1.0}};
-  cpu.hbm_fraction = 1.0;
-  cpu.calibration_measured = true;
-  return OneLevelCluster("this-host", cpu, "threads", ranks, p.allreduce_bytes_per_s,
-                         p.allreduce_latency_s);
+// The perf model's inputs for this host, from its measured profile and the run's weight storage.
+HostRates HostRatesFor(const HostProfile& p, WeightStorage storage) {
+  return {p.cores,
+          p.memory_bytes,
+          p.GemmFlopsPerS(storage),
+          p.read_bytes_per_s,
+          p.read_bytes_per_s_all_cores,
+          p.allreduce_latency_s,
+          p.allreduce_bytes_per_s};
+}
+
+// What a CPU run keeps in its weight storage (rank_model.h): the projections, experts,
+// embedding and LM head (MLA's projections stay fp32); the CPU computes in fp32 throughout.
+WeightFormats CpuWeightFormats(const ModelSpec& m, WeightStorage storage) {
+  WeightFormats f = WeightFormats::Uniform(Dtype::kFp32);
+  const WeightFormat stored{Dtype::kFp32, WeightStorageBytes(storage)};
+  for (WeightModule module :
+       {WeightModule::kEmbedding, WeightModule::kDenseFfn, WeightModule::kRoutedExperts,
+        WeightModule::kSharedExperts, WeightModule::kLmHead}) {
+    f.For(module) = stored;
+  }
+  if (!m.mla) f.For(WeightModule::kMixer) = stored;
+  return f;
 }
 
 struct Prediction {
@@ -88,9 +92,11 @@ struct Prediction {
   double decode_s = 0;
 };
 
-StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype) {
+StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype,
+                             std::optional<WeightFormats> formats = std::nullopt) {
   PerfOptions perf;
   perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = dtype;
+  perf.weight_formats = formats;
   perf.redundant_experts = c.redundant_experts;  // the same expert slots as the run
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(c.model, cluster, c.layout, perf));
   Workload w;
@@ -109,11 +115,15 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
   for (int i = 0; i < kCommOpCount; ++i) {
     const CommOpStats& s = p.comm.ops[i];
     if (s.calls == 0) continue;
-    comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
-        {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+    comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {{"calls", s.calls},
+                                                             {"bytes", s.bytes},
+                                                             {"seconds", s.seconds},
+                                                             {"wait_s", s.wait_seconds},
+                                                             {"wire_s", s.wire_seconds()}};
   }
   return {{"wall_s", p.wall_s},
           {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+          {"waiting_s", p.comm.TotalWaitSeconds()},
           {"comm", comm}};
 }
 
@@ -186,13 +196,15 @@ Status RunRun(const RunOptions& o) {
     SW_ASSIGN_OR_RETURN(host, ResolveHostProfile(o.host_profile, profile_path));
   }
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  if (o.backend == "threads" && c.layout.gpus() > cores) {
+  const int64_t threads = c.layout.gpus() * c.kernels.threads;
+  if (o.backend == "threads" && threads > cores) {
     std::fprintf(stderr,
-                 "shardwise: note: %lld ranks on %lld cores: the machine is oversubscribed, so "
-                 "ranks take turns on the cores and each runs at about %lld/%lld of a core (the "
-                 "prediction assumes the same)\n",
-                 static_cast<long long>(c.layout.gpus()), static_cast<long long>(cores),
-                 static_cast<long long>(cores), static_cast<long long>(c.layout.gpus()));
+                 "shardwise: note: %lld threads (%lld ranks x %d) on %lld cores: the machine is "
+                 "oversubscribed, so threads take turns on the cores and each runs at about "
+                 "%lld/%lld of a core (the prediction assumes the same)\n",
+                 static_cast<long long>(threads), static_cast<long long>(c.layout.gpus()),
+                 c.kernels.threads, static_cast<long long>(cores), static_cast<long long>(cores),
+                 static_cast<long long>(threads));
   }
   c.on_step = ProgressPrinter();
 
@@ -244,7 +256,13 @@ Status RunRun(const RunOptions& o) {
       SW_ASSIGN_OR_RETURN(predicted, Predict(c, *gpu.cluster, Dtype::kBf16));
     }
   } else {
-    SW_ASSIGN_OR_RETURN(predicted, Predict(c, HostCluster(host, ranks), Dtype::kFp32));
+    // Ranks computing at once: a stage's ranks times the micro-batches in flight (at most pp).
+    const int concurrent = static_cast<int>(c.layout.gpus() / c.layout.pp *
+                                            std::min<int64_t>(c.layout.pp, result.micro_batches));
+    const ClusterSpec cluster =
+        HostCluster(HostRatesFor(host, c.kernels.weights), ranks, concurrent, c.kernels.threads);
+    SW_ASSIGN_OR_RETURN(
+        predicted, Predict(c, cluster, Dtype::kFp32, CpuWeightFormats(c.model, c.kernels.weights)));
   }
   const double tolerance = ReferenceTolerance(c.device_compute);
 
@@ -313,10 +331,13 @@ Status RunRun(const RunOptions& o) {
     for (int64_t t : result.tokens[s]) ids += std::to_string(t) + " ";
     std::cout << fmt::format("  sequence {}: {}\n", s, ids);
   }
-  Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
+  // Collectives show their time on the wire; the time ranks spent waiting for the group's
+  // slowest rank to arrive (and at barriers) is its own column.
+  Table table({"phase", "wall", "compute", "waiting", "all-reduce", "all-to-all", "send-recv",
+               "predicted"});
   auto cell = [](const CommOpStats& s) {
     return s.calls == 0 ? std::string("-")
-                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls,
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.wire_seconds()), s.calls,
                                       FormatBytes(s.bytes));
   };
   for (const auto& [name, phase, pred] :
@@ -324,6 +345,7 @@ Status RunRun(const RunOptions& o) {
         std::tuple{"decode", &result.decode, predicted.decode_s}}) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
+                  FormatSeconds(phase->comm.TotalWaitSeconds()),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
                   cell(phase->comm[CommOp::kSendRecv]), pred > 0 ? FormatSeconds(pred) : "-"});
   }

@@ -34,6 +34,7 @@ CommStats Minus(const CommStats& a, const CommStats& b) {
     d.ops[i].calls -= b.ops[i].calls;
     d.ops[i].bytes -= b.ops[i].bytes;
     d.ops[i].seconds -= b.ops[i].seconds;
+    d.ops[i].wait_seconds -= b.ops[i].wait_seconds;
   }
   return d;
 }
