@@ -231,9 +231,9 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
                               ReadFusedExpert(w, LayerName(i, "mlp.experts."), e, experts, h, ie,
                                               expert_part, etp_index == 0, int8));
           ex.inter = part;
-          ex.gate = WeightMatrix::Make(s.gate, part, h, storage);
-          ex.up = WeightMatrix::Make(s.up, part, h, storage);
-          ex.down = WeightMatrix::Make(s.down, h, part, storage, s.down_row_abs_max);
+          ex.gate = WeightMatrix::Make(std::move(s.gate), part, h, storage);
+          ex.up = WeightMatrix::Make(std::move(s.up), part, h, storage);
+          ex.down = WeightMatrix::Make(std::move(s.down), h, part, storage, s.down_row_abs_max);
           ex.gate_bias = std::move(s.gate_bias);
           ex.up_bias = std::move(s.up_bias);
           ex.down_bias = std::move(s.down_bias);
@@ -274,7 +274,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
     r.lm_head_rows_ = part;
     SW_ASSIGN_OR_RETURN(std::vector<float> rows, read(head, vocab, h, {begin, end}, all_h));
     rows.resize(static_cast<size_t>(part * h), 0.0f);
-    r.lm_head_ = WeightMatrix::Make(rows, part, h, storage);
+    r.lm_head_ = WeightMatrix::Make(std::move(rows), part, h, storage);
   }
   return r;
 }

@@ -77,7 +77,7 @@ std::vector<float> RowAbsMax(const std::vector<float>& values, int64_t rows, int
   return out;
 }
 
-WeightMatrix WeightMatrix::Make(const std::vector<float>& values, int64_t rows, int64_t cols,
+WeightMatrix WeightMatrix::Make(std::vector<float> values, int64_t rows, int64_t cols,
                                 WeightStorage format, std::span<const float> row_abs_max) {
   SW_CHECK(static_cast<int64_t>(values.size()) == rows * cols, "WeightMatrix: wrong value count");
   WeightMatrix m;
@@ -86,7 +86,7 @@ WeightMatrix WeightMatrix::Make(const std::vector<float>& values, int64_t rows, 
   m.format_ = format;
   switch (format) {
     case WeightStorage::kFp32:
-      m.f32_ = values;
+      m.f32_ = std::move(values);
       break;
     case WeightStorage::kBf16:
       m.bf16_.resize(values.size());
@@ -145,7 +145,7 @@ StatusOr<WeightMatrix> ReadWeightMatrix(WeightSource& w, const std::string& name
   const bool all_columns = cs.begin == 0 && cs.end == shape_cols;
   if (format != WeightStorage::kInt8 || all_columns) {
     SW_ASSIGN_OR_RETURN(std::vector<float> values, w.Read(name, shape_rows, shape_cols, rs, cs));
-    return WeightMatrix::Make(values, rs.size(), cs.size(), format);
+    return WeightMatrix::Make(std::move(values), rs.size(), cs.size(), format);
   }
   SW_ASSIGN_OR_RETURN(std::vector<float> full,
                       w.Read(name, shape_rows, shape_cols, rs, {0, shape_cols}));
@@ -154,7 +154,7 @@ StatusOr<WeightMatrix> ReadWeightMatrix(WeightSource& w, const std::string& name
   for (int64_t r = 0; r < rs.size(); ++r) {
     std::copy_n(full.data() + r * shape_cols + cs.begin, cs.size(), values.data() + r * cs.size());
   }
-  return WeightMatrix::Make(values, rs.size(), cs.size(), format, abs_max);
+  return WeightMatrix::Make(std::move(values), rs.size(), cs.size(), format, abs_max);
 }
 
 }  // namespace shardwise

@@ -41,7 +41,7 @@ class WeightMatrix {
   WeightMatrix() = default;
   // `values` [rows x cols] stored in `format`. int8: row r's scale comes from row_abs_max[r]
   // (the largest |w| of the unsharded row) or, when row_abs_max is empty, from `values` itself.
-  static WeightMatrix Make(const std::vector<float>& values, int64_t rows, int64_t cols,
+  static WeightMatrix Make(std::vector<float> values, int64_t rows, int64_t cols,
                            WeightStorage format, std::span<const float> row_abs_max = {});
 
   int64_t rows() const { return rows_; }
