@@ -7,14 +7,14 @@ llama.cpp), quantised by llama-quantize to F16, BF16 and Q8_0:
 
   make_ckpt.py CKPT --hidden 768 --heads 12 --kv-heads 4 --layers 12 --inter 2048 --vocab 32000
   for t in F16 BF16 Q8_0; do llama-quantize CKPT/model-f32.gguf CKPT/model-${t,,}.gguf $t; done
-  bench/llama_cpp_compare.py LLAMA_CPP_BUILD/bin CKPT build/shardwise [PAIRS]
+  bench/llama_cpp_compare.py LLAMA_CPP_BUILD/bin CKPT build/shardwise [PAIRS [FILTER]]
 
 Each case runs shardwise and llama-bench in turn, PAIRS times (A B A B ...), and prints each
 side's median tokens/s (each tool's own timing of the phase: shardwise run's decode or prefill
 wall time, llama-bench's average over its repetition) and the median of the per-pair ratios.
 Decode is batch 1 from a one-token prompt, 64 tokens (llama-bench tg64); prefill is a 128- or
 512-token prompt (llama-bench pp128, pp512). shardwise with 2 threads runs both as tp2 (two
-ranks of one thread) and as tp1 --threads 2.
+ranks of one thread) and as tp1 --threads 2. FILTER runs only the cases whose name contains it.
 """
 import json
 import statistics
@@ -49,6 +49,7 @@ def main():
         sys.exit(__doc__)
     bin_dir, ckpt, binary = sys.argv[1:4]
     pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+    only = sys.argv[5] if len(sys.argv) > 5 else ""
     # (what, shardwise layout, threads per rank, --dtype, GGUF file, llama.cpp threads, phase)
     cases = []
     for dtype, gguf in [("fp32", "f32"), ("bf16", "bf16"), ("bf16", "f16"), ("int8", "q8_0")]:
@@ -62,6 +63,8 @@ def main():
     print(f"{'case':28} {'shardwise':>14} {'llama.cpp':>9} {'shardwise/s':>11} "
           f"{'llama.cpp t/s':>13} {'ratio':>6}")
     for what, layout, threads, dtype, gguf, peer_threads, prompt, gen in cases:
+        if only not in what:
+            continue
         ours, theirs, ratios = [], [], []
         for _ in range(pairs):
             a = shardwise(binary, ckpt, layout, threads, dtype, prompt, gen)
