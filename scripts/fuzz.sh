@@ -13,8 +13,10 @@ all=(config gpu cluster profile saved_plan safetensors safetensors_index nccl_te
 harnesses=("$@")
 if ((${#harnesses[@]} == 0)); then harnesses=("${all[@]}"); fi
 
+# A unity build, as make's: each batch parses the headers and instantiates nlohmann::json once.
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DSHARDWISE_FUZZ=ON -DSHARDWISE_BUILD_TESTS=OFF \
+  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_UNITY_BUILD=ON \
+  -DSHARDWISE_FUZZ=ON -DSHARDWISE_BUILD_TESTS=OFF \
   -DSHARDWISE_BUILD_BENCH=OFF -DSHARDWISE_WITH_MPI=OFF -DSHARDWISE_WITH_CUDA=OFF >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target "${harnesses[@]/#/fuzz_}"
 

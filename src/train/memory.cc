@@ -3,7 +3,6 @@
 namespace shardwise::train {
 namespace {
 
-constexpr double kBf16Bytes = 2;
 constexpr double kMaskBytes = 1;        // dropout masks are stored as bytes
 constexpr double kAdamStateBytes = 12;  // fp32 master weight, m and v
 constexpr double kLseBytes = 4;         // FlashAttention keeps one fp32 log-sum-exp per head

@@ -12,7 +12,6 @@
 namespace shardwise::train {
 namespace {
 
-constexpr double kBf16Bytes = 2;
 constexpr double kLogitBytes = 4;  // fp32 logits and their gradient in the cross-entropy
 // FlashAttention-2's backward runs five matmuls against the forward's two.
 constexpr double kFlashBackwardFactor = 2.5;

@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 const fs::path kFuzzData = fs::path(SHARDWISE_SOURCE_DIR) / "tests/data/fuzz";
 
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The command line a user would type to feed `file` to shardwise (tests/data/fuzz/README.md).
 std::string CommandFor(const fs::path& file) {
   const std::string name = file.filename().string();

@@ -20,13 +20,6 @@ namespace {
 
 constexpr const char* kChromium = "/usr/bin/chromium";
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string TempDir() {
   char name[] = "/tmp/shardwise_html_XXXXXX";
   return mkdtemp(name) ? name : "/tmp";

@@ -18,13 +18,6 @@ namespace fs = std::filesystem;
 
 const std::string kNcclLog = SHARDWISE_SOURCE_DIR "/tests/data/nccl-tests-2x8-h100-allreduce.log";
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A path in the temp folder private to this test process (two test runs at once must not collide).
 std::string Temp(const std::string& name) {
   return (fs::temp_directory_path() / (std::to_string(getpid()) + "_" + name)).string();

@@ -9,14 +9,15 @@
 #include <sstream>
 
 namespace shardwise::testing {
-namespace {
 
 std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
 
 std::string TempPath(const char* tag) {
   char name[] = "/tmp/shardwise_test_XXXXXX";

@@ -18,6 +18,9 @@ struct RunResult {
 // Runs `shardwise <args>` (args are passed through the shell unquoted) and waits for it.
 RunResult RunShardwise(const std::string& args);
 
+// The bytes of the file at `path` ("" when it cannot be read).
+std::string Slurp(const std::string& path);
+
 // Counts the lines of `text`.
 int LineCount(const std::string& text);
 

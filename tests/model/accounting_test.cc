@@ -4,16 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "load_model.h"
 #include "shardwise/model/catalog.h"
 
 namespace shardwise {
 namespace {
 
-ModelSpec Load(const std::string& name) {
-  auto m = LoadModel(name);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.value();
-}
+using testing::Load;
 
 // |actual / expected - 1| <= tolerance.
 void ExpectWithin(double actual, double expected, double tolerance, const std::string& what) {

@@ -4,16 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "shardwise/model/accounting.h"
+#include "load_model.h"
 #include "shardwise/model/catalog.h"
 
 namespace shardwise {
 namespace {
 
-ModelSpec Load(const std::string& name) {
-  auto m = LoadModel(name);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.value();
-}
+using testing::Load;
 
 // |actual / published - 1| <= 1%.
 void ExpectWithinOnePercent(double actual, double published, const std::string& what) {

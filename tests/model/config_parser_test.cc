@@ -3,16 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include "load_model.h"
 #include "shardwise/model/catalog.h"
 
 namespace shardwise {
 namespace {
 
-ModelSpec Load(const std::string& name) {
-  auto m = LoadModel(name);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.value();
-}
+using testing::Load;
 
 TEST(ConfigParser, EveryBuiltinModelParses) {
   auto models = LoadBuiltinModels();

@@ -3,17 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "shardwise/model/accounting.h"
+#include "load_model.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/model/config_parser.h"
 
 namespace shardwise {
 namespace {
 
-ModelSpec Load(const std::string& name) {
-  auto m = LoadModel(name);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return m.value();
-}
+using testing::Load;
 
 const WeightFormat kBf16 = WeightFormat::Of(Dtype::kBf16);
 

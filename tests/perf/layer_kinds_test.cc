@@ -3,6 +3,7 @@
 // DSA sparse attention whose core stops growing at the top-k while its indexer reads every key.
 #include <gtest/gtest.h>
 
+#include "perf_models.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/attention.h"
 #include "shardwise/perf/recurrent.h"
@@ -12,7 +13,7 @@
 namespace shardwise {
 namespace {
 
-ModelSpec Model(const std::string& name) { return LoadModel(name).value(); }
+using testing::Model;
 
 StepEstimate Estimate(const ModelSpec& m, const std::string& cluster, const std::string& layout,
                       int64_t context, PerfOptions o = {}) {

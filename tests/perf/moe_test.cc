@@ -8,13 +8,14 @@
 
 #include "shardwise/collective/ep_dispatch.h"
 #include "shardwise/hw/cluster.h"
+#include "perf_models.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
 
 namespace shardwise {
 namespace {
 
-ModelSpec Model(const std::string& name) { return LoadModel(name).value(); }
+using testing::Model;
 
 TEST(MoePlacement, DeepSeekV3DecodeUnitHoldsTwoExpertsPerGpu) {
   // DeepSeek's day-6 decode unit: EP144 with 32 redundant experts, (256 + 32) / 144 = 2 slots

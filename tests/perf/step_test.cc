@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "shardwise/model/accounting.h"
+#include "perf_models.h"
 #include "shardwise/model/catalog.h"
 #include <fmt/format.h>
 
@@ -13,7 +14,7 @@
 namespace shardwise {
 namespace {
 
-ModelSpec Model(const std::string& name) { return LoadModel(name).value(); }
+using testing::Model;
 
 ClusterSpec Cluster(const std::string& name, int64_t nodes = 1, int64_t gpus = 0) {
   ClusterSpec c = LoadCluster(name).value();

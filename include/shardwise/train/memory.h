@@ -13,6 +13,9 @@
 
 namespace shardwise::train {
 
+// Bytes per element of the bf16 weights, activations and gradients a training step moves.
+inline constexpr double kBf16Bytes = 2;
+
 struct ModelStates {
   double weight_bytes = 0;     // bf16 weights (plus an fp8 copy when computing in fp8)
   double grad_bytes = 0;       // gradient buffer in the engine's format
