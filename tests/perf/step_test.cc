@@ -6,6 +6,7 @@
 
 #include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/moe.h"
 #include <fmt/format.h>
 
 #include "shardwise/plan/planner.h"
@@ -121,15 +122,27 @@ TEST(Step, EpDispatchGoesOverTheNetworkAcrossNodes) {
 
 TEST(Step, OnePromptOnAttentionDpReachesOnlyItsOwnExperts) {
   // One prompt of 4096 tokens sits on one attention-DP rank of dp8ep8: its 4096 tokens (x top-k)
-  // go to the 8 expert ranks, exactly as when TP8 attention (tp8ep8) holds it. The EP traffic
-  // of its prefill is therefore the same in both layouts, not 8 times larger on dp8ep8 (as if
-  // every DP rank held a copy of it).
+  // go to the 8 expert ranks, so each rank's share of the exchange is 4096 / 8 tokens times the
+  // busiest rank's load, not 8 times more (as if every DP rank held a copy of it). Flat NCCL
+  // all-to-all, dispatch and combine in bf16, on each of the 48 MoE layers.
   const ModelSpec m = Model("qwen3-30b-a3b");
   const ClusterSpec c = Cluster("dgx-h100");
   const StepEstimate dp = Estimate(m, c, "dp8ep8", 1, 4096);
+  const StepModel step = StepModel::Create(m, c, ParseLayout("dp8ep8").value(), {}).value();
+  EpDispatchRequest r;
+  r.tokens_per_gpu = 4096.0 / 8 * EstimateExpertLoad(m.moe, step.shard(), 4096, 8, 0).imbalance;
+  r.hidden = m.hidden_size;
+  r.routing = {m.moe.num_experts, m.moe.experts_per_token, m.moe.num_groups,
+               m.moe.groups_per_token};
+  const GroupShape ep = PlaceGroup(c, 8, ParseLayout("dp8ep8").value().EpStride()).value();
+  const double exchange_s = 2 * PredictEpDispatch(c, ep, EpKernelProfile{}, r).time_s;
+  EXPECT_NEAR(dp.prefill.ep_comm_s, 48 * exchange_s, 1e-12);
+  // TP8 attention leaves every token on every rank: the experts need no exchange, the TP
+  // all-reduce after each MoE layer combines them.
   const StepEstimate tp = Estimate(m, c, "tp8ep8", 1, 4096);
-  ASSERT_GT(tp.prefill.ep_comm_s, 0);
-  EXPECT_NEAR(dp.prefill.ep_comm_s / tp.prefill.ep_comm_s, 1.0, 1e-9);
+  EXPECT_EQ(tp.prefill.ep_comm_s, 0);
+  EXPECT_EQ(tp.decode.ep_comm_s, 0);
+  EXPECT_GT(tp.decode.tp_comm_s, 0);
 }
 
 TEST(Calibration, TensorRtLlmH100OfflineThroughputWithin25Percent) {
