@@ -31,18 +31,6 @@ struct ExplainOptions {
   HtmlOptions html;
 };
 
-std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
-  return {name,
-          FormatSeconds(p.compute_s),
-          FormatSeconds(p.memory_s),
-          FormatSeconds(p.tp_comm_s),
-          FormatSeconds(p.ep_comm_s),
-          FormatSeconds(p.cp_comm_s),
-          FormatSeconds(p.pp_comm_s),
-          FormatSeconds(p.bubble_s),
-          FormatSeconds(p.total_s)};
-}
-
 // How the MoE layers exchange tokens in each phase, in words.
 std::string EpExchangeLine(const StepEstimate& e, const PerfOptions& perf) {
   auto phase = [](const PhaseBreakdown& p) {
@@ -73,8 +61,6 @@ Status RunExplain(const ExplainOptions& o) {
   if (o.disagg.Given()) {
     const bool layout_given = o.layout_option && *o.layout_option;
     SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, layout_given));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.prefill.layout, perf));
-    SW_RETURN_IF_ERROR(CheckRedundantExperts(d.deployment.decode->layout, perf));
     return ExplainDisaggregated(model, d, perf, o.batch, o.context, o.osl, o.json, o.html);
   }
   SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));

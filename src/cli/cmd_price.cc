@@ -67,9 +67,9 @@ StatusOr<Priced> PriceDisaggregated(const PriceOptions& o, const ModelSpec& mode
                                     double usd) {
   SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, !o.layout.empty()));
   const Deployment& dep = d.deployment;
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.prefill.layout, req.perf));
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.decode->layout, req.perf));
+  SW_RETURN_IF_ERROR(d.CheckPools(req.perf));
   PlanRequest prefill_req = req, decode_req = req;
+  prefill_req.perf = d.PrefillPerf(req.perf);
   prefill_req.only_layout = dep.prefill.layout;
   decode_req.only_layout = dep.decode->layout;
   auto prefill = Plan(model, d.prefill_cluster, prefill_req);

@@ -18,6 +18,7 @@
 #include "run_guards.h"
 #include "shardwise/common/format.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/hw/host_cluster.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/schedule.h"
 #include "shardwise/perf/step.h"
@@ -27,6 +28,7 @@
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/host_profile.h"
+#include "shardwise/runtime/kernels.h"
 #include "shardwise/runtime/npy.h"
 #include "shardwise/runtime/reference_check.h"
 #include "shardwise/runtime/runner.h"
@@ -53,31 +55,36 @@ struct RunOptions {
   int64_t micro_batches = 0;
   std::optional<double> capacity_factor;
   int64_t layers = 0;  // 0: all of the model's layers
+  std::string dtype = "fp32";
+  int threads = 1;
   bool force = false;
   bool no_check = false;
   bool json = false;
 };
 
-// This machine as a one-level cluster of `ranks` CPU ranks for the perf model; ranks beyond
-// the core count share the cores.
-ClusterSpec HostCluster(const HostProfile& p, int ranks) {
-  // Ranks beyond the core count share the cores: each gets cores / ranks of one.
-  const double share = std::min(1.0, static_cast<double>(p.cores) / std::max(1, ranks));
-  GpuSpec cpu;
-  cpu.name = "this-host";
-  cpu.description = "this machine's CPU cores, measured";
-  cpu.peak_flops_per_s = {{Dtype::kFp32, p.flops_per_s * share},
-                          {Dtype::kBf16, p.flops_per_s * share}};
-  cpu.hbm_bytes = 1e15;  // host memory does not bind the tiny models
-  cpu.hbm_bytes_per_s = p.copy_bytes_per_s * share;
-  cpu.scale_up_bytes_per_s = p.allreduce_bytes_per_s;
-  cpu.nic_bytes_per_s = p.allreduce_bytes_per_s;
-  cpu.sm_count = 1;
-  cpu.gemm_fraction = {{Dtype::kFp32, 1.0}, {Dtype::kBf16, 1.0}};
-  cpu.hbm_fraction = 1.0;
-  cpu.calibration_measured = true;
-  return OneLevelCluster("this-host", cpu, "threads", ranks, p.allreduce_bytes_per_s,
-                         p.allreduce_latency_s);
+// The perf model's inputs for this host, from its measured profile and the run's weight storage.
+HostRates HostRatesFor(const HostProfile& p, WeightStorage storage) {
+  return {p.cores,
+          p.memory_bytes,
+          p.GemmFlopsPerS(storage),
+          p.read_bytes_per_s,
+          p.read_bytes_per_s_all_cores,
+          p.allreduce_latency_s,
+          p.allreduce_bytes_per_s};
+}
+
+// What a CPU run keeps in its weight storage (rank_model.h): the projections, experts,
+// embedding and LM head (MLA's projections stay fp32); the CPU computes in fp32 throughout.
+WeightFormats CpuWeightFormats(const ModelSpec& m, WeightStorage storage) {
+  WeightFormats f = WeightFormats::Uniform(Dtype::kFp32);
+  const WeightFormat stored{Dtype::kFp32, WeightStorageBytes(storage)};
+  for (WeightModule module :
+       {WeightModule::kEmbedding, WeightModule::kDenseFfn, WeightModule::kRoutedExperts,
+        WeightModule::kSharedExperts, WeightModule::kLmHead}) {
+    f.For(module) = stored;
+  }
+  if (!m.mla) f.For(WeightModule::kMixer) = stored;
+  return f;
 }
 
 struct Prediction {
@@ -85,9 +92,11 @@ struct Prediction {
   double decode_s = 0;
 };
 
-StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype) {
+StatusOr<Prediction> Predict(const RunConfig& c, const ClusterSpec& cluster, Dtype dtype,
+                             std::optional<WeightFormats> formats = std::nullopt) {
   PerfOptions perf;
   perf.weight_dtype = perf.kv_dtype = perf.activation_dtype = dtype;
+  perf.weight_formats = formats;
   perf.redundant_experts = c.redundant_experts;  // the same expert slots as the run
   SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(c.model, cluster, c.layout, perf));
   Workload w;
@@ -106,11 +115,15 @@ nlohmann::json PhaseJson(const PhaseTime& p) {
   for (int i = 0; i < kCommOpCount; ++i) {
     const CommOpStats& s = p.comm.ops[i];
     if (s.calls == 0) continue;
-    comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {
-        {"calls", s.calls}, {"bytes", s.bytes}, {"seconds", s.seconds}};
+    comm[std::string(CommOpName(static_cast<CommOp>(i)))] = {{"calls", s.calls},
+                                                             {"bytes", s.bytes},
+                                                             {"seconds", s.seconds},
+                                                             {"wait_s", s.wait_seconds},
+                                                             {"wire_s", s.wire_seconds()}};
   }
   return {{"wall_s", p.wall_s},
           {"compute_s", std::max(0.0, p.wall_s - p.comm.TotalSeconds())},
+          {"waiting_s", p.comm.TotalWaitSeconds()},
           {"comm", comm}};
 }
 
@@ -151,6 +164,8 @@ Status RunRun(const RunOptions& o) {
   c.weights_dir = o.weights;
   c.redundant_experts = o.redundant_experts;
   c.micro_batches = o.micro_batches;
+  SW_ASSIGN_OR_RETURN(c.kernels.weights, ParseWeightStorage(o.dtype));
+  c.kernels.threads = o.threads;
   if (o.capacity_factor) {
     if (!(*o.capacity_factor > 0)) {
       return Error(
@@ -181,13 +196,15 @@ Status RunRun(const RunOptions& o) {
     SW_ASSIGN_OR_RETURN(host, ResolveHostProfile(o.host_profile, profile_path));
   }
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  if (o.backend == "threads" && c.layout.gpus() > cores) {
+  const int64_t threads = c.layout.gpus() * c.kernels.threads;
+  if (o.backend == "threads" && threads > cores) {
     std::fprintf(stderr,
-                 "shardwise: note: %lld ranks on %lld cores: the machine is oversubscribed, so "
-                 "ranks take turns on the cores and each runs at about %lld/%lld of a core (the "
-                 "prediction assumes the same)\n",
-                 static_cast<long long>(c.layout.gpus()), static_cast<long long>(cores),
-                 static_cast<long long>(cores), static_cast<long long>(c.layout.gpus()));
+                 "shardwise: note: %lld threads (%lld ranks x %d) on %lld cores: the machine is "
+                 "oversubscribed, so threads take turns on the cores and each runs at about "
+                 "%lld/%lld of a core (the prediction assumes the same)\n",
+                 static_cast<long long>(threads), static_cast<long long>(c.layout.gpus()),
+                 c.kernels.threads, static_cast<long long>(cores), static_cast<long long>(cores),
+                 static_cast<long long>(threads));
   }
   c.on_step = ProgressPrinter();
 
@@ -239,7 +256,13 @@ Status RunRun(const RunOptions& o) {
       SW_ASSIGN_OR_RETURN(predicted, Predict(c, *gpu.cluster, Dtype::kBf16));
     }
   } else {
-    SW_ASSIGN_OR_RETURN(predicted, Predict(c, HostCluster(host, ranks), Dtype::kFp32));
+    // Ranks computing at once: a stage's ranks times the micro-batches in flight (at most pp).
+    const int concurrent = static_cast<int>(c.layout.gpus() / c.layout.pp *
+                                            std::min<int64_t>(c.layout.pp, result.micro_batches));
+    const ClusterSpec cluster =
+        HostCluster(HostRatesFor(host, c.kernels.weights), ranks, concurrent, c.kernels.threads);
+    SW_ASSIGN_OR_RETURN(
+        predicted, Predict(c, cluster, Dtype::kFp32, CpuWeightFormats(c.model, c.kernels.weights)));
   }
   const double tolerance = ReferenceTolerance(c.device_compute);
 
@@ -261,6 +284,9 @@ Status RunRun(const RunOptions& o) {
          {"prompt_len", c.prompt_tokens},
          {"gen", c.generate_tokens},
          {"seed", c.seed},
+         {"dtype", WeightStorageName(c.kernels.weights)},
+         {"threads", c.kernels.threads},
+         {"kernels", kernels::KernelIsa()},
          {"tokens", result.tokens},
          {"decode_tokens_per_s", decode_tok_s},
          {"prefill", PhaseJson(result.prefill)},
@@ -295,19 +321,23 @@ Status RunRun(const RunOptions& o) {
   }
   std::cout << fmt::format(
       "run: {} with {} on {} rank{} ({} backend), batch {}, prompt {} tokens, {} generated, "
-      "seed {}, {} weights\n\n",
+      "seed {}, {} weights in {}, {} thread{} per rank ({} kernels)\n\n",
       c.model.name, c.layout.ToString(), result.ranks, result.ranks == 1 ? "" : "s", o.backend,
       c.batch, c.prompt_tokens, c.generate_tokens, c.seed,
-      o.weights.empty() ? "generated" : "safetensors");
+      o.weights.empty() ? "generated" : "safetensors", WeightStorageName(c.kernels.weights),
+      c.kernels.threads, c.kernels.threads == 1 ? "" : "s", kernels::KernelIsa());
   for (size_t s = 0; s < result.tokens.size(); ++s) {
     std::string ids;
     for (int64_t t : result.tokens[s]) ids += std::to_string(t) + " ";
     std::cout << fmt::format("  sequence {}: {}\n", s, ids);
   }
-  Table table({"phase", "wall", "compute", "all-reduce", "all-to-all", "send-recv", "predicted"});
+  // Collectives show their time on the wire; the time ranks spent waiting for the group's
+  // slowest rank to arrive (and at barriers) is its own column.
+  Table table({"phase", "wall", "compute", "waiting", "all-reduce", "all-to-all", "send-recv",
+               "predicted"});
   auto cell = [](const CommOpStats& s) {
     return s.calls == 0 ? std::string("-")
-                        : fmt::format("{} ({}x, {})", FormatSeconds(s.seconds), s.calls,
+                        : fmt::format("{} ({}x, {})", FormatSeconds(s.wire_seconds()), s.calls,
                                       FormatBytes(s.bytes));
   };
   for (const auto& [name, phase, pred] :
@@ -315,6 +345,7 @@ Status RunRun(const RunOptions& o) {
         std::tuple{"decode", &result.decode, predicted.decode_s}}) {
     table.AddRow({name, FormatSeconds(phase->wall_s),
                   FormatSeconds(std::max(0.0, phase->wall_s - phase->comm.TotalSeconds())),
+                  FormatSeconds(phase->comm.TotalWaitSeconds()),
                   cell(phase->comm[CommOp::kAllReduce]), cell(phase->comm[CommOp::kAllToAll]),
                   cell(phase->comm[CommOp::kSendRecv]), pred > 0 ? FormatSeconds(pred) : "-"});
   }
@@ -414,6 +445,14 @@ void AddRunCommand(CLI::App& app, Status& result) {
                   "expert and sequence (default: no limit)");
   sub->add_option("--micro-batches", opts->micro_batches,
                   "Pipeline micro-batches per DP rank (default 0: min(pp, sequences))")
+      ->capture_default_str();
+  sub->add_option("--dtype", opts->dtype,
+                  "Weight storage on CPU ranks: fp32, bf16 (widened as read) or int8 (one scale "
+                  "per weight row)")
+      ->capture_default_str();
+  sub->add_option("--threads", opts->threads,
+                  "Threads per rank (CPU): they split each matrix product's weight rows and each "
+                  "attention's heads")
       ->capture_default_str();
   sub->add_flag("--no-check", opts->no_check, "Skip the unsharded reference run");
   sub->add_flag("--json", opts->json, "Print JSON");

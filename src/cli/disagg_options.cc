@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "perf_options.h"
 #include "shardwise/layout/layout.h"
 
 namespace shardwise::cli {
@@ -18,6 +19,14 @@ void DisaggCliOptions::AddTo(CLI::App* sub) {
   sub->add_option("--prefill-cluster", prefill_cluster,
                   "Disaggregated: the cluster (GPU type) of the prefill pool, when it is not "
                   "--cluster's; the KV then crosses both clusters' scale-out networks");
+  sub->add_option("--prefill-redundant-experts", prefill_redundant_experts,
+                  "Disaggregated: extra expert copies per EP group of the prefill pool, when it "
+                  "differs from --redundant-experts (the decode pool's); DeepSeek-V3 prefills at "
+                  "EP32 with 32 and decodes at EP320 with 64");
+  sub->add_option("--prefill-shared-experts", prefill_shared_experts,
+                  "Disaggregated: replicated or routed shared experts in the prefill pool, when "
+                  "it differs from --shared-experts (DeepSeek-V3 replicates them in prefill and "
+                  "routes them in decode)");
   sub->add_option("--kv-transfer", kv_transfer,
                   "Disaggregated: send each prompt's KV cache after-prefill (the engines' "
                   "default) or layer-by-layer while it is prefilled")
@@ -40,6 +49,19 @@ StatusOr<DisaggSetup> BuildDisaggSetup(const DisaggCliOptions& o, const ClusterS
   SW_ASSIGN_OR_RETURN(Layout decode, ParseLayout(o.decode_layout));
   SW_ASSIGN_OR_RETURN(KvTransferMode mode, ParseKvTransferMode(o.kv_transfer));
   DisaggSetup s;
+  if (o.prefill_redundant_experts &&
+      (*o.prefill_redundant_experts < 0 || *o.prefill_redundant_experts > 1'000'000)) {
+    return Error(fmt::format("--prefill-redundant-experts must be between 0 and 1,000,000, got {}",
+                             *o.prefill_redundant_experts));
+  }
+  s.prefill_redundant_experts = o.prefill_redundant_experts;
+  if (!o.prefill_shared_experts.empty()) {
+    if (o.prefill_shared_experts != "replicated" && o.prefill_shared_experts != "routed") {
+      return Error(fmt::format("--prefill-shared-experts must be replicated or routed, got '{}'",
+                               o.prefill_shared_experts));
+    }
+    s.prefill_shared_experts_routed = o.prefill_shared_experts == "routed";
+  }
   SW_ASSIGN_OR_RETURN(s.deployment,
                       Disaggregated(prefill, o.prefill_workers, decode, o.decode_workers, mode));
   s.decode_cluster = cluster;
@@ -69,6 +91,21 @@ StatusOr<DisaggSetup> BuildDisaggSetup(const DisaggCliOptions& o, const ClusterS
         s.deployment.ToString(), s.deployment.decode->Gpus(), cluster.name, cluster.num_gpus));
   }
   return s;
+}
+
+PerfOptions DisaggSetup::PrefillPerf(const PerfOptions& perf) const {
+  PerfOptions p = perf;
+  if (prefill_redundant_experts) p.redundant_experts = *prefill_redundant_experts;
+  if (prefill_shared_experts_routed) p.shared_experts_routed = *prefill_shared_experts_routed;
+  return p;
+}
+
+Status DisaggSetup::CheckPools(const PerfOptions& perf) const {
+  const Status prefill = CheckRedundantExperts(deployment.prefill.layout, PrefillPerf(perf));
+  if (!prefill.ok()) return Error("the prefill pool: " + prefill.message());
+  const Status decode = CheckRedundantExperts(deployment.decode->layout, perf);
+  if (!decode.ok()) return Error("the decode pool: " + decode.message());
+  return Status();
 }
 
 }  // namespace shardwise::cli

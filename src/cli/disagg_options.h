@@ -11,6 +11,7 @@
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
 #include "shardwise/layout/deployment.h"
+#include "shardwise/perf/options.h"
 
 namespace shardwise::cli {
 
@@ -19,7 +20,9 @@ struct DisaggCliOptions {
   std::string decode_layout;
   int64_t prefill_workers = 1;
   int64_t decode_workers = 1;
-  std::string prefill_cluster;  // empty: the --cluster the decode pool runs on
+  std::string prefill_cluster;                       // empty: the --cluster the decode pool runs on
+  std::optional<int64_t> prefill_redundant_experts;  // unset: --redundant-experts
+  std::string prefill_shared_experts;                // empty: --shared-experts
   std::string kv_transfer = "after-prefill";
 
   void AddTo(CLI::App* sub);
@@ -33,6 +36,13 @@ struct DisaggSetup {
   ClusterSpec prefill_cluster;
   ClusterSpec decode_cluster;
   bool same_cluster = true;
+  std::optional<int64_t> prefill_redundant_experts;
+  std::optional<bool> prefill_shared_experts_routed;
+
+  // The prefill pool's options: `perf` with its own redundant and shared experts when given.
+  PerfOptions PrefillPerf(const PerfOptions& perf) const;
+  // Both pools' layouts against their --redundant-experts (CheckRedundantExperts).
+  Status CheckPools(const PerfOptions& perf) const;
 };
 
 // Checks the options against `cluster` (the decode pool's, and the prefill pool's unless

@@ -14,25 +14,13 @@
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
-namespace {
-
-std::vector<std::string> Row(const std::string& name, const PhaseBreakdown& p) {
-  return {name,
-          FormatSeconds(p.compute_s),
-          FormatSeconds(p.memory_s),
-          FormatSeconds(p.tp_comm_s),
-          FormatSeconds(p.ep_comm_s),
-          FormatSeconds(p.pp_comm_s + p.bubble_s),
-          FormatSeconds(p.total_s)};
-}
-
-}  // namespace
-
 Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const PerfOptions& perf,
                             int64_t batch, int64_t context, int64_t osl, bool json,
                             const HtmlOptions& html) {
   const Deployment& dep = d.deployment;
-  auto prefill_step = StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, perf);
+  SW_RETURN_IF_ERROR(d.CheckPools(perf));
+  const PerfOptions prefill_perf = d.PrefillPerf(perf);
+  auto prefill_step = StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, prefill_perf);
   if (!prefill_step.ok()) return Error("the prefill layout: " + prefill_step.status().message());
   auto decode_step = StepModel::Create(model, d.decode_cluster, dep.decode->layout, perf);
   if (!decode_step.ok()) return Error("the decode layout: " + decode_step.status().message());
@@ -43,7 +31,8 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   w.decode_context_tokens = context;
   const StepEstimate p = prefill_step->Estimate(w);
   if (!p.memory.Fits()) {
-    return Error("the prefill layout: " + DoesNotFitMessage(model, d.prefill_cluster, p, perf));
+    return Error("the prefill layout: " +
+                 DoesNotFitMessage(model, d.prefill_cluster, p, prefill_perf));
   }
   w.batch = batch;
   const StepEstimate e = decode_step->Estimate(w);
@@ -72,6 +61,8 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   const nlohmann::json out = {
       {"command", "explain"},
       {"model", model.name},
+      {"cluster", d.same_cluster ? d.decode_cluster.name
+                                 : d.prefill_cluster.name + " + " + d.decode_cluster.name},
       {"deployment",
        {{"disaggregated", true},
         {"name", dep.ToString()},
@@ -113,9 +104,10 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
       "batch {} per worker\n\n",
       model.name, dep.ToString(), dep.Gpus(), dep.prefill.Gpus(), d.prefill_cluster.name,
       dep.decode->Gpus(), d.decode_cluster.name, context, batch);
-  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "PP", "total"});
-  table.AddRow(Row("prefill worker (1 prompt)", p.prefill));
-  table.AddRow(Row("decode worker (1 step)", e.decode));
+  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
+               "total"});
+  table.AddRow(PhaseRow("prefill worker (1 prompt)", p.prefill));
+  table.AddRow(PhaseRow("decode worker (1 step)", e.decode));
   std::cout << table.Render() << "\n";
   std::cout << fmt::format(
       "TTFT        {}  (prefill {} + KV transfer {} over {}, {})\n"

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "shardwise/hw/gpu_match.h"
+#include "shardwise/hw/host_cluster.h"
 #include "shardwise/runtime/compute_registry.h"
 
 namespace shardwise::cli {
@@ -30,22 +31,6 @@ ClusterSpec MeasuredCluster(const std::string& driver_name, const MeasuredGpuRat
 }
 
 }  // namespace
-
-ClusterSpec OneLevelCluster(const std::string& name, GpuSpec device, const std::string& level_name,
-                            int ranks, double link_bytes_per_s, double launch_latency_s) {
-  ClusterSpec c;
-  c.name = name;
-  c.gpu = std::move(device);
-  TopologyLevel level;
-  level.name = level_name;
-  level.fan_out = std::max(1, ranks);
-  level.egress_bytes_per_s = link_bytes_per_s;
-  level.efficiency = 1.0;
-  c.levels = {level};
-  c.launch_latency_s = launch_latency_s;
-  c.num_gpus = c.Capacity();
-  return c;
-}
 
 GpuTarget FindGpuTarget(int ranks) {
   GpuTarget t;

@@ -19,9 +19,4 @@ struct GpuTarget {
 
 GpuTarget FindGpuTarget(int ranks);
 
-// A measured device (a GPU the catalog lacks, or this host's CPU) as a one-level cluster of
-// `ranks` ranks for the perf model, the ranks joined by a link of `link_bytes_per_s`.
-ClusterSpec OneLevelCluster(const std::string& name, GpuSpec device, const std::string& level_name,
-                            int ranks, double link_bytes_per_s, double launch_latency_s);
-
 }  // namespace shardwise::cli

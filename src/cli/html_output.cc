@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "output_guard.h"
+#include "shardwise/common/format.h"
 #include "shardwise/perf/roofline.h"
 #include "shardwise/report/html_page.h"
 
@@ -64,6 +65,18 @@ nlohmann::json PhaseJson(const PhaseBreakdown& p) {
                                ? nlohmann::json(std::string(EpAlgorithmName(*p.ep_algorithm)))
                                : nlohmann::json(nullptr)},
           {"two_batch_overlap", p.two_batch_overlap}};
+}
+
+std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
+  return {name,
+          FormatSeconds(p.compute_s),
+          FormatSeconds(p.memory_s),
+          FormatSeconds(p.tp_comm_s),
+          FormatSeconds(p.ep_comm_s),
+          FormatSeconds(p.cp_comm_s),
+          FormatSeconds(p.pp_comm_s),
+          FormatSeconds(p.bubble_s),
+          FormatSeconds(p.total_s)};
 }
 
 nlohmann::json PipelineJson(const StepEstimate& e) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
@@ -31,6 +32,9 @@ Status WritePage(const std::string& path, const std::string& html, bool force);
 
 // Per-phase breakdown of a step estimate.
 nlohmann::json PhaseJson(const PhaseBreakdown& p);
+// A phase as a row of explain's table: name, compute, memory, TP, EP, CP and PP comm, bubble,
+// total.
+std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p);
 // How the decode step pipelines: stages, micro-batches per cycle, time per stage visit.
 nlohmann::json PipelineJson(const StepEstimate& e);
 // The cluster's levels (name, fan-out, per-GPU egress), for the cluster map.

@@ -6,6 +6,7 @@
 
 #include "shardwise/common/format.h"
 #include "shardwise/perf/expert_loads.h"
+#include "shardwise/perf/moe.h"
 
 namespace shardwise::cli {
 
@@ -37,6 +38,11 @@ void PerfCliOptions::AddTo(CLI::App* sub) {
                   "Measured per-expert loads instead of --expert-skew: a JSON array of the routed "
                   "experts' token counts, or an array of such arrays, one per MoE layer (as "
                   "DeepSeek's EPLB takes them)");
+  sub->add_option("--shared-experts", shared_experts,
+                  "replicated: each GPU computes the shared expert for its own tokens (default); "
+                  "routed: the shared expert sits in routed experts' slots of the EP group and "
+                  "every token is sent to it, as DeepSeek-V3 decodes (EP layouts)")
+      ->capture_default_str();
   sub->add_option("--capacity-factor", capacity_factor,
                   "MoE: each expert computes at most F x its mean share of the step's (token, "
                   "expert) pairs and drops the rest (GShard capacity; default: no limit)");
@@ -151,6 +157,12 @@ Status PerfCliOptions::BuildMoeOptions(const ModelSpec& model, PerfOptions& o) c
     }
     o.capacity_factor = *capacity_factor;
   }
+  if (shared_experts != "replicated" && shared_experts != "routed") {
+    return Error(
+        fmt::format("--shared-experts must be replicated or routed, got '{}'", shared_experts));
+  }
+  o.shared_experts_routed = shared_experts == "routed";
+  if (o.shared_experts_routed) SW_RETURN_IF_ERROR(SharedExpertsAsRouted(model).status());
   SW_ASSIGN_OR_RETURN(o.ep.algorithm, ParseEpAlgorithm(ep_algorithm));
   o.ep.dispatch_dtype = o.activation_dtype;
   if (!ep_dispatch_dtype.empty()) {
@@ -190,14 +202,18 @@ Status CheckRedundantExperts(const Layout& layout, const PerfOptions& o) {
   return Status();
 }
 
-nlohmann::json MoeJson(const ModelSpec& model, const Layout& layout, const PerfOptions& o) {
-  if (!model.is_moe()) return nullptr;
+nlohmann::json MoeJson(const ModelSpec& given, const Layout& layout, const PerfOptions& o) {
+  if (!given.is_moe()) return nullptr;
+  const StatusOr<ModelSpec> routed = SharedExpertsAsRouted(given);
+  const ModelSpec& model =
+      o.shared_experts_routed && layout.ep > 1 && routed.ok() ? *routed : given;
   const ModelShard s = ShardModel(model, layout, o);
   return {{"routed_experts", model.moe.num_experts},
           {"redundant_experts", layout.ep > 1 ? o.redundant_experts : 0},
           {"expert_skew", o.expert_skew ? nlohmann::json(*o.expert_skew) : nlohmann::json(nullptr)},
           {"experts_per_gpu", s.experts_per_gpu},
-          {"expert_placement_imbalance", s.expert_placement_imbalance}};
+          {"expert_placement_imbalance", s.expert_placement_imbalance},
+          {"shared_experts", o.shared_experts_routed ? "routed" : "replicated"}};
 }
 
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {

@@ -25,6 +25,7 @@ struct PerfCliOptions {
   SpeculativeCliOptions speculative;
   std::string expert_load_file;  // measured per-expert loads (JSON), instead of --expert-skew
   std::optional<double> capacity_factor;
+  std::string shared_experts = "replicated";
   std::string ep_algorithm = "flat";
   std::string ep_dispatch_dtype;  // empty: the activation format
   std::string overlap = "none";

@@ -32,16 +32,18 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
       "{:.1f} against {:.1f} tokens/s per GPU, TPOT {} against {}, TTFT {} against {}",
       b.output_tokens_per_s_per_gpu, a.output_tokens_per_s_per_gpu, FormatSeconds(b.tpot.mean_s),
       FormatSeconds(a.tpot.mean_s), FormatSeconds(b.ttft.mean_s), FormatSeconds(a.ttft.mean_s));
+  const std::string gpus =
+      fmt::format("{} GPUs against {}", d.deployment.Gpus(), aggregated.estimate.layout.gpus());
   if (v.disaggregated_wins) {
     v.why = fmt::format(
-        "disaggregated {} wins over aggregated {}: {}; its decode steps carry no prompt chunks, "
-        "so each pool runs the layout and batch its own phase wants",
-        d.deployment.ToString(), agg, figures);
+        "disaggregated {} wins over aggregated {}: {} ({}); its decode steps carry no prompt "
+        "chunks, so each pool runs the layout and batch its own phase wants",
+        d.deployment.ToString(), agg, figures, gpus);
   } else {
     v.why = fmt::format(
-        "aggregated {} wins over disaggregated {}: {} (disaggregated against aggregated); "
+        "aggregated {} wins over disaggregated {}: {} ({}, disaggregated against aggregated); "
         "splitting the GPUs costs more than keeping prompt chunks out of the decode steps saves",
-        agg, d.deployment.ToString(), figures);
+        agg, d.deployment.ToString(), figures, gpus);
   }
   return v;
 }

@@ -72,9 +72,9 @@ StatusOr<SimSetup> DisaggregatedSetup(const ModelSpec& model, const DisaggSetup&
                                       int64_t longest_tokens, int64_t max_batch,
                                       Admission admission, const OfferedLoad& offered) {
   const Deployment& dep = d.deployment;
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.prefill.layout, perf));
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(dep.decode->layout, perf));
-  auto prefill = StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, perf);
+  SW_RETURN_IF_ERROR(d.CheckPools(perf));
+  auto prefill =
+      StepModel::Create(model, d.prefill_cluster, dep.prefill.layout, d.PrefillPerf(perf));
   if (!prefill.ok()) return Error("the prefill layout: " + prefill.status().message());
   auto decode = StepModel::Create(model, d.decode_cluster, dep.decode->layout, perf);
   if (!decode.ok()) return Error("the decode layout: " + decode.status().message());

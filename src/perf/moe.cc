@@ -1,5 +1,7 @@
 #include "shardwise/perf/moe.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,6 +9,29 @@
 #include "shardwise/layout/expert_placement.h"
 
 namespace shardwise {
+
+StatusOr<ModelSpec> SharedExpertsAsRouted(const ModelSpec& model) {
+  const MoeSpec& moe = model.moe;
+  if (moe.num_shared_experts == 0) {
+    return Error(fmt::format("--shared-experts routed: {} has no shared expert", model.name));
+  }
+  if (moe.shared_intermediate_size != moe.expert_intermediate_size || moe.shared_expert_gate) {
+    return Error(fmt::format(
+        "--shared-experts routed places a shared expert in a routed expert's slot; {}'s "
+        "shared experts are {} wide{} against {} for a routed one; use replicated",
+        model.name, moe.shared_intermediate_size, moe.shared_expert_gate ? " and gated" : "",
+        moe.expert_intermediate_size));
+  }
+  ModelSpec m = model;
+  m.moe.num_experts += moe.num_shared_experts;
+  m.moe.experts_per_token += moe.num_shared_experts;
+  m.moe.always_selected = moe.num_shared_experts;
+  m.moe.num_shared_experts = 0;
+  m.moe.shared_intermediate_size = 0;
+  m.moe.num_groups = 1;
+  m.moe.groups_per_token = 1;
+  return m;
+}
 
 std::vector<double> ZipfExpertLoads(int64_t experts, double skew) {
   std::vector<double> load(static_cast<size_t>(experts));

@@ -44,18 +44,29 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     const int64_t redundant = l.ep > 1 ? o.redundant_experts : 0;
     s.experts_per_gpu =
         static_cast<double>(m.moe.num_experts + redundant) / static_cast<double>(l.ep);
-    if (!o.expert_loads.empty()) {
-      // Measured loads: each layer placed on its own (EPLB balances layer by layer); the step
-      // pays the mean of the layers' busiest-rank loads.
+    // Loads of the routed experts (one vector per layer, or one for all), with any always-
+    // selected (shared) experts in front at one token in every token's share.
+    const int64_t always = m.moe.always_selected;
+    const int64_t routed = m.moe.num_experts - always;
+    std::vector<std::vector<double>> layers = o.expert_loads;
+    if (layers.empty() && (redundant > 0 || o.expert_skew || always > 0)) {
+      layers.push_back(ZipfExpertLoads(routed, o.expert_skew.value_or(0.0)));
+    }
+    if (!layers.empty()) {
+      // Each layer placed on its own (EPLB balances layer by layer); the step pays the mean of
+      // the layers' busiest-rank loads.
       double sum = 0;
-      for (const std::vector<double>& load : o.expert_loads) {
+      for (std::vector<double>& load : layers) {
+        if (always > 0) {
+          double routed_total = 0;
+          for (double x : load) routed_total += x;
+          const double per_token =
+              routed_total / static_cast<double>(m.moe.experts_per_token - always);
+          load.insert(load.begin(), static_cast<size_t>(always), per_token);
+        }
         sum += PlacementImbalance(m.moe.num_experts, l.ep, redundant, load);
       }
-      s.expert_placement_imbalance = sum / static_cast<double>(o.expert_loads.size());
-    } else if (redundant > 0 || o.expert_skew) {
-      s.expert_placement_imbalance =
-          PlacementImbalance(m.moe.num_experts, l.ep, redundant,
-                             ZipfExpertLoads(m.moe.num_experts, o.expert_skew.value_or(0.0)));
+      s.expert_placement_imbalance = sum / static_cast<double>(layers.size());
     }
     s.shared_params = static_cast<double>(m.moe.num_shared_experts * 3 * m.hidden_size *
                                           m.moe.shared_intermediate_size) /

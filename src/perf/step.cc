@@ -24,8 +24,14 @@ StatusOr<EpKernelProfile> BuiltinEpKernels() {
 
 }  // namespace
 
-StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec& cluster,
+StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec& cluster,
                                       const Layout& layout, const PerfOptions& options) {
+  std::shared_ptr<const ModelSpec> derived;
+  if (options.shared_experts_routed && layout.ep > 1) {
+    SW_ASSIGN_OR_RETURN(ModelSpec routed, SharedExpertsAsRouted(given));
+    derived = std::make_shared<const ModelSpec>(std::move(routed));
+  }
+  const ModelSpec& model = derived ? *derived : given;
   SW_RETURN_IF_ERROR(ValidateLayout(layout, model, options.redundant_experts));
   if (layout.gpus() > cluster.num_gpus) {
     return Error(
@@ -37,6 +43,7 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& model, const ClusterSpec&
     return Error("--gpu-memory-utilization must be in (0, 1]");
   }
   StepModel s;
+  s.derived_model_ = derived;
   s.model_ = &model;
   s.cluster_ = &cluster;
   s.options_ = options;
@@ -233,6 +240,28 @@ PhaseBreakdown StepModel::DraftPasses(double sequences, double context) const {
   return out;
 }
 
+PhaseBreakdown StepModel::DraftPrefill(double tokens, double keys_per_token,
+                                       double prompt_tokens) const {
+  PhaseBreakdown out;
+  if (options_.speculative.DraftTokens() == 0) return out;
+  if (draft_) {
+    // The draft model prefills the prompt too, to hold its own KV for drafting.
+    out.compute_s = out.total_s = draft_->PrefillIterationS(tokens, keys_per_token);
+    return out;
+  }
+  // The MTP module or EAGLE head runs once over the prompt's tokens for its KV (DeepSeek-V3
+  // Technical Report 2.2: the MTP module takes every position's hidden state).
+  const double cp = static_cast<double>(layout_.cp);
+  const double adp = static_cast<double>(layout_.AttentionDp());
+  return Stage(
+      draft_layers_, tokens / cp,
+      [&](int64_t win) {
+        return tokens *
+               (win > 0 ? std::min(keys_per_token, static_cast<double>(win)) : keys_per_token);
+      },
+      tokens * adp, true, prompt_tokens);
+}
+
 DraftMemory StepModel::DraftMemoryPerGpu(const Workload& w) const {
   const SpeculativeOptions& spec = options_.speculative;
   DraftMemory d;
@@ -282,6 +311,8 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
         true, computed, 1.0, cached);
     Accumulate(p.prefill, stage, 1.0);
   }
+  // Speculative decoding: the draft's own pass over the prompt, on the last stage.
+  Accumulate(p.prefill, DraftPrefill(computed, cached + (computed + 1) / 2, computed), 1.0);
   p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
   // Prefill runs outside CUDA graphs; each stage's host issues its kernels while it computes.
   const double stage_gpu_s = p.prefill.total_s / static_cast<double>(l.pp);
@@ -305,6 +336,7 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
                      chunk_tokens * adp, true, computed, 1.0, cached)
                      .total_s);
   }
+  chunk_stage_s += DraftPrefill(chunk_tokens, cached + (computed + 1) / 2, computed).total_s;
   p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp) +
                      StepOverheadS(false, 1.0, chunk_stage_s)) /
                     (chunk_prompts * adp);
@@ -335,7 +367,8 @@ double StepModel::PrefillIterationS(double tokens, double keys_per_token) const 
   const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
   const double cycle_s = DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s;
   // Prefill runs outside CUDA graphs.
-  return cycle_s + hand_offs + StepOverheadS(false, mb.count, cycle_s);
+  return cycle_s + hand_offs + StepOverheadS(false, mb.count, cycle_s) +
+         DraftPrefill(std::max(1.0, tokens), keys_per_token, std::max(1.0, tokens)).total_s;
 }
 
 StepEstimate StepModel::Estimate(const Workload& w) const {

@@ -89,6 +89,24 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
                     "Every point is a (layout, batch) that no other beats on both axes; the ring "
                     "marks the planner's choice and the dashed line the TPOT SLO, if one was set.");
     body += LayoutSections(result, result["layouts"]);
+  } else if (command == "explain" && result.contains("deployment") &&
+             result["deployment"].is_object()) {
+    // A disaggregated deployment: the prefill worker's prompt and the decode worker's step.
+    const nlohmann::json& d = result["deployment"];
+    const nlohmann::json pools = nlohmann::json::array(
+        {{{"layout", "prefill " + d["prefill"].value("layout", std::string("?"))},
+          {"batch", 1},
+          {"prefill", result["prefill"]},
+          {"decode", result["prefill"]}},
+         {{"layout", "decode " + d["decode"].value("layout", std::string("?"))},
+          {"batch", result.value("batch_per_decode_worker", 0)},
+          {"prefill", result["decode"]},
+          {"decode", result["decode"]}}});
+    body += Section("Where the time goes",
+                    PhaseBars(nlohmann::json::array({pools[0]}), "prefill") +
+                        PhaseBars(nlohmann::json::array({pools[1]}), "decode"),
+                    "The prefill worker's time for one prompt (TTFT before the KV transfer) and "
+                    "the decode worker's time for one step (TPOT), each split by what bounds it.");
   } else if (command == "explain") {
     const nlohmann::json layouts = nlohmann::json::array({result});
     body += LayoutSections(result, layouts);

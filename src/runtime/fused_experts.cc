@@ -1,10 +1,13 @@
 #include "fused_experts.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace shardwise {
 
 StatusOr<ExpertShard> ReadFusedExpert(WeightSource& w, const std::string& prefix, int64_t e,
                                       int64_t experts, int64_t h, int64_t inter, Slice part,
-                                      bool down_bias) {
+                                      bool down_bias, bool down_row_abs_max) {
   const int64_t n = part.size();
   const Slice pairs{2 * part.begin, 2 * part.end};
   SW_ASSIGN_OR_RETURN(std::vector<float> gu, w.Read(prefix + "gate_up_proj", experts * h, 2 * inter,
@@ -30,6 +33,16 @@ StatusOr<ExpertShard> ReadFusedExpert(WeightSource& w, const std::string& prefix
   if (down_bias) {
     SW_ASSIGN_OR_RETURN(s.down_bias,
                         w.Read(prefix + "down_proj_bias", experts, h, {e, e + 1}, {0, h}));
+  }
+  if (down_row_abs_max) {
+    SW_ASSIGN_OR_RETURN(std::vector<float> all, w.Read(prefix + "down_proj", experts * inter, h,
+                                                       {e * inter, (e + 1) * inter}, {0, h}));
+    s.down_row_abs_max.assign(static_cast<size_t>(h), 0.0f);
+    for (int64_t i = 0; i < inter; ++i) {
+      for (int64_t k = 0; k < h; ++k) {
+        s.down_row_abs_max[k] = std::max(s.down_row_abs_max[k], std::fabs(all[i * h + k]));
+      }
+    }
   }
   return s;
 }

@@ -17,12 +17,16 @@ namespace shardwise {
 struct ExpertShard {
   std::vector<float> gate, up, down;                 // [part x H], [part x H], [H x part]
   std::vector<float> gate_bias, up_bias, down_bias;  // [part], [part], [H] (empty: no bias)
+  // [H]: the largest |w| of each row of the expert's whole down projection, over all its
+  // intermediate units (for int8 scales that do not depend on the sharding); empty unless asked.
+  std::vector<float> down_row_abs_max;
 };
 
 // `prefix` is "model.layers.N.mlp.experts."; the down bias is read only when `down_bias`
-// (one expert-TP rank adds it).
+// (one expert-TP rank adds it), the down rows' magnitudes only when `down_row_abs_max`.
 StatusOr<ExpertShard> ReadFusedExpert(WeightSource& weights, const std::string& prefix,
                                       int64_t expert, int64_t experts, int64_t hidden,
-                                      int64_t inter, Slice part, bool down_bias);
+                                      int64_t inter, Slice part, bool down_bias,
+                                      bool down_row_abs_max);
 
 }  // namespace shardwise

@@ -1,5 +1,8 @@
 #include "shardwise/runtime/host_profile.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -8,11 +11,10 @@
 #include <fstream>
 #include <thread>
 
-#include <fmt/format.h>
-
 #include "shardwise/common/json_fields.h"
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/kernels.h"
+#include "shardwise/runtime/thread_pool.h"
 
 namespace shardwise {
 namespace {
@@ -42,23 +44,58 @@ double AllReduceSeconds(size_t floats, int repeats) {
   return s.ok() ? seconds : 0.0;
 }
 
+// The decode kernel's read rate over a matrix 4x the largest last-level caches of current
+// server parts (256 MiB; AMD's 3D V-Cache EPYCs have up to 1.1 GiB across all dies, 96 MiB per
+// die), with `threads` threads splitting its rows.
+double ReadBytesPerS(int threads) {
+  constexpr int64_t kCols = 4096, kRows = (256 << 20) / (kCols * 4);
+  const WeightMatrix w =
+      WeightMatrix::Make(std::vector<float>(static_cast<size_t>(kRows * kCols), 0.5f), kRows, kCols,
+                         WeightStorage::kFp32);
+  std::vector<float> x(kCols, 1.0f), y(kRows);
+  ThreadPool pool(threads);
+  const double s = BestOf(3, [&] { kernels::MatMulT(x.data(), w, y.data(), 1, nullptr, &pool); });
+  return static_cast<double>(w.bytes()) / s;
+}
+
 }  // namespace
+
+double HostProfile::GemmFlopsPerS(WeightStorage storage) const {
+  switch (storage) {
+    case WeightStorage::kBf16:
+      return gemm_flops_per_s_bf16;
+    case WeightStorage::kInt8:
+      return gemm_flops_per_s_int8;
+    case WeightStorage::kFp32:
+      break;
+  }
+  return gemm_flops_per_s_fp32;
+}
 
 HostProfile MeasureHostProfile() {
   HostProfile p;
   p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // Matrix FLOP/s: a decode-like batch of 64 rows against a 1024 x 1024 matrix.
-  const int64_t m = 64, n = 1024, k = 1024;
-  std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), y(m * n);
-  const double gemm_s = BestOf(3, [&] { kernels::MatMulT(x.data(), w.data(), y.data(), m, n, k); });
-  p.flops_per_s = 2.0 * m * n * k / gemm_s;
-  // Copy bandwidth: 64 MB read and written.
-  std::vector<float> a(16 << 20, 1.0f), b(16 << 20);
-  const double copy_s = BestOf(3, [&] { std::memcpy(b.data(), a.data(), a.size() * 4); });
-  p.copy_bytes_per_s = 2.0 * static_cast<double>(a.size() * 4) / copy_s;
+  p.memory_bytes =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  // Prefill: 128 rows against small-dense's gate projection, per weight storage.
+  const int64_t m = 128, n = 2048, k = 768;
+  std::vector<float> x(static_cast<size_t>(m * k), 0.5f), y(static_cast<size_t>(m * n));
+  std::vector<float> values(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 7) - 3.0f;
+  for (WeightStorage storage : {WeightStorage::kFp32, WeightStorage::kBf16, WeightStorage::kInt8}) {
+    const WeightMatrix w = WeightMatrix::Make(values, n, k, storage);
+    const double s = BestOf(5, [&] { kernels::MatMulT(x.data(), w, y.data(), m); });
+    const double rate = 2.0 * static_cast<double>(m * n * k) / s;
+    (storage == WeightStorage::kFp32   ? p.gemm_flops_per_s_fp32
+     : storage == WeightStorage::kBf16 ? p.gemm_flops_per_s_bf16
+                                       : p.gemm_flops_per_s_int8) = rate;
+  }
+  p.read_bytes_per_s = ReadBytesPerS(1);
+  p.read_bytes_per_s_all_cores = ReadBytesPerS(p.cores);
   p.allreduce_latency_s = AllReduceSeconds(16, 200);
   const size_t big = 1 << 20;  // 4 MB
-  p.allreduce_bytes_per_s = static_cast<double>(big * 4) / std::max(1e-9, AllReduceSeconds(big, 5) - p.allreduce_latency_s);
+  p.allreduce_bytes_per_s = static_cast<double>(big * 4) /
+                            std::max(1e-9, AllReduceSeconds(big, 5) - p.allreduce_latency_s);
   return p;
 }
 
@@ -72,10 +109,14 @@ StatusOr<HostProfile> ParseHostProfile(const nlohmann::json& json, const std::st
   constexpr int64_t kMaxCores = 65536;
   const JsonObject o{json, source};
   HostProfile p;
-  SW_ASSIGN_OR_RETURN(p.flops_per_s, o.Number("flops_per_s"));
-  SW_ASSIGN_OR_RETURN(p.copy_bytes_per_s, o.Number("copy_bytes_per_s"));
   SW_ASSIGN_OR_RETURN(int64_t cores, o.Int("cores", kMaxCores));
   p.cores = static_cast<int>(cores);
+  SW_ASSIGN_OR_RETURN(p.memory_bytes, o.Number("memory_bytes"));
+  SW_ASSIGN_OR_RETURN(p.gemm_flops_per_s_fp32, o.Number("gemm_flops_per_s_fp32"));
+  SW_ASSIGN_OR_RETURN(p.gemm_flops_per_s_bf16, o.Number("gemm_flops_per_s_bf16"));
+  SW_ASSIGN_OR_RETURN(p.gemm_flops_per_s_int8, o.Number("gemm_flops_per_s_int8"));
+  SW_ASSIGN_OR_RETURN(p.read_bytes_per_s, o.Number("read_bytes_per_s"));
+  SW_ASSIGN_OR_RETURN(p.read_bytes_per_s_all_cores, o.Number("read_bytes_per_s_all_cores"));
   SW_ASSIGN_OR_RETURN(p.allreduce_latency_s, o.Number("allreduce_latency_s"));
   SW_ASSIGN_OR_RETURN(p.allreduce_bytes_per_s, o.Number("allreduce_bytes_per_s"));
   return p;
@@ -91,9 +132,13 @@ Status SaveHostProfile(const HostProfile& p, const std::string& path) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::ofstream out(path);
   if (!out) return Error(fmt::format("{}: cannot write the host profile", path));
-  out << nlohmann::json({{"flops_per_s", p.flops_per_s},
-                         {"copy_bytes_per_s", p.copy_bytes_per_s},
-                         {"cores", p.cores},
+  out << nlohmann::json({{"cores", p.cores},
+                         {"memory_bytes", p.memory_bytes},
+                         {"gemm_flops_per_s_fp32", p.gemm_flops_per_s_fp32},
+                         {"gemm_flops_per_s_bf16", p.gemm_flops_per_s_bf16},
+                         {"gemm_flops_per_s_int8", p.gemm_flops_per_s_int8},
+                         {"read_bytes_per_s", p.read_bytes_per_s},
+                         {"read_bytes_per_s_all_cores", p.read_bytes_per_s_all_cores},
                          {"allreduce_latency_s", p.allreduce_latency_s},
                          {"allreduce_bytes_per_s", p.allreduce_bytes_per_s},
                          {"source", "measured by shardwise run on this machine"}})

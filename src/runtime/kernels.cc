@@ -3,28 +3,78 @@
 #include <algorithm>
 #include <cmath>
 
-namespace shardwise::kernels {
+#include "simd/kernel_set.h"
 
-float Dot(const float* a, const float* b, int64_t n) {
-  // Eight independent partial sums let the compiler use vector registers without reordering
-  // a single sum (no -ffast-math).
-  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-  }
-  float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
+namespace shardwise::kernels {
+namespace {
+
+// A thread's share of a product is at least this many weight rows (a multiple of every kernel
+// set's tile width), so a small product is not split into pieces shorter than a handoff.
+constexpr int64_t kRowsPerPart = 64;
+
+// Runs `product` on rows [begin, end) of w, split over the pool.
+template <typename F>
+void SplitRows(int64_t n, ThreadPool* pool, F&& product) {
+  const int64_t threads = pool ? pool->size() : 1;
+  const int64_t parts = std::clamp<int64_t>(n / kRowsPerPart, 1, threads);
+  if (parts == 1) return product(0, n);
+  // Part boundaries on multiples of kRowsPerPart keep every part's tiles full.
+  const int64_t chunk = ((n + parts - 1) / parts + kRowsPerPart - 1) / kRowsPerPart * kRowsPerPart;
+  pool->Run(static_cast<int>(parts), [&](int p) {
+    const int64_t begin = std::min(n, p * chunk), end = std::min(n, begin + chunk);
+    if (begin < end) product(begin, end);
+  });
 }
+
+}  // namespace
+
+std::string KernelIsa() { return ActiveKernels().name; }
 
 void MatMulT(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
              const float* bias) {
-  for (int64_t j = 0; j < n; ++j) {
-    const float* row = w + j * k;
-    const float b = bias ? bias[j] : 0.0f;
-    for (int64_t i = 0; i < m; ++i) y[i * n + j] = Dot(x + i * k, row, k) + b;
+  ActiveKernels().matmul_f32({x, k, m, w, k, n, nullptr, k, y, n});
+  if (bias) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] += bias[j];
+    }
   }
+}
+
+void MatMulT(const float* x, const WeightMatrix& w, float* y, int64_t m, const float* bias,
+             ThreadPool* pool) {
+  const int64_t n = w.rows(), k = w.cols();
+  const KernelSet& ks = ActiveKernels();
+  SplitRows(n, pool, [&](int64_t begin, int64_t end) {
+    const int64_t rows = end - begin;
+    float* out = y + begin;
+    switch (w.format()) {
+      case WeightStorage::kFp32:
+        ks.matmul_f32({x, k, m, w.f32() + begin * k, k, rows, nullptr, k, out, n});
+        break;
+      case WeightStorage::kBf16:
+        ks.matmul_bf16({x, k, m, w.bf16() + begin * k, k, rows, nullptr, k, out, n});
+        break;
+      case WeightStorage::kInt8:
+        ks.matmul_int8({x, k, m, w.int8() + begin * k, k, rows, w.scales() + begin, k, out, n});
+        break;
+    }
+    if (bias) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = begin; j < end; ++j) y[i * n + j] += bias[j];
+      }
+    }
+  });
+}
+
+void MatMulTStrided(const float* x, int64_t ldx, const float* w, int64_t ldw, float* y, int64_t ldy,
+                    int64_t m, int64_t n, int64_t k) {
+  ActiveKernels().matmul_f32({x, ldx, m, w, ldw, n, nullptr, k, y, ldy});
+}
+
+float Dot(const float* a, const float* b, int64_t n) { return ActiveKernels().dot(a, b, n); }
+
+float ExpShifted(float* x, int64_t n, float shift) {
+  return ActiveKernels().exp_shifted(x, n, shift);
 }
 
 void RmsNorm(const float* x, const float* weight, float* y, int64_t m, int64_t n, double eps) {
@@ -55,9 +105,7 @@ void Rope(float* v, int64_t heads, int64_t stride, int64_t dim, int64_t position
   }
 }
 
-void SiluMul(float* gate, const float* up, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
-}
+void SiluMul(float* gate, const float* up, int64_t n) { ActiveKernels().silu_mul(gate, up, n); }
 
 void ClampedSwigluMul(float* gate, const float* up, int64_t n, float limit) {
   constexpr float kAlpha = 1.702f;  // gpt-oss's sigmoid sharpness

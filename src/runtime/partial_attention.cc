@@ -11,6 +11,10 @@ namespace {
 
 constexpr float kNoScore = -std::numeric_limits<float>::infinity();
 
+// Query rows whose scores are computed at once: a block's [rows x keys] scores stay in L2 for
+// prompts of a few thousand tokens.
+constexpr int64_t kRowBlock = 64;
+
 // exp(a - b) with exp(-inf - anything) = 0 (a partial that saw no key).
 float Rescale(float a, float b) { return a == kNoScore ? 0.0f : std::exp(a - b); }
 
@@ -22,42 +26,63 @@ PartialAttention::PartialAttention(int64_t r, int64_t h, int64_t vd)
 }
 
 void AccumulateAttention(const QueryBlock& q, const KeyBlock& b, int64_t window, float scale,
-                         PartialAttention& s) {
-  std::vector<float> scores(static_cast<size_t>(b.n));
-  std::vector<int64_t> seen(static_cast<size_t>(b.n));
-  for (int64_t r = 0; r < q.rows; ++r) {
-    const int64_t p = q.positions[r];
-    int64_t n = 0;
-    for (int64_t j = 0; j < b.n; ++j) {
-      const int64_t kp = b.positions[j];
-      if (kp <= p && (window <= 0 || kp > p - window)) seen[static_cast<size_t>(n++)] = j;
+                         PartialAttention& s, ThreadPool* pool) {
+  if (b.n == 0 || q.rows == 0) return;
+  const int64_t vd = s.value_dim, n = b.n;
+  auto head = [&](int h) {
+    const int64_t g = q.kv_head[h];
+    // Head g's values transposed, [vd x n]: P . V is then a product of k-contiguous rows.
+    std::vector<float> vt(static_cast<size_t>(vd * n));
+    for (int64_t j = 0; j < n; ++j) {
+      const float* v = b.values + j * b.value_stride + g * b.value_dim;
+      for (int64_t d = 0; d < vd; ++d) vt[d * n + j] = v[d];
     }
-    if (n == 0) continue;
-    for (int64_t h = 0; h < q.heads; ++h) {
-      const float* qv = q.q + (r * q.heads + h) * q.dim;
-      const int64_t g = q.kv_head[h];
-      float top = kNoScore;
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t j = seen[static_cast<size_t>(i)];
-        scores[i] = kernels::Dot(qv, b.keys + j * b.key_stride + g * q.dim, q.dim) * scale;
-        top = std::max(top, scores[i]);
+    std::vector<float> scores(static_cast<size_t>(kRowBlock * n));
+    std::vector<float> pv(static_cast<size_t>(kRowBlock * vd));
+    for (int64_t r0 = 0; r0 < q.rows; r0 += kRowBlock) {
+      const int64_t rows = std::min(kRowBlock, q.rows - r0);
+      // Keys past the last one any row of the block may see are left out of the products.
+      const int64_t last = *std::max_element(q.positions + r0, q.positions + r0 + rows);
+      int64_t used = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        if (b.positions[j] <= last) used = j + 1;
       }
-      const int64_t cell = r * q.heads + h;
-      const float m = std::max(s.max()[cell], top);
-      const float keep = Rescale(s.max()[cell], m);
-      float* o = s.out() + cell * s.value_dim;
-      for (int64_t d = 0; d < s.value_dim; ++d) o[d] *= keep;
-      double sum = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t j = seen[static_cast<size_t>(i)];
-        const float e = std::exp(scores[i] - m);
-        sum += e;
-        const float* v = b.values + j * b.value_stride + g * b.value_dim;
-        for (int64_t d = 0; d < s.value_dim; ++d) o[d] += e * v[d];
+      if (used == 0) continue;
+      kernels::MatMulTStrided(q.q + (r0 * q.heads + h) * q.dim, q.heads * q.dim, b.keys + g * q.dim,
+                              b.key_stride, scores.data(), used, rows, used, q.dim);
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t r = r0 + i, p = q.positions[r], cell = r * q.heads + h;
+        float* row = scores.data() + i * used;
+        float top = kNoScore;
+        for (int64_t j = 0; j < used; ++j) {
+          const int64_t kp = b.positions[j];
+          const bool seen = kp <= p && (window <= 0 || kp > p - window);
+          row[j] = seen ? row[j] * scale : kNoScore;
+          top = std::max(top, row[j]);
+        }
+        if (top == kNoScore) {  // no key for this row: it adds nothing
+          std::fill_n(row, used, 0.0f);
+          continue;
+        }
+        const float m = std::max(s.max()[cell], top);
+        const float keep = Rescale(s.max()[cell], m);
+        float* o = s.out() + cell * vd;
+        for (int64_t d = 0; d < vd; ++d) o[d] *= keep;
+        const float sum = kernels::ExpShifted(row, used, m);
+        s.sum()[cell] = s.sum()[cell] * keep + sum;
+        s.max()[cell] = m;
       }
-      s.sum()[cell] = static_cast<float>(s.sum()[cell] * keep + sum);
-      s.max()[cell] = m;
+      kernels::MatMulTStrided(scores.data(), used, vt.data(), n, pv.data(), vd, rows, vd, used);
+      for (int64_t i = 0; i < rows; ++i) {
+        float* o = s.out() + ((r0 + i) * q.heads + h) * vd;
+        for (int64_t d = 0; d < vd; ++d) o[d] += pv[i * vd + d];
+      }
     }
+  };
+  if (pool) {
+    pool->Run(static_cast<int>(q.heads), head);
+  } else {
+    for (int h = 0; h < q.heads; ++h) head(h);
   }
 }
 

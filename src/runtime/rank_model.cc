@@ -61,14 +61,13 @@ RankPlacement PlaceRank(const Layout& l, int world_rank) {
 Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   SW_RETURN_IF_ERROR(ValidateLayout(l, m));
   SW_RETURN_IF_ERROR(CheckRopeScaling(m));
-  const std::string why =
-      m.num_recurrent_layers() > 0                   ? "linear-attention or SSM layers"
-      : m.num_attention_layers() < m.num_layers()    ? "a hybrid layer pattern"
-      : m.indexer                                    ? "sparse attention (DSA)"
-      : m.attention_output_gate                      ? "gated attention output"
-      : m.qk_norm == QkNorm::kPerLayer               ? "per-layer Q/K norms"
-      : !m.gated_ffn                                 ? "a GELU MLP with LayerNorm (GPT-2 style)"
-                                                     : "";
+  const std::string why = m.num_recurrent_layers() > 0 ? "linear-attention or SSM layers"
+                          : m.num_attention_layers() < m.num_layers() ? "a hybrid layer pattern"
+                          : m.indexer                                 ? "sparse attention (DSA)"
+                          : m.attention_output_gate                   ? "gated attention output"
+                          : m.qk_norm == QkNorm::kPerLayer            ? "per-layer Q/K norms"
+                          : !m.gated_ffn ? "a GELU MLP with LayerNorm (GPT-2 style)"
+                                         : "";
   if (!why.empty()) {
     return Error(fmt::format("the runtime does not execute {} ({}) yet", m.name, why));
   }
@@ -87,26 +86,30 @@ Status CheckRuntimeSupport(const ModelSpec& m, const Layout& l) {
   return Status();
 }
 
-void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidden) const {
+void RankModel::Mlp::Apply(const float* h, float* y, int64_t rows, int64_t hidden,
+                           ThreadPool* pool) const {
   std::vector<float> g(static_cast<size_t>(rows * inter)), u(static_cast<size_t>(rows * inter));
   std::vector<float> d(static_cast<size_t>(rows * hidden));
   auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
-  kernels::MatMulT(h, gate.data(), g.data(), rows, inter, hidden, bias(gate_bias));
-  kernels::MatMulT(h, up.data(), u.data(), rows, inter, hidden, bias(up_bias));
+  kernels::MatMulT(h, gate, g.data(), rows, bias(gate_bias), pool);
+  kernels::MatMulT(h, up, u.data(), rows, bias(up_bias), pool);
   if (swiglu_limit > 0) {
     kernels::ClampedSwigluMul(g.data(), u.data(), rows * inter, swiglu_limit);
   } else {
     kernels::SiluMul(g.data(), u.data(), rows * inter);
   }
-  kernels::MatMulT(g.data(), down.data(), d.data(), rows, hidden, inter, bias(down_bias));
+  kernels::MatMulT(g.data(), down, d.data(), rows, bias(down_bias), pool);
   for (size_t i = 0; i < d.size(); ++i) y[i] += d[i];
 }
 
 StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const RankPlacement& p,
                                     WeightSource& w, int64_t sequences, int64_t cache_tokens,
-                                    const MoeRunOptions& moe_options) {
+                                    const MoeRunOptions& moe_options,
+                                    const KernelOptions& kernel_options) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(m, l));
   RankModel r;
+  r.pool_ = std::make_unique<ThreadPool>(kernel_options.threads);
+  const WeightStorage storage = kernel_options.weights;
   r.model_ = m;
   r.layout_ = l;
   r.place_ = p;
@@ -130,6 +133,10 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   auto read = [&](const std::string& name, int64_t rows, int64_t cols, Slice rs, Slice cs) {
     return w.Read(name, rows, cols, rs, cs);
   };
+  // A matrix in the run's weight storage.
+  auto matrix = [&](const std::string& name, int64_t rows, int64_t cols, Slice rs, Slice cs) {
+    return ReadWeightMatrix(w, name, rows, cols, rs, cs, storage);
+  };
   auto vec = [&](const std::string& name, int64_t n, Slice s) {
     return w.Read(name, 1, n, {0, 1}, s);
   };
@@ -138,9 +145,9 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
                  const std::string& d, int64_t inter, Slice part) -> StatusOr<Mlp> {
     Mlp out;
     out.inter = part.size();
-    SW_ASSIGN_OR_RETURN(out.gate, read(prefix + g + ".weight", inter, h, part, all_h));
-    SW_ASSIGN_OR_RETURN(out.up, read(prefix + u + ".weight", inter, h, part, all_h));
-    SW_ASSIGN_OR_RETURN(out.down, read(prefix + d + ".weight", h, inter, all_h, part));
+    SW_ASSIGN_OR_RETURN(out.gate, matrix(prefix + g + ".weight", inter, h, part, all_h));
+    SW_ASSIGN_OR_RETURN(out.up, matrix(prefix + u + ".weight", inter, h, part, all_h));
+    SW_ASSIGN_OR_RETURN(out.down, matrix(prefix + d + ".weight", h, inter, all_h, part));
     return out;
   };
 
@@ -163,14 +170,14 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
                                                                sequences, cache_tokens));
       L.mla = std::move(mla);
     } else {
-      SW_ASSIGN_OR_RETURN(L.q,
-                          read(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
       SW_ASSIGN_OR_RETURN(
-          L.k, read(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+          L.q, matrix(LayerName(i, "self_attn.q_proj.weight"), q_width, h, q_rows, all_h));
       SW_ASSIGN_OR_RETURN(
-          L.v, read(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
-      SW_ASSIGN_OR_RETURN(L.o,
-                          read(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
+          L.k, matrix(LayerName(i, "self_attn.k_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.v, matrix(LayerName(i, "self_attn.v_proj.weight"), kv_width, h, kv_rows, all_h));
+      SW_ASSIGN_OR_RETURN(
+          L.o, matrix(LayerName(i, "self_attn.o_proj.weight"), h, q_width, all_h, q_rows));
       if (m.qkv_bias) {
         SW_ASSIGN_OR_RETURN(L.q_bias, vec(LayerName(i, "self_attn.q_proj.bias"), q_width, q_rows));
         SW_ASSIGN_OR_RETURN(L.k_bias,
@@ -219,13 +226,14 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
         Mlp ex;
         if (m.moe.expert_bias) {  // gpt-oss: fused, biased experts; one expert-TP rank adds the
                                   // down bias
+          const bool int8 = storage == WeightStorage::kInt8;
           SW_ASSIGN_OR_RETURN(ExpertShard s,
                               ReadFusedExpert(w, LayerName(i, "mlp.experts."), e, experts, h, ie,
-                                              expert_part, etp_index == 0));
+                                              expert_part, etp_index == 0, int8));
           ex.inter = part;
-          ex.gate = std::move(s.gate);
-          ex.up = std::move(s.up);
-          ex.down = std::move(s.down);
+          ex.gate = WeightMatrix::Make(std::move(s.gate), part, h, storage);
+          ex.up = WeightMatrix::Make(std::move(s.up), part, h, storage);
+          ex.down = WeightMatrix::Make(std::move(s.down), h, part, storage, s.down_row_abs_max);
           ex.gate_bias = std::move(s.gate_bias);
           ex.up_bias = std::move(s.up_bias);
           ex.down_bias = std::move(s.down_bias);
@@ -254,7 +262,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
   }
   const int64_t vocab = m.vocab_size;
   if (r.first_stage()) {
-    SW_ASSIGN_OR_RETURN(r.embed_, read("model.embed_tokens.weight", vocab, h, {0, vocab}, all_h));
+    SW_ASSIGN_OR_RETURN(r.embed_, matrix("model.embed_tokens.weight", vocab, h, {0, vocab}, all_h));
   }
   if (r.last_stage()) {
     SW_ASSIGN_OR_RETURN(r.final_norm_, vec("model.norm.weight", h, all_h));
@@ -264,8 +272,9 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
     const int64_t begin = std::min(vocab, p.tp_index * part);
     const int64_t end = std::min(vocab, begin + part);
     r.lm_head_rows_ = part;
-    SW_ASSIGN_OR_RETURN(r.lm_head_, read(head, vocab, h, {begin, end}, all_h));
-    r.lm_head_.resize(static_cast<size_t>(part * h), 0.0f);
+    SW_ASSIGN_OR_RETURN(std::vector<float> rows, read(head, vocab, h, {begin, end}, all_h));
+    rows.resize(static_cast<size_t>(part * h), 0.0f);
+    r.lm_head_ = WeightMatrix::Make(std::move(rows), part, h, storage);
   }
   return r;
 }
@@ -273,9 +282,7 @@ StatusOr<RankModel> RankModel::Load(const ModelSpec& m, const Layout& l, const R
 void RankModel::Embed(const std::vector<int64_t>& tokens, std::vector<float>& x) const {
   const int64_t h = model_.hidden_size;
   x.assign(tokens.size() * static_cast<size_t>(h), 0.0f);
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    std::copy_n(embed_.data() + tokens[t] * h, h, x.data() + t * h);
-  }
+  for (size_t t = 0; t < tokens.size(); ++t) embed_.DecodeRow(tokens[t], x.data() + t * h);
 }
 
 Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector<float>& out,
@@ -288,12 +295,11 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
   const int64_t qw = heads_ * hd, kw = kv_heads_ * hd;
   std::vector<float> q(static_cast<size_t>(rows * qw)), k(static_cast<size_t>(rows * kw)),
       v(static_cast<size_t>(rows * kw));
-  kernels::MatMulT(hin.data(), L.q.data(), q.data(), rows, qw, h,
-                   L.q_bias.empty() ? nullptr : L.q_bias.data());
-  kernels::MatMulT(hin.data(), L.k.data(), k.data(), rows, kw, h,
-                   L.k_bias.empty() ? nullptr : L.k_bias.data());
-  kernels::MatMulT(hin.data(), L.v.data(), v.data(), rows, kw, h,
-                   L.v_bias.empty() ? nullptr : L.v_bias.data());
+  auto bias = [](const std::vector<float>& b) { return b.empty() ? nullptr : b.data(); };
+  ThreadPool* pool = pool_.get();
+  kernels::MatMulT(hin.data(), L.q, q.data(), rows, bias(L.q_bias), pool);
+  kernels::MatMulT(hin.data(), L.k, k.data(), rows, bias(L.k_bias), pool);
+  kernels::MatMulT(hin.data(), L.v, v.data(), rows, bias(L.v_bias), pool);
   if (!L.q_norm.empty()) {  // Qwen3: RMSNorm over each head before RoPE
     kernels::RmsNorm(q.data(), L.q_norm.data(), q.data(), rows * heads_, hd, model_.rms_norm_eps);
     kernels::RmsNorm(k.data(), L.k_norm.data(), k.data(), rows * kv_heads_, hd,
@@ -344,7 +350,7 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
         const float* b = got.data() + si * per_seq;
         for (int64_t j = 0; j < n; ++j) positions[j] = static_cast<int64_t>(b[j]);
         const KeyBlock keys{b + n, b + n + n * kw, kw, kw, hd, positions.data(), n};
-        AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+        AccumulateAttention(query(si), keys, L.window, scale, parts[si], pool);
       }
     }));
   } else {
@@ -358,7 +364,7 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
                           hd,
                           cached.data(),
                           static_cast<int64_t>(cached.size())};
-      AccumulateAttention(query(si), keys, L.window, scale, parts[si]);
+      AccumulateAttention(query(si), keys, L.window, scale, parts[si], pool);
       SW_RETURN_IF_ERROR(MergeAcrossRanks(*step.cp, parts[si]));
     }
   }
@@ -367,8 +373,7 @@ Status RankModel::Attention(Layer& L, const std::vector<float>& hin, std::vector
     FinishAttention(parts[si], L.sinks.empty() ? nullptr : L.sinks.data(),
                     attn.data() + static_cast<int64_t>(si) * len * qw);
   }
-  kernels::MatMulT(attn.data(), L.o.data(), out.data(), rows, h, qw,
-                   L.o_bias.empty() ? nullptr : L.o_bias.data());
+  kernels::MatMulT(attn.data(), L.o, out.data(), rows, bias(L.o_bias), pool);
   return Status();
 }
 
@@ -380,7 +385,7 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   out.assign(static_cast<size_t>(rows * h), 0.0f);
   if (L.shared) {
     std::vector<float> shared(static_cast<size_t>(rows * h), 0.0f);
-    L.shared->Apply(hin.data(), shared.data(), rows, h);
+    L.shared->Apply(hin.data(), shared.data(), rows, h, pool_.get());
     for (int64_t t = 0; t < rows; ++t) {
       const float g =
           L.shared_gate.empty()
@@ -407,15 +412,12 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     moe_counts_.dropped += dropped;
   }
   if (layout_.ep == 1) {
-    // Every expert is here, split over TP: apply its share to each token routed to it.
-    std::vector<float> y(static_cast<size_t>(h));
+    // Every expert is here, split over TP: each applies its share to all its tokens at once.
+    std::vector<std::vector<ExpertRow>> by_expert(static_cast<size_t>(experts));
     for (int64_t t = 0; t < rows; ++t) {
-      for (const auto& [e, weight] : routes[t]) {
-        std::fill(y.begin(), y.end(), 0.0f);
-        L.experts[e].Apply(hin.data() + t * h, y.data(), 1, h);
-        for (int64_t d = 0; d < h; ++d) out[t * h + d] += weight * y[d];
-      }
+      for (const auto& [e, weight] : routes[t]) by_expert[e].push_back({t, weight});
     }
+    ApplyExperts(L, by_expert, hin.data(), out.data(), h, 0);
     return c.tp->AllReduceSum(out);
   }
   // Expert parallelism. This rank dispatches the tokens t with t % tp == tp_index (its TP peers
@@ -445,17 +447,18 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
     counts.push_back(static_cast<int64_t>(b.size()));
   }
   SW_RETURN_IF_ERROR(c.stage->AllToAllV(flat, counts, recv, recv_counts));
-  // Apply this rank's share of each requested expert and send the results back.
-  std::vector<float> reply(recv.size());
+  // Apply this rank's share of each requested expert to all its records at once and send the
+  // results back.
+  std::vector<float> reply(recv.size(), 0.0f);
+  std::vector<std::vector<ExpertRow>> by_slot(L.experts.size());
   for (size_t off = 0; off < recv.size(); off += static_cast<size_t>(record)) {
     const int64_t slot = static_cast<int64_t>(recv[off + 1]);
     reply[off] = recv[off];
     reply[off + 1] = recv[off + 1];
-    std::fill(reply.begin() + static_cast<std::ptrdiff_t>(off + 2),
-              reply.begin() + static_cast<std::ptrdiff_t>(off + record), 0.0f);
-    L.experts[slot - ep_index_ * placement_.slots_per_rank].Apply(recv.data() + off + 2,
-                                                                  reply.data() + off + 2, 1, h);
+    by_slot[slot - ep_index_ * placement_.slots_per_rank].push_back(
+        {static_cast<int64_t>(off) / record, 1.0f});
   }
+  ApplyExperts(L, by_slot, recv.data(), reply.data(), record, 2);
   std::vector<float> back;
   std::vector<int64_t> back_counts;
   SW_RETURN_IF_ERROR(c.stage->AllToAllV(reply, recv_counts, back, back_counts));
@@ -471,6 +474,27 @@ Status RankModel::Moe(const Layer& L, const std::vector<float>& hin, std::vector
   // Each TP peer now holds its own tokens' expert outputs (and its share of the shared
   // expert): the all-reduce completes every token on every peer.
   return c.tp->AllReduceSum(out);
+}
+
+void RankModel::ApplyExperts(const Layer& L, const std::vector<std::vector<ExpertRow>>& by_slot,
+                             const float* in, float* out, int64_t stride, int64_t at) const {
+  const int64_t h = model_.hidden_size;
+  std::vector<float> gathered, result;
+  for (size_t e = 0; e < by_slot.size(); ++e) {
+    const std::vector<ExpertRow>& rows = by_slot[e];
+    if (rows.empty()) continue;
+    const int64_t n = static_cast<int64_t>(rows.size());
+    gathered.resize(static_cast<size_t>(n * h));
+    result.assign(static_cast<size_t>(n * h), 0.0f);
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy_n(in + rows[i].row * stride + at, h, gathered.data() + i * h);
+    }
+    L.experts[e].Apply(gathered.data(), result.data(), n, h, pool_.get());
+    for (int64_t i = 0; i < n; ++i) {
+      float* y = out + rows[i].row * stride + at;
+      for (int64_t d = 0; d < h; ++d) y[d] += rows[i].weight * result[i * h + d];
+    }
+  }
 }
 
 Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
@@ -513,7 +537,7 @@ Status RankModel::Forward(std::vector<float>& x, const std::vector<int>& seqs,
     kernels::RmsNorm(x.data(), L.post_norm.data(), normed.data(), rows, h, model_.rms_norm_eps);
     if (L.mlp) {
       y.assign(static_cast<size_t>(rows * h), 0.0f);
-      L.mlp->Apply(normed.data(), y.data(), rows, h);
+      L.mlp->Apply(normed.data(), y.data(), rows, h, pool_.get());
       SW_RETURN_IF_ERROR(c.tp->AllReduceSum(y));
     } else {
       SW_RETURN_IF_ERROR(Moe(L, normed, y, seqs, step, c));
@@ -533,7 +557,7 @@ Status RankModel::Logits(const std::vector<float>& x, int64_t seqs, int64_t len,
   }
   // This rank's vocabulary rows, then every rank's gathered: [tp][seqs][part].
   std::vector<float> mine(static_cast<size_t>(seqs * part));
-  kernels::MatMulT(last.data(), lm_head_.data(), mine.data(), seqs, part, h);
+  kernels::MatMulT(last.data(), lm_head_, mine.data(), seqs, nullptr, pool_.get());
   return GatherVocabShares(mine, seqs, part, vocab, tp, out);
 }
 

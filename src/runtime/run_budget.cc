@@ -7,7 +7,7 @@
 namespace shardwise {
 namespace {
 
-constexpr double kFloatBytes = 4.0;  // the runtime computes and stores everything in fp32
+constexpr double kFloatBytes = 4.0;  // activations, KV caches and the reference are fp32
 
 // Bytes of the buffers one rank holds during prefill, the largest step: the hidden state and
 // its normed copy, residual and attention outputs (5 x hidden per row), this rank's Q/K/V
@@ -64,7 +64,8 @@ RunMemory EstimateRunMemory(const RunConfig& c, int64_t ranks_here, bool with_re
   // Ranks in this process hold their share of the run's totals.
   const double share = static_cast<double>(ranks_here) / static_cast<double>(l.gpus());
   RunMemory out;
-  out.weight_bytes = kFloatBytes * run_weights * share;
+  // The weights in the run's storage (norms and routers, always fp32, are a negligible share).
+  out.weight_bytes = WeightStorageBytes(c.kernels.weights) * run_weights * share;
   out.kv_bytes = run_kv * share;
   out.activation_bytes = run_activations * share;
   if (with_reference) {

@@ -34,6 +34,7 @@ CommStats Minus(const CommStats& a, const CommStats& b) {
     d.ops[i].calls -= b.ops[i].calls;
     d.ops[i].bytes -= b.ops[i].bytes;
     d.ops[i].seconds -= b.ops[i].seconds;
+    d.ops[i].wait_seconds -= b.ops[i].wait_seconds;
   }
   return d;
 }
@@ -55,6 +56,15 @@ Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
   SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout,
                                         {c.redundant_experts, c.capacity_factor}));
+  if (c.kernels.threads < 1 || c.kernels.threads > kMaxRankThreads) {
+    return Error(
+        fmt::format("--threads ({}) must be between 1 and {}", c.kernels.threads, kMaxRankThreads));
+  }
+  if (c.device_compute != "cpu" && c.kernels.weights == WeightStorage::kInt8) {
+    return Error(
+        "int8 weights run on the CPU kernels only (the CUDA backend computes in bf16); use "
+        "--dtype bf16 or --device-compute cpu");
+  }
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
   }
@@ -157,7 +167,7 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
       static_cast<int64_t>(prompt_positions.size()) + (c.generate_tokens + l.cp - 1) / l.cp;
   SW_ASSIGN_OR_RETURN(RankModel host_model,
                       RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens,
-                                      {c.redundant_experts, c.capacity_factor}));
+                                      {c.redundant_experts, c.capacity_factor}, c.kernels));
   const int64_t stage_first_layer = host_model.layer_begin();
   const int64_t stage_last_layer = host_model.layer_end() - 1;
   SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,

@@ -77,7 +77,7 @@ TEST(ReliabilityCli, HostProfileFileIsOnlyRead) {
   const std::string cluster = Slurp(SHARDWISE_SOURCE_DIR "/data/clusters/dgx-h100.json");
   std::ofstream(file) << cluster;
   ExpectOneLineError(RunShardwise("run --no-check --host-profile " + file),
-                     "required key 'flops_per_s' is missing");
+                     "required key 'cores' is missing");
   EXPECT_EQ(Slurp(file), cluster);
   ExpectOneLineError(RunShardwise("run --no-check --host-profile " + Temp("shardwise_absent.json")),
                      "cannot open file");

@@ -44,6 +44,26 @@ TEST(RunCli, JsonHasTokensAndPhases) {
   EXPECT_EQ(j["decode"]["comm"]["all-gather"]["bytes"].get<double>(), 4 * 2 * 1024 * 4);
 }
 
+TEST(RunCli, WeightStorageThreadsAndWaiting) {
+  // int8 weights on two ranks of two threads match the unsharded int8 run; the phase table
+  // has the waiting column and the JSON its wait and wire split (wait + wire = the call's time).
+  const RunResult r =
+      RunShardwise("run --layout tp2 --dtype int8 --threads 2 --batch 2 --gen 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["dtype"], "int8");
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_TRUE(j["reference"]["matches"].get<bool>());
+  const auto& ar = j["decode"]["comm"]["all-reduce"];
+  EXPECT_NEAR(ar["wait_s"].get<double>() + ar["wire_s"].get<double>(), ar["seconds"].get<double>(),
+              1e-9);
+  EXPECT_GE(ar["wait_s"].get<double>(), 0.0);
+  const RunResult table = RunShardwise("run --layout tp2 --dtype bf16 --gen 2");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("waiting"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("bf16"), std::string::npos) << table.out;
+}
+
 TEST(RunCli, DumpLogitsWritesNpy) {
   const std::string path = "/tmp/shardwise_logits.npy";
   const RunResult r = RunShardwise("run --layout tp3 --batch 3 --dump-logits " + path);
@@ -128,6 +148,8 @@ TEST(RunCliErrors, BadInput) {
                      "needs a mixture-of-experts model and ep > 1");
   ExpectOneLineError(RunShardwise("run --layout pp2 --batch 4 --micro-batches 5"),
                      "--micro-batches (5) must be between 1 and the sequences per DP rank (4)");
+  ExpectOneLineError(RunShardwise("run --threads 0"), "--threads (0) must be between 1 and");
+  ExpectOneLineError(RunShardwise("run --dtype fp64"), "unknown --dtype 'fp64'");
   ExpectOneLineError(RunShardwise("run --layout cp4 --prompt-len 12"),
                      "--prompt-len (12) must split into 2 x cp = 8 equal chunks");
   ExpectOneLineError(

@@ -167,3 +167,38 @@ TEST(ExpertLoads, BadFilesGetOneLineNamingTheProblem) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(SharedExpertsAsRouted, DeepSeekV3DecodesAtEp320WithOneExpertPerGpu) {
+  // "DeepSeek-V3 Technical Report" 3.4, decode: EP320 over 40 nodes, one expert per GPU, the
+  // shared expert treated as a routed one that every token selects (9 per token), 64 GPUs
+  // holding redundant and shared experts. As routed: 256 + 1 = 257 experts, 63 copies make 320
+  // slots, 1 per GPU. Loads: a routed expert carries 8/256 = 1/32 of the tokens, the shared one
+  // all of them (32x); the copies go to the heaviest load per copy, so the shared expert takes
+  // 32 copies (33 in all, 1/33 each) and the other 31 go to routed experts 0..30 (1/64 each).
+  // The busiest GPU then holds a routed expert with no copy: 1/32 of the tokens; the mean GPU
+  // carries (8 + 1) / 320 = 9/320. Busiest over mean: (1/32) / (9/320) = 10/9.
+  const ModelSpec m = LoadModel("deepseek-v3").value();
+  const ClusterSpec c = WithNodes(LoadCluster("hgx-h800").value(), 40).value();
+  PerfOptions o;
+  o.shared_experts_routed = true;
+  o.redundant_experts = 63;
+  const StepModel step = StepModel::Create(m, c, ParseLayout("dp320ep320").value(), o).value();
+  EXPECT_DOUBLE_EQ(step.shard().experts_per_gpu, 1.0);
+  EXPECT_NEAR(step.shard().expert_placement_imbalance, 10.0 / 9.0, 1e-12);
+  EXPECT_DOUBLE_EQ(step.shard().shared_params, 0.0);  // no replicated shared expert
+  // Replicated instead, 64 copies make the 320 slots, and every GPU keeps the shared expert.
+  o.shared_experts_routed = false;
+  o.redundant_experts = 64;
+  const StepModel replicated =
+      StepModel::Create(m, c, ParseLayout("dp320ep320").value(), o).value();
+  EXPECT_DOUBLE_EQ(replicated.shard().experts_per_gpu, 1.0);
+  EXPECT_DOUBLE_EQ(replicated.shard().shared_params, 3.0 * 7168 * 2048);
+  // A model without a shared expert cannot place one.
+  EXPECT_FALSE(SharedExpertsAsRouted(LoadModel("mixtral-8x7b").value()).ok());
+}
+
+}  // namespace
+}  // namespace shardwise

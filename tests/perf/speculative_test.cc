@@ -76,3 +76,30 @@ TEST(Speculative, DraftModelRunsKPassesOfItsOwnDecode) {
 
 }  // namespace
 }  // namespace shardwise
+
+namespace shardwise {
+namespace {
+
+TEST(Speculative, EagleHeadPrefillsThePromptOnce) {
+  // Llama-3.1-8B on one H200, a 1,000-token prompt, EAGLE with 2 draft tokens: the head (one
+  // Llama layer and the LM head) runs once over the prompt for its own KV. One layer over T
+  // tokens: projections 2 T x (4096 x (4096 + 2 x 1024) + 4096 x 4096 + 3 x 4096 x 14336) =
+  // 2 T x 218,103,808; attention T (T + 1) / 2 pairs x 2 x 32 heads x (128 + 128) = 16,384
+  // FLOPs each; the LM head for the last token 2 x 4096 x 128,256. T = 1,000:
+  // 436,207,616,000 + 8,200,192,000 + 1,050,673,152 = 445,458,481,152 FLOPs (elementwise work
+  // beside them is under 1%).
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = WithGpus(LoadCluster("dgx-h200").value(), 1).value();
+  PerfOptions o;
+  const StepModel plain = StepModel::Create(m, c, ParseLayout("tp1").value(), o).value();
+  o.speculative.method = SpeculativeMethod::kEagle;
+  o.speculative.acceptance = {0.7, 0.5};
+  const StepModel eagle = StepModel::Create(m, c, ParseLayout("tp1").value(), o).value();
+  const double added =
+      eagle.EstimatePrefill(1000).prefill.flops - plain.EstimatePrefill(1000).prefill.flops;
+  EXPECT_NEAR(added / 445'458'481'152.0, 1.0, 0.01);
+  EXPECT_GT(eagle.EstimatePrefill(1000).ttft_s, plain.EstimatePrefill(1000).ttft_s);
+}
+
+}  // namespace
+}  // namespace shardwise

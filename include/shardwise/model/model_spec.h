@@ -73,15 +73,18 @@ struct MoeSpec {
   int64_t expert_intermediate_size = 0;
   int64_t num_shared_experts = 0;        // always-active experts (DeepSeek, Qwen2-MoE)
   int64_t shared_intermediate_size = 0;  // per shared expert
-  bool shared_expert_gate = false;  // Qwen2-MoE: sigmoid gate (hidden -> 1) on the shared expert
-  bool router_bias = false;         // bias vector on the router (gpt-oss)
-  bool router_score_bias = false;   // DeepSeek-V3 e_score_correction_bias (one per expert)
-  bool expert_bias = false;         // biases inside each expert (gpt-oss)
-  int64_t num_groups = 1;           // DeepSeek n_group: experts are chosen within top groups
-  int64_t groups_per_token = 1;     // DeepSeek topk_group
-  bool sigmoid_scores = false;        // DeepSeek-V3 scoring_func "sigmoid" (else softmax)
+  bool shared_expert_gate = false;     // Qwen2-MoE: sigmoid gate (hidden -> 1) on the shared expert
+  bool router_bias = false;            // bias vector on the router (gpt-oss)
+  bool router_score_bias = false;      // DeepSeek-V3 e_score_correction_bias (one per expert)
+  bool expert_bias = false;            // biases inside each expert (gpt-oss)
+  int64_t num_groups = 1;              // DeepSeek n_group: experts are chosen within top groups
+  int64_t groups_per_token = 1;        // DeepSeek topk_group
+  bool sigmoid_scores = false;         // DeepSeek-V3 scoring_func "sigmoid" (else softmax)
   double routed_scaling_factor = 1.0;  // DeepSeek: multiplies the routed experts' weights
-  double swiglu_limit = 0.0;  // gpt-oss: experts' clamped SwiGLU limit (0: plain SwiGLU)
+  double swiglu_limit = 0.0;           // gpt-oss: experts' clamped SwiGLU limit (0: plain SwiGLU)
+  // Experts 0..N-1 that every token selects besides its top-k: shared experts placed among the
+  // routed ones (the step model's --shared-experts routed); 0 in every config.json.
+  int64_t always_selected = 0;
 };
 
 // rope_scaling of config.json: how the rotary frequencies are stretched for long contexts.

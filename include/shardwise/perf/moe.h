@@ -6,10 +6,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "shardwise/common/status.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/shard.h"
 
 namespace shardwise {
+
+// The model with its shared experts placed as routed ones, as DeepSeek-V3 decodes ("DeepSeek-V3
+// Technical Report" 3.4: the shared expert is a heavy-load routed expert every token selects):
+// experts + shared experts, top-k + shared, the shared ones first and always selected, no group
+// limit. Errors when the model has no shared expert or its width differs from a routed one's.
+StatusOr<ModelSpec> SharedExpertsAsRouted(const ModelSpec& model);
 
 // Relative load of each of `experts` routed experts under a Zipf law of exponent `skew`:
 // (i + 1)^-skew for expert i, hottest first (all 1 at skew 0).

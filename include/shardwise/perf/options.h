@@ -64,6 +64,9 @@ struct PerfOptions {
   // Measured routed-expert loads, one vector per MoE layer (or one for all); non-empty
   // replaces expert_skew (perf/expert_loads.h).
   std::vector<std::vector<double>> expert_loads;
+  // Place the shared experts in routed experts' slots of the EP group, every token selecting
+  // them (perf/moe.h SharedExpertsAsRouted), instead of a copy on every GPU.
+  bool shared_experts_routed = false;
   // GShard capacity: each expert computes at most this times its mean share of the pairs and
   // drops the rest (unset: no limit).
   std::optional<double> capacity_factor;

@@ -100,6 +100,9 @@ class StepModel {
   PhaseBreakdown StageWork(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                            bool prefill, double prefill_tokens, double queries_per_sequence,
                            double cached_tokens, MicroBatchPass& pass) const;
+  // The draft's pass over `tokens` prompt tokens (each attending to `keys_per_token` keys) of
+  // prompts of `prompt_tokens`: zero without speculative decoding.
+  PhaseBreakdown DraftPrefill(double tokens, double keys_per_token, double prompt_tokens) const;
   // The draft's k passes for `sequences` per attention rank at KV length `context`.
   PhaseBreakdown DraftPasses(double sequences, double context) const;
   DraftMemory DraftMemoryPerGpu(const Workload& workload) const;
@@ -108,6 +111,9 @@ class StepModel {
   // per-step time, plus the kernel launches the GPU does not hide when not in a CUDA graph.
   double StepOverheadS(bool graphed, double passes, double gpu_s) const;
 
+  // The model with its shared experts placed as routed (PerfOptions::shared_experts_routed),
+  // which model_ then points to; else null.
+  std::shared_ptr<const ModelSpec> derived_model_;
   const ModelSpec* model_ = nullptr;
   const ClusterSpec* cluster_ = nullptr;
   PerfOptions options_;

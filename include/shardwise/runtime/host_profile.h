@@ -1,23 +1,32 @@
-// This machine as the perf model sees it: a rank's matrix FLOP/s and memory bandwidth (one
-// core, the runtime's fp32 kernels), the core count, and the threads backend's all-reduce
-// latency and bandwidth. Measured once (about a second) and stored as JSON; the CLI turns it
-// into a GPU and cluster description so `run` prints the perf model's prediction beside the
-// measurement.
+// This machine as the perf model sees it, measured with the runtime's own kernels: the matrix
+// product rate of one core for each weight storage (a prefill-shaped product), the read
+// bandwidth of the decode kernel (one row of activations against a matrix far larger than the
+// caches) on one core and on all cores, the memory size, the core count, and the threads
+// backend's all-reduce latency and bandwidth. Measured once (a few seconds) and stored as JSON;
+// hw/host_cluster.h turns it into a device and cluster for the perf model.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "shardwise/common/status.h"
+#include "shardwise/runtime/weight_matrix.h"
 
 namespace shardwise {
 
 struct HostProfile {
-  double flops_per_s = 0;           // fp32 MatMulT, one core
-  double copy_bytes_per_s = 0;      // bytes read + written per second, one core
   int cores = 1;
-  double allreduce_latency_s = 0;   // 2 ranks, small message
-  double allreduce_bytes_per_s = 0; // 2 ranks, large message (algbw)
+  double memory_bytes = 0;
+  // One core, [128 x 768] x [768 x 2048] (small-dense's FFN at a 128-token prefill).
+  double gemm_flops_per_s_fp32 = 0;
+  double gemm_flops_per_s_bf16 = 0;
+  double gemm_flops_per_s_int8 = 0;
+  double read_bytes_per_s = 0;            // decode kernel, one core
+  double read_bytes_per_s_all_cores = 0;  // decode kernel, one thread per core
+  double allreduce_latency_s = 0;         // 2 ranks, small message
+  double allreduce_bytes_per_s = 0;       // 2 ranks, large message (algbw)
+
+  double GemmFlopsPerS(WeightStorage storage) const;
 };
 
 HostProfile MeasureHostProfile();

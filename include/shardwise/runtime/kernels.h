@@ -1,17 +1,39 @@
-// CPU kernels of the runtime, fp32. Plain loops written so the compiler vectorises them (no
-// BLAS: decode is matrix-vector work bound by memory bandwidth, where a streaming loop over
-// each weight row already reaches the bound; see bench/decode_bench). Thread-compatible.
+// CPU kernels of the runtime. Activations are fp32; weights fp32, bf16 or int8
+// (weight_matrix.h), widened to fp32 as they are read, with fp32 accumulation. The matrix
+// products, dot products, exponentials and SwiGLU run on the widest instruction set this CPU
+// has, chosen at run time (AVX-512, AVX2+FMA, or portable code at the baseline ISA; the build
+// sets no -march): register tiles of 4 x 4 (AVX-512) outputs, each a sum of 16-lane partial
+// sums, over blocks of weight rows kept in L2 (src/runtime/simd/). A pool's threads split a
+// product's weight rows. Thread-compatible; a ThreadPool is used by one caller at a time.
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "shardwise/runtime/thread_pool.h"
+#include "shardwise/runtime/weight_matrix.h"
 
 namespace shardwise::kernels {
+
+// The instruction set the kernels run on here: "avx512", "avx2" or "portable".
+std::string KernelIsa();
 
 // y[m x n] = x[m x k] . w[n x k]^T (+ bias[n]): every weight row is read once for all m rows.
 void MatMulT(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k,
              const float* bias = nullptr);
+// y[m x w.rows()] = x[m x w.cols()] . w^T (+ bias), in w's format, the rows of w split over
+// `pool`'s threads (none: the calling thread alone).
+void MatMulT(const float* x, const WeightMatrix& w, float* y, int64_t m,
+             const float* bias = nullptr, ThreadPool* pool = nullptr);
+// y[i * ldy + j] = x[i * ldx ..] . w[j * ldw ..] over k values, for i < m and j < n: rows of
+// x and w spaced apart (heads inside a token's row).
+void MatMulTStrided(const float* x, int64_t ldx, const float* w, int64_t ldw, float* y, int64_t ldy,
+                    int64_t m, int64_t n, int64_t k);
 // Dot product of two length-n vectors.
 float Dot(const float* a, const float* b, int64_t n);
+// x[i] = exp(x[i] - shift) for i < n (0 where that is below the smallest normal float);
+// returns the sum.
+float ExpShifted(float* x, int64_t n, float shift);
 // y = x / rms(x) * weight, row by row (m rows of n).
 void RmsNorm(const float* x, const float* weight, float* y, int64_t m, int64_t n, double eps);
 // Rotary position embedding in place at `position` on the first `dim` values of `heads` vectors

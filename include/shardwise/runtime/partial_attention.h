@@ -15,6 +15,7 @@
 
 #include "shardwise/common/status.h"
 #include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/thread_pool.h"
 
 namespace shardwise {
 
@@ -63,9 +64,10 @@ struct PartialAttention {
 };
 
 // Adds the keys of `block` that each query may see (position <= the query's, and inside the
-// last `window` positions when window > 0) to `state`, scores scaled by `scale`.
+// last `window` positions when window > 0) to `state`, scores scaled by `scale`; the heads are
+// split over `pool`'s threads when there is one.
 void AccumulateAttention(const QueryBlock& q, const KeyBlock& block, int64_t window, float scale,
-                         PartialAttention& state);
+                         PartialAttention& state, ThreadPool* pool = nullptr);
 // state = state (+) other over disjoint keys (log-sum-exp merge).
 void MergeAttention(PartialAttention& state, const PartialAttention& other);
 // out[rows x heads x value_dim] = the normalised attention; `sinks` (per head logits, or null)

@@ -14,10 +14,14 @@
 //       K/V blocks round the CP ring; decode rows are replicated over the CP group, each new
 //       token's K/V is kept by one CP rank (position mod cp), and the ranks' partial softmax
 //       results are merged (partial_attention.h).
-// Weights are read shard by shard from a WeightSource with Hugging Face tensor names.
+// Weights are read shard by shard from a WeightSource with Hugging Face tensor names and kept
+// in the run's weight storage (fp32, bf16 or int8: weight_matrix.h), except MLA's projections,
+// norms, biases and routers, which stay fp32. A rank computes with a pool of `threads` threads
+// that split each matrix product's weight rows and each attention's heads.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,6 +32,8 @@
 #include "shardwise/runtime/comm/communicator.h"
 #include "shardwise/runtime/mla_attention.h"
 #include "shardwise/runtime/partial_attention.h"
+#include "shardwise/runtime/thread_pool.h"
+#include "shardwise/runtime/weight_matrix.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -62,6 +68,12 @@ struct MoeRunOptions {
   double capacity_factor = 0;     // > 0: drop (token, expert) pairs over capacity; 0: no limit
 };
 
+// How a rank keeps its weights and how many threads it computes with.
+struct KernelOptions {
+  WeightStorage weights = WeightStorage::kFp32;
+  int threads = 1;
+};
+
 // (token, expert) pairs this rank routed and dropped, counted once per layer over all ranks.
 struct MoeCounts {
   int64_t routed = 0, dropped = 0;
@@ -81,7 +93,7 @@ class RankModel {
   static StatusOr<RankModel> Load(const ModelSpec& model, const Layout& layout,
                                   const RankPlacement& place, WeightSource& weights,
                                   int64_t sequences, int64_t cache_tokens,
-                                  const MoeRunOptions& moe = {});
+                                  const MoeRunOptions& moe = {}, const KernelOptions& kernels = {});
 
   bool first_stage() const { return layer_begin_ == 0; }
   bool last_stage() const { return layer_end_ == model_.num_layers(); }
@@ -108,15 +120,17 @@ class RankModel {
  private:
   friend class cuda::HostWeights;
   struct Mlp {
-    std::vector<float> gate, up, down;                 // [inter x H], [inter x H], [H x inter]
+    WeightMatrix gate, up, down;                       // [inter x H], [inter x H], [H x inter]
     std::vector<float> gate_bias, up_bias, down_bias;  // gpt-oss experts; empty otherwise
     int64_t inter = 0;
     float swiglu_limit = 0;  // > 0: gpt-oss's clamped SwiGLU
-    void Apply(const float* h, float* y, int64_t rows, int64_t hidden) const;  // y += mlp(h)
+    // y += mlp(h) for `rows` rows.
+    void Apply(const float* h, float* y, int64_t rows, int64_t hidden, ThreadPool* pool) const;
   };
   struct Layer {
     std::vector<float> input_norm, post_norm;
-    std::vector<float> q, k, v, o, q_bias, k_bias, v_bias, o_bias, q_norm, k_norm;
+    WeightMatrix q, k, v, o;
+    std::vector<float> q_bias, k_bias, v_bias, o_bias, q_norm, k_norm;
     std::optional<Mlp> mlp;
     int64_t window = 0;               // sliding-window layers: keys kept per query
     std::vector<float> sinks;         // [heads], gpt-oss's learned sink logits
@@ -134,6 +148,14 @@ class RankModel {
                    const std::vector<int>& seqs, const AttentionStep& step);
   Status Moe(const Layer& layer, const std::vector<float>& h, std::vector<float>& out,
              const std::vector<int>& seqs, const AttentionStep& step, const RankComms& c);
+  // For each local expert slot, the rows of `in` (`stride` floats apart, hidden values at
+  // offset `at`) routed to it, through its MLP at once: out rows += weight x expert(in row).
+  struct ExpertRow {
+    int64_t row = 0;
+    float weight = 0;
+  };
+  void ApplyExperts(const Layer& layer, const std::vector<std::vector<ExpertRow>>& by_slot,
+                    const float* in, float* out, int64_t stride, int64_t at) const;
 
   ModelSpec model_;
   Layout layout_;
@@ -147,9 +169,11 @@ class RankModel {
   int64_t cache_tokens_ = 0;
   std::vector<std::vector<int64_t>> cached_;  // per sequence: positions of the local cache slots
   std::vector<Layer> layers_;
-  std::vector<float> embed_, final_norm_;
-  std::vector<float> lm_head_;  // this TP rank's vocabulary rows, zero-padded to lm_head_rows_
+  WeightMatrix embed_;
+  std::vector<float> final_norm_;
+  WeightMatrix lm_head_;  // this TP rank's vocabulary rows, zero-padded to lm_head_rows_
   int64_t lm_head_rows_ = 0;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace shardwise

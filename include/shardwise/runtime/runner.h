@@ -14,6 +14,7 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
+#include "shardwise/runtime/rank_model.h"
 
 namespace shardwise {
 
@@ -31,10 +32,14 @@ struct RunConfig {
   // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
   std::function<void(int64_t step, int64_t steps)> on_step;
   std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
+  // CPU ranks: weight storage (fp32, bf16, int8) and threads per rank (rank_model.h).
+  KernelOptions kernels;
 };
 
 // The most sequences one run takes (the memory estimate bounds it further).
 inline constexpr int64_t kMaxRunBatch = 4096;
+// The most threads one rank computes with.
+inline constexpr int kMaxRankThreads = 1024;
 
 struct PhaseTime {
   double wall_s = 0;

@@ -1,15 +1,16 @@
 #include "shardwise/runtime/comm/communicator.h"
 
-#include <chrono>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
 
 namespace shardwise {
 
 std::string_view CommOpName(CommOp op) {
   static constexpr std::array<std::string_view, kCommOpCount> kNames = {
-      "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "send-recv", "broadcast",
-      "barrier"};
+      "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+      "send-recv",  "broadcast",  "barrier"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -18,6 +19,7 @@ void CommStats::Merge(const CommStats& other) {
     ops[i].calls += other.ops[i].calls;
     ops[i].bytes += other.ops[i].bytes;
     ops[i].seconds += other.ops[i].seconds;
+    ops[i].wait_seconds += other.ops[i].wait_seconds;
   }
 }
 
@@ -27,14 +29,32 @@ double CommStats::TotalSeconds() const {
   return s;
 }
 
+double CommStats::TotalWaitSeconds() const {
+  double s = 0;
+  for (const CommOpStats& op : ops) s += op.wait_seconds;
+  return s;
+}
+
 template <typename F>
 Status Communicator::Timed(CommOp op, double bytes, F&& call) {
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  // Point-to-point waits are the pipeline's bubble (runner.h) and a barrier is all waiting.
+  const bool collective = op != CommOp::kSendRecv && op != CommOp::kBarrier;
+  const bool tracked = LastArrivalWaitS() >= 0 || size() == 1;
+  const auto start = Clock::now();
+  double wait_s = 0;
+  if (collective && !tracked) {
+    SW_RETURN_IF_ERROR(DoBarrier());
+    wait_s = std::chrono::duration<double>(Clock::now() - start).count();
+  }
   Status s = call();
+  const double elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (collective && tracked) wait_s = std::clamp(LastArrivalWaitS(), 0.0, elapsed_s);
   CommOpStats& st = stats_[op];
   st.calls += 1;
   st.bytes += bytes;
-  st.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  st.seconds += elapsed_s;
+  st.wait_seconds += op == CommOp::kBarrier ? elapsed_s : wait_s;
   return s;
 }
 

@@ -45,6 +45,7 @@ struct Group {
   int64_t generation = 0;
   int arrived = 0;
   std::vector<int64_t> posted;             // generation each rank last reached
+  Clock::time_point last_arrival;          // when the last rank reached the latest meeting
   std::vector<std::vector<float>> staged;  // each rank's input to the collective in progress
   std::vector<std::vector<int64_t>> ints;
   std::map<std::pair<int64_t, int>, std::shared_ptr<Group>> splits;
@@ -68,7 +69,7 @@ class ThreadComm final : public Communicator {
  protected:
   Status DoAllReduceSum(std::span<float> data) override {
     SW_RETURN_IF_ERROR(Post(data, "all-reduce"));
-    SW_RETURN_IF_ERROR(Meet("all-reduce"));
+    SW_RETURN_IF_ERROR(Meet("all-reduce", /*arrival=*/true));
     std::vector<float> sum(data.size(), 0.0f);
     for (int r = 0; r < g_->size; ++r) {
       const float* p = g_->staged[r].data();
@@ -81,7 +82,7 @@ class ThreadComm final : public Communicator {
 
   Status DoAllGather(std::span<const float> mine, std::span<float> all) override {
     SW_RETURN_IF_ERROR(Post(mine, "all-gather"));
-    SW_RETURN_IF_ERROR(Meet("all-gather"));
+    SW_RETURN_IF_ERROR(Meet("all-gather", /*arrival=*/true));
     for (int r = 0; r < g_->size; ++r) {
       std::memcpy(all.data() + r * mine.size(), g_->staged[r].data(), mine.size_bytes());
     }
@@ -90,7 +91,7 @@ class ThreadComm final : public Communicator {
 
   Status DoReduceScatterSum(std::span<const float> all, std::span<float> mine) override {
     SW_RETURN_IF_ERROR(Post(all, "reduce-scatter"));
-    SW_RETURN_IF_ERROR(Meet("reduce-scatter"));
+    SW_RETURN_IF_ERROR(Meet("reduce-scatter", /*arrival=*/true));
     std::fill(mine.begin(), mine.end(), 0.0f);
     for (int r = 0; r < g_->size; ++r) {
       const float* p = g_->staged[r].data() + rank_ * mine.size();
@@ -103,7 +104,7 @@ class ThreadComm final : public Communicator {
                      std::vector<float>& recv, std::vector<int64_t>& recv_counts) override {
     SW_RETURN_IF_ERROR(Post(send, "all-to-all"));
     g_->ints[rank_].assign(send_counts.begin(), send_counts.end());
-    SW_RETURN_IF_ERROR(Meet("all-to-all"));
+    SW_RETURN_IF_ERROR(Meet("all-to-all", /*arrival=*/true));
     recv_counts.assign(g_->size, 0);
     recv.clear();
     for (int p = 0; p < g_->size; ++p) {
@@ -153,12 +154,14 @@ class ThreadComm final : public Communicator {
 
   Status DoBroadcast(std::span<float> data, int root) override {
     if (rank_ == root) SW_RETURN_IF_ERROR(Post(data, "broadcast"));
-    SW_RETURN_IF_ERROR(Meet("broadcast"));
+    SW_RETURN_IF_ERROR(Meet("broadcast", /*arrival=*/true));
     if (rank_ != root) std::memcpy(data.data(), g_->staged[root].data(), data.size_bytes());
     return Meet("broadcast");
   }
 
   Status DoBarrier() override { return Meet("barrier"); }
+
+  double LastArrivalWaitS() const override { return last_wait_s_; }
 
   StatusOr<std::unique_ptr<Communicator>> DoSplit(int color, int key) override {
     if (g_->world->aborted) return Aborted("split");
@@ -212,14 +215,18 @@ class ThreadComm final : public Communicator {
     return RuntimeFailure(fmt::format("{} abandoned: {}", what, g_->world->Reason()));
   }
 
-  // Waits until every rank of the group has reached this point.
-  Status Meet(const char* what) {
+  // Waits until every rank of the group has reached this point. At a collective's `arrival`,
+  // the time from this rank's arrival to the last rank's is kept (LastArrivalWaitS).
+  Status Meet(const char* what, bool arrival = false) {
     std::unique_lock<std::mutex> lock(g_->mu);
+    const auto arrived_at = Clock::now();
+    if (arrival) last_wait_s_ = 0;
     const int64_t gen = g_->generation;
     g_->posted[rank_] = gen + 1;
     if (++g_->arrived == g_->size) {
       g_->arrived = 0;
       ++g_->generation;
+      g_->last_arrival = arrived_at;
       g_->cv.notify_all();
       return Status();
     }
@@ -248,10 +255,14 @@ class ThreadComm final : public Communicator {
       }
       g_->cv.wait_for(lock, kPollSlice);
     }
+    // The next meeting cannot complete without this rank, so last_arrival is still this one's.
+    if (arrival)
+      last_wait_s_ = std::chrono::duration<double>(g_->last_arrival - arrived_at).count();
     return Status();
   }
 
   int rank_;
+  double last_wait_s_ = 0;
   std::shared_ptr<Group> g_;
 };
 

@@ -1,4 +1,4 @@
-// Filling a rank's Shard: from a loaded RankModel (its fp32 shard converted to bf16), or with
+// Filling a rank's Shard: from a loaded RankModel (its shard converted to bf16), or with
 // values generated on the device for benchmarks of full-size shapes.
 #include <cmath>
 
@@ -18,6 +18,11 @@ StatusOr<DeviceBuffer<bf16>> UploadBf16(const std::vector<float>& host, cudaStre
   SW_RETURN_IF_ERROR(
       CudaStatus(cudaStreamSynchronize(s), "cudaStreamSynchronize"));  // `converted` dies here
   return buf;
+}
+
+// A CPU weight matrix (fp32, or bf16 whose widening to fp32 and back is exact).
+StatusOr<DeviceBuffer<bf16>> UploadBf16(const WeightMatrix& host, cudaStream_t s) {
+  return UploadBf16(host.ToFloat(), s);
 }
 
 template <typename T>

@@ -1,6 +1,10 @@
 // Communicator: the collectives the sharded runtime needs, over a group of ranks. One
 // interface, several backends (in-process threads, Open MPI). Every call is timed and its bytes
 // counted per kind, here in the base class, so all backends are measured the same way. A
+// collective's time is split into waiting (from this rank's arrival until the last rank of the
+// group arrived: a slower peer, not the wire) and the rest: backends that see every rank's
+// arrival (threads) report it; for the others the base class meets the group at a barrier
+// first and counts that barrier as waiting. A
 // collective that does not complete within the deadline fails with a runtime error naming it
 // (and, where the backend knows, the ranks that did not arrive). An instance belongs to one
 // rank; it is not thread-safe.
@@ -17,14 +21,24 @@
 
 namespace shardwise {
 
-enum class CommOp { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kSendRecv, kBroadcast, kBarrier };
+enum class CommOp {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kSendRecv,
+  kBroadcast,
+  kBarrier
+};
 constexpr int kCommOpCount = 7;
 std::string_view CommOpName(CommOp op);
 
 struct CommOpStats {
   int64_t calls = 0;
-  double bytes = 0;    // bytes this rank sent
-  double seconds = 0;  // wall time inside the call
+  double bytes = 0;         // bytes this rank sent
+  double seconds = 0;       // wall time inside the call, waiting included
+  double wait_seconds = 0;  // of which waiting for the group's last rank to arrive
+  double wire_seconds() const { return seconds - wait_seconds; }
 };
 
 struct CommStats {
@@ -33,6 +47,7 @@ struct CommStats {
   CommOpStats& operator[](CommOp op) { return ops[static_cast<int>(op)]; }
   void Merge(const CommStats& other);
   double TotalSeconds() const;
+  double TotalWaitSeconds() const;
 };
 
 class Communicator {
@@ -70,6 +85,11 @@ class Communicator {
   virtual Status DoBroadcast(std::span<float> data, int root) = 0;
   virtual Status DoBarrier() = 0;
   virtual StatusOr<std::unique_ptr<Communicator>> DoSplit(int color, int key) = 0;
+  // For a backend that sees every rank's arrival: the seconds this rank waited in the
+  // collective it completed last for the group's last rank to arrive. Backends that cannot tell
+  // return a negative value (the default): the base class then times a barrier before each
+  // collective instead.
+  virtual double LastArrivalWaitS() const { return -1; }
 
  private:
   template <typename F>

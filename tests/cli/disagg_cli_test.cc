@@ -1,0 +1,161 @@
+// End-to-end: MoE at scale as DeepSeek deploys it (redundant and routed shared experts,
+// DeepEP-class exchange, two-batch overlap) and disaggregated prefill/decode deployments on
+// explain, simulate, price and plan, as a user would run them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+// DeepSeek-V3 on H800 nodes, DeepEP-class kernels with fp8 dispatch.
+const std::string kDeepSeek =
+    "--model deepseek-v3 --cluster hgx-h800 --ep-algorithm auto --ep-dispatch-dtype fp8 ";
+
+TEST(DisaggCli, DeepSeekTechReportDeploymentExplainedAndSimulated) {
+  // "DeepSeek-V3 Technical Report" 3.4: prefill dp8tp4ep32 on 4 nodes (32 redundant experts,
+  // shared expert on every GPU: (256 + 32) / 32 = 9 routed per GPU), decode EP320 on 40 nodes
+  // (the shared expert routed, 1 expert per GPU: (256 + 1 + 63) / 320).
+  const std::string deployment =
+      kDeepSeek +
+      "--nodes 44 --prefill-layout dp8tp4ep32 --decode-layout dp320ep320 --redundant-experts 63 "
+      "--shared-experts routed --prefill-redundant-experts 32 --prefill-shared-experts "
+      "replicated --context 2048 --batch 40960 --json";
+  const RunResult e = RunShardwise("explain " + deployment);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto j = e.Json();
+  EXPECT_EQ(j["gpus"], 352);
+  EXPECT_EQ(j["deployment"]["prefill"]["gpus"], 32);
+  EXPECT_EQ(j["deployment"]["decode"]["gpus"], 320);
+  // TTFT is the prefill worker's prompt plus the KV transfer the prefill does not hide.
+  EXPECT_NEAR(j["ttft_s"].get<double>(),
+              j["prefill"]["total_s"].get<double>() + j["kv_transfer"]["exposed_s"].get<double>(),
+              1e-12);
+  EXPECT_EQ(j["prefill"]["ep_algorithm"], "node-dedup");
+  EXPECT_EQ(j["decode"]["ep_algorithm"], "low-latency");
+  // 61 layers x (512 + 64) latent bytes in fp8 per prompt token, 2,048 tokens.
+  EXPECT_DOUBLE_EQ(j["kv_transfer"]["bytes_per_prompt"].get<double>(), 61.0 * 576 * 2048);
+
+  const RunResult s = RunShardwise(
+      "simulate " + kDeepSeek +
+      "--nodes 44 --prefill-layout dp8tp4ep32 --decode-layout dp320ep320 --redundant-experts 63 "
+      "--shared-experts routed --prefill-redundant-experts 32 --prefill-shared-experts "
+      "replicated --isl 2048 --osl 256 --rate 40 --requests 400 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto r = s.Json();
+  EXPECT_EQ(r["requests"], 400);
+  EXPECT_EQ(r["gpus"], 352);
+  EXPECT_EQ(r["deployment"]["decode"]["layout"], "dp320ep320");
+  EXPECT_EQ(r["moe"]["experts_per_gpu"], 1.0);
+  EXPECT_EQ(r["moe"]["shared_experts"], "routed");
+  EXPECT_GT(r["kv_transfer_s"]["mean"].get<double>(), 0);
+  EXPECT_GT(r["ttft_s"]["mean"].get<double>(), r["kv_transfer_s"]["mean"].get<double>());
+}
+
+TEST(DisaggCli, DeepSeekDaySixDeploymentOnH800) {
+  // DeepSeek's day-6 inference system notes: prefill EP32 on 4 nodes with 32 redundant experts
+  // (9 routed + 1 shared per GPU), decode EP144 on 18 nodes with 32 redundant experts (2 routed
+  // per GPU: (256 + 32) / 144).
+  const RunResult s = RunShardwise(
+      "simulate " + kDeepSeek +
+      "--nodes 22 --prefill-layout dp32ep32 --decode-layout dp144ep144 --redundant-experts 32 "
+      "--overlap tbo --isl 2048 --osl 256 --concurrency 512 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto r = s.Json();
+  EXPECT_EQ(r["moe"]["experts_per_gpu"], 2.0);
+  EXPECT_EQ(r["gpus"], 176);
+  EXPECT_GT(r["tpot_s"]["mean"].get<double>(), 0);
+  const RunResult p = RunShardwise(
+      "price " + kDeepSeek +
+      "--nodes 22 --prefill-layout dp32ep32 --decode-layout dp144ep144 --redundant-experts 32 "
+      "--json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto price = p.Json();
+  EXPECT_EQ(price["gpus_per_replica"], 176);
+  // The prefill pool's share of the bill is its share of the GPUs: 32 of 176 at one price.
+  EXPECT_NEAR(price["replica"]["prefill_time_fraction"].get<double>(), 32.0 / 176.0, 1e-12);
+}
+
+TEST(DisaggCli, PlanPicksADisaggregatedWideEpDeploymentOnSixteenH800Nodes) {
+  // A chat workload (2,048 in, 512 out, TTFT 2 s, TPOT 50 ms) for DeepSeek-V3 on 16 H800
+  // nodes: plan searches xPyD splits beside the aggregated layouts and says which wins.
+  const RunResult r = RunShardwise(
+      "plan --model deepseek-v3 --cluster hgx-h800 --nodes 16 --isl 2048 --osl 512 "
+      "--max-ttft-ms 2000 --max-tpot-ms 50 --top 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["deployment"]["winner"], "disaggregated") << j["deployment"]["why"];
+  const auto& d = j["disaggregated"];
+  EXPECT_GT(d["decode"]["layout"].get<std::string>().find("ep"), 0u);
+  EXPECT_GT(d["at_load"]["output_tokens_per_s_per_gpu"].get<double>(),
+            j["layouts"][0]["output_tokens_per_s_per_gpu"].get<double>());
+  EXPECT_LE(d["at_load"]["tpot_s"]["mean"].get<double>(), 0.050);
+  EXPECT_LE(d["at_load"]["ttft_s"]["mean"].get<double>(), 2.0);
+  EXPECT_NE(j["deployment"]["why"].get<std::string>().find("wins"), std::string::npos);
+}
+
+TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {
+  const std::string page =
+      ::testing::TempDir() + "disagg_explain_" + std::to_string(::getpid()) + ".html";
+  std::remove(page.c_str());
+  const RunResult r = RunShardwise(
+      "explain --model llama-3.1-8b --cluster dgx-h100 --prefill-layout tp2 --decode-layout tp4 "
+      "--html " +
+      page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("prefill tp2"), std::string::npos);
+  EXPECT_NE(html.find("decode tp4"), std::string::npos);
+  std::remove(page.c_str());
+}
+
+TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {
+  const std::string pools = "--model llama-3.1-8b --cluster dgx-h100 ";
+  ExpectOneLineError(RunShardwise("simulate " + pools + "--prefill-layout tp1"), "--decode-layout");
+  ExpectOneLineError(
+      RunShardwise("simulate " + pools + "--layout tp2 --prefill-layout tp1 --decode-layout tp1"),
+      "not both");
+  ExpectOneLineError(RunShardwise("explain " + pools +
+                                  "--prefill-layout tp1 --decode-layout tp1 --prefill-workers 0"),
+                     "--prefill-workers");
+  ExpectOneLineError(RunShardwise("explain " + pools +
+                                  "--prefill-layout tp4 --decode-layout tp4 --decode-workers 2"),
+                     "needs 12 GPUs");
+  ExpectOneLineError(RunShardwise("simulate " + pools +
+                                  "--prefill-layout tp1 --decode-layout tp1 --kv-transfer soon"),
+                     "--kv-transfer");
+  // One tp1 decode worker of Llama-3.1-8B holds a few hundred 8k-token sequences; 6 prefill
+  // workers at 100 requests/s of 8,192 + 2,048 tokens need thousands at once.
+  ExpectOneLineError(
+      RunShardwise("simulate " + pools +
+                   "--prefill-layout tp1 --prefill-workers 6 --decode-layout tp1 --isl 8192 "
+                   "--osl 2048 --rate 100"),
+      "--decode-workers");
+}
+
+TEST(MoeAtScaleCliErrors, BadExchangeAndPlacementAreOneLine) {
+  const std::string moe =
+      "explain --model deepseek-v3 --cluster hgx-h800 --nodes 4 "
+      "--layout dp32ep32 ";
+  ExpectOneLineError(RunShardwise(moe + "--ep-algorithm fastest"), "EP algorithm");
+  ExpectOneLineError(RunShardwise(moe + "--ep-dispatch-dtype fp4"), "--ep-dispatch-dtype");
+  ExpectOneLineError(RunShardwise(moe + "--overlap always"), "--overlap");
+  ExpectOneLineError(RunShardwise(moe + "--capacity-factor 0.5"), "--capacity-factor");
+  ExpectOneLineError(RunShardwise(moe + "--expert-load /nonexistent/loads.json"), "loads.json");
+  ExpectOneLineError(RunShardwise(moe + "--shared-experts everywhere"), "--shared-experts");
+  ExpectOneLineError(RunShardwise("explain --model mixtral-8x7b --layout dp8ep8 "
+                                  "--shared-experts routed"),
+                     "no shared expert");
+  // 256 routed + 1 shared = 257 slots do not divide over ep 32 without copies.
+  ExpectOneLineError(RunShardwise(moe + "--shared-experts routed"), "257");
+}
+
+}  // namespace
+}  // namespace shardwise::testing

@@ -1,0 +1,113 @@
+// Weight storage and threads per rank on whole runs:
+//  - bf16 and int8 runs, sharded, equal the unsharded run in the same storage (the int8 scales
+//    are whole-row, so every sharding quantises identically), within the differential tests'
+//    1e-4 and with the same greedy tokens;
+//  - threads split whole weight rows and whole heads, so more threads give bit-identical logits;
+//  - bf16 and int8 logits stay within a budget of the fp32 run's, derived from the formats'
+//    rounding (below).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "shardwise/model/catalog.h"
+#include "shardwise/runtime/comm/thread_comm.h"
+#include "shardwise/runtime/runner.h"
+
+namespace shardwise {
+namespace {
+
+RunResult RunOnce(const RunConfig& c) {
+  RunResult out;
+  const Status s =
+      RunOnThreads(static_cast<int>(c.layout.gpus()), 30, [&](Communicator& w) -> Status {
+        SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
+        if (w.rank() == 0) out = std::move(r);
+        return Status();
+      });
+  EXPECT_TRUE(s.ok()) << c.layout.ToString() << ": " << s.message();
+  return out;
+}
+
+double MaxRelativeError(const std::vector<float>& ref, const std::vector<float>& got) {
+  double scale = 0, diff = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
+    diff = std::max(diff, static_cast<double>(std::fabs(ref[i] - got[i])));
+  }
+  return diff / scale;
+}
+
+RunConfig Config(const std::string& model, WeightStorage storage) {
+  RunConfig c;
+  c.model = LoadModel(model).value();
+  c.batch = 4;
+  c.prompt_tokens = 12;
+  c.generate_tokens = 4;
+  c.seed = 7;
+  c.kernels.weights = storage;
+  return c;
+}
+
+TEST(WeightStorage, ShardedRunsEqualTheUnshardedRunInTheSameStorage) {
+  struct Case {
+    const char* model;
+    std::vector<const char*> layouts;
+  };
+  // tiny-gptoss: fused experts, whose int8 down projections take their scales from the
+  // expert's whole rows too.
+  const std::vector<Case> cases = {{"tiny-dense", {"tp2", "tp3pp2", "tp4", "cp2"}},
+                                   {"tiny-moe", {"tp2ep2", "ep4"}},
+                                   {"tiny-gptoss", {"tp2ep2", "tp2"}}};
+  for (WeightStorage storage : {WeightStorage::kBf16, WeightStorage::kInt8}) {
+    for (const Case& k : cases) {
+      const RunConfig c = Config(k.model, storage);
+      const RunResult ref = RunOnce(c);
+      for (const char* layout : k.layouts) {
+        RunConfig sharded = c;
+        sharded.layout = ParseLayout(layout).value();
+        sharded.kernels.threads = 2;
+        const RunResult got = RunOnce(sharded);
+        EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4)
+            << k.model << " " << layout << " " << WeightStorageName(storage);
+        EXPECT_EQ(got.tokens, ref.tokens)
+            << k.model << " " << layout << " " << WeightStorageName(storage);
+      }
+    }
+  }
+}
+
+TEST(WeightStorage, ThreadsDoNotChangeTheLogits) {
+  for (WeightStorage storage : {WeightStorage::kFp32, WeightStorage::kInt8}) {
+    RunConfig c = Config("tiny-moe", storage);
+    const RunResult one = RunOnce(c);
+    c.kernels.threads = 3;
+    const RunResult three = RunOnce(c);
+    EXPECT_EQ(one.logits, three.logits) << WeightStorageName(storage);
+    EXPECT_EQ(one.tokens, three.tokens) << WeightStorageName(storage);
+  }
+}
+
+// The budget: tiny-dense's logits come out of P = 7 L + 1 = 29 weight products (Q, K, V, O,
+// gate, up, down per layer, then the LM head). Rounding the weights moves each product by at
+// most u_f of sum |x w| (bf16: u_f = 2^-9; int8: half a step of the row's largest weight,
+// 1/254 of it, which for uniform weights is at most 1/127 of the average |w|, so u_f = 1/127).
+// If each product passed its whole relative error on and they added up, the logits would move
+// by at most P u_f of their scale; norms and softmax do not amplify uniformly scaled errors.
+// This is a budget, not a bound: it checks that the formats are read and scaled correctly (a
+// wrong scale or a misplaced bf16 half is off by far more).
+TEST(WeightStorage, Bf16AndInt8StayWithinTheirRoundingBudgetOfFp32) {
+  const RunResult fp32 = RunOnce(Config("tiny-dense", WeightStorage::kFp32));
+  const double products = 7 * LoadModel("tiny-dense").value().num_layers() + 1;
+  const RunResult bf16 = RunOnce(Config("tiny-dense", WeightStorage::kBf16));
+  const RunResult int8 = RunOnce(Config("tiny-dense", WeightStorage::kInt8));
+  const double bf16_error = MaxRelativeError(fp32.logits, bf16.logits);
+  const double int8_error = MaxRelativeError(fp32.logits, int8.logits);
+  EXPECT_LE(bf16_error, products * std::ldexp(1.0, -9));
+  EXPECT_LE(int8_error, products / 127.0);
+  // And they do differ: the weights really were rounded.
+  EXPECT_GT(bf16_error, 0.0);
+  EXPECT_GT(int8_error, bf16_error);
+}
+
+}  // namespace
+}  // namespace shardwise
