@@ -49,7 +49,9 @@ TEST(SlidingWindowLayers, KvCapacityCountsOnlyTheLayersThatGrow) {
   //   sequence, i.e. 128 tokens of the full layers' KV, fixed like a recurrent state.
   // So a sequence at 4,096 tokens takes 4,096 + 128 tokens of the capacity (not 2 x 4,096), and
   // the capacity holds as many such sequences as the byte budget does.
+  // Weights in the checkpoint's MXFP4 (116.8e9 x 0.53 B = 62 GB) leave room for the KV.
   PerfOptions o;
+  o.weight_dtype = Dtype::kMxfp4;
   o.kv_dtype = Dtype::kFp8;
   const MemoryPerGpu mem = Estimate(Model("gpt-oss-120b"), "dgx-h100", "tp1", 4096, o).memory;
   EXPECT_DOUBLE_EQ(mem.kv_bytes_per_token, 18'432);
