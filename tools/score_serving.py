@@ -5,9 +5,9 @@ For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
 the row) with the row's engine, format, layout and lengths, and compares the simulated mean TTFT
 and TPOT with the measured ones. Prints coverage (and why rows are not expressible) and the
-median / p90 |error| by engine, model and layout kind. Disaggregated rows are reported as not
-expressible until shardwise models disaggregated deployments; `row_command` is the one place to
-extend for them.
+median / p90 |error| by engine, model and layout kind. Disaggregated rows run as
+`simulate --prefill-layout ... --decode-layout ...` with the row's worker counts and concurrency
+(what a row does not record is assumed and reported) and are tabled apart ("<engine> disagg").
 
 Usage: tools/score_serving.py [--binary build/shardwise] [--csv FILE] [--markdown] [--limit N]
        [--every K] [--max-tpot-median F --max-ttft-median F]
@@ -20,6 +20,7 @@ import collections
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -41,6 +42,7 @@ UNREADABLE = {
     "MiniMaxAI/MiniMax-M2.5": "MiniMaxM2ForCausalLM is not an architecture the catalog reads yet",
 }
 MOE = {"qwen3-235b-a22b", "gpt-oss-120b", "deepseek-r1", "deepseek-v3"}
+GPUS_PER_NODE = 8  # DGX H100
 
 
 def to_int(text, default=1):
@@ -59,29 +61,73 @@ def weight_format(row):
     return "bf16", "bf16"
 
 
-def layout_of(row, model):
-    tp = to_int(row["tp_size"])
-    pp = to_int(row["pp_size"])
-    adp = to_int(row["attention_dp_size"])
+def layout_of(row, model, prefix=""):
+    """The shardwise layout of a worker and its GPUs, from the row's `prefix`-ed columns."""
+    tp = to_int(row[prefix + "tp_size"])
+    pp = to_int(row[prefix + "pp_size"])
+    adp = to_int(row[prefix + "attention_dp_size"])
     if model not in MOE:
         return f"tp{tp}" + (f"pp{pp}" if pp > 1 else ""), tp * pp
-    ep = to_int(row["moe_ep_size"], 1) or 1
+    # A blank or zero expert width (vLLM's disaggregated rows) spreads the experts over all the
+    # worker's ranks: expressed as EP over them.
+    ep = to_int(row[prefix + "moe_ep_size"], 0) or (1 if adp == 1 else adp * tp)
     text = (f"dp{adp}" if adp > 1 else "") + f"tp{tp}" + (f"ep{ep}" if ep > 1 else "")
     return text + (f"pp{pp}" if pp > 1 else ""), tp * pp * adp
 
 
+def concurrency_of(row):
+    """The benchmark's concurrency, or None where the row does not record it. A disaggregated
+    row's decode batch is a limit, not the load: the rows that record only it run well below it
+    (TPOT under the HBM time of a full batch), so it is not taken for the concurrency."""
+    m = re.search(r"silicon_concurrency=(\d+)", row["silicon_data_source"])
+    if m:
+        return int(m.group(1))
+    m = re.search(r"_c(\d+)_", row["id"])
+    return int(m.group(1)) if m else None
+
+
+def disaggregated_command(row, binary, model, dtype, kv):
+    """(argv, what was assumed or None) for a disaggregated row, or (None, why not). A pool
+    whose worker count the row lacks gets 1 worker (run_row then adds the fewest decode workers
+    that hold the load, as simulate suggests)."""
+    concurrency = concurrency_of(row)
+    if concurrency is None:
+        return None, "disaggregated: the benchmark's concurrency is not recorded"
+    prefill, prefill_gpus = layout_of(row, model, "prefill_")
+    decode, decode_gpus = layout_of(row, model, "decode_")
+    notes = []
+    workers = []
+    for pool in ("prefill", "decode"):
+        n = to_int(row[pool + "_num_workers"], 0)
+        if not n:
+            n = 1
+            notes.append(f"{pool} workers not recorded: 1 prefill worker, the fewest decode "
+                         "workers that hold the load")
+        workers.append(n)
+    gpus = workers[0] * prefill_gpus + workers[1] * decode_gpus
+    nodes = -(-gpus // GPUS_PER_NODE)
+    argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--nodes", str(nodes),
+            "--prefill-layout", prefill, "--decode-layout", decode,
+            "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
+            "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
+            "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
+            "--requests", str(max(10 * concurrency, 100)), "--json"]
+    return argv, notes[0] if notes else None
+
+
 def row_command(row, binary):
-    """(argv, None) for an expressible row, or (None, why not)."""
-    if row["mode"] != "agg":
-        return None, "disaggregated deployment: not expressible yet"
+    """(argv, None) for an expressible row, (argv, what was assumed) for a disaggregated row that
+    lacks worker counts or concurrency, or (None, why not)."""
     hf = row["model_path"]
     if hf in UNREADABLE:
         return None, UNREADABLE[hf]
     model = MODELS.get(hf)
     if model is None:
         return None, f"model {hf} not in the catalog"
-    layout, gpus = layout_of(row, model)
     dtype, kv = weight_format(row)
+    if row["mode"] == "disagg":
+        return disaggregated_command(row, binary, model, dtype, kv)
+    layout, gpus = layout_of(row, model)
     adp = to_int(row["attention_dp_size"])
     concurrency = to_int(row["batch_size"]) * adp
     requests = max(10 * concurrency, 100)
@@ -94,17 +140,27 @@ def row_command(row, binary):
 
 def layout_kind(row):
     model = MODELS.get(row["model_path"], "")
+    if row["mode"] == "disagg":
+        return "disaggregated " + ("moe" if model in MOE else "dense")
     if model not in MOE:
         return "dense tp"
     return "moe attention-dp" if to_int(row["attention_dp_size"]) > 1 else "moe tp+ep"
 
 
+def engine_key(scored):
+    """The table group of a scored row: its engine, disaggregated rows apart."""
+    r = scored["row"]
+    return r["backend"] + (" disagg" if r["mode"] == "disagg" else "")
+
+
 def dedupe(rows):
-    """Some rows repeat another row's measurement exactly: count each measurement once."""
+    """Some rows repeat another row's measurement (to the last printed digits): count each
+    measurement once."""
     seen, out = set(), []
     for r in rows:
         key = (r["backend"], r["model_path"], r["mode"], r["isl"], r["osl"], r["batch_size"],
-               r["tp_size"], r["attention_dp_size"], r["silicon_ttft_ms"], r["silicon_tpot_ms"])
+               r["tp_size"], r["attention_dp_size"], f"{float(r['silicon_ttft_ms']):.9g}",
+               f"{float(r['silicon_tpot_ms']):.9g}")
         if key not in seen:
             seen.add(key)
             out.append(r)
@@ -116,6 +172,23 @@ def run(argv):
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"
     return json.loads(p.stdout), None
+
+
+def run_row(row, argv):
+    """Runs a row's simulation; a disaggregated row without a recorded decode worker count is
+    rerun with the fewest decode workers that simulate says hold the load."""
+    out, err = run(argv)
+    m = re.search(r"use --decode-workers (\d+) or more", err or "")
+    if out is None and m and not to_int(row["decode_num_workers"], 0):
+        argv = argv[:]
+        model = MODELS[row["model_path"]]
+        workers = [int(argv[argv.index("--prefill-workers") + 1]), int(m.group(1))]
+        argv[argv.index("--decode-workers") + 1] = str(workers[1])
+        gpus = (workers[0] * layout_of(row, model, "prefill_")[1] +
+                workers[1] * layout_of(row, model, "decode_")[1])
+        argv[argv.index("--nodes") + 1] = str(-(-gpus // GPUS_PER_NODE))
+        out, err = run(argv)
+    return out, err
 
 
 def summary(errors):
@@ -137,6 +210,10 @@ def main():
                     help="fail if an engine's TPOT median |error| exceeds this fraction")
     ap.add_argument("--max-ttft-median", type=float,
                     help="fail if an engine's TTFT median |error| exceeds this fraction")
+    ap.add_argument("--max-disagg-tpot-median", type=float,
+                    help="the same bound for an engine's disaggregated rows")
+    ap.add_argument("--max-disagg-ttft-median", type=float,
+                    help="the same bound for an engine's disaggregated rows")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--details", help="write per-row results to this CSV")
     args = ap.parse_args()
@@ -146,15 +223,17 @@ def main():
     if args.limit:
         rows = rows[: args.limit]
     rows = rows[:: max(1, args.every)]
-    jobs, skipped = [], collections.Counter()
+    jobs, skipped, assumed = [], collections.Counter(), collections.Counter()
     for r in rows:
         argv, why = row_command(r, args.binary)
         if argv is None:
             skipped[why] += 1
         else:
             jobs.append((r, argv))
+            if why:
+                assumed[why] += 1
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda j: run(j[1]), jobs))
+        results = list(pool.map(lambda j: run_row(*j), jobs))
     scored, failed = [], collections.Counter()
     for (r, argv), (out, err) in zip(jobs, results):
         if out is None:
@@ -163,20 +242,23 @@ def main():
         ttft = out["ttft_s"]["mean"] * 1e3
         tpot = out["tpot_s"]["mean"] * 1e3
         scored.append({
-            "row": r, "ttft_ms": ttft, "tpot_ms": tpot,
+            "row": r, "argv": argv, "ttft_ms": ttft, "tpot_ms": tpot,
             "ttft_err": ttft / float(r["silicon_ttft_ms"]) - 1,
             "tpot_err": tpot / float(r["silicon_tpot_ms"]) - 1,
         })
-    agg = [r for r in rows if r["mode"] == "agg"]
-    expressible = len(jobs)
-    print(f"rows: {len(rows)} distinct measurements ({len(agg)} aggregated); "
-          f"expressible: {expressible}; scored: {len(scored)} "
-          f"(coverage {100 * len(scored) / max(1, expressible):.1f}% of expressible)")
+    for mode, name in (("agg", "aggregated"), ("disagg", "disaggregated")):
+        total = sum(1 for r in rows if r["mode"] == mode)
+        expressible = sum(1 for r, _ in jobs if r["mode"] == mode)
+        done = sum(1 for s in scored if s["row"]["mode"] == mode)
+        print(f"{name} rows: {total} distinct measurements; expressible: {expressible}; "
+              f"scored: {done} (coverage {100 * done / max(1, expressible):.1f}% of expressible)")
     for why, n in skipped.most_common():
         print(f"  not expressible ({n}): {why}")
+    for why, n in assumed.most_common():
+        print(f"  scored with an assumption ({n}): {why}")
     for why, n in failed.most_common():
         print(f"  failed ({n}): {why}")
-    groups = [("engine", lambda s: s["row"]["backend"]),
+    groups = [("engine", engine_key),
               ("model", lambda s: s["row"]["model_path"]),
               ("layout kind", lambda s: layout_kind(s["row"]))]
     bar = "|" if args.markdown else " "
@@ -205,15 +287,21 @@ def main():
     failures = []
     by_engine = collections.defaultdict(list)
     for s in scored:
-        by_engine[s["row"]["backend"]].append(s)
+        by_engine[engine_key(s)].append(s)
     for engine, ss in sorted(by_engine.items()):
-        for name, bound, key in (("TPOT", args.max_tpot_median, "tpot_err"),
-                                 ("TTFT", args.max_ttft_median, "ttft_err")):
+        disagg = ss[0]["row"]["mode"] == "disagg"
+        for name, bound, key in (
+                ("TPOT", args.max_disagg_tpot_median if disagg else args.max_tpot_median,
+                 "tpot_err"),
+                ("TTFT", args.max_disagg_ttft_median if disagg else args.max_ttft_median,
+                 "ttft_err")):
             median = statistics.median(abs(s[key]) for s in ss)
             if bound is not None and median > bound:
                 failures.append(f"{engine}: {name} median |error| {100 * median:.1f}% exceeds "
                                 f"the stated {100 * bound:.0f}%")
-    if failed and (args.max_tpot_median is not None or args.max_ttft_median is not None):
+    if failed and any(b is not None for b in (args.max_tpot_median, args.max_ttft_median,
+                                              args.max_disagg_tpot_median,
+                                              args.max_disagg_ttft_median)):
         failures.append(f"{sum(failed.values())} expressible rows failed to run")
     if args.details:
         with open(args.details, "w", newline="") as f:
@@ -221,9 +309,13 @@ def main():
             w.writerow(["id", "backend", "model", "isl", "osl", "concurrency", "layout",
                         "ttft_ms", "ttft_pred_ms", "tpot_ms", "tpot_pred_ms"])
             for s in scored:
-                r = s["row"]
-                w.writerow([r["id"], r["backend"], r["model_path"], r["isl"], r["osl"],
-                            r["batch_size"], layout_of(r, MODELS[r["model_path"]])[0],
+                r, argv = s["row"], s["argv"]
+                layout = (argv[argv.index("--layout") + 1] if "--layout" in argv else
+                          "{}P {} + {}D {}".format(*(argv[argv.index(o) + 1] for o in (
+                              "--prefill-workers", "--prefill-layout", "--decode-workers",
+                              "--decode-layout"))))
+                w.writerow([r["id"], engine_key(s), r["model_path"], r["isl"], r["osl"],
+                            argv[argv.index("--concurrency") + 1], layout,
                             r["silicon_ttft_ms"], f"{s['ttft_ms']:.3f}", r["silicon_tpot_ms"],
                             f"{s['tpot_ms']:.3f}"])
     for f in failures:

@@ -7,6 +7,7 @@
 #include "explain_disagg.h"
 #include "html_output.h"
 #include "perf_options.h"
+#include "shardwise/perf/uncertainty.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/speculative.h"
@@ -71,6 +72,8 @@ Status RunExplain(const ExplainOptions& o) {
   w.output_tokens = o.osl;
   w.decode_context_tokens = o.context;
   const StepEstimate e = step.Estimate(w);
+  const PhaseUncertainty ttft_band = PhaseBand(e.prefill, cluster.gpu, perf.engine);
+  const PhaseUncertainty tpot_band = PhaseBand(e.decode, cluster.gpu, perf.engine);
   if (!e.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, e, perf));
 
   const MemoryPerGpu& m = e.memory;
@@ -99,7 +102,12 @@ Status RunExplain(const ExplainOptions& o) {
                               {"prefill", PhaseJson(e.prefill)},
                               {"decode", PhaseJson(e.decode)},
                               {"unloaded_ttft_s", e.ttft_s},
+                              {"unloaded_ttft_s_low", Widen(e.ttft_s, ttft_band.relative).low},
+                              {"unloaded_ttft_s_high", Widen(e.ttft_s, ttft_band.relative).high},
                               {"decode_tpot_s", e.tpot_s},
+                              {"decode_tpot_s_low", Widen(e.tpot_s, tpot_band.relative).low},
+                              {"decode_tpot_s_high", Widen(e.tpot_s, tpot_band.relative).high},
+                              {"assumed_inputs", AssumedInputs(ttft_band, tpot_band)},
                               {"output_tokens_per_s", e.output_tokens_per_s},
                               {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
                               {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
@@ -136,19 +144,20 @@ Status RunExplain(const ExplainOptions& o) {
   const double share = [&] {
     const PhaseBreakdown& d = e.decode;
     const double top = std::max(
-        {d.memory_s, d.compute_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s, d.bubble_s});
+        {d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s,
+         d.bubble_s, d.overhead_s});
     return top / d.total_s;
   }();
   std::cout << fmt::format(
-      "TTFT        {}  (one {}-token prompt{}, unloaded)\n"
-      "TPOT        {}  ({:.1f} tokens/s per user)\n"
+      "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
+      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
-      FormatSeconds(e.ttft_s), o.context,
+      FormatSeconds(e.ttft_s), 100 * ttft_band.relative, o.context,
       perf.prefix_hit_rate > 0
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
           : "",
-      FormatSeconds(e.tpot_s), e.output_tokens_per_s_per_user, e.output_tokens_per_s,
+      FormatSeconds(e.tpot_s), 100 * tpot_band.relative, e.output_tokens_per_s_per_user, e.output_tokens_per_s,
       e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
   if (perf.speculative.DraftTokens() > 0) {
     const SpeculativeOptions& s = perf.speculative;
@@ -179,8 +188,8 @@ Status RunExplain(const ExplainOptions& o) {
   }
   if (m.state_bytes_per_sequence > 0) {
     std::cout << fmt::format(
-        "\nrecurrent state: {} per sequence per GPU in the linear-attention/SSM layers, the same "
-        "at any context (included in KV below)",
+        "\nfixed state: {} per sequence per GPU (linear-attention/SSM state, sliding-window KV), "
+        "the same at any context beyond the windows (included in KV below)",
         FormatBytes(m.state_bytes_per_sequence));
   }
   std::cout << fmt::format(

@@ -244,6 +244,11 @@ Status RunSimulate(const SimulateOptions& o) {
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
       {"ttft_s", DistributionJson(r.ttft_s)},
       {"tpot_s", DistributionJson(r.tpot_s)},
+      {"ttft_s_low", Widen(r.ttft_s.Mean(), setup.ttft_band.relative).low},
+      {"ttft_s_high", Widen(r.ttft_s.Mean(), setup.ttft_band.relative).high},
+      {"tpot_s_low", Widen(r.tpot_s.Mean(), setup.tpot_band.relative).low},
+      {"tpot_s_high", Widen(r.tpot_s.Mean(), setup.tpot_band.relative).high},
+      {"assumed_inputs", AssumedInputs(setup.ttft_band, setup.tpot_band)},
       {"itl_s", DistributionJson(r.itl_s)},
       {"e2e_s", DistributionJson(r.e2e_s)},
       {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
@@ -288,14 +293,15 @@ Status RunSimulate(const SimulateOptions& o) {
       r.steps, r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s",
       FormatSeconds(wall_s));
   Table table({"latency", "p50", "p90", "p99", "mean"});
-  auto row = [&](const char* name, const LogHistogram& h) {
+  auto row = [&](const char* name, const LogHistogram& h, double band) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
-                  FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean())});
+                  FormatSeconds(h.Percentile(99)),
+                  FormatSeconds(h.Mean()) + (band > 0 ? fmt::format(" ±{:.0f}%", 100 * band) : "")});
   };
-  row("TTFT", r.ttft_s);
-  row("TPOT", r.tpot_s);
-  row("ITL", r.itl_s);
-  row("end-to-end", r.e2e_s);
+  row("TTFT", r.ttft_s, setup.ttft_band.relative);
+  row("TPOT", r.tpot_s, setup.tpot_band.relative);
+  row("ITL", r.itl_s, 0);
+  row("end-to-end", r.e2e_s, 0);
   std::cout << table.Render();
   std::cout << fmt::format(
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"

@@ -56,6 +56,8 @@ nlohmann::json PhaseJson(const PhaseBreakdown& p) {
           {"cp_comm_s", p.cp_comm_s},
           {"pp_comm_s", p.pp_comm_s},
           {"bubble_s", p.bubble_s},
+          {"launch_s", p.launch_s},
+          {"overhead_s", p.overhead_s},
           {"total_s", p.total_s},
           {"flops", p.flops},
           {"hbm_bytes", p.hbm_bytes},

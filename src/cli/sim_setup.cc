@@ -62,6 +62,8 @@ StatusOr<SimSetup> AggregatedSetup(const ModelSpec& model, const ClusterSpec& cl
   s.capacity_requests_per_s = DecodeRequestsPerS(step, one, probe.memory.max_sequences, max_batch,
                                                  static_cast<double>(layout.Replicas()));
   s.moe_json = MoeJson(model, layout, perf);
+  s.ttft_band = PhaseBand(probe.prefill, cluster.gpu, perf.engine);
+  s.tpot_band = PhaseBand(probe.decode, cluster.gpu, perf.engine);
   return s;
 }
 
@@ -120,6 +122,8 @@ StatusOr<SimSetup> DisaggregatedSetup(const ModelSpec& model, const DisaggSetup&
         {"latency_s", serving->transfer.latency_s}}},
       {"capacity_requests_per_s", {{"prefill", prefill_per_s}, {"decode", decode_per_s}}}};
   s.moe_json = MoeJson(model, dep.decode->layout, perf);
+  s.ttft_band = PhaseBand(serving->prefill_probe.prefill, d.prefill_cluster.gpu, perf.engine);
+  s.tpot_band = PhaseBand(serving->decode_probe.decode, d.decode_cluster.gpu, perf.engine);
   s.disaggregated = std::move(serving);  // the tables stay where config points
   return s;
 }

@@ -12,6 +12,7 @@
 #include "shardwise/hw/cluster.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/options.h"
+#include "shardwise/perf/uncertainty.h"
 #include "shardwise/sim/serving.h"
 
 namespace shardwise::cli {
@@ -27,6 +28,8 @@ struct SimSetup {
   nlohmann::json moe_json;
   std::string link;  // disaggregated: the KV link
   KvTransferMode transfer_mode = KvTransferMode::kAfterPrefill;
+  // The relative bands of one prompt's prefill and one decode step (perf/uncertainty.h).
+  PhaseUncertainty ttft_band, tpot_band;
 
   std::unique_ptr<StepTable> aggregated_table;
   std::unique_ptr<DisaggregatedServing> disaggregated;

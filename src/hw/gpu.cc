@@ -39,6 +39,15 @@ double GpuSpec::GemmEfficiency(Dtype dtype, double m, double n, double k) const 
   return fraction * units / (waves * sms) * k_per_unit / (k_per_unit + gemm_tile_overhead_k);
 }
 
+Provenance GpuSpec::ProvenanceOf(const std::string& key) const {
+  auto it = provenance.find(key);
+  if (it != provenance.end()) return it->second;
+  if (key == "gemm_fraction" || key == "hbm_fraction" || key == "gemm_tile_overhead_k") {
+    return calibration_measured ? Provenance::kMeasured : Provenance::kAssumed;
+  }
+  return key == "kernel_latency_s" ? Provenance::kAssumed : Provenance::kMeasured;
+}
+
 Dtype GpuSpec::ComputeDtypeFor(Dtype weights) const {
   // Widening order for a weight format the tensor cores lack.
   static const std::map<Dtype, std::vector<Dtype>> kWider = {
@@ -131,6 +140,12 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   }
   SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
   SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k, a.NumberOr("gemm_tile_overhead_k", 0.0));
+  SW_ASSIGN_OR_RETURN(gpu.kernel_latency_s, a.NumberOr("kernel_latency_s", 0.0));
+  constexpr double kMaxKernelLatencyS = 1e-3;  // far above any GPU's; catches unit slips
+  if (gpu.kernel_latency_s < 0 || gpu.kernel_latency_s > kMaxKernelLatencyS) {
+    return Error(fmt::format("{}: achievable.kernel_latency_s must be in [0, {:g}] seconds",
+                             source, kMaxKernelLatencyS));
+  }
   SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count", kMaxSmCount));
 
   if (o.Has("sources") && json.at("sources").is_object()) {
@@ -138,6 +153,23 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
       if (value.is_string()) gpu.sources[key] = value.get<std::string>();
     }
   }
+  if (o.Has("provenance")) {
+    const nlohmann::json& p = json.at("provenance");
+    if (!p.is_object()) {
+      return Error(fmt::format("{}: 'provenance' must be an object of number -> "
+                               "\"measured|fitted|assumed\"",
+                               source));
+    }
+    for (const auto& [key, value] : p.items()) {
+      auto parsed = ParseProvenance(value.is_string() ? value.get<std::string>() : "");
+      if (!parsed.ok()) {
+        return Error(fmt::format("{}: provenance of '{}': {}", source, key,
+                                 parsed.status().message()));
+      }
+      gpu.provenance[key] = *parsed;
+    }
+  }
+  if (gpu.kernel_latency_s > 0) SW_RETURN_IF_ERROR(RequireSource(gpu, "kernel_latency_s", source));
   for (const char* key : {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s",
                           "scale_up_bytes_per_s", "nic_bytes_per_s", "usd_per_gpu_hour",
                           "achievable", "sm_count"}) {

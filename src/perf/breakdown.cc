@@ -9,6 +9,7 @@ void Accumulate(PhaseBreakdown& into, const PhaseBreakdown& add, double times) {
   into.ep_comm_s += add.ep_comm_s * times;
   into.cp_comm_s += add.cp_comm_s * times;
   into.pp_comm_s += add.pp_comm_s * times;
+  into.launch_s += add.launch_s * times;
   into.overhead_s += add.overhead_s * times;
   into.flops += add.flops * times;
   into.hbm_bytes += add.hbm_bytes * times;
@@ -32,6 +33,7 @@ std::string BoundName(const PhaseBreakdown& e, const std::string& tp_link,
                         {e.cp_comm_s, "CP exchange"},
                         {e.pp_comm_s, "PP send/recv"},
                         {e.bubble_s, "pipeline bubble"},
+                        {e.launch_s, "kernel launch latency"},
                         {e.overhead_s, "per-step CPU overhead"}};
   const Part* top = &parts[0];
   for (const Part& p : parts) {

@@ -69,7 +69,7 @@ double StepComm::CpRing(double bytes) const {
 
 EpExchange StepComm::Exchange(double tokens_per_gpu, bool prefill) const {
   EpExchange x;
-  if (layout_.ep <= 1) return x;
+  if (!ExchangesTokens()) return x;
   EpDispatchRequest r;
   r.tokens_per_gpu = tokens_per_gpu;
   r.hidden = ep_.hidden;

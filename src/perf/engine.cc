@@ -81,35 +81,12 @@ struct FieldReader {
 
 }  // namespace
 
-StatusOr<Provenance> ParseProvenance(const std::string& text) {
-  if (text == "measured") return Provenance::kMeasured;
-  if (text == "fitted") return Provenance::kFitted;
-  if (text == "assumed") return Provenance::kAssumed;
-  return Error(fmt::format("provenance '{}' must be measured, fitted or assumed", text));
-}
-
-std::string ProvenanceName(Provenance p) {
-  switch (p) {
-    case Provenance::kMeasured:
-      return "measured";
-    case Provenance::kFitted:
-      return "fitted";
-    case Provenance::kAssumed:
-      return "assumed";
-  }
-  return "assumed";
-}
-
 std::vector<std::string> EngineProfile::AssumedFields() const {
   std::vector<std::string> out;
   for (const auto& [key, p] : provenance) {
     if (p == Provenance::kAssumed) out.push_back(key);
   }
   return out;
-}
-
-double StepOverheadS(const EngineProfile& engine, double layers, bool graphed) {
-  return engine.step_overhead_s + (graphed ? 0.0 : engine.eager_launch_s_per_layer * layers);
 }
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source) {
@@ -129,7 +106,13 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   constexpr double kHuge = 1e15;
   SW_RETURN_IF_ERROR(r.Number("step_overhead_s", e.step_overhead_s, 0, 1));
   SW_RETURN_IF_ERROR(r.Number("cuda_graph_max_batch", e.cuda_graph_max_batch, 0, 1e6));
-  SW_RETURN_IF_ERROR(r.Number("eager_launch_s_per_layer", e.eager_launch_s_per_layer, 0, 1));
+  SW_RETURN_IF_ERROR(r.Number("host_launch_s_per_kernel", e.host_launch_s_per_kernel, 0, 1));
+  constexpr double kMaxKernels = 1000;  // per block; catches a misplaced field
+  SW_RETURN_IF_ERROR(r.Number("kernels_per_attention", e.kernels.attention, 0, kMaxKernels));
+  SW_RETURN_IF_ERROR(r.Number("kernels_per_dense_ffn", e.kernels.dense_ffn, 0, kMaxKernels));
+  SW_RETURN_IF_ERROR(r.Number("kernels_per_moe_ffn", e.kernels.moe_ffn, 0, kMaxKernels));
+  SW_RETURN_IF_ERROR(r.Number("kernels_per_qk_norm", e.kernels.qk_norm, 0, kMaxKernels));
+  SW_RETURN_IF_ERROR(r.Number("kernels_per_fp8_gemm", e.kernels.per_fp8_gemm, 0, kMaxKernels));
   SW_RETURN_IF_ERROR(
       r.Number("custom_allreduce_max_bytes", e.custom_allreduce_max_bytes, 0, kHuge));
   SW_RETURN_IF_ERROR(r.Number("one_shot_max_bytes", e.one_shot_max_bytes, 0, kHuge));
@@ -143,6 +126,8 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Number("memory_fraction", e.memory_fraction, 0.01, 1));
   SW_RETURN_IF_ERROR(r.Number("runtime_reserve_bytes", e.runtime_reserve_bytes, 0, kHuge));
   SW_RETURN_IF_ERROR(r.Bool("no_evict_admission", e.no_evict_admission));
+  SW_RETURN_IF_ERROR(r.Bool("mixed_prefill_decode", e.mixed_prefill_decode));
+  SW_RETURN_IF_ERROR(r.Bool("chunked_prefill", e.chunked_prefill));
   return e;
 }
 

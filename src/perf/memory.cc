@@ -50,6 +50,30 @@ double StageAttentionLayers(const StageLayers& st) {
   return static_cast<double>(std::count(st.mixers.begin(), st.mixers.end(), MixerKind::kAttention));
 }
 
+// Attention layers whose KV grows with the context: the full ones, or every attention layer
+// when all of them slide (then none is bounded apart from the others).
+double StageGrowingKvLayers(const StageLayers& st) {
+  double full = 0;
+  for (size_t i = 0; i < st.mixers.size(); ++i) {
+    full += st.mixers[i] == MixerKind::kAttention && st.windows[i] == 0 ? 1.0 : 0.0;
+  }
+  return full > 0 ? full : StageAttentionLayers(st);
+}
+
+// Tokens of KV one sequence keeps at `context` in the stage's sliding-window layers beside
+// full ones: bounded by the windows, so a fixed amount per sequence like a recurrent state.
+double StageWindowedKvTokens(const StageLayers& st, int64_t context) {
+  if (StageGrowingKvLayers(st) == StageAttentionLayers(st)) return 0.0;
+  double tokens = 0;
+  for (size_t i = 0; i < st.mixers.size(); ++i) {
+    const int64_t w = st.windows[i];
+    if (st.mixers[i] == MixerKind::kAttention && w > 0) {
+      tokens += static_cast<double>(std::min(context, w));
+    }
+  }
+  return tokens;
+}
+
 // Recurrent state one sequence keeps across a stage's linear-attention/SSM layers: fixed,
 // whatever the context.
 double StageStateBytes(const ModelShard& s, const StageLayers& st) {
@@ -76,10 +100,14 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
     const double weights =
         StageWeightBytes(s, st, o.weight_formats.value_or(WeightFormats::Uniform(o.weight_dtype))) +
         draft_share * draft.weight_bytes;
-    const double state_seq = StageStateBytes(s, st);
+    const double kv_token_bytes = s.kv_bytes_per_token / static_cast<double>(l.cp);
+    const double recurrent = StageStateBytes(s, st);
+    const double state_seq =
+        recurrent + StageWindowedKvTokens(st, w.PeakContext()) * kv_token_bytes;
+    // StageKvTokens counts the windowed layers' KV too.
     const double kv_seq =
-        StageKvTokens(st, w.PeakContext()) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
-        state_seq + draft_share * draft.kv_bytes_per_token * static_cast<double>(w.PeakContext());
+        StageKvTokens(st, w.PeakContext()) * kv_token_bytes + recurrent +
+        draft_share * draft.kv_bytes_per_token * static_cast<double>(w.PeakContext());
     // The fullest stage by weights plus this batch's KV.
     if (weights + kv_seq * sequences_per_rank > m.weight_bytes + m.kv_bytes) {
       m.weight_bytes = weights;
@@ -116,7 +144,7 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
   for (const StageLayers& st : s.stages) {
     kv_per_token = std::max(
-        kv_per_token, StageAttentionLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
+        kv_per_token, StageGrowingKvLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
                           (st.last ? draft.kv_bytes_per_token : 0.0));
   }
   m.kv_bytes_per_token = kv_per_token;

@@ -39,8 +39,10 @@ void OpCoster::Gemms(const std::vector<GemmShape>& gemms, double m, double copie
   const double wbytes = BytesPerElement(weight_dtype_);
   const double abytes = BytesPerElement(activation_dtype_);
   for (const GemmShape& g : gemms) {
-    const double rate =
-        weight_peak_flops_per_s_ * gpu_->GemmEfficiency(weight_compute_dtype_, m, g.n, g.k);
+    // The copies run as one grouped GEMM (the experts of a MoE layer): their output tiles share
+    // the SMs as those of one GEMM `copies` times as wide would.
+    const double rate = weight_peak_flops_per_s_ *
+                        gpu_->GemmEfficiency(weight_compute_dtype_, m, g.n * copies, g.k);
     Roofline(2 * m * g.n * g.k * copies,
              g.n * g.k * (g.weight_bytes_per_param > 0 ? g.weight_bytes_per_param : wbytes) *
                      weight_copies +

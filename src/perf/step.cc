@@ -50,6 +50,14 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec&
   s.layout_ = layout;
   s.shard_ = ShardModel(model, layout, options);
   s.ops_ = OpCoster(cluster.gpu, options);
+  s.launch_.fused_allreduce_norm = layout.tp > 1 && options.engine.fused_allreduce_norm;
+  s.launch_.fp8_gemms = cluster.gpu.ComputeDtypeFor(options.weight_dtype) == Dtype::kFp8;
+  s.launch_.qk_norm = model.qk_norm != QkNorm::kNone;
+  s.launch_.shared_experts = model.moe.num_shared_experts > 0;
+  for (const StageLayers& st : s.shard_.stages) {
+    s.max_stage_kernels_ = std::max(s.max_stage_kernels_,
+                                    StageKernels(options.engine.kernels, st, s.launch_));
+  }
   EpExchangeSetup ep;
   if (layout.ep > 1) {
     SW_ASSIGN_OR_RETURN(ep.kernels, BuiltinEpKernels());
@@ -92,7 +100,7 @@ PhaseBreakdown StepModel::Stage(const StageLayers& stage, double tokens, Keys ke
                                 double ep_tokens, bool prefill, double prefill_tokens,
                                 double queries_per_sequence, double cached_tokens) const {
   MicroBatchPass pass;
-  if (!options_.ep.two_batch_overlap || stage.moe == 0 || layout_.ep <= 1 || tokens < 2) {
+  if (!options_.ep.two_batch_overlap || stage.moe == 0 || !comm_.ExchangesTokens() || tokens < 2) {
     return StageWork(stage, tokens, keys, ep_tokens, prefill, prefill_tokens, queries_per_sequence,
                      cached_tokens, pass);
   }
@@ -189,7 +197,7 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
       out.ep_comm_s += exchange.time_s;
       out.tp_comm_s += tp_all_reduce;
     }
-    if (l.ep > 1) out.ep_algorithm = exchange.algorithm;
+    if (comm_.ExchangesTokens()) out.ep_algorithm = exchange.algorithm;
     // The MoE layers' share of the token mixers, and their FFNs.
     const double layers = static_cast<double>(std::max<size_t>(1, stage.mixers.size()));
     pass.moe_work_s = mixers_s * std::min(1.0, static_cast<double>(stage.moe) / layers) +
@@ -202,7 +210,10 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
     const double rows = prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens;
     ops_.Gemms({s.lm_head_gemm}, rows, 1, 1, out);
   }
-  out.total_s = out.compute_s + out.memory_s + out.tp_comm_s + out.ep_comm_s + out.cp_comm_s;
+  out.launch_s =
+      StageKernels(options_.engine.kernels, stage, launch_) * cluster_->gpu.kernel_latency_s;
+  out.total_s = out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s +
+                out.cp_comm_s;
   return out;
 }
 
@@ -270,12 +281,11 @@ DraftMemory StepModel::DraftMemoryPerGpu(const Workload& w) const {
   return d;
 }
 
-double StepModel::MaxStageLayers() const {
-  double layers = 0;
-  for (const StageLayers& st : shard_.stages) {
-    layers = std::max(layers, static_cast<double>(st.dense + st.moe));
-  }
-  return layers;
+double StepModel::StepOverheadS(bool graphed, double passes, double gpu_s) const {
+  const EngineProfile& e = options_.engine;
+  if (graphed) return e.step_overhead_s;
+  return e.step_overhead_s +
+         ExposedHostLaunchS(max_stage_kernels_ * passes, e.host_launch_s_per_kernel, gpu_s);
 }
 
 double StepModel::HandOff(double tokens) const {
@@ -304,8 +314,9 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   // Speculative decoding: the draft's own pass over the prompt, on the last stage.
   Accumulate(p.prefill, DraftPrefill(computed, cached + (computed + 1) / 2, computed), 1.0);
   p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
-  // Prefill runs outside CUDA graphs.
-  const double overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), false);
+  // Prefill runs outside CUDA graphs; each stage's host issues its kernels while it computes.
+  const double stage_gpu_s = p.prefill.total_s / static_cast<double>(l.pp);
+  const double overhead_s = StepOverheadS(false, 1.0, stage_gpu_s);
   p.prefill.overhead_s = overhead_s;
   p.prefill.total_s += p.prefill.pp_comm_s + overhead_s;
   p.ttft_s = p.prefill.total_s;
@@ -326,8 +337,9 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
                      .total_s);
   }
   chunk_stage_s += DraftPrefill(chunk_tokens, cached + (computed + 1) / 2, computed).total_s;
-  p.s_per_request =
-      (chunk_stage_s + HandOff(chunk_tokens / cp) + overhead_s) / (chunk_prompts * adp);
+  p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp) +
+                     StepOverheadS(false, 1.0, chunk_stage_s)) /
+                    (chunk_prompts * adp);
   return p;
 }
 
@@ -353,9 +365,9 @@ double StepModel::PrefillIterationS(double tokens, double keys_per_token) const 
     slowest_s = std::max(slowest_s, stage_s);
   }
   const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
+  const double cycle_s = DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s;
   // Prefill runs outside CUDA graphs.
-  return DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s + hand_offs +
-         StepOverheadS(options_.engine, MaxStageLayers(), false) +
+  return cycle_s + hand_offs + StepOverheadS(false, mb.count, cycle_s) +
          DraftPrefill(std::max(1.0, tokens), keys_per_token, std::max(1.0, tokens)).total_s;
 }
 
@@ -407,7 +419,7 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.decode.pp_comm_s = hand_offs;
   const double per_rank = std::ceil(static_cast<double>(w.batch) / adp);
   const bool graphed = per_rank <= options_.engine.cuda_graph_max_batch;
-  e.decode.overhead_s = StepOverheadS(options_.engine, MaxStageLayers(), graphed);
+  e.decode.overhead_s = StepOverheadS(graphed, mb.count, cycle.cycle_s);
   e.decode.total_s = cycle.cycle_s + hand_offs + e.decode.overhead_s;
   // The draft proposes before the target verifies: its k passes add to the step.
   const PhaseBreakdown draft = DraftPasses(per_rank, context);

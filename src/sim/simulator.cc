@@ -57,6 +57,7 @@ struct Replica {
   int64_t in_flight = 0;  // routed, not finished
   bool busy = false;
   double busy_s = 0;
+  double kv_used = 0;  // KV tokens in use when last counted into the total (Sim::Touch)
   // The iteration in progress.
   double step_decode = 0;
   std::vector<std::pair<int64_t, int64_t>> step_prefill;  // (request, tokens) this iteration
@@ -104,6 +105,7 @@ class Sim {
     } else {
       decode_first_ = static_cast<int64_t>(replicas_.size());
     }
+    for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
 
   StatusOr<SimResult> Run() {
@@ -162,9 +164,10 @@ class Sim {
       if (!s.ok()) return s;
     }
     defer_start_ = false;
-    for (size_t i = 0; i < replicas_.size(); ++i) {
+    for (size_t i : deferred_) {
       if (!replicas_[i].busy) StartStep(static_cast<int64_t>(i));
     }
+    deferred_.clear();
     return Status();
   }
 
@@ -196,13 +199,14 @@ class Sim {
   }
 
   // KV in use over KV capacity, across every replica of every pool.
-  double Occupancy() const {
-    double used = 0, capacity = 0;
-    for (const Replica& r : replicas_) {
-      used += KvUsed(r);
-      capacity += r.pool->kv_capacity_tokens;
-    }
-    return used / capacity;
+  double Occupancy() const { return kv_used_total_ / kv_capacity_total_; }
+
+  // Counts replica `r`'s KV in use into the total after its state changed (only its own
+  // iterations change it: StartStep and FinishStep, which ends in StartStep).
+  void Touch(Replica& r) {
+    const double used = KvUsed(r);
+    kv_used_total_ += used - r.kv_used;
+    r.kv_used = used;
   }
 
   // The replica of [first, last) a new request goes to under the router.
@@ -222,7 +226,12 @@ class Sim {
     Replica& rep = replicas_[index];
     rep.waiting.push_back(id);
     ++rep.in_flight;
-    if (!rep.busy && !defer_start_) StartStep(static_cast<int64_t>(index));
+    if (rep.busy) return;
+    if (defer_start_) {
+      deferred_.push_back(index);
+    } else {
+      StartStep(static_cast<int64_t>(index));
+    }
   }
 
   Status Route(const TraceRequest& t) {
@@ -322,6 +331,16 @@ class Sim {
     rep.finishes.push({r.join_step + r.output - 1, id});
   }
 
+  // Request `r` at the head of the queue may prefill: it holds KV for its prompt, admitted now
+  // if not yet; false when it must wait.
+  bool ReadyToPrefill(Replica& rep, Request& r) {
+    if (r.admitted) return true;
+    if (!Admit(rep, r)) return false;
+    rep.prefill_reserved += static_cast<double>(r.prompt + rep.pool->batch.block_tokens);
+    ++rep.admitted_prefilling;
+    return true;
+  }
+
   void StartStep(int64_t index) {
     Replica& rep = replicas_[index];
     const Pool& p = *rep.pool;
@@ -332,20 +351,27 @@ class Sim {
            KvUsed(rep) + static_cast<double>(rep.decoding) > p.kv_capacity_tokens) {
       if (!Preempt(rep)) break;
     }
-    rep.step_decode = static_cast<double>(rep.decoding);
     rep.step_prefill.clear();
-    int64_t budget = p.batch.max_batched_tokens - rep.decoding;
+    const bool prefill_first = p.batch.schedule == PrefillSchedule::kPrefillFirst &&
+                               p.role != Role::kDecode && !rep.waiting.empty() &&
+                               ReadyToPrefill(rep, requests_[rep.waiting.front()]);
+    rep.step_decode = prefill_first ? 0.0 : static_cast<double>(rep.decoding);
+    int64_t budget = p.batch.max_batched_tokens - static_cast<int64_t>(rep.step_decode);
     // A prompt's chunk runs on one attention-DP rank, within that rank's share of the budget.
     const int64_t rank_budget = std::max<int64_t>(1, p.batch.max_batched_tokens / p.attention_dp);
     for (int64_t id : rep.waiting) {
       if (budget <= 0) break;
       Request& r = requests_[id];
-      if (!r.admitted) {
-        if (!Admit(rep, r)) break;  // first come, first served: no overtaking
-        rep.prefill_reserved += static_cast<double>(r.prompt + p.batch.block_tokens);
-        ++rep.admitted_prefilling;
+      if (!ReadyToPrefill(rep, r)) break;  // first come, first served: no overtaking
+      const int64_t rest = r.prompt - r.prefilled;
+      // Without chunking a prompt runs whole: it waits for an iteration with room for it (one
+      // longer than the whole budget runs as the iteration's only prompt).
+      if (!p.batch.chunked_prefill && rest > std::min(budget, rank_budget) &&
+          (rest <= rank_budget || !rep.step_prefill.empty())) {
+        break;
       }
-      const int64_t chunk = std::min({budget, rank_budget, r.prompt - r.prefilled});
+      const int64_t chunk =
+          p.batch.chunked_prefill ? std::min({budget, rank_budget, rest}) : rest;
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
@@ -362,6 +388,7 @@ class Sim {
     }
     if (rep.step_decode == 0 && prefill_tokens == 0) {
       rep.busy = false;
+      Touch(rep);
       return;
     }
     const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
@@ -386,6 +413,7 @@ class Sim {
     ++result_.steps;
     if (rep.step_decode > 0) result_.itl_s.Add(seconds, rep.step_decode);
     Push(now_ + seconds, EventKind::kStepDone, index);
+    Touch(rep);
   }
 
   // Request `id` leaves replica `rep`: it releases what admission reserved there.
@@ -525,6 +553,9 @@ class Sim {
   std::deque<TraceRequest> pending_;  // arrived, not yet routed
   Status closed_loop_status_;
   bool defer_start_ = false;
+  std::vector<size_t> deferred_;  // replicas given requests while starts were deferred
+  double kv_used_total_ = 0;      // sum of the replicas' kv_used
+  double kv_capacity_total_ = 0;
   int64_t order_ = 0;
   int64_t next_rr_ = 0;
   double now_ = 0;

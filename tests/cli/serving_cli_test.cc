@@ -1,4 +1,8 @@
 // End-to-end: `simulate` and `price` as a user runs them, and their bad input.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "run_binary.h"
@@ -31,6 +35,30 @@ TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   const double in_flight =
       j["throughput"]["requests_per_s"].get<double>() * j["e2e_s"]["mean"].get<double>();
   EXPECT_NEAR(in_flight, 16.0, 1.6);
+}
+
+TEST(SimulateCli, PredictionsCarryABandAndTheirAssumedInputs) {
+  // vLLM's kernel counts are assumed (data/engines/vllm-0.12.json): TPOT and TTFT carry a band
+  // around their means in simulate and explain, and name what was assumed.
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 4 --requests 40 "
+      "--isl 512 --osl 64 --engine vllm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  for (const char* key : {"ttft_s", "tpot_s"}) {
+    const double mean = j[key]["mean"].get<double>();
+    EXPECT_LT(j[std::string(key) + "_low"].get<double>(), mean) << key;
+    EXPECT_GT(j[std::string(key) + "_high"].get<double>(), mean) << key;
+  }
+  const auto assumed = j["assumed_inputs"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(assumed.begin(), assumed.end(), "engine.kernels_per_attention"),
+            assumed.end());
+  const RunResult e = RunShardwise(
+      "explain --model llama-3.1-8b --gpus 1 --layout tp1 --batch 4 --engine vllm --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_LT(e.Json()["decode_tpot_s_low"].get<double>(), e.Json()["decode_tpot_s"].get<double>());
+  EXPECT_NE(RunShardwise("explain --model llama-3.1-8b --gpus 1 --layout tp1").out.find("±"),
+            std::string::npos);
 }
 
 TEST(SimulateCli, BadConcurrencyAndEngine) {

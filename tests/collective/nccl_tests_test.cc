@@ -69,6 +69,19 @@ TEST(NcclTestsFit, ReproducesTheEndsOfTheLogOnATwoLevelCluster) {
   EXPECT_NEAR(t, fit->points.back().predicted_s, 1e-12);
 }
 
+TEST(NcclTestsFit, CatalogClusterReproducesTheLogItCites) {
+  // hgx-h100-200g states the fit of this log: the catalog cluster itself, without --import,
+  // must reproduce the log's in-place all-reduce times at both ends within 10%: 123.5 us at 8 B
+  // (the small-message latency) and 47,743 us at 8 GiB (the bandwidth), 16 ranks on 2 hosts.
+  const ClusterSpec c = WithNodes(LoadCluster("hgx-h100-200g").value(), 2).value();
+  const GroupShape all = PlaceGroup(c, 16).value();
+  CollectiveRequest r;
+  r.bytes = 8;
+  EXPECT_NEAR(PredictCollective(c, all, r).time_s / 123.5e-6, 1.0, 0.10);
+  r.bytes = 8589934592.0;
+  EXPECT_NEAR(PredictCollective(c, all, r).time_s / 47743e-6, 1.0, 0.10);
+}
+
 TEST(NcclTestsFit, ShapeMismatchIsAnError) {
   auto log = ParseNcclTests(ReadLog(), "log").value();
   auto one_node = FitNcclTests(LoadCluster("dgx-h100").value(), log, CollectiveOp::kAllReduce, "log");

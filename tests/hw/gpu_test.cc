@@ -72,6 +72,36 @@ TEST(GpuCatalog, A100CalibrationMatchesPublishedMeasurements) {
   EXPECT_NEAR(g.AchievableHbmBytesPerS() / 1.61e12, 1.0, 0.01);
 }
 
+TEST(GpuCatalog, H100CapacityIsWhatTheDriverReports) {
+  // nvidia-smi on an H100 80GB HBM3 (SXM) reports 81,559 MiB (measured for this project,
+  // docs/validation.md), the total the engines size their KV budgets from; "80 GB" rounds it.
+  EXPECT_DOUBLE_EQ(Load("h100-sxm").hbm_bytes, 81559.0 * 1024 * 1024);
+}
+
+TEST(GpuCatalog, KernelLatencyStatesItsProvenance) {
+  // Fitted on the H100 (a separate subset of the serving file), assumed elsewhere; the
+  // calibrated fractions are measured where the file says so.
+  const GpuSpec h100 = Load("h100-sxm");
+  EXPECT_GT(h100.kernel_latency_s, 0);
+  EXPECT_EQ(h100.ProvenanceOf("kernel_latency_s"), Provenance::kFitted);
+  EXPECT_EQ(h100.ProvenanceOf("hbm_fraction"), Provenance::kMeasured);
+  EXPECT_EQ(Load("h200").ProvenanceOf("kernel_latency_s"), Provenance::kAssumed);
+  EXPECT_EQ(h100.ProvenanceOf("hbm_bytes"), Provenance::kMeasured);
+}
+
+TEST(GpuCatalogErrors, UnknownProvenanceIsRejected) {
+  nlohmann::json j = nlohmann::json::parse(R"({"name": "x", "peak_flops_per_s": {"bf16": 1e14},
+    "hbm_bytes": 1e10, "hbm_bytes_per_s": 1e12, "scale_up_bytes_per_s": 1e11,
+    "nic_bytes_per_s": 1e10, "usd_per_gpu_hour": 1, "sm_count": 100,
+    "achievable": {"gemm_fraction": {"bf16": 0.8}, "hbm_fraction": 0.8},
+    "provenance": {"hbm_fraction": "guessed"}})");
+  auto g = ParseGpuSpec(j, "my-gpu.json");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "my-gpu.json: provenance of 'hbm_fraction': provenance 'guessed' must be measured, "
+            "fitted or assumed");
+}
+
 TEST(GpuCatalog, ComputeDtypeWidensWhenUnsupported) {
   // No fp4 on Hopper: the MXFP4/int4 kernels (Marlin, Machete, W4A16) dequantise to bf16.
   EXPECT_EQ(Load("h100-sxm").ComputeDtypeFor(Dtype::kMxfp4), Dtype::kBf16);

@@ -71,27 +71,58 @@ TEST(EngineProfile, CustomAllReduceByHand) {
 
 TEST(EngineProfile, StepOverheadAddsOncePerIteration) {
   // Decode TPOT with a 1.5 ms per-step overhead (batch within the CUDA-graph range) is the bare
-  // TPOT + 1.5 ms; above the graph range each of the 32 layers adds its eager launches.
+  // TPOT + 1.5 ms, whatever the host would need to launch kernels one by one.
   const ModelSpec m = LoadModel("llama-3.1-8b").value();
   const ClusterSpec c = WithGpus(LoadCluster("dgx-h100").value(), 1).value();
   PerfOptions bare;
   PerfOptions eng;
   eng.engine.step_overhead_s = 1.5e-3;
   eng.engine.cuda_graph_max_batch = 64;
-  eng.engine.eager_launch_s_per_layer = 40e-6;
+  eng.engine.host_launch_s_per_kernel = 1e-3;
+  eng.engine.kernels.attention = 1;
   Workload w;
   w.batch = 32;
   w.prompt_tokens = 1024;
   const Layout l = ParseLayout("tp1").value();
   const auto a = StepModel::Create(m, c, l, bare).value().Estimate(w);
   const auto b = StepModel::Create(m, c, l, eng).value().Estimate(w);
-  EXPECT_NEAR(b.tpot_s - a.tpot_s, 1.5e-3, 1e-12);
-  // Prefill is not graphed: 1.5 ms + 32 layers x 40 us.
-  EXPECT_NEAR(b.ttft_s - a.ttft_s, 1.5e-3 + 32 * 40e-6, 1e-12);
+  // One kernel per layer also holds the stream for the GPU's per-kernel latency.
+  const double launch_s = 32 * c.gpu.kernel_latency_s;
+  EXPECT_NEAR(b.tpot_s - a.tpot_s, 1.5e-3 + launch_s, 1e-12);
+  // Outside a graph the host issues the step's 32 kernels at 1 ms each; the GPU's work hides
+  // only what it lasts: the step takes 32 ms of host time plus the per-step overhead.
   w.batch = 128;
-  const auto a2 = StepModel::Create(m, c, l, bare).value().Estimate(w);
   const auto b2 = StepModel::Create(m, c, l, eng).value().Estimate(w);
-  EXPECT_NEAR(b2.tpot_s - a2.tpot_s, 1.5e-3 + 32 * 40e-6, 1e-12);
+  EXPECT_NEAR(b2.tpot_s, 1.5e-3 + 32 * 1e-3, 1e-12);
+}
+
+TEST(EngineProfile, KernelLatencyPerLayerByHand) {
+  // Each kernel a decoder layer launches holds the stream for the GPU's per-kernel latency
+  // inside a CUDA graph. Llama-3.1-8B (32 layers) decode, an engine launching 5 kernels per
+  // attention block and 4 per dense FFN, 1 quantisation kernel before each fp8 GEMM (2 per block),
+  // the norm fused into the all-reduce at TP > 1:
+  //   tp1 bf16: 32 x (5 + 4) = 288 kernels
+  //   tp1 fp8:  32 x (5 + 2 + 4 + 2) = 416
+  //   tp2 bf16 with the fused norm: 32 x (4 + 3) = 224
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = WithGpus(LoadCluster("dgx-h100").value(), 2).value();
+  Workload w;
+  w.batch = 4;
+  w.prompt_tokens = 512;
+  auto launch = [&](const char* layout, Dtype dtype, bool fused) {
+    PerfOptions o;
+    o.weight_dtype = dtype;
+    o.engine.kernels = {5, 4, 8, 2, 1};
+    o.engine.cuda_graph_max_batch = 64;
+    o.engine.fused_allreduce_norm = fused;
+    return StepModel::Create(m, c, ParseLayout(layout).value(), o).value().Estimate(w).decode.launch_s;
+  };
+  const double k = c.gpu.kernel_latency_s;
+  ASSERT_GT(k, 0);
+  EXPECT_NEAR(launch("tp1", Dtype::kBf16, true), 288 * k, 1e-12);
+  EXPECT_NEAR(launch("tp1", Dtype::kFp8, true), 416 * k, 1e-12);
+  EXPECT_NEAR(launch("tp2", Dtype::kBf16, true), 224 * k, 1e-12);
+  EXPECT_NEAR(launch("tp2", Dtype::kBf16, false), 288 * k, 1e-12);
 }
 
 TEST(EngineProfile, KvBudgetRulesByHand) {

@@ -42,6 +42,29 @@ TEST(RecurrentLayers, StateMemoryIsFlatFrom1kTo128k) {
   }
 }
 
+TEST(SlidingWindowLayers, KvCapacityCountsOnlyTheLayersThatGrow) {
+  // gpt-oss-120b on one H100, fp8 KV: 36 layers alternate a 128-token sliding window and full
+  // attention; 8 KV heads x 64 dims x (K and V) x 1 B = 1,024 B per token and layer.
+  //   KV per token of context: the 18 full layers, 18 x 1,024 = 18,432 B;
+  //   the 18 windowed layers hold at most 128 tokens: 18 x 128 x 1,024 = 2,359,296 B per
+  //   sequence, i.e. 128 tokens of the full layers' KV, fixed like a recurrent state.
+  // So a sequence at 4,096 tokens takes 4,096 + 128 tokens of the capacity (not 2 x 4,096), and
+  // the capacity holds as many such sequences as the byte budget does.
+  // Weights in the checkpoint's MXFP4 (116.8e9 x 0.53 B = 62 GB) leave room for the KV.
+  PerfOptions o;
+  o.weight_dtype = Dtype::kMxfp4;
+  o.kv_dtype = Dtype::kFp8;
+  const MemoryPerGpu mem = Estimate(Model("gpt-oss-120b"), "dgx-h100", "tp1", 4096, o).memory;
+  EXPECT_DOUBLE_EQ(mem.kv_bytes_per_token, 18'432);
+  EXPECT_DOUBLE_EQ(mem.state_bytes_per_sequence, 2'359'296);
+  EXPECT_DOUBLE_EQ(mem.state_tokens_per_sequence, 128);
+  EXPECT_DOUBLE_EQ(mem.kv_bytes_per_sequence, 18.0 * 4096 * 1024 + 2'359'296);
+  ASSERT_GT(mem.max_sequences, 10);
+  // The byte budget also keeps one fp32 logits row per sequence (201,088 x 4 B, 1% of it).
+  EXPECT_NEAR(mem.kv_capacity_tokens / (4096 + 128) / static_cast<double>(mem.max_sequences), 1.0,
+              0.02);
+}
+
 TEST(RecurrentLayers, DecodeCostGrowsOnlyInTheAttentionLayers) {
   // Qwen3.5-35B-A3B, tp1, one sequence: from 1,024 to 131,072 tokens of context the decode
   // FLOPs grow only by the 10 attention layers' QK^T and AV: 2 x 16 heads x (256 + 256) per key

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardwise/common/provenance.h"
 #include "shardwise/common/status.h"
 #include "shardwise/model/dtype.h"
 
@@ -31,8 +32,13 @@ struct GpuSpec {
   std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak, large-GEMM limit
   double gemm_tile_overhead_k = 0;        // per-tile fixed cost, in K-elements of work
   double hbm_fraction = 0;                // achievable fraction of HBM bandwidth (STREAM copy)
+  // Fixed stream time of one kernel inside a CUDA graph besides its work: launch, first memory
+  // round trip, drain of its last wave (perf/launch.h).
+  double kernel_latency_s = 0;
   bool calibration_measured = false;      // fractions measured on this part (else assumed)
   std::map<std::string, std::string> sources;
+  // Provenance of the numbers the file states it for (its "provenance" object).
+  std::map<std::string, Provenance> provenance;
 
   bool Supports(Dtype dtype) const { return peak_flops_per_s.contains(dtype); }
   double PeakFlopsPerS(Dtype dtype) const;        // requires Supports(dtype)
@@ -46,6 +52,10 @@ struct GpuSpec {
   // supported, else the nearest wider one (int4/mxfp4 weights on Hopper run as fp8; fp8 weights
   // on A100 as bf16).
   Dtype ComputeDtypeFor(Dtype weights) const;
+  // Where a number of this file comes from: what its "provenance" object states; else the
+  // calibrated fractions are measured when "achievable.measured" says so (assumed otherwise),
+  // the per-kernel latency is assumed, and datasheet numbers are measured (published).
+  Provenance ProvenanceOf(const std::string& key) const;
 };
 
 StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source);

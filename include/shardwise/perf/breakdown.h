@@ -18,7 +18,8 @@ struct PhaseBreakdown {
   double cp_comm_s = 0;  // exposed part only
   double pp_comm_s = 0;
   double bubble_s = 0;
-  double overhead_s = 0;  // per-step CPU, scheduler and launch time (engine profile)
+  double launch_s = 0;    // kernels' fixed stream time beyond their rooflines (perf/launch.h)
+  double overhead_s = 0;  // per-step CPU, scheduler and exposed host launch time (engine)
   double flops = 0;       // per GPU of the busiest stage
   double hbm_bytes = 0;   // per GPU of the busiest stage
   double total_s = 0;

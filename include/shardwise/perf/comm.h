@@ -53,7 +53,12 @@ class StepComm {
   // One MoE layer's EP dispatch of `tokens_per_gpu` tokens from each rank, then their combine
   // with the same algorithm (time 0 without EP). Prefill may use DeepEP's normal (node-dedup)
   // kernels; decode runs in CUDA graphs, which they cannot join (collective/ep_dispatch.h).
+  // An EP group inside the TP group (ep <= tp) exchanges nothing: attention TP leaves every
+  // token on every rank, each rank runs its experts on the tokens routed there, and the TP
+  // all-reduce after the MoE layer sums their outputs (TensorRT-LLM, vLLM and SGLang without
+  // attention DP).
   EpExchange Exchange(double tokens_per_gpu, bool prefill) const;
+  bool ExchangesTokens() const { return layout_.ep > layout_.tp; }
   // One PP send/recv of `bytes` between adjacent stages (0 without PP).
   double HandOff(double bytes) const;
 

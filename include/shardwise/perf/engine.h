@@ -14,19 +14,25 @@
 #include <string_view>
 #include <vector>
 
+#include "shardwise/common/provenance.h"
 #include "shardwise/common/status.h"
 
 namespace shardwise {
-
-// Where a catalog number comes from; assumed numbers widen a prediction's stated band.
-enum class Provenance { kMeasured, kFitted, kAssumed };
-StatusOr<Provenance> ParseProvenance(const std::string& text);
-std::string ProvenanceName(Provenance p);
 
 // How the engine sizes its KV cache.
 enum class KvMemoryRule {
   kFractionOfTotal,            // vLLM gpu_memory_utilization, SGLang mem_fraction_static
   kFractionOfFreeAfterWeights  // TensorRT-LLM kv_cache_free_gpu_memory_fraction
+};
+
+// Kernels one decoder layer's blocks launch in an engine, all-reduces excluded (the collective
+// model prices those). Counted from each engine's model code (perf/launch.h prices them).
+struct KernelCounts {
+  double attention = 0;     // norm, QKV GEMM, RoPE, KV-cache write, attention, output GEMM
+  double dense_ffn = 0;     // norm, gate/up GEMM, activation, down GEMM
+  double moe_ffn = 0;       // norm, router, top-k, permutation, expert GEMMs, activation, combine
+  double qk_norm = 0;       // per-head Q and K norms, for models that have them (Qwen3)
+  double per_fp8_gemm = 0;  // activation quantisation before each fp8 GEMM, when not fused
 };
 
 struct EngineProfile {
@@ -36,7 +42,8 @@ struct EngineProfile {
   std::string description;
   double step_overhead_s = 0;             // CPU/scheduler time per iteration, not hidden
   double cuda_graph_max_batch = 0;        // decode batches up to this run in CUDA graphs
-  double eager_launch_s_per_layer = 0;    // kernel launches of one layer outside CUDA graphs
+  double host_launch_s_per_kernel = 0;    // host time to issue one kernel outside CUDA graphs
+  KernelCounts kernels;                   // kernels per decoder-layer block
   double custom_allreduce_max_bytes = 0;  // custom all-reduce kernel up to this size, else NCCL
   double one_shot_max_bytes = 0;          // one-shot up to this size, two-shot above
   double custom_allreduce_latency_s = 0;  // one synchronisation round of the custom kernel
@@ -49,16 +56,14 @@ struct EngineProfile {
   double memory_fraction = 0.9;                  // of total, or of free after weights (kv_rule)
   double runtime_reserve_bytes = 0;              // CUDA context and allocator outside the fraction
   bool no_evict_admission = false;               // reserve prompt + output KV at admission
+  bool mixed_prefill_decode = true;  // prompts' chunks ride with decodes (else prefill first)
+  bool chunked_prefill = true;       // prompts split into chunks (else each runs whole)
   std::map<std::string, Provenance> provenance;  // per field
   std::map<std::string, std::string> sources;    // per field
 
   // Fields whose provenance is "assumed".
   std::vector<std::string> AssumedFields() const;
 };
-
-// Host time of one iteration on a stage of `layers` layers: the scheduler's per-step time,
-// plus kernel launches when the step does not run in a CUDA graph.
-double StepOverheadS(const EngineProfile& engine, double layers, bool graphed);
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
 // Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.

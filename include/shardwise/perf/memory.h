@@ -20,13 +20,15 @@ struct MemoryPerGpu {
   double activation_bytes = 0;       // prefill chunk workspace and logits
   double comm_buffer_bytes = 0;      // NCCL buffers of each communicator
   double kv_bytes_per_sequence = 0;  // one sequence at the peak context, on one GPU (KV + state)
-  // The recurrent (linear-attention/SSM) state in kv_bytes_per_sequence: fixed per sequence.
+  // What kv_bytes_per_sequence holds whatever the context: the recurrent (linear-attention/SSM)
+  // state and the KV of sliding-window layers (beside full-attention ones), at most a window.
   double state_bytes_per_sequence = 0;
   // The same in units of KV tokens of the fullest stage (the simulator reserves it per sequence).
   double state_tokens_per_sequence = 0;
   int64_t max_sequences = 0;      // per instance, at the peak context
   double kv_capacity_tokens = 0;  // per instance: KV tokens that fit beside weights and buffers
-  double kv_bytes_per_token = 0;  // one token across the fullest stage's layers, one GPU
+  // One token across the fullest stage's growing-KV layers (full attention), one GPU.
+  double kv_bytes_per_token = 0;
 
   double UsedBytes() const {
     return weight_bytes + kv_bytes + activation_bytes + comm_buffer_bytes;

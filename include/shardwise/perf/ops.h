@@ -21,8 +21,8 @@ class OpCoster {
 
   // Adds one roofline op to `out` and returns its time.
   double Roofline(double flops, double bytes, double flops_per_s, PhaseBreakdown& out) const;
-  // Runs `gemms` on `m` rows each (`copies` of them, e.g. the experts a GPU holds); weight
-  // bytes are read for `weight_copies` of them.
+  // Runs `gemms` on `m` rows each (`copies` of them launched as one grouped GEMM, e.g. the
+  // experts a GPU holds); weight bytes are read for `weight_copies` of them.
   void Gemms(const std::vector<GemmShape>& gemms, double m, double copies, double weight_copies,
              PhaseBreakdown& out) const;
   // Element-wise passes of one layer over `tokens` (residual adds, norms, activation);

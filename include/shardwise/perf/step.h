@@ -17,6 +17,7 @@
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/breakdown.h"
 #include "shardwise/perf/comm.h"
+#include "shardwise/perf/launch.h"
 #include "shardwise/perf/memory.h"
 #include "shardwise/perf/ops.h"
 #include "shardwise/perf/options.h"
@@ -106,7 +107,9 @@ class StepModel {
   PhaseBreakdown DraftPasses(double sequences, double context) const;
   DraftMemory DraftMemoryPerGpu(const Workload& workload) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
-  double MaxStageLayers() const;
+  // Host time of an iteration whose stages take `gpu_s` each for `passes` passes: the engine's
+  // per-step time, plus the kernel launches the GPU does not hide when not in a CUDA graph.
+  double StepOverheadS(bool graphed, double passes, double gpu_s) const;
 
   // The model with its shared experts placed as routed (PerfOptions::shared_experts_routed),
   // which model_ then points to; else null.
@@ -117,6 +120,8 @@ class StepModel {
   Layout layout_;
   ModelShard shard_;
   OpCoster ops_;
+  LaunchSetup launch_;
+  double max_stage_kernels_ = 0;  // kernels of the stage that launches the most
   StepComm comm_;
   StageLayers draft_layers_;                // MTP module or EAGLE head
   std::shared_ptr<const StepModel> draft_;  // a draft model, on the target's TP ranks
