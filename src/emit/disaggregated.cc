@@ -138,7 +138,8 @@ std::string Body(const Placement& p, const std::function<std::string(const Worke
   return out + "wait\n";
 }
 
-StatusOr<LaunchConfig> Vllm(const LaunchInputs& in, const std::vector<std::string>& names) {
+StatusOr<LaunchConfig> VllmDisaggregated(const LaunchInputs& in,
+                                         const std::vector<std::string>& names) {
   const Placement p = Place(in, 8100, 8200, 1);
   std::string notes = CheckpointNote(in);
   if (p.nodes > 1) {
@@ -176,7 +177,8 @@ StatusOr<LaunchConfig> Vllm(const LaunchInputs& in, const std::vector<std::strin
   return LaunchConfig{Engine::kVllm, {{names[0], Header(Engine::kVllm, in) + notes + body}}};
 }
 
-StatusOr<LaunchConfig> Sglang(const LaunchInputs& in, const std::vector<std::string>& names) {
+StatusOr<LaunchConfig> SglangDisaggregated(const LaunchInputs& in,
+                                           const std::vector<std::string>& names) {
   // SGLang takes a few ports above each server's; keep the servers 10 apart.
   const Placement p = Place(in, 30000, 31000, 10);
   std::string notes = CheckpointNote(in);
@@ -222,7 +224,8 @@ std::string TrtllmServerYaml(const LaunchInputs& in, const PoolLaunch& pool, boo
   return yaml;
 }
 
-StatusOr<LaunchConfig> Trtllm(const LaunchInputs& in, const std::vector<std::string>& names) {
+StatusOr<LaunchConfig> TrtllmDisaggregated(const LaunchInputs& in,
+                                           const std::vector<std::string>& names) {
   const Placement p = Place(in, 8100, 8200, 1);
   std::string notes = TrtllmWeightNote(in);
   auto command = [&](const Worker& w) {
@@ -266,7 +269,8 @@ StatusOr<LaunchConfig> Trtllm(const LaunchInputs& in, const std::vector<std::str
                        {names[3], TrtllmServerYaml(in, in.pool, false)}}};
 }
 
-StatusOr<LaunchConfig> Dynamo(const LaunchInputs& in, const std::vector<std::string>& names) {
+StatusOr<LaunchConfig> DynamoDisaggregated(const LaunchInputs& in,
+                                           const std::vector<std::string>& names) {
   const Placement p = Place(in, 0, 0, 0);
   std::string notes = CheckpointNote(in);
   notes +=
@@ -297,7 +301,9 @@ StatusOr<LaunchConfig> DisaggregatedConfig(Engine engine, const LaunchInputs& in
   if (in.prefill_pool->workers < 1 || in.pool.workers < 1) {
     return Error("a disaggregated deployment needs at least one prefill and one decode worker");
   }
-  return WriteConfig(engine, in, {Vllm, Sglang, Trtllm, Dynamo});
+  return WriteConfig(
+      engine, in,
+      {VllmDisaggregated, SglangDisaggregated, TrtllmDisaggregated, DynamoDisaggregated});
 }
 
 }  // namespace shardwise::emit::internal

@@ -30,7 +30,7 @@ struct Request {
 enum class Role { kBoth, kPrefill, kDecode };
 
 // A pool of identical replicas: their iteration times and limits.
-struct Pool {
+struct SimPool {
   const StepTable* table = nullptr;
   Role role = Role::kBoth;
   int64_t attention_dp = 1;
@@ -44,7 +44,7 @@ using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
                                        std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
 
 struct Replica {
-  const Pool* pool = nullptr;
+  const SimPool* pool = nullptr;
   std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
   std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
   FinishHeap finishes;
@@ -183,14 +183,14 @@ class Sim {
   }
 
   static double KvUsed(const Replica& r) {
-    const Pool& p = *r.pool;
+    const SimPool& p = *r.pool;
     const double block = static_cast<double>(p.batch.block_tokens);
     return r.DecodeContextSum() + static_cast<double>(r.decoding) * block + r.prefill_reserved +
            static_cast<double>(r.decoding + r.admitted_prefilling) * p.state_tokens_per_sequence;
   }
 
   // KV a request reserves at admission under the policy; a prefill pool holds the prompt only.
-  static double Reservation(const Pool& p, const Request& r) {
+  static double Reservation(const SimPool& p, const Request& r) {
     const double block = static_cast<double>(p.batch.block_tokens);
     const bool whole_life = p.batch.admission == Admission::kNoEvict && p.role != Role::kPrefill;
     return p.state_tokens_per_sequence + (whole_life
@@ -235,7 +235,7 @@ class Sim {
   }
 
   Status Route(const TraceRequest& t) {
-    for (const Pool& p : pools_) {
+    for (const SimPool& p : pools_) {
       if (p.table == nullptr) continue;
       const int64_t held =
           p.role == Role::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
@@ -298,7 +298,7 @@ class Sim {
 
   // Admits request `id` against the replica's KV and batch limits; false when it must wait.
   bool Admit(Replica& rep, Request& r) {
-    const Pool& p = *rep.pool;
+    const SimPool& p = *rep.pool;
     const double committed =
         p.batch.admission == Admission::kNoEvict ? rep.guaranteed : KvUsed(rep);
     const bool room = rep.decoding + rep.admitted_prefilling < p.batch.max_batch &&
@@ -343,7 +343,7 @@ class Sim {
 
   void StartStep(int64_t index) {
     Replica& rep = replicas_[index];
-    const Pool& p = *rep.pool;
+    const SimPool& p = *rep.pool;
     if (p.role == Role::kDecode) AdmitTransferred(rep);
     // Every decoding sequence grows by one token: make room, preempting if the cache is full
     // (never needed under no-evict, whose reservations cover the growth).
@@ -370,8 +370,7 @@ class Sim {
           (rest <= rank_budget || !rep.step_prefill.empty())) {
         break;
       }
-      const int64_t chunk =
-          p.batch.chunked_prefill ? std::min({budget, rank_budget, rest}) : rest;
+      const int64_t chunk = p.batch.chunked_prefill ? std::min({budget, rank_budget, rest}) : rest;
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
@@ -418,7 +417,7 @@ class Sim {
 
   // Request `id` leaves replica `rep`: it releases what admission reserved there.
   void Leave(Replica& rep, const Request& r) {
-    const Pool& p = *rep.pool;
+    const SimPool& p = *rep.pool;
     if (p.batch.admission == Admission::kNoEvict) rep.guaranteed -= Reservation(p, r);
     --rep.in_flight;
   }
@@ -542,7 +541,7 @@ class Sim {
   const ModelSpec& model_;
   RequestSource& source_;
   const SimConfig& c_;
-  Pool pools_[2];                  // [0]: aggregated or prefill; [1]: decode (disaggregated)
+  SimPool pools_[2];               // [0]: aggregated or prefill; [1]: decode (disaggregated)
   std::vector<Replica> replicas_;  // pool 0's, then from decode_first_ pool 1's
   int64_t decode_first_ = 0;
   double transfer_s_ = 0;  // summed over the transfers

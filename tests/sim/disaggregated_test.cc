@@ -12,7 +12,8 @@
 namespace shardwise {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+// Rate infinity: every request arrives at t = 0.
+constexpr double kAllAtOnce = std::numeric_limits<double>::infinity();
 
 struct Pools {
   ModelSpec model = LoadModel("llama-3.1-8b").value();
@@ -40,7 +41,8 @@ struct Pools {
   }
 
   SimResult Run(int64_t requests, int64_t isl, int64_t osl) {
-    RequestSource source({kInf, 1.0}, {LengthDistribution::kFixed, static_cast<double>(isl), 0},
+    RequestSource source({kAllAtOnce, 1.0},
+                         {LengthDistribution::kFixed, static_cast<double>(isl), 0},
                          {LengthDistribution::kFixed, static_cast<double>(osl), 0}, requests, 1);
     auto r = Simulate(model, *table, source, config);
     EXPECT_TRUE(r.ok()) << r.status().message();
