@@ -1,5 +1,7 @@
 #include "metric_json.h"
 
+#include "shardwise/perf/uncertainty.h"
+
 namespace shardwise::cli {
 namespace {
 
@@ -32,6 +34,13 @@ nlohmann::json PercentileJson(const LogHistogram& h, double percentile) {
   nlohmann::json j = Summary(h);
   j["at_percentile"] = h.Percentile(percentile);
   return j;
+}
+
+nlohmann::json WithBand(nlohmann::json latency, double relative) {
+  const Band band = Widen(latency["mean"].get<double>(), relative);
+  latency["low"] = band.low;
+  latency["high"] = band.high;
+  return latency;
 }
 
 }  // namespace shardwise::cli

@@ -22,4 +22,8 @@ nlohmann::json DistributionJson(const LogHistogram& h);
 // 100)), the one an SLO at that percentile is judged by.
 nlohmann::json PercentileJson(const LogHistogram& h, double percentile);
 
+// `latency` (an object with a "mean") with the model's band around its mean: "low" and "high",
+// the mean widened by `relative` (perf/uncertainty.h).
+nlohmann::json WithBand(nlohmann::json latency, double relative);
+
 }  // namespace shardwise::cli
