@@ -288,11 +288,12 @@ Status RunSimulate(const SimulateOptions& o) {
       std::llround(mean_osl), r.requests, r.requests == 1 ? "" : "s", FormatSeconds(r.makespan_s),
       r.steps, r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s",
       FormatSeconds(wall_s));
-  Table table({"latency", "p50", "p90", "p99", "mean"});
+  // The band of the model's mean (perf/uncertainty.h) where the step model gives one.
+  Table table({"latency", "p50", "p90", "p99", "mean", "band"});
   auto row = [&](const char* name, const LogHistogram& h, double band) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
-                  FormatSeconds(h.Percentile(99)),
-                  FormatSeconds(h.Mean()) + (band > 0 ? fmt::format(" ±{:.0f}%", 100 * band) : "")});
+                  FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()),
+                  band > 0 ? fmt::format("±{:.0f}%", 100 * band) : ""});
   };
   row("TTFT", r.ttft_s, setup.ttft_band.relative);
   row("TPOT", r.tpot_s, setup.tpot_band.relative);
