@@ -21,10 +21,13 @@ log(measured / model) for:
 then every point's measured / model under the anchored, free and catalog parameters. Each
 overhead is also shown as time per 128 x 256 output tile on one SM (overhead_k k-steps at the
 SM's share of peak x fraction), beside the time the SM's share of the HBM rate takes to write
-the tile's output (128 x 256 x output bytes).
+the tile's output (128 x 256 x output bytes). With --write-form K, also the rms of a form the
+data suggest (not the model's): the overhead as that write, K x output bytes / 2 K-elements for
+bf16 (fp32 partial sums, 4 bytes, when the model splits k), x the dtype's peak / bf16's peak,
+at the catalog's fractions.
 
 Usage: tools/fit_gemm_tile_overhead.py [--gpu data/gpus/h100-sxm.json] [--series S,...]
-       [--shapes square|skinny|all] [--anchor M,N,K] [--quiet] FILE...
+       [--shapes square|skinny|all] [--anchor M,N,K] [--write-form K] [--quiet] FILE...
 Only the Python standard library is used.
 """
 import argparse
@@ -136,6 +139,22 @@ def fit_anchored(gpu, points, anchor):
     return f, ok, math.sqrt(c / len(points))
 
 
+def write_form_rms(gpu, points, overhead_k, output_bytes):
+    """rms of log(measured / model) with the overhead scaled as the output write (see --write-form)."""
+    total = 0.0
+    for p in points:
+        m, n, k = p["m"], p["n"], p["k"]
+        tile_m = 64.0 if m <= 64 else 128.0
+        tiles = math.ceil(m / tile_m) * math.ceil(n / 256.0)
+        split_k = max(1.0, math.floor(gpu.sm_count / tiles))
+        written = 4 if split_k > 1 else output_bytes
+        scaled = overhead_k * written / 2 * gpu.peak[p["dtype"]] / gpu.peak["bf16"]
+        eff = efficiency(m, n, k, gpu.fraction[p["dtype"]], scaled, gpu.sm_count)
+        t = max(2.0 * m * n * k / (gpu.peak[p["dtype"]] * eff), p["bytes"] / gpu.hbm)
+        total += math.log(p["t"] / t) ** 2
+    return math.sqrt(total / len(points))
+
+
 def tile_us(gpu, dtype, fraction, overhead_k):
     """overhead_k k-steps of one 128 x 256 tile at one SM's share of peak x fraction, in us."""
     return overhead_k * 2 * TILE_M * TILE_N / (gpu.peak[dtype] * fraction / gpu.sm_count) * 1e6
@@ -149,6 +168,8 @@ def main():
     ap.add_argument("--shapes", choices=["square", "skinny", "all"], default="all")
     ap.add_argument("--anchor", default="8192,8192,8192",
                     help="m,n,k whose catalog prediction the re-fitted fraction keeps")
+    ap.add_argument("--write-form", type=float, metavar="K",
+                    help="also the rms with the overhead as the output write, K for a bf16 tile")
     ap.add_argument("--quiet", action="store_true", help="no per-point residuals")
     args = ap.parse_args()
     gpu = Gpu(args.gpu)
@@ -182,6 +203,9 @@ def main():
         for name, ok, of, orms in rows:
             print(f"  {name:26} overhead_k {ok:7.1f}  fraction {of:.3f}  rms {orms:.3f}  "
                   f"{tile_us(gpu, dtype, of, ok):5.2f} us per tile")
+        if args.write_form is not None:
+            print(f"  {'as the output write':26} overhead_k {args.write_form:7.1f} (bf16 tile)  "
+                  f"rms {write_form_rms(gpu, pts, args.write_form, OUTPUT_BYTES[series]):.3f}")
         if args.quiet:
             continue
         print(f"  {'shape':10} {'m':>5} {'n':>6} {'k':>6} {'runs':>4} {'meas us':>9} {'spread':>6} "
