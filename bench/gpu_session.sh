@@ -42,4 +42,6 @@ step run_nccl_tp1 "$build/shardwise" run --backend nccl --model tiny-dense --lay
 step hbm_bench "$build/bench/gpu_hbm_bench"
 step gemm_bench "$build/bench/gpu_gemm_bench"
 step decode_bench "$build/bench/gpu_decode_bench"
+step gemm_k_sweep_bench "$build/bench/gpu_gemm_k_sweep_bench"
+step kernel_latency_bench "$build/bench/gpu_kernel_latency_bench"
 exit $status

@@ -1,9 +1,9 @@
 #include "shardwise/hw/gpu.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
@@ -36,7 +36,15 @@ double GpuSpec::GemmEfficiency(Dtype dtype, double m, double n, double k) const 
   const double k_per_unit = k / split_k;
   auto it = gemm_fraction.find(dtype);
   const double fraction = it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16);
-  return fraction * units / (waves * sms) * k_per_unit / (k_per_unit + gemm_tile_overhead_k);
+  return fraction * units / (waves * sms) * k_per_unit / (k_per_unit + TileOverheadK(dtype));
+}
+
+double GpuSpec::TileOverheadK(Dtype dtype) const {
+  for (Dtype d : {dtype, Dtype::kBf16}) {
+    auto it = gemm_tile_overhead_k.find(d);
+    if (it != gemm_tile_overhead_k.end()) return it->second;
+  }
+  return 0;
 }
 
 Provenance GpuSpec::ProvenanceOf(const std::string& key) const {
@@ -73,9 +81,10 @@ namespace {
 
 Status RequireSource(const GpuSpec& gpu, const std::string& key, const std::string& source) {
   if (!gpu.sources.contains(key) || gpu.sources.at(key).empty()) {
-    return Error(fmt::format("{}: '{}' has no entry in \"sources\"; every catalog number needs "
-                             "its source",
-                             source, key));
+    return Error(
+        fmt::format("{}: '{}' has no entry in \"sources\"; every catalog number needs "
+                    "its source",
+                    source, key));
   }
   return Status();
 }
@@ -139,12 +148,24 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
     return Error(fmt::format("{}: achievable.hbm_fraction must be at most 1", source));
   }
   SW_ASSIGN_OR_RETURN(gpu.calibration_measured, a.BoolOr("measured", false));
-  SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k, a.NumberOr("gemm_tile_overhead_k", 0.0));
+  // One number for every dtype, or an object of dtype -> number.
+  constexpr double kMaxTileOverheadK = 1e6;  // far above any GEMM's k; catches slips
+  if (ach.contains("gemm_tile_overhead_k") && ach.at("gemm_tile_overhead_k").is_object()) {
+    SW_ASSIGN_OR_RETURN(gpu.gemm_tile_overhead_k,
+                        ParseDtypeMap(ach, "gemm_tile_overhead_k", a.source, kMaxTileOverheadK));
+  } else {
+    SW_ASSIGN_OR_RETURN(const double overhead, a.NumberOr("gemm_tile_overhead_k", 0.0));
+    if (overhead > kMaxTileOverheadK) {
+      return Error(fmt::format("{}: achievable.gemm_tile_overhead_k must be at most {:g}", source,
+                               kMaxTileOverheadK));
+    }
+    gpu.gemm_tile_overhead_k[Dtype::kBf16] = overhead;
+  }
   SW_ASSIGN_OR_RETURN(gpu.kernel_latency_s, a.NumberOr("kernel_latency_s", 0.0));
   constexpr double kMaxKernelLatencyS = 1e-3;  // far above any GPU's; catches unit slips
   if (gpu.kernel_latency_s < 0 || gpu.kernel_latency_s > kMaxKernelLatencyS) {
-    return Error(fmt::format("{}: achievable.kernel_latency_s must be in [0, {:g}] seconds",
-                             source, kMaxKernelLatencyS));
+    return Error(fmt::format("{}: achievable.kernel_latency_s must be in [0, {:g}] seconds", source,
+                             kMaxKernelLatencyS));
   }
   SW_ASSIGN_OR_RETURN(gpu.sm_count, o.Int("sm_count", kMaxSmCount));
 
@@ -156,23 +177,24 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   if (o.Has("provenance")) {
     const nlohmann::json& p = json.at("provenance");
     if (!p.is_object()) {
-      return Error(fmt::format("{}: 'provenance' must be an object of number -> "
-                               "\"measured|fitted|assumed\"",
-                               source));
+      return Error(
+          fmt::format("{}: 'provenance' must be an object of number -> "
+                      "\"measured|fitted|assumed\"",
+                      source));
     }
     for (const auto& [key, value] : p.items()) {
       auto parsed = ParseProvenance(value.is_string() ? value.get<std::string>() : "");
       if (!parsed.ok()) {
-        return Error(fmt::format("{}: provenance of '{}': {}", source, key,
-                                 parsed.status().message()));
+        return Error(
+            fmt::format("{}: provenance of '{}': {}", source, key, parsed.status().message()));
       }
       gpu.provenance[key] = *parsed;
     }
   }
   if (gpu.kernel_latency_s > 0) SW_RETURN_IF_ERROR(RequireSource(gpu, "kernel_latency_s", source));
-  for (const char* key : {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s",
-                          "scale_up_bytes_per_s", "nic_bytes_per_s", "usd_per_gpu_hour",
-                          "achievable", "sm_count"}) {
+  for (const char* key :
+       {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s", "scale_up_bytes_per_s",
+        "nic_bytes_per_s", "usd_per_gpu_hour", "achievable", "sm_count"}) {
     SW_RETURN_IF_ERROR(RequireSource(gpu, key, source));
   }
   return gpu;
@@ -182,10 +204,10 @@ std::vector<std::string> BuiltinGpuNames() { return catalog::NamesIn("gpus"); }
 
 StatusOr<GpuSpec> LoadGpu(std::string_view name_or_path) {
   std::string source;
-  SW_ASSIGN_OR_RETURN(nlohmann::json json,
-                      catalog::LoadEntry("gpus", name_or_path, "GPU",
-                                         "see 'shardwise gpus', or pass a path to a GPU .json file",
-                                         source));
+  SW_ASSIGN_OR_RETURN(
+      nlohmann::json json,
+      catalog::LoadEntry("gpus", name_or_path, "GPU",
+                         "see 'shardwise gpus', or pass a path to a GPU .json file", source));
   return ParseGpuSpec(json, source);
 }
 

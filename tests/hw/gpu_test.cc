@@ -45,7 +45,8 @@ TEST(GpuCatalog, H100GemmShapeModelReproducesPublishedMeasurements) {
            {8192, 1290.1e12}, {16384, 1377.3e12}, {32768, 1382.2e12}}) {
     EXPECT_NEAR(fp8 * g.GemmEfficiency(Dtype::kFp8, n, n, n) / measured, 1.0, 0.02) << n;
   }
-  const double bf16 = g.PeakFlopsPerS(Dtype::kBf16) * g.GemmEfficiency(Dtype::kBf16, 8192, 8192, 8192);
+  const double bf16 =
+      g.PeakFlopsPerS(Dtype::kBf16) * g.GemmEfficiency(Dtype::kBf16, 8192, 8192, 8192);
   EXPECT_GE(bf16, 769e12 * 0.99);
   EXPECT_LE(bf16, 798e12 * 1.01);
   // calibration.md: HBM STREAM copy 2.90 TB/s.
@@ -55,11 +56,38 @@ TEST(GpuCatalog, H100GemmShapeModelReproducesPublishedMeasurements) {
 
 TEST(GpuCatalog, GemmEfficiencyFallsForSmallShapes) {
   // Wave quantisation by hand: m = 512, n = 4096 on 132 SMs is 4 x 16 = 64 tiles of 128 x 256,
-  // split 2 ways along k (floor(132 / 64) = 2) = 128 of 132 SMs busy; k per split = 2048, so
-  // k / (k + 600) = 0.7734. Efficiency = 0.722 x 128/132 x 0.7734 = 0.5415.
+  // split 2 ways along k (floor(132 / 64) = 2) = 128 of 132 SMs busy; k per split = 2048.
+  // fp8 (overhead 500): k / (k + 500) = 0.8038, efficiency 0.718 x 128/132 x 0.8038 = 0.5596.
+  // bf16 (overhead 260): k / (k + 260) = 0.8873, efficiency 0.840 x 128/132 x 0.8873 = 0.7228.
   const GpuSpec g = Load("h100-sxm");
-  EXPECT_NEAR(g.GemmEfficiency(Dtype::kFp8, 512, 4096, 4096), 0.722 * 128.0 / 132.0 * 2048.0 / 2648.0,
-              1e-9);
+  EXPECT_NEAR(g.GemmEfficiency(Dtype::kFp8, 512, 4096, 4096),
+              0.718 * 128.0 / 132.0 * 2048.0 / 2548.0, 1e-9);
+  EXPECT_NEAR(g.GemmEfficiency(Dtype::kBf16, 512, 4096, 4096),
+              0.840 * 128.0 / 132.0 * 2048.0 / 2308.0, 1e-9);
+}
+
+TEST(GpuCatalog, TileOverheadIsOneNumberOrOnePerDtype) {
+  nlohmann::json j = nlohmann::json::parse(R"({"name": "x", "peak_flops_per_s": {"bf16": 1e14},
+    "hbm_bytes": 1e10, "hbm_bytes_per_s": 1e12, "scale_up_bytes_per_s": 1e11,
+    "nic_bytes_per_s": 1e10, "usd_per_gpu_hour": 1, "sm_count": 100,
+    "achievable": {"gemm_fraction": {"bf16": 0.8}, "hbm_fraction": 0.8},
+    "sources": {"peak_flops_per_s": "s", "hbm_bytes": "s", "hbm_bytes_per_s": "s",
+                "scale_up_bytes_per_s": "s", "nic_bytes_per_s": "s", "usd_per_gpu_hour": "s",
+                "achievable": "s", "sm_count": "s"}})");
+  ASSERT_TRUE(ParseGpuSpec(j, "test").ok()) << ParseGpuSpec(j, "test").status().message();
+  j["achievable"]["gemm_tile_overhead_k"] = 300;
+  GpuSpec one = ParseGpuSpec(j, "test").value();
+  EXPECT_EQ(one.TileOverheadK(Dtype::kBf16), 300);
+  EXPECT_EQ(one.TileOverheadK(Dtype::kFp8), 300);  // no fp8 entry: bf16's
+  j["achievable"]["gemm_tile_overhead_k"] = {{"bf16", 260}, {"fp8", 500}};
+  GpuSpec per = ParseGpuSpec(j, "test").value();
+  EXPECT_EQ(per.TileOverheadK(Dtype::kBf16), 260);
+  EXPECT_EQ(per.TileOverheadK(Dtype::kFp8), 500);
+  EXPECT_EQ(per.TileOverheadK(Dtype::kFp16), 260);
+  j["achievable"]["gemm_tile_overhead_k"] = {{"bf16", -1}};
+  EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
+  j["achievable"]["gemm_tile_overhead_k"] = 1e9;
+  EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
 }
 
 TEST(GpuCatalog, A100CalibrationMatchesPublishedMeasurements) {
@@ -139,8 +167,7 @@ TEST(GpuCatalogErrors, UnknownSuggests) {
   auto g = LoadGpu("h100");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("did you mean"), std::string::npos);
-  EXPECT_NE(g.status().message().find("'h100-sxm'"), std::string::npos)
-      << g.status().message();
+  EXPECT_NE(g.status().message().find("'h100-sxm'"), std::string::npos) << g.status().message();
 }
 
 }  // namespace

@@ -6,11 +6,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "shardwise/common/provenance.h"
 #include "shardwise/common/status.h"
@@ -30,18 +29,22 @@ struct GpuSpec {
   double usd_per_gpu_hour = 0;
   int64_t sm_count = 0;                   // streaming multiprocessors (compute units)
   std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak, large-GEMM limit
-  double gemm_tile_overhead_k = 0;        // per-tile fixed cost, in K-elements of work
-  double hbm_fraction = 0;                // achievable fraction of HBM bandwidth (STREAM copy)
+  // Per-tile fixed cost in K-elements of work, per input dtype (a dtype without its own entry
+  // uses bf16's): the time to write an output tile, counted at that dtype's rate, so it grows
+  // with the rate (data/validation/h100-gemm-k-sweep.txt: bf16 260, fp8 500 on an H100).
+  std::map<Dtype, double> gemm_tile_overhead_k;
+  double hbm_fraction = 0;  // achievable fraction of HBM bandwidth (STREAM copy)
   // Fixed stream time of one kernel inside a CUDA graph besides its work: launch, first memory
   // round trip, drain of its last wave (perf/launch.h).
   double kernel_latency_s = 0;
-  bool calibration_measured = false;      // fractions measured on this part (else assumed)
+  bool calibration_measured = false;  // fractions measured on this part (else assumed)
   std::map<std::string, std::string> sources;
   // Provenance of the numbers the file states it for (its "provenance" object).
   std::map<std::string, Provenance> provenance;
 
   bool Supports(Dtype dtype) const { return peak_flops_per_s.contains(dtype); }
-  double PeakFlopsPerS(Dtype dtype) const;        // requires Supports(dtype)
+  double PeakFlopsPerS(Dtype dtype) const;  // requires Supports(dtype)
+  double TileOverheadK(Dtype dtype) const;  // gemm_tile_overhead_k's entry, else bf16's, else 0
   double AchievableFlopsPerS(Dtype dtype) const;  // peak x gemm fraction (large GEMMs)
   // Achieved fraction of peak for an [m x k] x [k x n] GEMM: the large-GEMM fraction times
   // wave quantisation of the output tiles over the SMs (split-K filling idle SMs) times
