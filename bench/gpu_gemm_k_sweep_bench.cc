@@ -113,73 +113,6 @@ Status GemmBf16Out(cuda::BlasHandles& blas, const cuda::bf16* x, const cuda::bf1
       "cublasGemmEx (bf16 output)");
 }
 
-// Owns the cuBLASLt descriptors of one call.
-struct LtDescriptors {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  LtDescriptors() = default;
-  LtDescriptors(const LtDescriptors&) = delete;
-  LtDescriptors& operator=(const LtDescriptors&) = delete;
-  ~LtDescriptors() {
-    if (pref != nullptr) (void)cublasLtMatmulPreferenceDestroy(pref);
-    if (c != nullptr) (void)cublasLtMatrixLayoutDestroy(c);
-    if (b != nullptr) (void)cublasLtMatrixLayoutDestroy(b);
-    if (a != nullptr) (void)cublasLtMatrixLayoutDestroy(a);
-    if (op != nullptr) (void)cublasLtMatmulDescDestroy(op);
-  }
-};
-
-// cuda::GemmFp8 (src/runtime/cuda/fp8_gemm.cc) with a bf16 output: y[m x n] (bf16) =
-// (x_scale x) . (w_scale w)^T, fp32 accumulation, the same "TN" cuBLASLt layout.
-Status GemmFp8Bf16Out(cuda::BlasHandles& blas, const cuda::fp8* x, const float* x_scale,
-                      const cuda::fp8* w, const float* w_scale, cuda::bf16* y, int64_t m, int64_t n,
-                      int64_t k) {
-  LtDescriptors d;
-  auto lt = [](cublasStatus_t status, const char* what) {
-    return cuda::CublasStatus(status, what);
-  };
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulDescCreate(&d.op, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-                        "cublasLtMatmulDescCreate"));
-  const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                       &transpose, sizeof(transpose)),
-                        "TRANSA"));
-  SW_RETURN_IF_ERROR(
-      lt(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof(keep)),
-         "TRANSB"));
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                                       &w_scale, sizeof(w_scale)),
-                        "A_SCALE_POINTER"));
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                                       &x_scale, sizeof(x_scale)),
-                        "B_SCALE_POINTER"));
-  const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-  SW_RETURN_IF_ERROR(
-      lt(cublasLtMatrixLayoutCreate(&d.a, CUDA_R_8F_E4M3, u(k), u(n), k), "layout A"));
-  SW_RETURN_IF_ERROR(
-      lt(cublasLtMatrixLayoutCreate(&d.b, CUDA_R_8F_E4M3, u(k), u(m), k), "layout B"));
-  SW_RETURN_IF_ERROR(lt(cublasLtMatrixLayoutCreate(&d.c, CUDA_R_16BF, u(n), u(m), n), "layout C"));
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulPreferenceCreate(&d.pref), "cublasLtMatmulPreferenceCreate"));
-  const size_t workspace = blas.workspace_bytes();
-  SW_RETURN_IF_ERROR(
-      lt(cublasLtMatmulPreferenceSetAttribute(d.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                              &workspace, sizeof(workspace)),
-         "MAX_WORKSPACE_BYTES"));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  SW_RETURN_IF_ERROR(lt(cublasLtMatmulAlgoGetHeuristic(blas.lt(), d.op, d.a, d.b, d.c, d.c, d.pref,
-                                                       1, &heuristic, &found),
-                        "cublasLtMatmulAlgoGetHeuristic"));
-  if (found == 0) return Error("cuBLASLt has no fp8 GEMM with a bf16 output for this shape");
-  cudaStream_t stream = nullptr;
-  SW_RETURN_IF_ERROR(lt(cublasGetStream(blas.blas(), &stream), "cublasGetStream"));
-  const float alpha = 1.0f, beta = 0.0f;
-  return lt(cublasLtMatmul(blas.lt(), d.op, &alpha, w, d.a, x, d.b, &beta, y, d.c, y, d.c,
-                           &heuristic.algo, blas.workspace(), workspace, stream),
-            "cublasLtMatmul (fp8, bf16 output)");
-}
-
 // One set of a shape's buffers for every series (fp8 and bf16 inputs hold the same role).
 struct BufferSet {
   cuda::DeviceBuffer<cuda::bf16> x, w, y_bf16;
@@ -289,8 +222,8 @@ Status Run() {
             return cuda::GemmFp8(blas, b.x8.data(), scales.data(), b.w8.data(), scales.data(),
                                  b.y.data(), g.m, g.n, g.k);
           case Series::kFp8Bf16:
-            return GemmFp8Bf16Out(blas, b.x8.data(), scales.data(), b.w8.data(), scales.data(),
-                                  b.y_bf16.data(), g.m, g.n, g.k);
+            return cuda::GemmFp8Bf16Out(blas, b.x8.data(), scales.data(), b.w8.data(),
+                                        scales.data(), b.y_bf16.data(), g.m, g.n, g.k);
         }
         return Status();
       };
@@ -329,8 +262,8 @@ Status Run() {
                                         scales.data(), b.y.data(), g.m, g.n, g.k)
                         : cuda::Gemm(blas, b.x.data(), b.w.data(), b.y.data(), g.m, g.n, g.k);
       if (made.ok()) {
-        made = fp8 ? GemmFp8Bf16Out(blas, b.x8.data(), scales.data(), b.w8.data(), scales.data(),
-                                    b.y_bf16.data(), g.m, g.n, g.k)
+        made = fp8 ? cuda::GemmFp8Bf16Out(blas, b.x8.data(), scales.data(), b.w8.data(),
+                                          scales.data(), b.y_bf16.data(), g.m, g.n, g.k)
                    : GemmBf16Out(blas, b.x.data(), b.w.data(), b.y_bf16.data(), g.m, g.n, g.k);
       }
       if (!made.ok()) {

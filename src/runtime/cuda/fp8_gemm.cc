@@ -20,10 +20,10 @@ struct LtDescriptors {
   }
 };
 
-}  // namespace
-
-Status GemmFp8(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
-               const float* w_scale, float* y, int64_t m, int64_t n, int64_t k) {
+// GemmFp8 into an output of `out_type` (fp32 or bf16).
+Status GemmFp8Into(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
+                   const float* w_scale, void* y, cudaDataType_t out_type, int64_t m, int64_t n,
+                   int64_t k) {
   if (m == 0 || n == 0) return Status();
   if (k % 16 != 0)
     return Error(fmt::format("fp8 GEMM: k ({}) must be a multiple of 16 for cuBLASLt", k));
@@ -56,7 +56,7 @@ Status GemmFp8(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8*
                                               static_cast<uint64_t>(m), k),
                    "cublasLtMatrixLayoutCreate"));
   SW_RETURN_IF_ERROR(
-      CublasStatus(cublasLtMatrixLayoutCreate(&d.c, CUDA_R_32F, static_cast<uint64_t>(n),
+      CublasStatus(cublasLtMatrixLayoutCreate(&d.c, out_type, static_cast<uint64_t>(n),
                                               static_cast<uint64_t>(m), n),
                    "cublasLtMatrixLayoutCreate"));
   SW_RETURN_IF_ERROR(
@@ -83,6 +83,18 @@ Status GemmFp8(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8*
   return CublasStatus(cublasLtMatmul(blas.lt(), d.op, &alpha, w, d.a, x, d.b, &beta, y, d.c, y, d.c,
                                      &heuristic.algo, blas.workspace(), workspace, stream),
                       "cublasLtMatmul (fp8)");
+}
+
+}  // namespace
+
+Status GemmFp8(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
+               const float* w_scale, float* y, int64_t m, int64_t n, int64_t k) {
+  return GemmFp8Into(blas, x, x_scale, w, w_scale, y, CUDA_R_32F, m, n, k);
+}
+
+Status GemmFp8Bf16Out(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
+                      const float* w_scale, bf16* y, int64_t m, int64_t n, int64_t k) {
+  return GemmFp8Into(blas, x, x_scale, w, w_scale, y, CUDA_R_16BF, m, n, k);
 }
 
 }  // namespace shardwise::cuda

@@ -23,5 +23,8 @@ Status GemmF32(BlasHandles& blas, const float* x, const float* w, float* y, int6
 // 16 (cuBLASLt's fp8 alignment).
 Status GemmFp8(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
                const float* w_scale, float* y, int64_t m, int64_t n, int64_t k);
+// The same with a bf16 output, as serving engines write it (bench/gpu_gemm_k_sweep_bench.cc).
+Status GemmFp8Bf16Out(BlasHandles& blas, const fp8* x, const float* x_scale, const fp8* w,
+                      const float* w_scale, bf16* y, int64_t m, int64_t n, int64_t k);
 
 }  // namespace shardwise::cuda
