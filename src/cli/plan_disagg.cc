@@ -29,22 +29,25 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
   } else {
     v.disaggregated_wins = b.output_tokens_per_s_per_gpu > a.output_tokens_per_s_per_gpu;
   }
+  // The winner's figures first.
+  const OperatingPoint& w = v.disaggregated_wins ? b : a;
+  const OperatingPoint& l = v.disaggregated_wins ? a : b;
   const std::string figures = fmt::format(
       "{:.1f} against {:.1f} tokens/s per GPU, TPOT {} against {}, TTFT {} against {}",
-      b.output_tokens_per_s_per_gpu, a.output_tokens_per_s_per_gpu, FormatSeconds(b.tpot.mean_s),
-      FormatSeconds(a.tpot.mean_s), FormatSeconds(b.ttft.mean_s), FormatSeconds(a.ttft.mean_s));
-  const std::string gpus =
-      fmt::format("{} GPUs against {}", d.deployment.Gpus(), aggregated.estimate.layout.gpus());
+      w.output_tokens_per_s_per_gpu, l.output_tokens_per_s_per_gpu, FormatSeconds(w.tpot.mean_s),
+      FormatSeconds(l.tpot.mean_s), FormatSeconds(w.ttft.mean_s), FormatSeconds(l.ttft.mean_s));
+  const int64_t agg_gpus = aggregated.estimate.layout.gpus();
+  const int64_t disagg_gpus = d.deployment.Gpus();
   if (v.disaggregated_wins) {
     v.why = fmt::format(
-        "disaggregated {} wins over aggregated {}: {} ({}); its decode steps carry no prompt "
-        "chunks, so each pool runs the layout and batch its own phase wants",
-        d.deployment.ToString(), agg, figures, gpus);
+        "disaggregated {} wins over aggregated {}: {} ({} GPUs against {}); its decode steps carry "
+        "no prompt chunks, so each pool runs the layout and batch its own phase wants",
+        d.deployment.ToString(), agg, figures, disagg_gpus, agg_gpus);
   } else {
     v.why = fmt::format(
-        "aggregated {} wins over disaggregated {}: {} ({}, disaggregated against aggregated); "
-        "splitting the GPUs costs more than keeping prompt chunks out of the decode steps saves",
-        agg, d.deployment.ToString(), figures, gpus);
+        "aggregated {} wins over disaggregated {}: {} ({} GPUs against {}); splitting the GPUs "
+        "costs more than keeping prompt chunks out of the decode steps saves",
+        agg, d.deployment.ToString(), figures, agg_gpus, disagg_gpus);
   }
   return v;
 }

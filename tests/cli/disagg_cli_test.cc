@@ -100,6 +100,35 @@ TEST(DisaggCli, PlanPicksADisaggregatedWideEpDeploymentOnSixteenH800Nodes) {
   EXPECT_NE(j["deployment"]["why"].get<std::string>().find("wins"), std::string::npos);
 }
 
+// The first tokens/s figure of the verdict `why` ("...: 12.3 against 654.1 tokens/s per GPU").
+double FirstTokensPerGpu(const std::string& why) {
+  const size_t colon = why.find(": ");
+  return colon == std::string::npos ? -1 : std::stod(why.substr(colon + 2));
+}
+
+TEST(DisaggCli, VerdictStatesTheWinnersFiguresFirst) {
+  // Disaggregated winner (16 H800 nodes, as above) and aggregated winner (the README's plan of
+  // llama-3.1-70b on two DGX H100 at the latency objective): each verdict leads with the
+  // winner's tokens/s per GPU.
+  const RunResult disagg = RunShardwise(
+      "plan --model deepseek-v3 --cluster hgx-h800 --nodes 16 --isl 2048 --osl 512 "
+      "--max-ttft-ms 2000 --max-tpot-ms 50 --top 3 --json");
+  ASSERT_EQ(disagg.exit_code, 0) << disagg.err;
+  const auto d = disagg.Json();
+  ASSERT_EQ(d["deployment"]["winner"], "disaggregated");
+  EXPECT_NEAR(FirstTokensPerGpu(d["deployment"]["why"]),
+              d["disaggregated"]["at_load"]["output_tokens_per_s_per_gpu"].get<double>(), 0.051)
+      << d["deployment"]["why"];
+  const RunResult agg = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency --json");
+  ASSERT_EQ(agg.exit_code, 0) << agg.err;
+  const auto a = agg.Json();
+  ASSERT_EQ(a["deployment"]["winner"], "aggregated");
+  EXPECT_NEAR(FirstTokensPerGpu(a["deployment"]["why"]),
+              a["layouts"][0]["output_tokens_per_s_per_gpu"].get<double>(), 0.051)
+      << a["deployment"]["why"];
+}
+
 TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {
   const std::string page =
       ::testing::TempDir() + "disagg_explain_" + std::to_string(::getpid()) + ".html";
