@@ -23,14 +23,17 @@ void BM_PlanDeepseekV3SuperPod(benchmark::State& state) {
     layouts += result->layouts_considered;
     points += result->points_evaluated;
   }
-  state.counters["layouts_per_s"] = benchmark::Counter(static_cast<double>(layouts), benchmark::Counter::kIsRate);
-  state.counters["points_per_s"] = benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
+  state.counters["layouts_per_s"] =
+      benchmark::Counter(static_cast<double>(layouts), benchmark::Counter::kIsRate);
+  state.counters["points_per_s"] =
+      benchmark::Counter(static_cast<double>(points), benchmark::Counter::kIsRate);
   state.counters["target_s"] = 1.0;
 }
 BENCHMARK(BM_PlanDeepseekV3SuperPod)->Unit(benchmark::kMillisecond);
 
 // The load-aware plan as `plan --model deepseek-v3 --cluster h100-superpod --dtype fp8
-// --concurrency 1024` runs it: the leading layouts simulated at 1,024 closed-loop clients. Target (issue 9): under 2 seconds on one core.
+// --concurrency 1024` runs it: the leading layouts simulated at 1,024 closed-loop clients. Target
+// (issue 9): under 2 seconds on one core.
 void BM_PlanDeepseekV3SuperPodUnderLoad(benchmark::State& state) {
   const ModelSpec model = LoadModel("deepseek-v3").value();
   const ClusterSpec cluster = LoadCluster("h100-superpod").value();

@@ -7,11 +7,11 @@
 #include "explain_disagg.h"
 #include "html_output.h"
 #include "perf_options.h"
-#include "shardwise/perf/uncertainty.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/speculative.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/perf/uncertainty.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -143,9 +143,8 @@ Status RunExplain(const ExplainOptions& o) {
   std::cout << table.Render() << "\n";
   const double share = [&] {
     const PhaseBreakdown& d = e.decode;
-    const double top = std::max(
-        {d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s,
-         d.bubble_s, d.overhead_s});
+    const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
+                                 d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
     return top / d.total_s;
   }();
   std::cout << fmt::format(
@@ -157,8 +156,8 @@ Status RunExplain(const ExplainOptions& o) {
       perf.prefix_hit_rate > 0
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
           : "",
-      FormatSeconds(e.tpot_s), 100 * tpot_band.relative, e.output_tokens_per_s_per_user, e.output_tokens_per_s,
-      e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
+      FormatSeconds(e.tpot_s), 100 * tpot_band.relative, e.output_tokens_per_s_per_user,
+      e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
   if (perf.speculative.DraftTokens() > 0) {
     const SpeculativeOptions& s = perf.speculative;
     std::cout << fmt::format(

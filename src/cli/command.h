@@ -3,12 +3,11 @@
 // one line on stderr and exit code 2).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
-#include <string>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "shardwise/common/status.h"
 #include "shardwise/report/schema.h"

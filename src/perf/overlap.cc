@@ -21,8 +21,8 @@ PhaseBreakdown TwoBatchOverlap(const MicroBatchPass& pass, double sm_share_lost)
   const double slowed_work_s = 2.0 * pass.moe_layers * work_s;
   out.compute_s += slowed_work_s - 2.0 * pass.moe_work_s;
   out.ep_comm_s = moe_s - slowed_work_s;
-  out.total_s = out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s +
-                out.cp_comm_s;
+  out.total_s =
+      out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s + out.cp_comm_s;
   out.two_batch_overlap = true;
   return out;
 }

@@ -55,8 +55,8 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec&
   s.launch_.qk_norm = model.qk_norm != QkNorm::kNone;
   s.launch_.shared_experts = model.moe.num_shared_experts > 0;
   for (const StageLayers& st : s.shard_.stages) {
-    s.max_stage_kernels_ = std::max(s.max_stage_kernels_,
-                                    StageKernels(options.engine.kernels, st, s.launch_));
+    s.max_stage_kernels_ =
+        std::max(s.max_stage_kernels_, StageKernels(options.engine.kernels, st, s.launch_));
   }
   EpExchangeSetup ep;
   if (layout.ep > 1) {
@@ -212,8 +212,8 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
   }
   out.launch_s =
       StageKernels(options_.engine.kernels, stage, launch_) * cluster_->gpu.kernel_latency_s;
-  out.total_s = out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s +
-                out.cp_comm_s;
+  out.total_s =
+      out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s + out.cp_comm_s;
   return out;
 }
 
@@ -337,9 +337,9 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
                      .total_s);
   }
   chunk_stage_s += DraftPrefill(chunk_tokens, cached + (computed + 1) / 2, computed).total_s;
-  p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp) +
-                     StepOverheadS(false, 1.0, chunk_stage_s)) /
-                    (chunk_prompts * adp);
+  p.s_per_request =
+      (chunk_stage_s + HandOff(chunk_tokens / cp) + StepOverheadS(false, 1.0, chunk_stage_s)) /
+      (chunk_prompts * adp);
   return p;
 }
 

@@ -54,11 +54,11 @@ PhaseUncertainty PhaseBand(const PhaseBreakdown& phase, const GpuSpec& gpu,
   const Part parts[] = {
       {phase.compute_s, {gpu_input("gemm_fraction"), engine_input("attention_efficiency")}},
       {phase.memory_s, {gpu_input("hbm_fraction")}},
-      {phase.launch_s,
-       {gpu_input("kernel_latency_s"), engine_input("kernels_per_attention")}},
+      {phase.launch_s, {gpu_input("kernel_latency_s"), engine_input("kernels_per_attention")}},
       {phase.tp_comm_s, {engine_input("custom_allreduce_latency_s"), collectives}},
       {phase.ep_comm_s + phase.cp_comm_s + phase.pp_comm_s + phase.bubble_s, {collectives}},
-      {phase.overhead_s, {engine_input("step_overhead_s"), engine_input("host_launch_s_per_kernel")}},
+      {phase.overhead_s,
+       {engine_input("step_overhead_s"), engine_input("host_launch_s_per_kernel")}},
   };
   PhaseUncertainty out;
   double variance_s2 = 0;

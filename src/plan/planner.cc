@@ -217,9 +217,8 @@ std::string EpPhrase(const StepEstimate& e, const EpSetting& ep) {
 std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
   const StepEstimate& e = entry.estimate;
   const PhaseBreakdown& d = e.decode;
-  const double top = std::max(
-      {d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s, d.cp_comm_s, d.pp_comm_s,
-       d.bubble_s, d.overhead_s});
+  const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
+                               d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
   std::string goal = objective == Objective::kLatency
                          ? fmt::format("{:.0f} tokens/s per user", e.output_tokens_per_s_per_user)
                          : fmt::format("{:.0f} tokens/s per GPU", e.output_tokens_per_s_per_gpu);

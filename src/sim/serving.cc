@@ -20,8 +20,8 @@ SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const 
   config.attention_dp = layout.AttentionDp();
   config.batch.max_batched_tokens = perf.max_batched_tokens * layout.AttentionDp();
   config.batch.admission = admission;
-  config.batch.schedule = perf.engine.mixed_prefill_decode ? PrefillSchedule::kMixed
-                                                           : PrefillSchedule::kPrefillFirst;
+  config.batch.schedule =
+      perf.engine.mixed_prefill_decode ? PrefillSchedule::kMixed : PrefillSchedule::kPrefillFirst;
   config.batch.chunked_prefill = perf.engine.chunked_prefill;
   config.kv_capacity_tokens = kv_capacity_tokens;
   config.prefix_hit_rate = perf.prefix_hit_rate;

@@ -2,9 +2,8 @@
 // tests only. SHARDWISE_BINARY is the built binary's path (set by tests/CMakeLists.txt).
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace shardwise::testing {
 

@@ -1,9 +1,9 @@
 // End-to-end: `simulate` and `price` as a user runs them, and their bad input.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "run_binary.h"
 

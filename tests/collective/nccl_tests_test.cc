@@ -84,10 +84,12 @@ TEST(NcclTestsFit, CatalogClusterReproducesTheLogItCites) {
 
 TEST(NcclTestsFit, ShapeMismatchIsAnError) {
   auto log = ParseNcclTests(ReadLog(), "log").value();
-  auto one_node = FitNcclTests(LoadCluster("dgx-h100").value(), log, CollectiveOp::kAllReduce, "log");
+  auto one_node =
+      FitNcclTests(LoadCluster("dgx-h100").value(), log, CollectiveOp::kAllReduce, "log");
   ASSERT_FALSE(one_node.ok());
   EXPECT_NE(one_node.status().message().find("use --nodes or --gpus"), std::string::npos);
-  auto nvl72 = FitNcclTests(LoadCluster("gb200-nvl72").value(), log, CollectiveOp::kAllReduce, "log");
+  auto nvl72 =
+      FitNcclTests(LoadCluster("gb200-nvl72").value(), log, CollectiveOp::kAllReduce, "log");
   ASSERT_FALSE(nvl72.ok());
   EXPECT_NE(nvl72.status().message().find("8 ranks per host"), std::string::npos);
 }

@@ -14,8 +14,8 @@ using testing::Load;
 
 // |actual / expected - 1| <= tolerance.
 void ExpectWithin(double actual, double expected, double tolerance, const std::string& what) {
-  EXPECT_NEAR(actual / expected, 1.0, tolerance) << what << ": got " << actual << ", published "
-                                                 << expected;
+  EXPECT_NEAR(actual / expected, 1.0, tolerance)
+      << what << ": got " << actual << ", published " << expected;
 }
 
 constexpr double kHalfPercent = 0.005;
@@ -85,8 +85,8 @@ TEST(PublishedParams, RoundedSizeClasses) {
   // Qwen3-30B-A3B model card (30.5B); Mixtral 8x22B announcement (141B); Qwen3-32B model card
   // (32.8B).
   for (const Row& r : {Row{"llama-2-7b", 7e9, 0.5e9}, Row{"llama-3.1-8b", 8e9, 0.5e9},
-                       Row{"qwen3-32b", 32.8e9, 0.05e9},
-                       Row{"qwen3-30b-a3b", 30.5e9, 0.05e9}, Row{"mixtral-8x22b", 141e9, 0.5e9}}) {
+                       Row{"qwen3-32b", 32.8e9, 0.05e9}, Row{"qwen3-30b-a3b", 30.5e9, 0.05e9},
+                       Row{"mixtral-8x22b", 141e9, 0.5e9}}) {
     EXPECT_NEAR(CountParams(Load(r.model)).total, r.published, r.half_unit) << r.model;
   }
 }

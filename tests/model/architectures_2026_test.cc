@@ -3,8 +3,8 @@
 // cites its source or shows its arithmetic.
 #include <gtest/gtest.h>
 
-#include "shardwise/model/accounting.h"
 #include "load_model.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
 
 namespace shardwise {

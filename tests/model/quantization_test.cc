@@ -2,8 +2,8 @@
 // over modules (hand calculations).
 #include <gtest/gtest.h>
 
-#include "shardwise/model/accounting.h"
 #include "load_model.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/model/config_parser.h"
 

@@ -115,7 +115,10 @@ TEST(EngineProfile, KernelLatencyPerLayerByHand) {
     o.engine.kernels = {5, 4, 8, 2, 1};
     o.engine.cuda_graph_max_batch = 64;
     o.engine.fused_allreduce_norm = fused;
-    return StepModel::Create(m, c, ParseLayout(layout).value(), o).value().Estimate(w).decode.launch_s;
+    return StepModel::Create(m, c, ParseLayout(layout).value(), o)
+        .value()
+        .Estimate(w)
+        .decode.launch_s;
   };
   const double k = c.gpu.kernel_latency_s;
   ASSERT_GT(k, 0);

@@ -6,9 +6,9 @@
 
 #include <cmath>
 
+#include "perf_models.h"
 #include "shardwise/collective/ep_dispatch.h"
 #include "shardwise/hw/cluster.h"
-#include "perf_models.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
 

@@ -1,4 +1,5 @@
-// Rooflines and critical batch sizes against The Math Behind LLM Pricing 05, How to Think About GPUs.
+// Rooflines and critical batch sizes against The Math Behind LLM Pricing 05, How to Think About
+// GPUs.
 #include "shardwise/perf/roofline.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +10,8 @@ namespace shardwise {
 namespace {
 
 Roofline Compute(const std::string& model, Dtype dtype = Dtype::kBf16) {
-  return ComputeRoofline(LoadModel(model).value(), LoadGpu("h100-sxm").value(), dtype,
-                         Dtype::kBf16, 0, 8);
+  return ComputeRoofline(LoadModel(model).value(), LoadGpu("h100-sxm").value(), dtype, Dtype::kBf16,
+                         0, 8);
 }
 
 TEST(Roofline, DenseSweetSpotIsAbout300) {
@@ -33,8 +34,8 @@ TEST(Roofline, MoeSweetSpotScalesWithInverseSparsity) {
 }
 
 TEST(CriticalSizes, Seed004DataParallel) {
-  // How to Think About GPUs: DP/FSDP needs a per-GPU batch > 990e12 / 450e9 = 2,200 tokens inside a node and
-  // > 990e12 / 400e9 = 2,475 across nodes (H100 bf16). Our peak is 989.4 TFLOP/s.
+  // How to Think About GPUs: DP/FSDP needs a per-GPU batch > 990e12 / 450e9 = 2,200 tokens inside a
+  // node and > 990e12 / 400e9 = 2,475 across nodes (H100 bf16). Our peak is 989.4 TFLOP/s.
   const Roofline r = Compute("llama-3.1-70b");
   EXPECT_NEAR(r.intra_node.dp_tokens_per_gpu, 989.4e12 / 450e9, 1);
   EXPECT_NEAR(r.inter_node.dp_tokens_per_gpu, 989.4e12 / 400e9, 1);
@@ -43,8 +44,8 @@ TEST(CriticalSizes, Seed004DataParallel) {
 }
 
 TEST(CriticalSizes, Seed004TensorParallel) {
-  // How to Think About GPUs: TP stays compute-bound while Y < F W / C; LLaMA-3 70B (F = 28,672) gets about
-  // 11-way across nodes (28,672 x 400e9 / 989.4e12 = 11.6) and 13-way inside (450 GB/s).
+  // How to Think About GPUs: TP stays compute-bound while Y < F W / C; LLaMA-3 70B (F = 28,672)
+  // gets about 11-way across nodes (28,672 x 400e9 / 989.4e12 = 11.6) and 13-way inside (450 GB/s).
   const Roofline r = Compute("llama-3.1-70b");
   EXPECT_NEAR(r.inter_node.max_tp, 28672 * 400e9 / 989.4e12, 0.01);
   EXPECT_NEAR(r.intra_node.max_tp, 28672 * 450e9 / 989.4e12, 0.01);
@@ -52,8 +53,8 @@ TEST(CriticalSizes, Seed004TensorParallel) {
 
 TEST(CriticalSizes, ExpertParallelNeedsWideExpertsAcrossNodes) {
   // EP over Z = 8: compute-bound while F > (2/3)(7/8) C / W. Across nodes each GPU has its own
-  // 50 GB/s NIC: (2/3)(7/8) x 989.4e12 / 50e9 = 11,543 > DeepSeek's 2,048 (How to Think About GPUs: DeepSeek
-  // has small F and restricts cross-node EP); inside a node 1,283 < 2,048.
+  // 50 GB/s NIC: (2/3)(7/8) x 989.4e12 / 50e9 = 11,543 > DeepSeek's 2,048 (How to Think About GPUs:
+  // DeepSeek has small F and restricts cross-node EP); inside a node 1,283 < 2,048.
   const Roofline r = Compute("deepseek-v3");
   EXPECT_NEAR(r.inter_node.ep_min_expert_ffn, 2.0 / 3 * 7.0 / 8 * 989.4e12 / 50e9, 1);
   EXPECT_GT(r.inter_node.ep_min_expert_ffn, 2048);

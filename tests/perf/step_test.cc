@@ -2,15 +2,14 @@
 // calibration against TensorRT-LLM's published H100 table.
 #include "shardwise/perf/step.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "shardwise/model/accounting.h"
 #include "perf_models.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/engine.h"
 #include "shardwise/perf/moe.h"
-#include <fmt/format.h>
-
 #include "shardwise/plan/planner.h"
 
 namespace shardwise {
@@ -61,8 +60,7 @@ TEST(Memory, MlaLatentIsReplicatedAcrossTp) {
   // divide it. fp8 KV: 576 x 61 = 35,136 B per token on every TP rank.
   PerfOptions o;
   o.weight_dtype = o.kv_dtype = Dtype::kFp8;
-  const StepEstimate e =
-      Estimate(Model("deepseek-v3"), Cluster("dgx-h200"), "tp8", 4, 1000, o);
+  const StepEstimate e = Estimate(Model("deepseek-v3"), Cluster("dgx-h200"), "tp8", 4, 1000, o);
   EXPECT_NEAR(e.memory.kv_bytes, 4.0 * 1000 * 35'136, 1.0);
 }
 
@@ -87,9 +85,9 @@ TEST(Step, PrefillCannotBeatPeakFlops) {
 }
 
 TEST(Step, PipelineAtBatchOneIsAllBubbleButNoFaster) {
-  // 7 Scaling Across Hardware, 7.4: with one sequence only one stage works at a time, so PP4 is no faster than
-  // one GPU. By hand for Llama-3.1-8B bf16: a layer is 4096 x 6144 + 4096 x 4096 + 3 x 4096 x
-  // 14336 = 218.1M params; 8 layers per stage; the last stage also reads the 525M-param LM
+  // 7 Scaling Across Hardware, 7.4: with one sequence only one stage works at a time, so PP4 is no
+  // faster than one GPU. By hand for Llama-3.1-8B bf16: a layer is 4096 x 6144 + 4096 x 4096 + 3 x
+  // 4096 x 14336 = 218.1M params; 8 layers per stage; the last stage also reads the 525M-param LM
   // head. Busiest stage: (8 x 218.1M + 525.3M) x 2 B / 2.90 TB/s = 1.566 ms; the bubble is the
   // other three stages: 3 x 8 x 218.1M x 2 B / 2.90 TB/s = 3.610 ms.
   const ModelSpec m = Model("llama-3.1-8b");
@@ -103,9 +101,9 @@ TEST(Step, PipelineAtBatchOneIsAllBubbleButNoFaster) {
 }
 
 TEST(Step, CrossNodeTpAllReduceDominatesAndIsOverParallelised) {
-  // 7 Scaling Across Hardware, 7.7: TP16 over two DGX H100 nodes puts every layer's all-reduce on the network.
-  const StepEstimate e =
-      Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100", 2), "tp16", 32, 2048);
+  // 7 Scaling Across Hardware, 7.7: TP16 over two DGX H100 nodes puts every layer's all-reduce on
+  // the network.
+  const StepEstimate e = Estimate(Model("llama-3.1-70b"), Cluster("dgx-h100", 2), "tp16", 32, 2048);
   EXPECT_NE(e.bound.find("TP all-reduce over scale-out"), std::string::npos) << e.bound;
   EXPECT_GT(e.decode.tp_comm_s, 0.5 * e.tpot_s);
   EXPECT_TRUE(e.over_parallelised);

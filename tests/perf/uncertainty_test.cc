@@ -29,9 +29,8 @@ TEST(Uncertainty, PartsAddInQuadratureByTheirInputsProvenance) {
   phase.total_s = 13e-3;
   const PhaseUncertainty band = PhaseBand(phase, gpu, engine);
   EXPECT_NEAR(band.relative, std::sqrt(0.75) / 13, 1e-12);
-  EXPECT_EQ(band.assumed_inputs,
-            (std::vector<std::string>{"engine.kernels_per_attention",
-                                      "engine.host_launch_s_per_kernel"}));
+  EXPECT_EQ(band.assumed_inputs, (std::vector<std::string>{"engine.kernels_per_attention",
+                                                           "engine.host_launch_s_per_kernel"}));
   const Band b = Widen(13e-3, band.relative);
   EXPECT_NEAR(b.low, 13e-3 - std::sqrt(0.75) * 1e-3, 1e-15);
   EXPECT_NEAR(b.high, 13e-3 + std::sqrt(0.75) * 1e-3, 1e-15);
