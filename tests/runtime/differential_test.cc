@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "run_layout.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/rank_model.h"
@@ -20,26 +21,8 @@
 namespace shardwise {
 namespace {
 
-RunResult RunLayout(const RunConfig& c) {
-  RunResult out;
-  const Status s =
-      RunOnThreads(static_cast<int>(c.layout.gpus()), 30, [&](Communicator& w) -> Status {
-        SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
-        if (w.rank() == 0) out = std::move(r);
-        return Status();
-      });
-  EXPECT_TRUE(s.ok()) << c.layout.ToString() << ": " << s.message();
-  return out;
-}
-
-double MaxRelativeError(const std::vector<float>& ref, const std::vector<float>& got) {
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
-    diff = std::max(diff, static_cast<double>(std::fabs(ref[i] - got[i])));
-  }
-  return diff / scale;
-}
+using testing::MaxRelativeError;
+using testing::RunLayout;
 
 // Every layout, or every N-th with SHARDWISE_LAYOUT_STRIDE=N: CI's sanitizer stage (.ci/run)
 // looks for memory errors rather than numerics and runs every third, after its first stage ran

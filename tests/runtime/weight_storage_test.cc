@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "run_layout.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/runtime/comm/thread_comm.h"
 #include "shardwise/runtime/runner.h"
@@ -16,26 +17,8 @@
 namespace shardwise {
 namespace {
 
-RunResult RunOnce(const RunConfig& c) {
-  RunResult out;
-  const Status s =
-      RunOnThreads(static_cast<int>(c.layout.gpus()), 30, [&](Communicator& w) -> Status {
-        SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
-        if (w.rank() == 0) out = std::move(r);
-        return Status();
-      });
-  EXPECT_TRUE(s.ok()) << c.layout.ToString() << ": " << s.message();
-  return out;
-}
-
-double MaxRelativeError(const std::vector<float>& ref, const std::vector<float>& got) {
-  double scale = 0, diff = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    scale = std::max(scale, static_cast<double>(std::fabs(ref[i])));
-    diff = std::max(diff, static_cast<double>(std::fabs(ref[i] - got[i])));
-  }
-  return diff / scale;
-}
+using testing::MaxRelativeError;
+using testing::RunLayout;
 
 RunConfig Config(const std::string& model, WeightStorage storage) {
   RunConfig c;
@@ -61,12 +44,12 @@ TEST(WeightStorage, ShardedRunsEqualTheUnshardedRunInTheSameStorage) {
   for (WeightStorage storage : {WeightStorage::kBf16, WeightStorage::kInt8}) {
     for (const Case& k : cases) {
       const RunConfig c = Config(k.model, storage);
-      const RunResult ref = RunOnce(c);
+      const RunResult ref = RunLayout(c);
       for (const char* layout : k.layouts) {
         RunConfig sharded = c;
         sharded.layout = ParseLayout(layout).value();
         sharded.kernels.threads = 2;
-        const RunResult got = RunOnce(sharded);
+        const RunResult got = RunLayout(sharded);
         EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4)
             << k.model << " " << layout << " " << WeightStorageName(storage);
         EXPECT_EQ(got.tokens, ref.tokens)
@@ -79,9 +62,9 @@ TEST(WeightStorage, ShardedRunsEqualTheUnshardedRunInTheSameStorage) {
 TEST(WeightStorage, ThreadsDoNotChangeTheLogits) {
   for (WeightStorage storage : {WeightStorage::kFp32, WeightStorage::kInt8}) {
     RunConfig c = Config("tiny-moe", storage);
-    const RunResult one = RunOnce(c);
+    const RunResult one = RunLayout(c);
     c.kernels.threads = 3;
-    const RunResult three = RunOnce(c);
+    const RunResult three = RunLayout(c);
     EXPECT_EQ(one.logits, three.logits) << WeightStorageName(storage);
     EXPECT_EQ(one.tokens, three.tokens) << WeightStorageName(storage);
   }
@@ -96,10 +79,10 @@ TEST(WeightStorage, ThreadsDoNotChangeTheLogits) {
 // This is a budget, not a bound: it checks that the formats are read and scaled correctly (a
 // wrong scale or a misplaced bf16 half is off by far more).
 TEST(WeightStorage, Bf16AndInt8StayWithinTheirRoundingBudgetOfFp32) {
-  const RunResult fp32 = RunOnce(Config("tiny-dense", WeightStorage::kFp32));
+  const RunResult fp32 = RunLayout(Config("tiny-dense", WeightStorage::kFp32));
   const double products = 7 * LoadModel("tiny-dense").value().num_layers() + 1;
-  const RunResult bf16 = RunOnce(Config("tiny-dense", WeightStorage::kBf16));
-  const RunResult int8 = RunOnce(Config("tiny-dense", WeightStorage::kInt8));
+  const RunResult bf16 = RunLayout(Config("tiny-dense", WeightStorage::kBf16));
+  const RunResult int8 = RunLayout(Config("tiny-dense", WeightStorage::kInt8));
   const double bf16_error = MaxRelativeError(fp32.logits, bf16.logits);
   const double int8_error = MaxRelativeError(fp32.logits, int8.logits);
   EXPECT_LE(bf16_error, products * std::ldexp(1.0, -9));

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <functional>
 
+#include "../run_layout.h"
 #include "../test_layouts.h"
 #include "gpu_test_util.h"
 #include "shardwise/model/catalog.h"
@@ -31,17 +32,8 @@ namespace {
 
 constexpr double kBf16Tolerance = 2e-2;
 
-RunResult RunLayout(const RunConfig& c) {
-  RunResult out;
-  const Status s =
-      RunOnThreads(static_cast<int>(c.layout.gpus()), 60, [&](Communicator& w) -> Status {
-        SW_ASSIGN_OR_RETURN(RunResult r, RunRank(c, w));
-        if (w.rank() == 0) out = std::move(r);
-        return Status();
-      });
-  EXPECT_TRUE(s.ok()) << c.layout.ToString() << " on " << c.device_compute << ": " << s.message();
-  return out;
-}
+// A GPU run takes longer to start than a CPU one.
+RunResult RunLayout(const RunConfig& c) { return testing::RunLayout(c, 60); }
 
 double Scale(const float* v, size_t n) {
   double scale = 0;
