@@ -147,6 +147,15 @@ def layout_kind(row):
     return "moe attention-dp" if to_int(row["attention_dp_size"]) > 1 else "moe tp+ep"
 
 
+def concurrency_band(scored):
+    """The table group of a scored row by the benchmark's concurrency and engine: where the
+    TTFT misses sit (queueing grows with concurrency; fixed costs show at low concurrency)."""
+    argv = scored["argv"]
+    c = int(argv[argv.index("--concurrency") + 1])
+    band = "c<=8" if c <= 8 else ("c16-32" if c <= 32 else "c>=64")
+    return f"{engine_key(scored)} {band}"
+
+
 def engine_key(scored):
     """The table group of a scored row: its engine, disaggregated rows apart."""
     r = scored["row"]
@@ -265,7 +274,8 @@ def main():
         print(f"  failed ({n}): {why}")
     groups = [("engine", engine_key),
               ("model", lambda s: s["row"]["model_path"]),
-              ("layout kind", lambda s: layout_kind(s["row"]))]
+              ("layout kind", lambda s: layout_kind(s["row"])),
+              ("engine and concurrency", concurrency_band)]
     bar = "|" if args.markdown else " "
     for title, key in groups:
         by = collections.defaultdict(list)
@@ -273,22 +283,24 @@ def main():
             by[key(s)].append(s)
         print()
         header = [title, "rows", "TPOT median abs err", "TPOT p90", "TTFT median abs err", "TTFT p90",
-                  "TPOT median signed"]
+                  "TPOT median signed", "TTFT median signed"]
         if args.markdown:
             print("| " + " | ".join(header) + " |")
             print("|" + "---|" * len(header))
         else:
             print(f"{title:36s} {'rows':>5s} {'TPOT med':>9s} {'TPOT p90':>9s} {'TTFT med':>9s} "
-                  f"{'TTFT p90':>9s} {'TPOT bias':>9s}")
+                  f"{'TTFT p90':>9s} {'TPOT bias':>9s} {'TTFT bias':>9s}")
         for name in sorted(by):
             ss = by[name]
             tm, tp = summary([s["tpot_err"] for s in ss])
             fm, fp = summary([s["ttft_err"] for s in ss])
             bias = f"{100 * statistics.median(s['tpot_err'] for s in ss):+.1f}%"
+            ttft_bias = f"{100 * statistics.median(s['ttft_err'] for s in ss):+.1f}%"
             if args.markdown:
-                print(f"| {name} | {len(ss)} | {tm} | {tp} | {fm} | {fp} | {bias} |")
+                print(f"| {name} | {len(ss)} | {tm} | {tp} | {fm} | {fp} | {bias} | {ttft_bias} |")
             else:
-                print(f"{name:36s} {len(ss):5d} {tm:>9s} {tp:>9s} {fm:>9s} {fp:>9s} {bias:>9s}")
+                print(f"{name:36s} {len(ss):5d} {tm:>9s} {tp:>9s} {fm:>9s} {fp:>9s} {bias:>9s} "
+                      f"{ttft_bias:>9s}")
     failures = []
     by_engine = collections.defaultdict(list)
     for s in scored:
