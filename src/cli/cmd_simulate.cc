@@ -191,7 +191,9 @@ Status RunSimulate(const SimulateOptions& o) {
 
   PrintFormatNotes(cluster.gpu, perf);
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
-  double offered_requests_per_s = rate;
+  // A closed loop offers no rate of its own: its clients wait for their answers, so its queue
+  // never holds more than --concurrency requests.
+  double offered_requests_per_s = closed_loop ? 0.0 : rate;
   if (!trace.empty() && trace.back().arrival_s > 0) {
     offered_requests_per_s = static_cast<double>(trace.size()) / trace.back().arrival_s;
   }

@@ -181,6 +181,12 @@ TEST(SimulateCli, WarnsWhenTheLoadExceedsCapacity) {
   EXPECT_NE(r.err.find("exceeds what"), std::string::npos) << r.err;
   const RunResult fine = RunShardwise("simulate --gpus 1 --rate 1 --requests 50");
   EXPECT_EQ(fine.err.find("exceeds what"), std::string::npos) << fine.err;
+  // A closed loop offers no rate (the default --rate 10 does not apply): 64 clients of Qwen3-32B
+  // on one H100 are more than 10 requests/s could be served, yet nothing queues beyond them.
+  const RunResult closed = RunShardwise(
+      "simulate --model qwen3-32b --gpus 1 --dtype fp8 --isl 4096 --osl 512 --concurrency 64");
+  ASSERT_EQ(closed.exit_code, 0) << closed.err;
+  EXPECT_EQ(closed.err.find("exceeds what"), std::string::npos) << closed.err;
 }
 
 // Every key of `j` (at any depth) that breaks docs/json.md's style: a flat percentile
