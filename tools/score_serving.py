@@ -37,11 +37,11 @@ MODELS = {
     "openai/gpt-oss-120b": "gpt-oss-120b",
     "deepseek-ai/DeepSeek-R1": "deepseek-r1",
     "deepseek-ai/DeepSeek-V3": "deepseek-v3",
+    "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
 }
-UNREADABLE = {
-    "MiniMaxAI/MiniMax-M2.5": "MiniMaxM2ForCausalLM is not an architecture the catalog reads yet",
-}
-MOE = {"qwen3-235b-a22b", "gpt-oss-120b", "deepseek-r1", "deepseek-v3"}
+# Hugging Face repository -> why the catalog cannot read it (none today).
+UNREADABLE = {}
+MOE = {"qwen3-235b-a22b", "gpt-oss-120b", "deepseek-r1", "deepseek-v3", "minimax-m2.5"}
 GPUS_PER_NODE = 8  # DGX H100
 
 
@@ -130,12 +130,28 @@ def row_command(row, binary):
     layout, gpus = layout_of(row, model)
     adp = to_int(row["attention_dp_size"])
     concurrency = to_int(row["batch_size"]) * adp
+    note = None
+    ran = layout_in_id(row)
+    if ran and ran != (to_int(row["tp_size"]), adp, to_int(row["moe_ep_size"])):
+        # The data's description: some sources store an inflated width; the id's layout ran.
+        tp, adp, ep = ran
+        layout, gpus = (f"tp{tp}" + (f"ep{ep}" if ep > 1 and model in MOE else "")), tp
+        concurrency = concurrency_of(row)
+        note = "aggregated: the layout and concurrency in the row's id (its columns store an " \
+               "inflated width)"
     requests = max(10 * concurrency, 100)
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
             "--layout", layout, "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
             "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
             "--requests", str(requests), "--json"]
-    return argv, None
+    return argv, note
+
+
+def layout_in_id(row):
+    """(tp, attention dp, ep) of an aggregated row whose id names its layout ('..._tp4_ep4_...'
+    or '..._tp4_0_ep4_0_...'), or None."""
+    m = re.search(r"_tp(\d+)(?:_\d+)?_ep(\d+)(?:_|$)", row["id"])
+    return (int(m.group(1)), 1, int(m.group(2))) if m and row["mode"] == "agg" else None
 
 
 def layout_kind(row):
