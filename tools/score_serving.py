@@ -192,6 +192,28 @@ def dedupe(rows):
     return out
 
 
+def repeat_spread(jobs):
+    """Per mode: rows whose simulations are identical (the same inputs as far as the row records
+    them) but whose measurements differ. Returns {mode: (groups, rows in them, median max/min
+    TTFT, median max/min TPOT, median floor of |TPOT error|)}: for measurements a <= b no single
+    prediction is within (b - a) / (b + a) of both, the floor any model has on them."""
+    groups = collections.defaultdict(set)
+    for r, argv in jobs:
+        groups[(r["mode"], tuple(argv))].add(
+            (float(r["silicon_ttft_ms"]), float(r["silicon_tpot_ms"])))
+    spread = collections.defaultdict(list)
+    for (mode, _), values in groups.items():
+        if len(values) < 2:
+            continue
+        ttft = [v[0] for v in values]
+        tpot = [v[1] for v in values]
+        spread[mode].append((max(ttft) / min(ttft), max(tpot) / min(tpot),
+                             (max(tpot) - min(tpot)) / (max(tpot) + min(tpot)), len(values)))
+    return {mode: (len(v), sum(x[3] for x in v), statistics.median(x[0] for x in v),
+                   statistics.median(x[1] for x in v), statistics.median(x[2] for x in v))
+            for mode, v in spread.items()}
+
+
 def run(argv):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
@@ -288,6 +310,11 @@ def main():
         print(f"  scored with an assumption ({n}): {why}")
     for why, n in failed.most_common():
         print(f"  failed ({n}): {why}")
+    for mode, (n, rows_in, ttft, tpot, floor) in sorted(repeat_spread(jobs).items()):
+        print(f"  {mode}: {n} configurations ({rows_in} rows) measured more than once with the "
+              f"same recorded inputs differ by a median {ttft:.2f}x in TTFT and {tpot:.2f}x in "
+              f"TPOT (no prediction comes closer than {100 * floor:.0f}% to both TPOTs of such a "
+              "pair)")
     groups = [("engine", engine_key),
               ("model", lambda s: s["row"]["model_path"]),
               ("layout kind", lambda s: layout_kind(s["row"])),
