@@ -11,6 +11,7 @@ median / p90 |error| by engine, model and layout kind. Disaggregated rows run as
 
 Usage: tools/score_serving.py [--binary build/shardwise] [--csv FILE] [--markdown] [--limit N]
        [--every K] [--aggregated-only] [--max-tpot-median F --max-ttft-median F]
+       [--simulate-args "OPTIONS"] [--details FILE]
 With the bounds, exits 1 if any engine's median |error| exceeds them (the CTest
 ServingValidation.ErrorBoundsPerEngine runs this on every second aggregated row). Only the Python standard
 library is used.
@@ -21,6 +22,7 @@ import csv
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -160,7 +162,9 @@ def layout_kind(row):
         return "disaggregated " + ("moe" if model in MOE else "dense")
     if model not in MOE:
         return "dense tp"
-    return "moe attention-dp" if to_int(row["attention_dp_size"]) > 1 else "moe tp+ep"
+    ran = layout_in_id(row)
+    adp = ran[1] if ran else to_int(row["attention_dp_size"])
+    return "moe attention-dp" if adp > 1 else "moe tp+ep"
 
 
 def concurrency_band(scored):
@@ -261,6 +265,9 @@ def main():
                     help="the same bound for an engine's disaggregated rows")
     ap.add_argument("--max-disagg-ttft-median", type=float,
                     help="the same bound for an engine's disaggregated rows")
+    ap.add_argument("--simulate-args", default="",
+                    help="extra options for every simulation, e.g. \"--osl-dist uniform "
+                         "--length-cv 0.01\" (a what-if: clients out of phase)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--details", help="write per-row results to this CSV")
     ap.add_argument("--aggregated-only", action="store_true",
@@ -281,7 +288,7 @@ def main():
         if argv is None:
             skipped[why] += 1
         else:
-            jobs.append((r, argv))
+            jobs.append((r, argv + shlex.split(args.simulate_args)))
             if why:
                 assumed[why] += 1
     with ThreadPoolExecutor(args.jobs) as pool:
