@@ -14,11 +14,11 @@ fitted to them (data/validation/serving-h100.csv by default). Two readings per m
   in lockstep (a wave of C prompts prefilled before the wave decodes) give X ~ 0.
 
 With --binary, P is shardwise's unloaded prefill of one prompt (`simulate --concurrency 1`), and
-the table adds X / ((C - 1) P) and TTFT / P per concurrency band. Measurement noise makes single
-pairs scatter; read the medians.
+the table adds X / ((C - 1) P) and TTFT / P per concurrency band (pairs whose shorter OSL is at
+most 512; longer ones hide X). Measurement noise makes single pairs scatter; read the medians.
 
 Usage: tools/closed_loop_diagnostics.py [--csv FILE] [--max-concurrency C] [--pairs]
-       [--binary build/shardwise]
+       [--binary build/shardwise] [--predictions DETAILS.csv]
 Only the Python standard library is used.
 """
 import argparse
@@ -34,6 +34,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import score_serving  # noqa: E402  (the same row -> simulate command as the scorer)
+
+
+MAX_SHORT_OSL = 512  # the shorter row of a pair must be this short for X to be read
 
 
 def measurement_set(row):
@@ -68,9 +71,20 @@ def main():
                     help="ignore rows above this concurrency, where KV capacity also queues")
     ap.add_argument("--pairs", action="store_true", help="print every pair's readings")
     ap.add_argument("--binary", help="shardwise binary: adds the readings relative to its P")
+    ap.add_argument("--predictions", help="a `score_serving.py --details` file: read shardwise's "
+                    "predicted TTFT and TPOT in place of the measured ones (is the simulated "
+                    "closed loop in the measured regime?)")
     args = ap.parse_args()
+    predicted = {}
+    if args.predictions:
+        for p in csv.DictReader(open(args.predictions)):
+            predicted[p["id"]] = (p["ttft_pred_ms"], p["tpot_pred_ms"])
     groups = collections.defaultdict(dict)
     for r in csv.DictReader(open(args.csv)):
+        if args.predictions:
+            if r["id"] not in predicted:
+                continue
+            r["silicon_ttft_ms"], r["silicon_tpot_ms"] = predicted[r["id"]]
         if r["mode"] != "agg" or not r["batch_size"]:
             continue
         clients = int(r["batch_size"]) * int(r["attention_dp_size"] or 1)
@@ -95,7 +109,9 @@ def main():
         x_ms = (tpot[0] - tpot[1]) / (1 / steps[0] - 1 / steps[1])
         depth[mset].append(k)
         p_ms = unloaded_prefill_ms(short, args.binary, cache) if args.binary else None
-        if p_ms and clients > 1:
+        # X needs a short OSL: with 1024 and 8192 both 1 / (OSL - 1) are tiny, and the longer
+        # context of the long rows' decode (slower attention) outweighs the prefill term.
+        if p_ms and clients > 1 and steps[0] < MAX_SHORT_OSL:
             relative[(mset, band(clients))].append((x_ms / ((clients - 1) * p_ms),
                                                     ttft[0] / p_ms))
         if args.pairs:
