@@ -46,6 +46,7 @@ struct SimulateOptions {
   double length_cv = 0.5;
   int64_t requests = 1000;
   CLI::Option* requests_option = nullptr;
+  CLI::Option* rate_option = nullptr;
   double duration_s = 0;
   uint64_t seed = 1;
   std::string router = "round-robin";
@@ -105,7 +106,7 @@ Status RunSimulate(const SimulateOptions& o) {
     return Error("--requests must be between 1 and 100,000,000");
   if (o.duration_s < 0) return Error("--duration must be positive seconds");
   if (o.max_batch < 1) return Error("--max-batch must be at least 1");
-  if (closed_loop && o.rate != "10") {
+  if (closed_loop && o.rate_option && *o.rate_option) {
     return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
   }
 
@@ -345,8 +346,9 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->perf.AddTo(sub);
   sub->add_option("--layout", opts->layout, "Parallel layout (default: the planner's best)");
   opts->disagg.AddTo(sub);
-  sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
-      ->capture_default_str();
+  opts->rate_option =
+      sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
+          ->capture_default_str();
   opts->concurrency_option = sub->add_option(
       "--concurrency", opts->concurrency,
       "Closed loop: N clients, each sending its next request when its previous one completes "

@@ -65,6 +65,8 @@ TEST(SimulateCli, BadConcurrencyAndEngine) {
   ExpectOneLineError(RunShardwise("simulate --concurrency 0"), "--concurrency");
   ExpectOneLineError(RunShardwise("simulate --concurrency -3"), "--concurrency");
   ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 5"), "exclude");
+  // Even the rate that is the default is refused when given: a closed loop would ignore it.
+  ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 10"), "exclude");
   ExpectOneLineError(RunShardwise("simulate --engine tensorrt"), "unknown engine");
   ExpectOneLineError(RunShardwise("explain --engine vlm"), "unknown engine 'vlm'");
 }
