@@ -49,7 +49,7 @@ Point Simulate(const std::string& args) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return {};
   const auto j = r.Json();
-  return {j["layout"], 0, j["ttft_s"]["mean"], j["tpot_s"]["mean"]};
+  return {j["layout"], 0, j["ttft_s"]["mean"], j["tpot_s"]["mean"], ""};
 }
 
 struct Case {
