@@ -47,6 +47,8 @@ struct SimulateOptions {
   int64_t requests = 1000;
   CLI::Option* requests_option = nullptr;
   CLI::Option* rate_option = nullptr;
+  CLI::Option* burstiness_option = nullptr;
+  CLI::Option* length_cv_option = nullptr;
   double duration_s = 0;
   uint64_t seed = 1;
   std::string router = "round-robin";
@@ -71,6 +73,32 @@ StatusOr<double> ParseRate(const std::string& text) {
       fmt::format("--rate '{}' must be a positive number of requests per second, or "
                   "'inf' for offline (everything at t = 0)",
                   text));
+}
+
+// The request lengths of a generated workload, as asked for.
+nlohmann::json LengthsJson(const SimulateOptions& o) {
+  const bool fixed = o.isl_dist == "fixed" && o.osl_dist == "fixed";
+  return {{"input_tokens_mean", o.isl},
+          {"output_tokens_mean", o.osl},
+          {"input_distribution", o.isl_dist},
+          {"output_distribution", o.osl_dist},
+          {"length_cv", fixed ? nlohmann::json(nullptr) : nlohmann::json(o.length_cv)}};
+}
+
+// What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).
+void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config, bool fixed_lengths) {
+  const int64_t slots = config.batch.max_batch * config.attention_dp * config.replicas;
+  if (!config.decode_pool && o.concurrency > slots) {
+    std::cout << fmt::format(
+        "queue        {} clients for at most {} batch slots (--max-batch per attention rank; the "
+        "KV cache may hold fewer): the other {} wait, and their wait is in the TTFT\n",
+        o.concurrency, slots, o.concurrency - slots);
+  }
+  if (fixed_lengths) {
+    std::cout << "lockstep     fixed lengths keep the clients in step, prefilled in waves (as "
+                 "SGLang's measured loops run);\n             --osl-dist uniform --length-cv "
+                 "0.01 puts them out of phase, as vLLM's and TensorRT-LLM's drift\n";
+  }
 }
 
 Status RunSimulate(const SimulateOptions& o) {
@@ -109,6 +137,18 @@ Status RunSimulate(const SimulateOptions& o) {
   if (closed_loop && o.rate_option && *o.rate_option) {
     return Error("--concurrency and --rate exclude each other: pick a closed or an open loop");
   }
+  if (closed_loop && o.burstiness_option && *o.burstiness_option) {
+    return Error(
+        "--burstiness shapes open-loop arrivals, which a closed loop (--concurrency) has "
+        "none of: drop one of them");
+  }
+  const bool fixed_lengths =
+      isl_dist == LengthDistribution::kFixed && osl_dist == LengthDistribution::kFixed;
+  if (fixed_lengths && o.length_cv_option && *o.length_cv_option) {
+    return Error(
+        "--length-cv spreads uniform or lognormal lengths: add --osl-dist (or --isl-dist) "
+        "uniform|lognormal, or drop it");
+  }
 
   std::vector<TraceRequest> trace;
   if (!o.trace.empty()) {
@@ -125,7 +165,7 @@ Status RunSimulate(const SimulateOptions& o) {
       mean_osl += static_cast<double>(t.output_tokens) / static_cast<double>(trace.size());
       longest = std::max(longest, t.input_tokens + t.output_tokens);
     }
-  } else if (isl_dist != LengthDistribution::kFixed || osl_dist != LengthDistribution::kFixed) {
+  } else if (!fixed_lengths) {
     longest = static_cast<int64_t>(4.0 * (1 + o.length_cv) * static_cast<double>(o.isl + o.osl));
   }
 
@@ -194,7 +234,7 @@ Status RunSimulate(const SimulateOptions& o) {
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
   // A closed loop offers no rate of its own: its clients wait for their answers, so its queue
   // never holds more than --concurrency requests.
-  double offered_requests_per_s = closed_loop ? 0.0 : rate;
+  double offered_requests_per_s = closed_loop ? std::numeric_limits<double>::quiet_NaN() : rate;
   if (!trace.empty() && trace.back().arrival_s > 0) {
     offered_requests_per_s = static_cast<double>(trace.size()) / trace.back().arrival_s;
   }
@@ -225,6 +265,7 @@ Status RunSimulate(const SimulateOptions& o) {
       {"speculative", SpeculativeJson(perf.speculative)},
       {"prefix_hit_rate", perf.prefix_hit_rate},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
+      {"lengths", trace.empty() ? LengthsJson(o) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", setup.gpus},
       {"seed", o.seed},
@@ -283,14 +324,16 @@ Status RunSimulate(const SimulateOptions& o) {
                 o.burstiness == 1.0 ? "Poisson" : fmt::format("bursty (CV {:g})", o.burstiness),
                 rate);
   std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL "
-      "{}\n"
+      "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
       "{} request{} finished over {} simulated ({} iteration{}, {} preemption{}) in {} wall\n\n",
       model.name, cluster.name, setup.gpus, config.decode_pool ? "deployment" : "layout",
       setup.name, setup.shape, perf.engine.name, arrivals, std::llround(mean_isl),
-      std::llround(mean_osl), r.requests, r.requests == 1 ? "" : "s", FormatSeconds(r.makespan_s),
-      r.steps, r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s",
-      FormatSeconds(wall_s));
+      std::llround(mean_osl),
+      !trace.empty() || fixed_lengths
+          ? std::string()
+          : fmt::format(" ({} / {}, CV {:g})", o.isl_dist, o.osl_dist, o.length_cv),
+      r.requests, r.requests == 1 ? "" : "s", FormatSeconds(r.makespan_s), r.steps,
+      r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s", FormatSeconds(wall_s));
   // The band of the model's mean (perf/uncertainty.h) where the step model gives one.
   Table table({"latency", "p50", "p90", "p99", "mean", "band"});
   auto row = [&](const char* name, const LogHistogram& h, double band) {
@@ -328,6 +371,7 @@ Status RunSimulate(const SimulateOptions& o) {
         "above grow with the run's length\n",
         offered_requests_per_s, capacity_requests_per_s);
   }
+  if (closed_loop) PrintClosedLoopNotes(o, config, fixed_lengths);
   return o.html.Write(out);
 }
 
@@ -353,9 +397,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       "--concurrency", opts->concurrency,
       "Closed loop: N clients, each sending its next request when its previous one completes "
       "(as vllm bench serve --max-concurrency); excludes --rate");
-  sub->add_option("--burstiness", opts->burstiness,
-                  "CV of inter-arrival gaps (1 = Poisson, > 1 bursty gamma arrivals)")
-      ->capture_default_str();
+  opts->burstiness_option =
+      sub->add_option("--burstiness", opts->burstiness,
+                      "CV of inter-arrival gaps (1 = Poisson, > 1 bursty gamma arrivals)")
+          ->capture_default_str();
   sub->add_option("--trace", opts->trace, "CSV of arrival_s,input_tokens,output_tokens");
   sub->add_option("--isl", opts->isl, "Mean prompt tokens")->capture_default_str();
   sub->add_option("--osl", opts->osl, "Mean output tokens")->capture_default_str();
@@ -363,8 +408,9 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_option("--osl-dist", opts->osl_dist, "fixed, uniform or lognormal")
       ->capture_default_str();
-  sub->add_option("--length-cv", opts->length_cv, "CV of the non-fixed length distributions")
-      ->capture_default_str();
+  opts->length_cv_option = sub->add_option("--length-cv", opts->length_cv,
+                                           "CV of the uniform or lognormal length distributions")
+                               ->capture_default_str();
   opts->requests_option =
       sub->add_option("--requests", opts->requests,
                       "Requests to simulate (closed loop: default ten per client, at least 200)")

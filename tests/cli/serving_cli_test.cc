@@ -35,6 +35,34 @@ TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   const double in_flight =
       j["throughput"]["requests_per_s"].get<double>() * j["e2e_s"]["mean"].get<double>();
   EXPECT_NEAR(in_flight, 16.0, 1.6);
+  // A closed loop offers no rate; the lengths it was asked for are in the output.
+  EXPECT_TRUE(j["load"]["offered_requests_per_s"].is_null());
+  EXPECT_EQ(j["lengths"]["input_tokens_mean"], 512);
+  EXPECT_EQ(j["lengths"]["output_distribution"], "fixed");
+  EXPECT_TRUE(j["lengths"]["length_cv"].is_null());
+}
+
+TEST(SimulateCli, ClosedLoopSaysWhatItsNumbersDependOn) {
+  const std::string base = "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --engine vllm ";
+  // Fixed lengths: the lockstep note. 12 clients for 8 batch slots (1 replica x 1 attention
+  // rank x --max-batch 8): 4 wait.
+  const RunResult fixed = RunShardwise(base + "--concurrency 12 --max-batch 8");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_NE(fixed.out.find("lockstep"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("12 clients for at most 8 batch slots"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("the other 4 wait"), std::string::npos) << fixed.out;
+  // Spread output lengths: no lockstep note, the spread in the header and the JSON; no queue
+  // note when the clients fit.
+  const RunResult spread =
+      RunShardwise(base + "--concurrency 8 --osl-dist uniform --length-cv 0.01");
+  ASSERT_EQ(spread.exit_code, 0) << spread.err;
+  EXPECT_EQ(spread.out.find("lockstep"), std::string::npos) << spread.out;
+  EXPECT_EQ(spread.out.find("queue"), std::string::npos) << spread.out;
+  EXPECT_NE(spread.out.find("(fixed / uniform, CV 0.01)"), std::string::npos) << spread.out;
+  const RunResult json =
+      RunShardwise(base + "--concurrency 8 --osl-dist uniform --length-cv 0.01 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_DOUBLE_EQ(json.Json()["lengths"]["length_cv"].get<double>(), 0.01);
 }
 
 TEST(SimulateCli, PredictionsCarryABandAndTheirAssumedInputs) {
@@ -67,6 +95,9 @@ TEST(SimulateCli, BadConcurrencyAndEngine) {
   ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 5"), "exclude");
   // Even the rate that is the default is refused when given: a closed loop would ignore it.
   ExpectOneLineError(RunShardwise("simulate --concurrency 4 --rate 10"), "exclude");
+  ExpectOneLineError(RunShardwise("simulate --concurrency 4 --burstiness 3"), "--burstiness");
+  // --length-cv would be ignored by fixed lengths.
+  ExpectOneLineError(RunShardwise("simulate --length-cv 0.2"), "--osl-dist");
   ExpectOneLineError(RunShardwise("simulate --engine tensorrt"), "unknown engine");
   ExpectOneLineError(RunShardwise("explain --engine vlm"), "unknown engine 'vlm'");
 }
