@@ -37,12 +37,27 @@ import score_serving  # noqa: E402  (the same row -> simulate command as the sco
 
 
 MAX_SHORT_OSL = 512  # the shorter row of a pair must be this short for X to be read
+LOCKSTEP_BELOW = 0.4  # X / ((C - 1) P) under this reads as lockstep (rough, for the label only)
+OUT_OF_PHASE_ABOVE = 0.75  # and over this as out of phase
 
 
 def measurement_set(row):
-    """Rows measured together: engine, model, precision and the source file (digits elided)."""
+    """Rows measured together: engine, model, precision and the source file (its dates and
+    version digits elided, so one benchmark campaign is one set)."""
     source = re.sub(r"\d+", "N", row["silicon_data_source"].split(";")[0])
     return (row["backend"], row["model_path"], row["precision"] or "bf16", source)
+
+
+def source_name(row):
+    """The row's source file, as its provenance column names it."""
+    return os.path.basename(row["silicon_data_source"].split(";")[0].replace("source_file=", ""))
+
+
+def regime(x_ratio):
+    """A rough reading of X / ((C - 1) P): near 0 lockstep, near 1 out of phase."""
+    if x_ratio < LOCKSTEP_BELOW:
+        return "lockstep"
+    return "out of phase" if x_ratio > OUT_OF_PHASE_ABOVE else "partly in step"
 
 
 def band(clients):
@@ -65,12 +80,17 @@ def unloaded_prefill_ms(row, binary, cache):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--csv", default=os.path.join(ROOT, "data", "validation", "serving-h100.csv"))
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv", default=os.path.join(ROOT, "data", "validation", "serving-h100.csv"),
+                    help="measured points in the columns of data/validation/serving-h100.md "
+                         "(default: %(default)s)")
     ap.add_argument("--max-concurrency", type=int, default=64,
                     help="ignore rows above this concurrency, where KV capacity also queues")
     ap.add_argument("--pairs", action="store_true", help="print every pair's readings")
-    ap.add_argument("--binary", help="shardwise binary: adds the readings relative to its P")
+    ap.add_argument("--binary", help="shardwise binary (build/shardwise): adds X and TTFT relative "
+                    "to P, one prompt's prefill alone on the row's deployment, per concurrency "
+                    "band, with the regime they suggest")
     ap.add_argument("--predictions", help="a `score_serving.py --details` file: read shardwise's "
                     "predicted TTFT and TPOT in place of the measured ones (is the simulated "
                     "closed loop in the measured regime?)")
@@ -94,6 +114,7 @@ def main():
         groups[(measurement_set(r), layout)][int(r["osl"])] = r
     depth = collections.defaultdict(list)
     relative = collections.defaultdict(list)
+    sources = {}
     cache = {}
     for (mset, layout), by_osl in sorted(groups.items()):
         if len(by_osl) < 2:
@@ -108,6 +129,7 @@ def main():
         k = clients * (ttft[1] - ttft[0]) / (steps[1] * tpot[1] - steps[0] * tpot[0])
         x_ms = (tpot[0] - tpot[1]) / (1 / steps[0] - 1 / steps[1])
         depth[mset].append(k)
+        sources.setdefault(mset, source_name(short))
         p_ms = unloaded_prefill_ms(short, args.binary, cache) if args.binary else None
         # X needs a short OSL: with 1024 and 8192 both 1 / (OSL - 1) are tiny, and the longer
         # context of the long rows' decode (slower attention) outweighs the prefill term.
@@ -118,18 +140,22 @@ def main():
             print(f"{mset[0]:7s} {mset[1]:34s} tp{layout[0]} adp{layout[1] or 1} isl {layout[3]:>5s} "
                   f"c{clients:<4d} osl {min(by_osl)}->{max(by_osl)}: k = {k:+.2f}, X = {x_ms:.0f} ms"
                   + (f", P = {p_ms:.1f} ms" if p_ms else ""))
-    print(f"{'engine':7s} {'model':34s} {'precision':9s} {'pairs':>5s} {'median k':>9s}  source")
+    print("k: clients waiting for a batch slot (0: all admitted at once; 1: one always queued)")
+    print(f"{'engine':7s} {'model':34s} {'precision':9s} {'pairs':>5s} {'median k':>9s}  source "
+          "(first file of the set)")
     for mset, ks in sorted(depth.items()):
         print(f"{mset[0]:7s} {mset[1]:34s} {mset[2]:9s} {len(ks):5d} {statistics.median(ks):+9.2f}"
-              f"  {mset[3][-60:]}")
+              f"  {sources[mset]}")
     if relative:
         print()
+        print("X / ((C-1) P): the other clients' prefills in a request's decode phase, in prompts "
+              "(0: lockstep; 1: out of phase)")
         print(f"{'engine':7s} {'model':34s} {'band':7s} {'pairs':>5s} {'X/((C-1)P)':>11s} "
-              f"{'TTFT/P':>7s}")
+              f"{'TTFT/P':>7s}  reading")
         for (mset, b), vs in sorted(relative.items()):
-            print(f"{mset[0]:7s} {mset[1]:34s} {b:7s} {len(vs):5d} "
-                  f"{statistics.median(v[0] for v in vs):11.2f} "
-                  f"{statistics.median(v[1] for v in vs):7.2f}")
+            x_ratio = statistics.median(v[0] for v in vs)
+            print(f"{mset[0]:7s} {mset[1]:34s} {b:7s} {len(vs):5d} {x_ratio:11.2f} "
+                  f"{statistics.median(v[1] for v in vs):7.2f}  {regime(x_ratio)}")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
 the row) with the row's engine, format, layout and lengths, and compares the simulated mean TTFT
-and TPOT with the measured ones. Prints coverage (and why rows are not expressible) and the
-median / p90 |error| by engine, model and layout kind. Disaggregated rows run as
+and TPOT with the measured ones: error = predicted mean / measured - 1. Prints coverage (and why
+rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
+concurrency. Disaggregated rows run as
 `simulate --prefill-layout ... --decode-layout ...` with the row's worker counts and concurrency
 (what a row does not record is assumed and reported) and are tabled apart ("<engine> disagg").
 
@@ -13,8 +14,8 @@ Usage: tools/score_serving.py [--binary build/shardwise] [--csv FILE] [--markdow
        [--every K] [--aggregated-only] [--max-tpot-median F --max-ttft-median F]
        [--simulate-args "OPTIONS"] [--details FILE]
 With the bounds, exits 1 if any engine's median |error| exceeds them (the CTest
-ServingValidation.ErrorBoundsPerEngine runs this on every second aggregated row). Only the Python standard
-library is used.
+ServingValidation.ErrorBoundsPerEngine runs this on every second aggregated row). Only the
+Python standard library is used.
 """
 import argparse
 import collections
@@ -251,9 +252,12 @@ def summary(errors):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"))
-    ap.add_argument("--csv", default=os.path.join(ROOT, "data", "validation", "serving-h100.csv"))
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"),
+                    help="the shardwise binary (default: %(default)s)")
+    ap.add_argument("--csv", default=os.path.join(ROOT, "data", "validation", "serving-h100.csv"),
+                    help="measured points (default: %(default)s)")
     ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
     ap.add_argument("--limit", type=int, default=0, help="score only the first N rows")
     ap.add_argument("--every", type=int, default=1, help="score every K-th distinct row")
@@ -268,7 +272,8 @@ def main():
     ap.add_argument("--simulate-args", default="",
                     help="extra options for every simulation, e.g. \"--osl-dist uniform "
                          "--length-cv 0.01\" (a what-if: clients out of phase)")
-    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="simulations run at once (default: %(default)s)")
     ap.add_argument("--details", help="write per-row results to this CSV")
     ap.add_argument("--aggregated-only", action="store_true",
                     help="score only the aggregated rows (the CTest guard: the disaggregated ones "
