@@ -6,7 +6,8 @@ For every aggregated row whose model and layout shardwise can express, runs
 the row) with the row's engine, format, layout and lengths, and compares the simulated mean TTFT
 and TPOT with the measured ones: error = predicted mean / measured - 1. Prints coverage (and why
 rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
-concurrency. Disaggregated rows run as
+concurrency, and how far apart the file's own repeats of one configuration are (the floor they set
+on any model's error). Disaggregated rows run as
 `simulate --prefill-layout ... --decode-layout ...` with the row's worker counts and concurrency
 (what a row does not record is assumed and reported) and are tabled apart ("<engine> disagg").
 
@@ -131,17 +132,19 @@ def row_command(row, binary):
     if row["mode"] == "disagg":
         return disaggregated_command(row, binary, model, dtype, kv)
     layout, gpus = layout_of(row, model)
-    adp = to_int(row["attention_dp_size"])
-    concurrency = to_int(row["batch_size"]) * adp
+    concurrency = to_int(row["batch_size"]) * to_int(row["attention_dp_size"])
     note = None
-    ran = layout_in_id(row)
-    if ran and ran != (to_int(row["tp_size"]), adp, to_int(row["moe_ep_size"])):
+    ran = inflated_layout(row)
+    if ran:
         # The data's description: some sources store an inflated width; the id's layout ran.
-        tp, adp, ep = ran
-        layout, gpus = (f"tp{tp}" + (f"ep{ep}" if ep > 1 and model in MOE else "")), tp
+        tp, _, ep = ran
+        layout = f"tp{tp}" + (f"ep{ep}" if ep > 1 and model in MOE else "")
+        gpus = tp
         concurrency = concurrency_of(row)
-        note = "aggregated: the layout and concurrency in the row's id (its columns store an " \
-               "inflated width)"
+        if concurrency is None:
+            return None, "aggregated: an inflated width and no concurrency in the id"
+        note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
+                "inflated width)")
     requests = max(10 * concurrency, 100)
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
             "--layout", layout, "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
@@ -150,11 +153,23 @@ def row_command(row, binary):
     return argv, note
 
 
-def layout_in_id(row):
-    """(tp, attention dp, ep) of an aggregated row whose id names its layout ('..._tp4_ep4_...'
-    or '..._tp4_0_ep4_0_...'), or None."""
+def inflated_layout(row):
+    """(tp, attention dp = 1, ep) named by the id of an aggregated row whose columns store a wider
+    worker than that ('..._tp4_ep4_...' with tp 4 x attention DP 4 in the columns), or None: the
+    data's description says such rows ran the id's layout. A row whose columns agree with its id,
+    or are narrower, keeps its columns."""
     m = re.search(r"_tp(\d+)(?:_\d+)?_ep(\d+)(?:_|$)", row["id"])
-    return (int(m.group(1)), 1, int(m.group(2))) if m and row["mode"] == "agg" else None
+    if not m or row["mode"] != "agg":
+        return None
+    tp, ep = int(m.group(1)), int(m.group(2))
+    width = to_int(row["tp_size"]) * to_int(row["attention_dp_size"])
+    return (tp, 1, ep) if width > tp else None
+
+
+def concurrency_band(concurrency):
+    """The band of a benchmark's concurrency in the tables: fixed costs show at low concurrency,
+    queueing at high."""
+    return "c<=8" if concurrency <= 8 else ("c16-32" if concurrency <= 32 else "c>=64")
 
 
 def layout_kind(row):
@@ -163,18 +178,15 @@ def layout_kind(row):
         return "disaggregated " + ("moe" if model in MOE else "dense")
     if model not in MOE:
         return "dense tp"
-    ran = layout_in_id(row)
+    ran = inflated_layout(row)
     adp = ran[1] if ran else to_int(row["attention_dp_size"])
     return "moe attention-dp" if adp > 1 else "moe tp+ep"
 
 
-def concurrency_band(scored):
-    """The table group of a scored row by the benchmark's concurrency and engine: where the
-    TTFT misses sit (queueing grows with concurrency; fixed costs show at low concurrency)."""
+def engine_and_band(scored):
+    """The table group of a scored row by engine and the benchmark's concurrency."""
     argv = scored["argv"]
-    c = int(argv[argv.index("--concurrency") + 1])
-    band = "c<=8" if c <= 8 else ("c16-32" if c <= 32 else "c>=64")
-    return f"{engine_key(scored)} {band}"
+    return f"{engine_key(scored)} {concurrency_band(int(argv[argv.index('--concurrency') + 1]))}"
 
 
 def engine_key(scored):
@@ -199,9 +211,10 @@ def dedupe(rows):
 
 def repeat_spread(jobs):
     """Per mode: rows whose simulations are identical (the same inputs as far as the row records
-    them) but whose measurements differ. Returns {mode: (groups, rows in them, median max/min
-    TTFT, median max/min TPOT, median floor of |TPOT error|)}: for measurements a <= b no single
-    prediction is within (b - a) / (b + a) of both, the floor any model has on them."""
+    them) but whose measurements differ. Returns {mode: (groups, distinct measurements in them,
+    median max/min TTFT, median max/min TPOT, median floor of |TPOT error|)}: for measurements
+    a <= b no single prediction is within (b - a) / (b + a) of both, the floor any model has on
+    them."""
     groups = collections.defaultdict(set)
     for r, argv in jobs:
         groups[(r["mode"], tuple(argv))].add(
@@ -281,7 +294,8 @@ def main():
     args = ap.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"score_serving: no shardwise binary at {args.binary}; build it or pass --binary")
-    rows = dedupe(list(csv.DictReader(open(args.csv))))
+    with open(args.csv, newline="") as f:
+        rows = dedupe(list(csv.DictReader(f)))
     if args.limit:
         rows = rows[: args.limit]
     if args.aggregated_only:
@@ -323,22 +337,22 @@ def main():
     for why, n in failed.most_common():
         print(f"  failed ({n}): {why}")
     for mode, (n, rows_in, ttft, tpot, floor) in sorted(repeat_spread(jobs).items()):
-        print(f"  {mode}: {n} configurations ({rows_in} rows) measured more than once with the "
-              f"same recorded inputs differ by a median {ttft:.2f}x in TTFT and {tpot:.2f}x in "
-              f"TPOT (no prediction comes closer than {100 * floor:.0f}% to both TPOTs of such a "
-              "pair)")
+        print(f"  {mode}: {n} configurations ({rows_in} measurements) measured more than once "
+              f"with the same recorded inputs differ by a median {ttft:.2f}x in TTFT and "
+              f"{tpot:.2f}x in TPOT (no prediction comes closer than {100 * floor:.0f}% to both "
+              "TPOTs of such a pair)")
     groups = [("engine", engine_key),
               ("model", lambda s: s["row"]["model_path"]),
               ("layout kind", lambda s: layout_kind(s["row"])),
-              ("engine and concurrency", concurrency_band)]
+              ("engine and concurrency", engine_and_band)]
     bar = "|" if args.markdown else " "
     for title, key in groups:
         by = collections.defaultdict(list)
         for s in scored:
             by[key(s)].append(s)
         print()
-        header = [title, "rows", "TPOT median abs err", "TPOT p90", "TTFT median abs err", "TTFT p90",
-                  "TPOT median signed", "TTFT median signed"]
+        header = [title, "rows", "TPOT median abs err", "TPOT p90", "TTFT median abs err",
+                  "TTFT p90", "TPOT median signed", "TTFT median signed"]
         if args.markdown:
             print("| " + " | ".join(header) + " |")
             print("|" + "---|" * len(header))
