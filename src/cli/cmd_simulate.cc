@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "client_phase.h"
 #include "cluster_options.h"
 #include "command.h"
 #include "disagg_options.h"
@@ -86,7 +87,8 @@ nlohmann::json LengthsJson(const SimulateOptions& o) {
 }
 
 // What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).
-void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config, bool fixed_lengths) {
+void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config,
+                          const std::optional<ClientPhase>& phase) {
   const int64_t slots = config.batch.max_batch * config.attention_dp * config.replicas;
   if (!config.decode_pool && o.concurrency > slots) {
     std::cout << fmt::format(
@@ -94,10 +96,14 @@ void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config, boo
         "KV cache may hold fewer): the other {} wait, and their wait is in the TTFT\n",
         o.concurrency, slots, o.concurrency - slots);
   }
-  if (fixed_lengths) {
-    std::cout << "lockstep     fixed lengths keep the clients in step, prefilled in waves (as "
-                 "SGLang's measured loops run);\n             --osl-dist uniform --length-cv "
-                 "0.01 puts them out of phase, as vLLM's and TensorRT-LLM's drift\n";
+  if (phase) {
+    std::cout << fmt::format(
+        "lockstep     fixed lengths keep the clients in step, prefilled in waves, as SGLang's "
+        "measured loops run;\n             out of phase, as vLLM's and TensorRT-LLM's drift "
+        "(--osl-dist uniform --length-cv {:g}): TTFT {}, TPOT {};\n             the band covers "
+        "both\n",
+        kOutOfPhaseOutputCv, FormatSeconds(phase->out_of_phase_ttft_s),
+        FormatSeconds(phase->out_of_phase_tpot_s));
   }
 }
 
@@ -227,6 +233,19 @@ Status RunSimulate(const SimulateOptions& o) {
           : RequestSource(trace);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, *setup.table, source, config));
   if (printed) std::fprintf(stderr, "\n");
+  // A fixed-length closed loop runs in lockstep; the band covers the same loop out of phase.
+  std::optional<ClientPhase> phase;
+  if (closed_loop && fixed_lengths) {
+    SW_ASSIGN_OR_RETURN(phase,
+                        SimulateOutOfPhase(model, *setup.table, config, r,
+                                           {isl_dist, static_cast<double>(o.isl), o.length_cv},
+                                           static_cast<double>(o.osl), requests, o.seed));
+  }
+  const auto other_phase = [&](double ClientPhase::*mean) {
+    return phase ? std::optional<double>((*phase).*mean) : std::nullopt;
+  };
+  std::vector<std::string> assumed = AssumedInputs(setup.ttft_band, setup.tpot_band);
+  if (phase) assumed.push_back("closed_loop.client_phase");
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
@@ -286,9 +305,12 @@ Status RunSimulate(const SimulateOptions& o) {
         {"output_tokens_per_s_per_user", output_per_user},
         {"requests_per_s",
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
-      {"ttft_s", WithBand(DistributionJson(r.ttft_s), setup.ttft_band.relative)},
-      {"tpot_s", WithBand(DistributionJson(r.tpot_s), setup.tpot_band.relative)},
-      {"assumed_inputs", AssumedInputs(setup.ttft_band, setup.tpot_band)},
+      {"ttft_s", WithPhaseBand(DistributionJson(r.ttft_s), setup.ttft_band.relative,
+                               other_phase(&ClientPhase::out_of_phase_ttft_s))},
+      {"tpot_s", WithPhaseBand(DistributionJson(r.tpot_s), setup.tpot_band.relative,
+                               other_phase(&ClientPhase::out_of_phase_tpot_s))},
+      {"client_phase", ClientPhaseJson(phase)},
+      {"assumed_inputs", assumed},
       {"itl_s", DistributionJson(r.itl_s)},
       {"e2e_s", DistributionJson(r.e2e_s)},
       {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
@@ -336,15 +358,20 @@ Status RunSimulate(const SimulateOptions& o) {
       r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s", FormatSeconds(wall_s));
   // The band of the model's mean (perf/uncertainty.h) where the step model gives one.
   Table table({"latency", "p50", "p90", "p99", "mean", "band"});
-  auto row = [&](const char* name, const LogHistogram& h, double band) {
+  auto row = [&](const char* name, const LogHistogram& h, double band,
+                 std::optional<double> other) {
+    std::string text = band > 0 ? fmt::format("±{:.0f}%", 100 * band) : "";
+    if (band > 0 && other) {
+      const Band b = PhaseBand(h.Mean(), band, other);
+      text = fmt::format("{} to {}", FormatSeconds(b.low), FormatSeconds(b.high));
+    }
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
-                  FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()),
-                  band > 0 ? fmt::format("±{:.0f}%", 100 * band) : ""});
+                  FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()), text});
   };
-  row("TTFT", r.ttft_s, setup.ttft_band.relative);
-  row("TPOT", r.tpot_s, setup.tpot_band.relative);
-  row("ITL", r.itl_s, 0);
-  row("end-to-end", r.e2e_s, 0);
+  row("TTFT", r.ttft_s, setup.ttft_band.relative, other_phase(&ClientPhase::out_of_phase_ttft_s));
+  row("TPOT", r.tpot_s, setup.tpot_band.relative, other_phase(&ClientPhase::out_of_phase_tpot_s));
+  row("ITL", r.itl_s, 0, std::nullopt);
+  row("end-to-end", r.e2e_s, 0, std::nullopt);
   std::cout << table.Render();
   std::cout << fmt::format(
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
@@ -371,7 +398,7 @@ Status RunSimulate(const SimulateOptions& o) {
         "above grow with the run's length\n",
         offered_requests_per_s, capacity_requests_per_s);
   }
-  if (closed_loop) PrintClosedLoopNotes(o, config, fixed_lengths);
+  if (closed_loop) PrintClosedLoopNotes(o, config, phase);
   return o.html.Write(out);
 }
 

@@ -65,6 +65,43 @@ TEST(SimulateCli, ClosedLoopSaysWhatItsNumbersDependOn) {
   EXPECT_DOUBLE_EQ(json.Json()["lengths"]["length_cv"].get<double>(), 0.01);
 }
 
+TEST(SimulateCli, ClosedLoopBandCoversBothClientPhases) {
+  // Fixed lengths run in lockstep; the same loop out of phase is the run with output lengths
+  // spread by 1% (`--osl-dist uniform --length-cv 0.01`, same clients, requests and seed).
+  const std::string loop =
+      "simulate --model llama-3.1-70b --gpus 8 --layout tp8 --engine vllm --dtype fp8 "
+      "--isl 1024 --osl 1024 --concurrency 16 --requests 160 --json";
+  const RunResult fixed = RunShardwise(loop);
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  const auto j = fixed.Json();
+  const RunResult spread = RunShardwise(loop + " --osl-dist uniform --length-cv 0.01");
+  ASSERT_EQ(spread.exit_code, 0) << spread.err;
+  const auto s = spread.Json();
+  const auto& phase = j["client_phase"];
+  ASSERT_TRUE(phase.is_object()) << j.dump();
+  EXPECT_DOUBLE_EQ(phase["lockstep"]["ttft_s"].get<double>(), j["ttft_s"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(phase["out_of_phase"]["ttft_s"].get<double>(),
+                   s["ttft_s"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(phase["out_of_phase"]["tpot_s"].get<double>(),
+                   s["tpot_s"]["mean"].get<double>());
+  // 16 prompts of 1,024 tokens prefilled in waves against one at a time: the phases differ.
+  EXPECT_GT(phase["lockstep"]["ttft_s"].get<double>(),
+            1.5 * phase["out_of_phase"]["ttft_s"].get<double>());
+  for (const char* key : {"ttft_s", "tpot_s"}) {
+    const double a = phase["lockstep"][key].get<double>();
+    const double b = phase["out_of_phase"][key].get<double>();
+    EXPECT_LT(j[key]["low"].get<double>(), std::min(a, b)) << key;
+    EXPECT_GT(j[key]["high"].get<double>(), std::max(a, b)) << key;
+  }
+  const auto assumed = j["assumed_inputs"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(assumed.begin(), assumed.end(), "closed_loop.client_phase"), assumed.end());
+  // The user chose the regime, or there is no closed loop: no phase.
+  EXPECT_TRUE(s["client_phase"].is_null());
+  const RunResult open = RunShardwise("simulate --gpus 1 --rate 1 --requests 50 --json");
+  ASSERT_EQ(open.exit_code, 0) << open.err;
+  EXPECT_TRUE(open.Json()["client_phase"].is_null());
+}
+
 TEST(SimulateCli, PredictionsCarryABandAndTheirAssumedInputs) {
   // vLLM's kernel counts are assumed (data/engines/vllm-0.12.json): TPOT and TTFT carry a band
   // around their means in simulate and explain, and name what was assumed.
