@@ -4,7 +4,8 @@
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
 the row) with the row's engine, format, layout and lengths, and compares the simulated mean TTFT
-and TPOT with the measured ones: error = predicted mean / measured - 1. Prints coverage (and why
+and TPOT with the measured ones: error = predicted mean / measured - 1, and how often the
+measurement lies in the prediction's stated band (its "low" to "high"). Prints coverage (and why
 rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
 concurrency, and how far apart the file's own repeats of one configuration are (the floor they set
 on any model's error). Disaggregated rows run as
@@ -256,6 +257,20 @@ def run_row(row, argv):
     return out, err
 
 
+def in_band(latency, measured_s):
+    """Whether a measurement lies in the prediction's stated band ("low" to "high"), or None
+    where the prediction states none."""
+    if "low" not in latency or "high" not in latency:
+        return None
+    return latency["low"] <= measured_s <= latency["high"]
+
+
+def share_in_band(scored, key):
+    """The share of the rows whose measurement lies in the stated band, as text."""
+    flags = [s[key] for s in scored if s[key] is not None]
+    return f"{100 * sum(flags) / len(flags):.0f}%" if flags else "-"
+
+
 def summary(errors):
     a = sorted(abs(e) for e in errors)
     if not a:
@@ -323,6 +338,8 @@ def main():
             "row": r, "argv": argv, "ttft_ms": ttft, "tpot_ms": tpot,
             "ttft_err": ttft / float(r["silicon_ttft_ms"]) - 1,
             "tpot_err": tpot / float(r["silicon_tpot_ms"]) - 1,
+            "ttft_in_band": in_band(out["ttft_s"], float(r["silicon_ttft_ms"]) * 1e-3),
+            "tpot_in_band": in_band(out["tpot_s"], float(r["silicon_tpot_ms"]) * 1e-3),
         })
     for mode, name in (("agg", "aggregated"), ("disagg", "disaggregated")):
         total = sum(1 for r in rows if r["mode"] == mode)
@@ -352,24 +369,28 @@ def main():
             by[key(s)].append(s)
         print()
         header = [title, "rows", "TPOT median abs err", "TPOT p90", "TTFT median abs err",
-                  "TTFT p90", "TPOT median signed", "TTFT median signed"]
+                  "TTFT p90", "TPOT median signed", "TTFT median signed", "TPOT in band",
+                  "TTFT in band"]
         if args.markdown:
             print("| " + " | ".join(header) + " |")
             print("|" + "---|" * len(header))
         else:
             print(f"{title:36s} {'rows':>5s} {'TPOT med':>9s} {'TPOT p90':>9s} {'TTFT med':>9s} "
-                  f"{'TTFT p90':>9s} {'TPOT bias':>9s} {'TTFT bias':>9s}")
+                  f"{'TTFT p90':>9s} {'TPOT bias':>9s} {'TTFT bias':>9s} {'TPOT band':>9s} "
+                  f"{'TTFT band':>9s}")
         for name in sorted(by):
             ss = by[name]
             tm, tp = summary([s["tpot_err"] for s in ss])
             fm, fp = summary([s["ttft_err"] for s in ss])
             bias = f"{100 * statistics.median(s['tpot_err'] for s in ss):+.1f}%"
             ttft_bias = f"{100 * statistics.median(s['ttft_err'] for s in ss):+.1f}%"
+            bands = [share_in_band(ss, "tpot_in_band"), share_in_band(ss, "ttft_in_band")]
             if args.markdown:
-                print(f"| {name} | {len(ss)} | {tm} | {tp} | {fm} | {fp} | {bias} | {ttft_bias} |")
+                print(f"| {name} | {len(ss)} | {tm} | {tp} | {fm} | {fp} | {bias} | {ttft_bias} | "
+                      f"{bands[0]} | {bands[1]} |")
             else:
                 print(f"{name:36s} {len(ss):5d} {tm:>9s} {tp:>9s} {fm:>9s} {fp:>9s} {bias:>9s} "
-                      f"{ttft_bias:>9s}")
+                      f"{ttft_bias:>9s} {bands[0]:>9s} {bands[1]:>9s}")
     failures = []
     by_engine = collections.defaultdict(list)
     for s in scored:
