@@ -22,6 +22,8 @@ int Bucket(double v) {
 LogHistogram::LogHistogram() : buckets_(kBuckets, 0.0) {}
 
 void LogHistogram::Add(double value, double weight) {
+  min_ = count_ > 0 ? std::min(min_, value) : value;
+  max_ = count_ > 0 ? std::max(max_, value) : value;
   buckets_[Bucket(value)] += weight;
   count_ += weight;
   sum_ += value * weight;
@@ -29,14 +31,18 @@ void LogHistogram::Add(double value, double weight) {
 
 double LogHistogram::Percentile(double p) const {
   if (count_ <= 0) return 0.0;
+  if (p <= 0) return min_;
+  if (p >= 100) return max_;
   const double target = count_ * std::clamp(p, 0.0, 100.0) / 100.0;
   double seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += buckets_[b];
-    // The bucket's geometric middle stands for its values.
-    if (seen >= target && buckets_[b] > 0) return kMin * std::pow(kGrowth, b + 0.5);
+    // The bucket's geometric middle stands for its values, within the range added.
+    if (seen >= target && buckets_[b] > 0) {
+      return std::clamp(kMin * std::pow(kGrowth, b + 0.5), min_, max_);
+    }
   }
-  return kMin * std::pow(kGrowth, kBuckets);
+  return max_;
 }
 
 }  // namespace shardwise

@@ -74,6 +74,18 @@ TEST(Histogram, PercentilesWithinBucketWidth) {
   EXPECT_NEAR(h.Mean(), 0.5005, 1e-9);
   h.Add(2.0, 1000);  // weighted
   EXPECT_NEAR(h.Percentile(75) / 2.0, 1.0, 0.011);
+  // The extremes are exact: the smallest and largest values added.
+  EXPECT_DOUBLE_EQ(h.Percentile(0), 1e-3);
+  EXPECT_DOUBLE_EQ(h.Percentile(100), 2.0);
+}
+
+TEST(Histogram, EqualValuesGiveThatValueAtEveryPercentile) {
+  // 0.36181 s lies inside a 1% bucket whose middle is not it: every percentile is still the
+  // value itself, so no percentile sits below the mean of equal values.
+  LogHistogram h;
+  h.Add(0.36181, 40);
+  for (double p : {1.0, 50.0, 99.0}) EXPECT_DOUBLE_EQ(h.Percentile(p), 0.36181) << p;
+  EXPECT_DOUBLE_EQ(h.Mean(), 0.36181);
 }
 
 }  // namespace
