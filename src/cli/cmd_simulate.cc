@@ -399,6 +399,15 @@ Status RunSimulate(const SimulateOptions& o) {
         offered_requests_per_s, capacity_requests_per_s);
   }
   if (closed_loop) PrintClosedLoopNotes(o, config, phase);
+  if (!o.layout.empty() && !config.decode_pool && setup.gpus < cluster.num_gpus) {
+    // A layout names its own GPUs (dp x pp x tp x cp); the rest of the cluster stays idle.
+    const int64_t copies = cluster.num_gpus / setup.gpus;
+    const bool whole = cluster.num_gpus % setup.gpus == 0 && !o.layout.starts_with("dp");
+    std::cout << fmt::format(
+        "gpus         layout {} uses {} of the cluster's {} GPUs{}\n", o.layout, setup.gpus,
+        cluster.num_gpus,
+        whole ? fmt::format("; --layout dp{}{} would use them all", copies, o.layout) : "");
+  }
   return o.html.Write(out);
 }
 

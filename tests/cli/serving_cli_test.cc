@@ -65,6 +65,19 @@ TEST(SimulateCli, ClosedLoopSaysWhatItsNumbersDependOn) {
   EXPECT_DOUBLE_EQ(json.Json()["lengths"]["length_cv"].get<double>(), 0.01);
 }
 
+TEST(SimulateCli, SaysWhenTheLayoutLeavesGpusIdle) {
+  // tp4 is 4 GPUs (dp x pp x tp x cp); 8 were given: 2 copies would use them all.
+  const RunResult idle = RunShardwise("simulate --gpus 8 --layout tp4 --rate 1 --requests 20");
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_NE(idle.out.find("layout tp4 uses 4 of the cluster's 8 GPUs; --layout dp2tp4 would use "
+                          "them all"),
+            std::string::npos)
+      << idle.out;
+  const RunResult all = RunShardwise("simulate --gpus 8 --layout dp2tp4 --rate 1 --requests 20");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out.find("of the cluster's"), std::string::npos) << all.out;
+}
+
 TEST(SimulateCli, ClosedLoopBandCoversBothClientPhases) {
   // Fixed lengths run in lockstep; the same loop out of phase is the run with output lengths
   // spread by 1% (`--osl-dist uniform --length-cv 0.01`, same clients, requests and seed).
