@@ -10,7 +10,6 @@
 
 #include "shardwise/common/status.h"
 #include "shardwise/model/model_spec.h"
-#include "shardwise/perf/uncertainty.h"
 #include "shardwise/sim/simulator.h"
 #include "shardwise/sim/workload.h"
 
@@ -24,22 +23,15 @@ struct ClientPhase {
   double out_of_phase_tpot_s = 0;
 };
 
-// `lockstep` is the loop already simulated at fixed lengths; the same loop (same clients,
-// requests and seed) is simulated again with output lengths spread by kOutOfPhaseOutputCv.
-StatusOr<ClientPhase> SimulateOutOfPhase(const ModelSpec& model, const StepTable& table,
-                                         SimConfig config, const SimResult& lockstep,
-                                         LengthSpec input, double output_tokens, int64_t requests,
-                                         uint64_t seed);
+// `lockstep` is the loop already simulated at fixed output lengths; `spread` is the same
+// stream (clients, requests, seed, arrivals, cutoff) with output lengths spread by
+// kOutOfPhaseOutputCv. nullopt where the spread loop cannot run (a longer request than the KV
+// cache holds): the lockstep loop ran, so the out-of-phase one never fails the command.
+std::optional<ClientPhase> SimulateOutOfPhase(const ModelSpec& model, const StepTable& table,
+                                              SimConfig config, const SimResult& lockstep,
+                                              RequestSource& spread);
 
 // {"lockstep": {"ttft_s", "tpot_s"}, "out_of_phase": {...}, "output_length_cv"}, or null.
 nlohmann::json ClientPhaseJson(const std::optional<ClientPhase>& phase);
-
-// The model's band (relative half-width `relative`) around `mean` and, where given, around the
-// other phase's mean too: the lowest low and the highest high.
-Band PhaseBand(double mean, double relative, std::optional<double> other_phase_mean);
-
-// `latency` (an object with a "mean") with "low" and "high" from PhaseBand.
-nlohmann::json WithPhaseBand(nlohmann::json latency, double relative,
-                             std::optional<double> other_phase_mean);
 
 }  // namespace shardwise::cli

@@ -15,6 +15,7 @@
 #include "metric_json.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
+#include "shardwise/layout/layout.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/load.h"
 #include "shardwise/plan/planner.h"
@@ -98,13 +99,31 @@ void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config,
   }
   if (phase) {
     std::cout << fmt::format(
-        "lockstep     fixed lengths keep the clients in step, prefilled in waves, as SGLang's "
-        "measured loops run;\n             out of phase, as vLLM's and TensorRT-LLM's drift "
-        "(--osl-dist uniform --length-cv {:g}): TTFT {}, TPOT {};\n             the band covers "
+        "lockstep     fixed output lengths keep the clients in step, prefilled in waves, as\n"
+        "             SGLang's measured loops run; out of phase, as vLLM's and TensorRT-LLM's "
+        "drift\n"
+        "             (--osl-dist uniform --length-cv {:g}): TTFT {}, TPOT {}; the band covers "
         "both\n",
         kOutOfPhaseOutputCv, FormatSeconds(phase->out_of_phase_ttft_s),
         FormatSeconds(phase->out_of_phase_tpot_s));
   }
+}
+
+// A layout names its own GPUs (dp x pp x tp x cp); on a larger cluster the rest stay idle. The
+// copies that would use them all are suggested where that is a plain data-parallel layout.
+void PrintIdleGpus(const std::string& layout_text, int64_t gpus, int64_t cluster_gpus) {
+  std::string more;
+  const StatusOr<Layout> layout = ParseLayout(layout_text);
+  if (layout.ok() && cluster_gpus % gpus == 0 && layout->ep == 1) {
+    Layout wider = *layout;
+    wider.dp *= cluster_gpus / gpus;
+    if (ParseLayout(wider.ToString()).ok()) {
+      more = fmt::format("; --layout {} would use them all", wider.ToString());
+    }
+  }
+  std::cout << fmt::format("gpus         layout {} uses {} of the cluster's {} GPUs{}\n",
+                           layout.ok() ? layout->ToString() : layout_text, gpus, cluster_gpus,
+                           more);
 }
 
 Status RunSimulate(const SimulateOptions& o) {
@@ -225,29 +244,36 @@ Status RunSimulate(const SimulateOptions& o) {
     requests = ClosedLoopRequests(static_cast<double>(per_replica)) * config.replicas;
     total = requests;
   }
-  RequestSource source =
-      trace.empty()
-          ? RequestSource({rate, o.burstiness}, {isl_dist, static_cast<double>(o.isl), o.length_cv},
-                          {osl_dist, static_cast<double>(o.osl), o.length_cv}, requests, o.seed,
-                          o.duration_s > 0 ? o.duration_s : inf)
-          : RequestSource(trace);
+  // The generated stream, with these output lengths (the out-of-phase run spreads them).
+  const auto generated = [&](LengthSpec output) {
+    return RequestSource({rate, o.burstiness}, {isl_dist, static_cast<double>(o.isl), o.length_cv},
+                         output, requests, o.seed, o.duration_s > 0 ? o.duration_s : inf);
+  };
+  RequestSource source = trace.empty()
+                             ? generated({osl_dist, static_cast<double>(o.osl), o.length_cv})
+                             : RequestSource(trace);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, *setup.table, source, config));
   if (printed) std::fprintf(stderr, "\n");
-  // A fixed-length closed loop runs in lockstep; the band covers the same loop out of phase.
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // At fixed output lengths a closed loop runs in lockstep; the band covers the same loop out of
+  // phase (one client per replica has no wave to leave).
   std::optional<ClientPhase> phase;
-  if (closed_loop && fixed_lengths) {
-    SW_ASSIGN_OR_RETURN(phase,
-                        SimulateOutOfPhase(model, *setup.table, config, r,
-                                           {isl_dist, static_cast<double>(o.isl), o.length_cv},
-                                           static_cast<double>(o.osl), requests, o.seed));
+  if (closed_loop && osl_dist == LengthDistribution::kFixed && o.concurrency > config.replicas) {
+    RequestSource spread =
+        generated({LengthDistribution::kUniform, static_cast<double>(o.osl), kOutOfPhaseOutputCv});
+    phase = SimulateOutOfPhase(model, *setup.table, config, r, spread);
+    if (!phase) {
+      std::fprintf(stderr,
+                   "shardwise: note: the clients out of phase need longer requests than the KV "
+                   "cache holds; the band covers the lockstep loop only\n");
+    }
   }
   const auto other_phase = [&](double ClientPhase::*mean) {
     return phase ? std::optional<double>((*phase).*mean) : std::nullopt;
   };
   std::vector<std::string> assumed = AssumedInputs(setup.ttft_band, setup.tpot_band);
   if (phase) assumed.push_back("closed_loop.client_phase");
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   PrintFormatNotes(cluster.gpu, perf);
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
@@ -305,10 +331,10 @@ Status RunSimulate(const SimulateOptions& o) {
         {"output_tokens_per_s_per_user", output_per_user},
         {"requests_per_s",
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
-      {"ttft_s", WithPhaseBand(DistributionJson(r.ttft_s), setup.ttft_band.relative,
-                               other_phase(&ClientPhase::out_of_phase_ttft_s))},
-      {"tpot_s", WithPhaseBand(DistributionJson(r.tpot_s), setup.tpot_band.relative,
-                               other_phase(&ClientPhase::out_of_phase_tpot_s))},
+      {"ttft_s", WithBand(DistributionJson(r.ttft_s), setup.ttft_band.relative,
+                          other_phase(&ClientPhase::out_of_phase_ttft_s))},
+      {"tpot_s", WithBand(DistributionJson(r.tpot_s), setup.tpot_band.relative,
+                          other_phase(&ClientPhase::out_of_phase_tpot_s))},
       {"client_phase", ClientPhaseJson(phase)},
       {"assumed_inputs", assumed},
       {"itl_s", DistributionJson(r.itl_s)},
@@ -361,8 +387,8 @@ Status RunSimulate(const SimulateOptions& o) {
   auto row = [&](const char* name, const LogHistogram& h, double band,
                  std::optional<double> other) {
     std::string text = band > 0 ? fmt::format("±{:.0f}%", 100 * band) : "";
-    if (band > 0 && other) {
-      const Band b = PhaseBand(h.Mean(), band, other);
+    if (other) {
+      const Band b = LatencyBand(h.Mean(), band, other);
       text = fmt::format("{} to {}", FormatSeconds(b.low), FormatSeconds(b.high));
     }
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
@@ -400,13 +426,7 @@ Status RunSimulate(const SimulateOptions& o) {
   }
   if (closed_loop) PrintClosedLoopNotes(o, config, phase);
   if (!o.layout.empty() && !config.decode_pool && setup.gpus < cluster.num_gpus) {
-    // A layout names its own GPUs (dp x pp x tp x cp); the rest of the cluster stays idle.
-    const int64_t copies = cluster.num_gpus / setup.gpus;
-    const bool whole = cluster.num_gpus % setup.gpus == 0 && !o.layout.starts_with("dp");
-    std::cout << fmt::format(
-        "gpus         layout {} uses {} of the cluster's {} GPUs{}\n", o.layout, setup.gpus,
-        cluster.num_gpus,
-        whole ? fmt::format("; --layout dp{}{} would use them all", copies, o.layout) : "");
+    PrintIdleGpus(o.layout, setup.gpus, cluster.num_gpus);
   }
   return o.html.Write(out);
 }

@@ -1,6 +1,6 @@
 #include "metric_json.h"
 
-#include "shardwise/perf/uncertainty.h"
+#include <algorithm>
 
 namespace shardwise::cli {
 namespace {
@@ -36,8 +36,18 @@ nlohmann::json PercentileJson(const LogHistogram& h, double percentile) {
   return j;
 }
 
-nlohmann::json WithBand(nlohmann::json latency, double relative) {
-  const Band band = Widen(latency["mean"].get<double>(), relative);
+Band LatencyBand(double mean, double relative, std::optional<double> other_mean) {
+  Band band = Widen(mean, relative);
+  if (other_mean) {
+    const Band other = Widen(*other_mean, relative);
+    band.low = std::min(band.low, other.low);
+    band.high = std::max(band.high, other.high);
+  }
+  return band;
+}
+
+nlohmann::json WithBand(nlohmann::json latency, double relative, std::optional<double> other_mean) {
+  const Band band = LatencyBand(latency["mean"].get<double>(), relative, other_mean);
   latency["low"] = band.low;
   latency["high"] = band.high;
   return latency;

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "shardwise/perf/uncertainty.h"
 #include "shardwise/plan/load.h"
 #include "shardwise/sim/histogram.h"
 
@@ -22,8 +24,13 @@ nlohmann::json DistributionJson(const LogHistogram& h);
 // 100)), the one an SLO at that percentile is judged by.
 nlohmann::json PercentileJson(const LogHistogram& h, double percentile);
 
-// `latency` (an object with a "mean") with the model's band around its mean: "low" and "high",
-// the mean widened by `relative` (perf/uncertainty.h).
-nlohmann::json WithBand(nlohmann::json latency, double relative);
+// The model's band around `mean` (widened by `relative`, perf/uncertainty.h) and, where given,
+// around a second mean too (a closed loop's other client phase, client_phase.h): the lowest low
+// and the highest high.
+Band LatencyBand(double mean, double relative, std::optional<double> other_mean = std::nullopt);
+
+// `latency` (an object with a "mean") with "low" and "high" from LatencyBand.
+nlohmann::json WithBand(nlohmann::json latency, double relative,
+                        std::optional<double> other_mean = std::nullopt);
 
 }  // namespace shardwise::cli

@@ -22,6 +22,7 @@ int Bucket(double v) {
 LogHistogram::LogHistogram() : buckets_(kBuckets, 0.0) {}
 
 void LogHistogram::Add(double value, double weight) {
+  if (!(weight > 0)) return;  // nothing to count
   min_ = count_ > 0 ? std::min(min_, value) : value;
   max_ = count_ > 0 ? std::max(max_, value) : value;
   buckets_[Bucket(value)] += weight;
@@ -33,7 +34,7 @@ double LogHistogram::Percentile(double p) const {
   if (count_ <= 0) return 0.0;
   if (p <= 0) return min_;
   if (p >= 100) return max_;
-  const double target = count_ * std::clamp(p, 0.0, 100.0) / 100.0;
+  const double target = count_ * p / 100.0;
   double seen = 0;
   for (int b = 0; b < kBuckets; ++b) {
     seen += buckets_[b];

@@ -108,11 +108,39 @@ TEST(SimulateCli, ClosedLoopBandCoversBothClientPhases) {
   }
   const auto assumed = j["assumed_inputs"].get<std::vector<std::string>>();
   EXPECT_NE(std::find(assumed.begin(), assumed.end(), "closed_loop.client_phase"), assumed.end());
-  // The user chose the regime, or there is no closed loop: no phase.
+  // The user chose the regime, or there is no closed loop: no phase. A spread of the prompts
+  // alone keeps the waves, so it keeps the second run.
   EXPECT_TRUE(s["client_phase"].is_null());
+  const RunResult prompts = RunShardwise(loop + " --isl-dist uniform --length-cv 0.2");
+  ASSERT_EQ(prompts.exit_code, 0) << prompts.err;
+  EXPECT_TRUE(prompts.Json()["client_phase"].is_object());
   const RunResult open = RunShardwise("simulate --gpus 1 --rate 1 --requests 50 --json");
   ASSERT_EQ(open.exit_code, 0) << open.err;
   EXPECT_TRUE(open.Json()["client_phase"].is_null());
+}
+
+TEST(SimulateCli, OutOfPhaseRunFollowsTheSameStreamAndNeverFailsTheCommand) {
+  // --duration cuts both runs' streams alike: the out-of-phase mean is the spread run's.
+  const std::string loop = "simulate --concurrency 64 --duration 3 --json";
+  const RunResult fixed = RunShardwise(loop);
+  const RunResult spread = RunShardwise(loop + " --osl-dist uniform --length-cv 0.01");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  ASSERT_EQ(spread.exit_code, 0) << spread.err;
+  EXPECT_DOUBLE_EQ(fixed.Json()["client_phase"]["out_of_phase"]["ttft_s"].get<double>(),
+                   spread.Json()["ttft_s"]["mean"].get<double>());
+  // 57,200 + 9,950 tokens fit the 67,280 a Llama-3.1-70B TP2 replica holds; outputs spread by
+  // 1% reach ~10,120 tokens, which do not. The lockstep loop stands, with a note.
+  const RunResult tight = RunShardwise(
+      "simulate --model llama-3.1-70b --layout tp2 --gpus 2 --concurrency 2 --requests 200 "
+      "--isl 57200 --osl 9950 --json");
+  ASSERT_EQ(tight.exit_code, 0) << tight.err;
+  EXPECT_TRUE(tight.Json()["client_phase"].is_null());
+  EXPECT_NE(tight.err.find("the band covers the lockstep loop only"), std::string::npos)
+      << tight.err;
+  // One client per replica has no wave to leave: no second run.
+  const RunResult one = RunShardwise("simulate --gpus 1 --concurrency 1 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_TRUE(one.Json()["client_phase"].is_null());
 }
 
 TEST(SimulateCli, PredictionsCarryABandAndTheirAssumedInputs) {

@@ -26,8 +26,9 @@ struct LengthSpec {
 // The spread of output lengths that puts a closed loop's clients out of phase (simulate's band
 // and `--osl-dist uniform --length-cv 0.01`): a request a few tokens longer or shorter than its
 // wave finishes iterations apart from it, which breaks the waves of a fixed-length loop. Larger
-// spreads change little: Llama-3.1-70B fp8 TP8 on vLLM, 1,024/1,024 tokens, at 4, 16 and 64
-// clients, mean TTFT 55, 85 and 183 ms at 0.01 and 55, 82 and 165 ms at 0.05.
+// spreads change little: Llama-3.1-70B fp8 TP8 on vLLM, 1,024/1,024 tokens, ten requests per
+// client, at 4, 16 and 64 clients: mean TTFT 55, 85 and 183 ms at 0.01 and 55, 82 and 165 ms at
+// 0.05.
 inline constexpr double kOutOfPhaseOutputCv = 0.01;
 
 struct ArrivalSpec {
