@@ -41,7 +41,7 @@ std::vector<std::string> NamesIn(std::string_view dir) {
 
 StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_or_path,
                                     std::string_view what, std::string_view hint,
-                                    std::string& source) {
+                                    std::string& source, const std::vector<std::string>* suggest) {
   const std::string name(name_or_path);
   const std::string path = std::string(dir) + "/" + name + ".json";
   if (auto text = ReadEmbedded(path)) {
@@ -54,13 +54,14 @@ StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_
     source = Printable(name, 200);
     return ReadBoundedFile(name, dir == "models" ? kConfigInput : kCatalogInput);
   }
-  return Error(UnknownNameMessage(what, name, NamesIn(dir), hint));
+  return Error(UnknownNameMessage(what, name, suggest ? *suggest : NamesIn(dir), hint));
 }
 
 StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
                                    std::string_view what, std::string_view hint,
-                                   std::string& source) {
-  SW_ASSIGN_OR_RETURN(std::string text, LoadEntryText(dir, name_or_path, what, hint, source));
+                                   std::string& source, const std::vector<std::string>* suggest) {
+  SW_ASSIGN_OR_RETURN(std::string text,
+                      LoadEntryText(dir, name_or_path, what, hint, source, suggest));
   return ParseJsonText(text, source);
 }
 

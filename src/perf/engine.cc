@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
-#include "shardwise/common/suggest.h"
 
 namespace shardwise {
 namespace {
@@ -148,17 +146,10 @@ StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
     if (n.starts_with(name + "-") && n > newest) newest = n;
   }
   if (!newest.empty()) name = newest;
-  const std::vector<std::string> builtin = catalog::NamesIn("engines");
-  std::error_code ec;  // a name the OS refuses (too long) is not a file
-  const bool path = name.find('/') != std::string::npos || name.ends_with(".json") ||
-                    std::filesystem::exists(name, ec);
-  if (!path && std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
-    // Suggest the short names too, not only the versioned files.
-    return Error(UnknownNameMessage("engine", name, BuiltinEngineNames(), kHint));
-  }
   std::string source;
+  const std::vector<std::string> names = BuiltinEngineNames();  // short names suggested too
   SW_ASSIGN_OR_RETURN(nlohmann::json json,
-                      catalog::LoadEntry("engines", name, "engine", kHint, source));
+                      catalog::LoadEntry("engines", name, "engine", kHint, source, &names));
   return ParseEngineProfile(json, source);
 }
 

@@ -178,6 +178,8 @@ TEST(SimulateCli, BadConcurrencyAndEngine) {
   ExpectOneLineError(RunShardwise("simulate --length-cv 0.2"), "--osl-dist");
   ExpectOneLineError(RunShardwise("simulate --engine tensorrt"), "unknown engine");
   ExpectOneLineError(RunShardwise("explain --engine vlm"), "unknown engine 'vlm'");
+  // The short names are suggested, not only the versioned files ('vlm' is one edit from 'vllm').
+  ExpectOneLineError(RunShardwise("explain --engine vlm"), "did you mean 'vllm'?");
 }
 
 TEST(SimulateCli, EngineProfileMissingAFieldIsOneLine) {

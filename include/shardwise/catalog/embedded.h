@@ -38,13 +38,16 @@ namespace shardwise::catalog {
 
 // A catalog entry's JSON by name, or a user's file by path (anything with '/' or ending in
 // ".json", or an existing file). `source` receives where it came from, for error messages.
-// Unknown names get "unknown <what> 'x'; did you mean ...? (<hint>)".
+// Unknown names get "unknown <what> 'x'; did you mean ...? (<hint>)", the suggestions drawn from
+// `suggest` where given (names the caller also accepts, such as aliases), else NamesIn(dir).
 StatusOr<nlohmann::json> LoadEntry(std::string_view dir, std::string_view name_or_path,
                                    std::string_view what, std::string_view hint,
-                                   std::string& source);
+                                   std::string& source,
+                                   const std::vector<std::string>* suggest = nullptr);
 // The same, returning the entry's text unparsed.
 StatusOr<std::string> LoadEntryText(std::string_view dir, std::string_view name_or_path,
                                     std::string_view what, std::string_view hint,
-                                    std::string& source);
+                                    std::string& source,
+                                    const std::vector<std::string>* suggest = nullptr);
 
 }  // namespace shardwise::catalog
