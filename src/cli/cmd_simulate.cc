@@ -78,8 +78,7 @@ StatusOr<double> ParseRate(const std::string& text) {
 }
 
 // The request lengths of a generated workload, as asked for.
-nlohmann::json LengthsJson(const SimulateOptions& o) {
-  const bool fixed = o.isl_dist == "fixed" && o.osl_dist == "fixed";
+nlohmann::json LengthsJson(const SimulateOptions& o, bool fixed) {
   return {{"input_tokens_mean", o.isl},
           {"output_tokens_mean", o.osl},
           {"input_distribution", o.isl_dist},
@@ -310,7 +309,7 @@ Status RunSimulate(const SimulateOptions& o) {
       {"speculative", SpeculativeJson(perf.speculative)},
       {"prefix_hit_rate", perf.prefix_hit_rate},
       {"concurrency", closed_loop ? nlohmann::json(o.concurrency) : nlohmann::json(nullptr)},
-      {"lengths", trace.empty() ? LengthsJson(o) : nlohmann::json(nullptr)},
+      {"lengths", trace.empty() ? LengthsJson(o, fixed_lengths) : nlohmann::json(nullptr)},
       {"replicas", config.replicas},
       {"gpus", setup.gpus},
       {"seed", o.seed},
