@@ -222,7 +222,8 @@ Status RunSimulate(const SimulateOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto last_print = wall_start;
   int64_t total = trace.empty() ? o.requests : static_cast<int64_t>(trace.size());
-  bool printed = false;
+  bool printed = false;     // a progress line waits for its newline (terminal)
+  bool progressed = false;  // progress was shown at all: the run is long
   // On a terminal one line rewritten in place; in a log, a plain line every 10 seconds.
   const bool terminal = isatty(fileno(stderr)) != 0;
   config.progress = [&](int64_t done, double sim_s) {
@@ -230,6 +231,7 @@ Status RunSimulate(const SimulateOptions& o) {
     if (std::chrono::duration<double>(now - last_print).count() < (terminal ? 1.0 : 10.0)) return;
     last_print = now;
     printed = terminal;
+    progressed = true;
     std::fprintf(stderr, "%ssimulate: %lld of %lld requests done, %.0f s simulated%s",
                  terminal ? "\r" : "", static_cast<long long>(done), static_cast<long long>(total),
                  sim_s, terminal ? "" : "\n");
@@ -261,6 +263,8 @@ Status RunSimulate(const SimulateOptions& o) {
   if (closed_loop && osl_dist == LengthDistribution::kFixed && o.concurrency > config.replicas) {
     RequestSource spread =
         generated({LengthDistribution::kUniform, static_cast<double>(o.osl), kOutOfPhaseOutputCv});
+    // A run long enough to show progress is about as long again, without it.
+    if (progressed) std::fprintf(stderr, "simulate: the same loop out of phase, for the band\n");
     phase = SimulateOutOfPhase(model, *setup.table, config, r, spread);
     if (!phase) {
       std::fprintf(stderr,
