@@ -10,6 +10,7 @@
 #include "command.h"
 #include "emit_options.h"
 #include "html_output.h"
+#include "measured_spread.h"
 #include "metric_json.h"
 #include "perf_options.h"
 #include "plan_disagg.h"
@@ -76,16 +77,27 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"pipeline", PipelineJson(e)}};
 }
 
-// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99) beside the unloaded
-// prefill and the pure decode step (unloaded_ttft_s, decode_tpot_s), and the throughput there.
-nlohmann::json RankedJson(const PlanEntry& p) {
+// An entry simulated at the load: TTFT and TPOT there (mean, p50, p99, and the band of the mean:
+// low, high) beside the unloaded prefill and the pure decode step (unloaded_ttft_s,
+// decode_tpot_s), and the throughput there. A closed loop's bands also cover where measured
+// closed loops fell (measured_spread.h).
+nlohmann::json RankedJson(const PlanEntry& p, const GpuSpec& gpu, const EngineProfile& engine,
+                          bool closed_loop) {
   nlohmann::json j = EntryJson(p);
   if (!p.at_load) return j;
   const OperatingPoint& a = *p.at_load;
+  const PhaseUncertainty ttft = PhaseBand(p.estimate.prefill, gpu, engine);
+  const PhaseUncertainty tpot = PhaseBand(p.estimate.decode, gpu, engine);
+  const auto measured = [closed_loop](const MeasuredRatios& r) {
+    return closed_loop ? std::optional<MeasuredRatios>(r) : std::nullopt;
+  };
   j["concurrency"] = a.concurrency;
   j["requests_per_s"] = a.requests_per_s;
-  j["ttft_s"] = LatencyJson(a.ttft);
-  j["tpot_s"] = LatencyJson(a.tpot);
+  j["ttft_s"] = WithBand(LatencyJson(a.ttft),
+                         {ttft.relative, std::nullopt, measured(engine.closed_loop_ttft)});
+  j["tpot_s"] = WithBand(LatencyJson(a.tpot),
+                         {tpot.relative, std::nullopt, measured(engine.closed_loop_tpot)});
+  j["assumed_inputs"] = AssumedInputs(ttft, tpot);
   j["output_tokens_per_s"] = a.output_tokens_per_s;
   j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
   j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;
@@ -166,7 +178,9 @@ Status RunPlan(const PlanOptions& o) {
   nlohmann::json out;
   {
     nlohmann::json layouts = nlohmann::json::array();
-    for (const PlanEntry& p : r.ranked) layouts.push_back(RankedJson(p));
+    for (const PlanEntry& p : r.ranked) {
+      layouts.push_back(RankedJson(p, cluster.gpu, req.perf.engine, by_concurrency));
+    }
     nlohmann::json pareto = nlohmann::json::array();
     for (const PlanEntry& p : r.pareto) pareto.push_back(EntryJson(p));
     auto slo = [](double limit_s) {
@@ -200,6 +214,8 @@ Status RunPlan(const PlanOptions& o) {
            {"points_evaluated", r.points_evaluated},
            {"elapsed_s", elapsed_s},
            {"layouts", layouts},
+           {"measured_spread",
+            by_concurrency ? MeasuredSpreadJson(req.perf.engine) : nlohmann::json(nullptr)},
            {"pareto", pareto},
            {"disaggregated", disagg ? DisaggEntryJson(*disagg) : nlohmann::json(nullptr)},
            {"deployment",
@@ -230,7 +246,8 @@ Status RunPlan(const PlanOptions& o) {
   std::cout << (by_concurrency ? fmt::format("load: closed loop of {} clients", o.concurrency)
                 : by_rate      ? fmt::format("load: Poisson arrivals at {:g} requests/s", o.rate)
                                : std::string("load: offline, each layout at its best batch"))
-            << "; TTFT and TPOT are means simulated at that load (p99 beside them)\n";
+            << "; TTFT and TPOT are means simulated at that load (p99 beside them; their "
+               "bands in --json)\n";
   Table table({"#", "layout", "batch", "in flight", "TTFT", "TTFT p99", "TPOT", "TPOT p99",
                "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "mem/GPU", "bound"});
   table.SetLeftAligned({1, 13});
@@ -247,7 +264,9 @@ Status RunPlan(const PlanOptions& o) {
                   fmt::format("{:.3f}", r.ranked[i].usd_per_mtok_output),
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
-  std::cout << table.Render() << "\nwhy:\n";
+  std::cout << table.Render();
+  if (by_concurrency) std::cout << "\n" << MeasuredSpreadLine(req.perf.engine);
+  std::cout << "\nwhy:\n";
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     std::cout << fmt::format("  {}. {}\n", i + 1, r.ranked[i].why);
   }

@@ -12,6 +12,7 @@
 #include "command.h"
 #include "disagg_options.h"
 #include "html_output.h"
+#include "measured_spread.h"
 #include "metric_json.h"
 #include "perf_options.h"
 #include "shardwise/common/format.h"
@@ -277,6 +278,18 @@ Status RunSimulate(const SimulateOptions& o) {
   };
   std::vector<std::string> assumed = AssumedInputs(setup.ttft_band, setup.tpot_band);
   if (phase) assumed.push_back("closed_loop.client_phase");
+  // A closed loop of aggregated replicas is what the serving validation measured; its bands also
+  // cover where those measurements fell (measured_spread.h).
+  const bool measured = closed_loop && !config.decode_pool;
+  const auto band_spec = [&](double relative, double ClientPhase::*mean,
+                             const MeasuredRatios& ratios) {
+    return BandSpec{relative, other_phase(mean),
+                    measured ? std::optional<MeasuredRatios>(ratios) : std::nullopt};
+  };
+  const BandSpec ttft_spec = band_spec(setup.ttft_band.relative, &ClientPhase::out_of_phase_ttft_s,
+                                       perf.engine.closed_loop_ttft);
+  const BandSpec tpot_spec = band_spec(setup.tpot_band.relative, &ClientPhase::out_of_phase_tpot_s,
+                                       perf.engine.closed_loop_tpot);
 
   PrintFormatNotes(cluster.gpu, perf);
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
@@ -334,11 +347,10 @@ Status RunSimulate(const SimulateOptions& o) {
         {"output_tokens_per_s_per_user", output_per_user},
         {"requests_per_s",
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
-      {"ttft_s", WithBand(DistributionJson(r.ttft_s), setup.ttft_band.relative,
-                          other_phase(&ClientPhase::out_of_phase_ttft_s))},
-      {"tpot_s", WithBand(DistributionJson(r.tpot_s), setup.tpot_band.relative,
-                          other_phase(&ClientPhase::out_of_phase_tpot_s))},
+      {"ttft_s", WithBand(DistributionJson(r.ttft_s), ttft_spec)},
+      {"tpot_s", WithBand(DistributionJson(r.tpot_s), tpot_spec)},
       {"client_phase", ClientPhaseJson(phase)},
+      {"measured_spread", measured ? MeasuredSpreadJson(perf.engine) : nlohmann::json(nullptr)},
       {"assumed_inputs", assumed},
       {"itl_s", DistributionJson(r.itl_s)},
       {"e2e_s", DistributionJson(r.e2e_s)},
@@ -387,20 +399,19 @@ Status RunSimulate(const SimulateOptions& o) {
       r.steps == 1 ? "" : "s", r.preemptions, r.preemptions == 1 ? "" : "s", FormatSeconds(wall_s));
   // The band of the model's mean (perf/uncertainty.h) where the step model gives one.
   Table table({"latency", "p50", "p90", "p99", "mean", "band"});
-  auto row = [&](const char* name, const LogHistogram& h, double band,
-                 std::optional<double> other) {
-    std::string text = band > 0 ? fmt::format("±{:.0f}%", 100 * band) : "";
-    if (other) {
-      const Band b = LatencyBand(h.Mean(), band, other);
+  auto row = [&](const char* name, const LogHistogram& h, const BandSpec& spec) {
+    std::string text = spec.relative > 0 ? fmt::format("±{:.0f}%", 100 * spec.relative) : "";
+    if (spec.other_mean || spec.measured) {
+      const Band b = LatencyBand(h.Mean(), spec);
       text = fmt::format("{} to {}", FormatSeconds(b.low), FormatSeconds(b.high));
     }
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
                   FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()), text});
   };
-  row("TTFT", r.ttft_s, setup.ttft_band.relative, other_phase(&ClientPhase::out_of_phase_ttft_s));
-  row("TPOT", r.tpot_s, setup.tpot_band.relative, other_phase(&ClientPhase::out_of_phase_tpot_s));
-  row("ITL", r.itl_s, 0, std::nullopt);
-  row("end-to-end", r.e2e_s, 0, std::nullopt);
+  row("TTFT", r.ttft_s, ttft_spec);
+  row("TPOT", r.tpot_s, tpot_spec);
+  row("ITL", r.itl_s, BandSpec{});
+  row("end-to-end", r.e2e_s, BandSpec{});
   std::cout << table.Render();
   std::cout << fmt::format(
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
@@ -428,6 +439,7 @@ Status RunSimulate(const SimulateOptions& o) {
         offered_requests_per_s, capacity_requests_per_s);
   }
   if (closed_loop) PrintClosedLoopNotes(o, config, phase);
+  if (measured) std::cout << MeasuredSpreadLine(perf.engine);
   if (!o.layout.empty() && !config.decode_pool && setup.gpus < cluster.num_gpus) {
     PrintIdleGpus(o.layout, setup.gpus, cluster.num_gpus);
   }

@@ -36,18 +36,19 @@ nlohmann::json PercentileJson(const LogHistogram& h, double percentile) {
   return j;
 }
 
-Band LatencyBand(double mean, double relative, std::optional<double> other_mean) {
-  Band band = Widen(mean, relative);
-  if (other_mean) {
-    const Band other = Widen(*other_mean, relative);
+Band LatencyBand(double mean, const BandSpec& spec) {
+  Band band = Widen(mean, spec.relative);
+  const auto cover = [&band](const Band& other) {
     band.low = std::min(band.low, other.low);
     band.high = std::max(band.high, other.high);
-  }
+  };
+  if (spec.other_mean) cover(Widen(*spec.other_mean, spec.relative));
+  if (spec.measured) cover(MeasuredSpread(mean, *spec.measured));
   return band;
 }
 
-nlohmann::json WithBand(nlohmann::json latency, double relative, std::optional<double> other_mean) {
-  const Band band = LatencyBand(latency["mean"].get<double>(), relative, other_mean);
+nlohmann::json WithBand(nlohmann::json latency, const BandSpec& spec) {
+  const Band band = LatencyBand(latency["mean"].get<double>(), spec);
   latency["low"] = band.low;
   latency["high"] = band.high;
   return latency;

@@ -24,13 +24,18 @@ nlohmann::json DistributionJson(const LogHistogram& h);
 // 100)), the one an SLO at that percentile is judged by.
 nlohmann::json PercentileJson(const LogHistogram& h, double percentile);
 
-// The model's band around `mean` (widened by `relative`, perf/uncertainty.h) and, where given,
-// around a second mean too (a closed loop's other client phase, client_phase.h): the lowest low
-// and the highest high.
-Band LatencyBand(double mean, double relative, std::optional<double> other_mean = std::nullopt);
+// What a latency's band covers (perf/uncertainty.h).
+struct BandSpec {
+  double relative = 0;                     // the inputs' provenance, around each mean
+  std::optional<double> other_mean;        // a closed loop's other client phase (client_phase.h)
+  std::optional<MeasuredRatios> measured;  // where measured closed loops fell (engine profile)
+};
+
+// The band around `mean`: the lowest low and the highest high of its provenance band, the same
+// around `other_mean`, and the measured spread around `mean`.
+Band LatencyBand(double mean, const BandSpec& spec);
 
 // `latency` (an object with a "mean") with "low" and "high" from LatencyBand.
-nlohmann::json WithBand(nlohmann::json latency, double relative,
-                        std::optional<double> other_mean = std::nullopt);
+nlohmann::json WithBand(nlohmann::json latency, const BandSpec& spec);
 
 }  // namespace shardwise::cli

@@ -54,6 +54,20 @@ struct FieldReader {
     return Status();
   }
 
+  // "<prefix>_p10" and "<prefix>_p90": positive ratios, the first no larger than the second.
+  Status Ratios(const std::string& prefix, MeasuredRatios& into) {
+    constexpr double kMin = 1e-3, kMax = 1e3;  // a thousandfold miss is a broken entry
+    SW_RETURN_IF_ERROR(Number(prefix + "_p10", into.p10, kMin, kMax));
+    SW_RETURN_IF_ERROR(Number(prefix + "_p90", into.p90, kMin, kMax));
+    if (into.p10 > into.p90) {
+      return Error(
+          fmt::format("{}: field '{}_p10' ({:g}) exceeds '{}_p90' ({:g}); the 10th "
+                      "percentile cannot lie above the 90th",
+                      source, prefix, into.p10, prefix, into.p90));
+    }
+    return Status();
+  }
+
   Status Bool(const std::string& key, bool& into) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
     if (!v->is_boolean())
@@ -128,6 +142,8 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Bool("no_evict_admission", e.no_evict_admission));
   SW_RETURN_IF_ERROR(r.Bool("mixed_prefill_decode", e.mixed_prefill_decode));
   SW_RETURN_IF_ERROR(r.Bool("chunked_prefill", e.chunked_prefill));
+  SW_RETURN_IF_ERROR(r.Ratios("closed_loop_ttft_ratio", e.closed_loop_ttft));
+  SW_RETURN_IF_ERROR(r.Ratios("closed_loop_tpot_ratio", e.closed_loop_tpot));
   return e;
 }
 

@@ -93,4 +93,8 @@ Band Widen(double value, double relative) {
   return {value * std::max(0.0, 1.0 - relative), value * (1.0 + relative)};
 }
 
+Band MeasuredSpread(double value, const MeasuredRatios& ratios) {
+  return {value * ratios.p10, value * ratios.p90};
+}
+
 }  // namespace shardwise

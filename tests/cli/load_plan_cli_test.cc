@@ -122,6 +122,41 @@ TEST(LoadPlanCli, MaxTpotHoldsInSimulationAtTheRecommendedLoad) {
   }
 }
 
+TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
+  // Each layout's TTFT and TPOT at the load carry a band around their means (low, high) and
+  // name the inputs that were assumed; a closed loop's band also covers where measured closed
+  // loops of the engine fell (its profile's 10th-90th percentile of measured / predicted).
+  const RunResult r =
+      RunShardwise("plan --model llama-3.1-8b --concurrency 16 --engine vllm --top 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto& spread = j["measured_spread"];
+  ASSERT_TRUE(spread.is_object()) << j.dump();
+  EXPECT_EQ(spread["engine"], "vllm-0.12");
+  for (const auto& l : j["layouts"]) {
+    for (const char* metric : {"ttft_s", "tpot_s"}) {
+      const double mean = l[metric]["mean"].get<double>();
+      const std::string key = metric == std::string("ttft_s") ? "ttft" : "tpot";
+      EXPECT_LE(l[metric]["low"].get<double>(), mean * spread[key]["p10"].get<double>() * 1.000001)
+          << metric;
+      EXPECT_GE(l[metric]["high"].get<double>(), mean * spread[key]["p90"].get<double>() * 0.999999)
+          << metric;
+      EXPECT_LT(l[metric]["low"].get<double>(), mean) << metric;
+      EXPECT_GT(l[metric]["high"].get<double>(), mean) << metric;
+    }
+    EXPECT_TRUE(l["assumed_inputs"].is_array());
+  }
+  // An open loop is not what the measurements were: no measured spread, a band all the same.
+  const RunResult open =
+      RunShardwise("plan --model llama-3.1-8b --rate 5 --engine vllm --top 1 --json");
+  ASSERT_EQ(open.exit_code, 0) << open.err;
+  const auto o = open.Json();
+  EXPECT_TRUE(o["measured_spread"].is_null());
+  const auto& t = o["layouts"][0]["tpot_s"];
+  EXPECT_LT(t["low"].get<double>(), t["mean"].get<double>());
+  EXPECT_GT(t["high"].get<double>(), t["mean"].get<double>());
+}
+
 TEST(LoadPlanCli, BadLoadIsOneLine) {
   ExpectOneLineError(RunShardwise("plan --concurrency 0"), "--concurrency");
   ExpectOneLineError(RunShardwise("plan --concurrency -5"), "--concurrency");

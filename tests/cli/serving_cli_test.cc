@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,42 @@ TEST(SimulateCli, PredictionsCarryABandAndTheirAssumedInputs) {
   EXPECT_LT(e.Json()["decode_tpot_s_low"].get<double>(), e.Json()["decode_tpot_s"].get<double>());
   EXPECT_NE(RunShardwise("explain --model llama-3.1-8b --gpus 1 --layout tp1").out.find("±"),
             std::string::npos);
+}
+
+TEST(SimulateCli, ClosedLoopBandCoversWhereMeasuredLoopsFell) {
+  // A profile whose measured closed loops ran at 0.5-3x the prediction (a copy of vLLM's with
+  // those two TTFT fields changed): the TTFT band reaches from half the mean to three times it,
+  // wider than the inputs' provenance gives alone (a few %). The clients are out of phase by
+  // the user's choice, so there is no second client phase to cover.
+  nlohmann::json profile =
+      nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/engines/vllm-0.12.json"));
+  profile["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0.5;
+  profile["fields"]["closed_loop_ttft_ratio_p90"]["value"] = 3.0;
+  const std::string path = "/tmp/shardwise_spread_profile.json";
+  std::ofstream(path) << profile.dump();
+  const std::string loop =
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 4 --requests 40 "
+      "--isl 512 --osl 64 --osl-dist uniform --length-cv 0.01 --json --engine " +
+      path;
+  const RunResult r = RunShardwise(loop);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const double mean = j["ttft_s"]["mean"].get<double>();
+  EXPECT_NEAR(j["ttft_s"]["low"].get<double>(), 0.5 * mean, 1e-12 * mean);
+  EXPECT_NEAR(j["ttft_s"]["high"].get<double>(), 3.0 * mean, 1e-12 * mean);
+  EXPECT_DOUBLE_EQ(j["measured_spread"]["ttft"]["p90"].get<double>(), 3.0);
+  EXPECT_NE(RunShardwise(loop.substr(0, loop.find(" --json")) + " --engine " + path)
+                .out.find("ran at 0.50-3.00x the predicted TTFT"),
+            std::string::npos);
+  // An open loop is not what those measurements were: its band is the inputs' alone.
+  const RunResult open = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --rate 2 --requests 40 --isl 512 "
+      "--osl 64 --json --engine " +
+      path);
+  ASSERT_EQ(open.exit_code, 0) << open.err;
+  const auto o = open.Json();
+  EXPECT_TRUE(o["measured_spread"].is_null());
+  EXPECT_GT(o["ttft_s"]["low"].get<double>(), 0.5 * o["ttft_s"]["mean"].get<double>());
 }
 
 TEST(SimulateCli, BadConcurrencyAndEngine) {

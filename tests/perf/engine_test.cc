@@ -51,6 +51,33 @@ TEST(EngineProfile, FieldWithoutSourceOrProvenanceIsRejected) {
   EXPECT_FALSE(ParseEngineProfile(j, "x.json").ok());
 }
 
+TEST(EngineProfile, MeasuredRatiosAreReadAndChecked) {
+  nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
+  j["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0.5;
+  j["fields"]["closed_loop_ttft_ratio_p90"]["value"] = 2.25;
+  auto e = ParseEngineProfile(j, "mine.json");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_DOUBLE_EQ(e->closed_loop_ttft.p10, 0.5);
+  EXPECT_DOUBLE_EQ(e->closed_loop_ttft.p90, 2.25);
+  EXPECT_EQ(e->provenance.at("closed_loop_ttft_ratio_p90"), Provenance::kFitted);
+  // The 10th percentile above the 90th is a broken entry, named with both values.
+  j["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 3;
+  e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("'closed_loop_ttft_ratio_p10' (3) exceeds "
+                                      "'closed_loop_ttft_ratio_p90' (2.25)"),
+            std::string::npos)
+      << e.status().message();
+  // A ratio must be positive: a prediction times zero is no band.
+  j["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0;
+  EXPECT_FALSE(ParseEngineProfile(j, "mine.json").ok());
+  j["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0.5;
+  j["fields"].erase("closed_loop_tpot_ratio_p90");
+  e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("lacks field"), std::string::npos);
+}
+
 TEST(EngineProfile, CustomAllReduceByHand) {
   // TP8 on one DGX H100, a profile with one-shot up to 256 KiB, two-shot up to 8 MiB, 8 us per
   // synchronisation; NVLink 450 GB/s x 0.82 efficiency (data/clusters/dgx-h100.json).

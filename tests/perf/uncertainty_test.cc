@@ -36,6 +36,13 @@ TEST(Uncertainty, PartsAddInQuadratureByTheirInputsProvenance) {
   EXPECT_NEAR(b.high, 13e-3 + std::sqrt(0.75) * 1e-3, 1e-15);
 }
 
+TEST(Uncertainty, MeasuredSpreadScalesThePrediction) {
+  // Measured closed loops at 0.8x to 2.5x a 200 ms prediction: 160 ms to 500 ms.
+  const Band b = MeasuredSpread(0.2, MeasuredRatios{0.8, 2.5});
+  EXPECT_NEAR(b.low, 0.16, 1e-15);
+  EXPECT_NEAR(b.high, 0.5, 1e-15);
+}
+
 TEST(Uncertainty, AssumedCalibrationWidensTheBand) {
   // The same HBM-bound step on a GPU whose fractions were not measured: 30% instead of 5%.
   GpuSpec gpu;

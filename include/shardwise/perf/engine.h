@@ -35,6 +35,15 @@ struct KernelCounts {
   double per_fp8_gemm = 0;  // activation quantisation before each fp8 GEMM, when not fused
 };
 
+// Where measured closed loops fell against the predictions made with a profile: measured mean over
+// predicted mean, its 10th and 90th percentile over the engine's rows of the serving validation
+// (tools/calibrate_bands.py reads them off `tools/score_serving.py --details`). Closed-loop bands
+// stretch to cover them (perf/uncertainty.h, MeasuredSpread).
+struct MeasuredRatios {
+  double p10 = 1;
+  double p90 = 1;
+};
+
 struct EngineProfile {
   std::string name;     // "trtllm-1.0"
   std::string engine;   // "trtllm", "vllm", "sglang"
@@ -58,6 +67,8 @@ struct EngineProfile {
   bool no_evict_admission = false;   // reserve prompt + output KV at admission
   bool mixed_prefill_decode = true;  // prompts' chunks ride with decodes (else prefill first)
   bool chunked_prefill = true;       // prompts split into chunks (else each runs whole)
+  MeasuredRatios closed_loop_ttft;   // measured / predicted mean TTFT of closed loops
+  MeasuredRatios closed_loop_tpot;   // and of TPOT
   std::map<std::string, Provenance> provenance;  // per field
   std::map<std::string, std::string> sources;    // per field
 

@@ -39,4 +39,8 @@ struct Band {
 };
 Band Widen(double value, double relative);
 
+// `value` scaled to where measurements have fallen around such predictions: {value x p10,
+// value x p90} (EngineProfile::closed_loop_ttft and _tpot).
+Band MeasuredSpread(double value, const MeasuredRatios& ratios);
+
 }  // namespace shardwise
