@@ -18,14 +18,14 @@ fixed-length loop's other client phase), so they contain at least as many.
 Disaggregated rows (an engine named "<engine> disagg") are left out: simulate does not stretch
 their bands. Only the Python standard library is used.
 
-Usage: tools/calibrate_bands.py DETAILS.csv [--json]
+Usage: tools/calibrate_bands.py DETAILS.csv [--json] [--gpu h100-sxm]
+       [--measurements "data/validation/serving-h100.csv"]
 """
 import argparse
 import collections
 import csv
 import json
 import math
-import statistics
 import sys
 
 LOW_PERCENTILE, HIGH_PERCENTILE = 10, 90
@@ -88,6 +88,11 @@ def main():
     ap.add_argument("details", help="a `score_serving.py --aggregated-only --details` CSV")
     ap.add_argument("--json", action="store_true",
                     help="print the profile fields of every engine as JSON")
+    ap.add_argument("--gpu", default="h100-sxm",
+                    help="the catalog GPU the measurements ran on (default: %(default)s)")
+    ap.add_argument("--measurements", default="data/validation/serving-h100.csv",
+                    help="the measured file the details were scored on, for the fields' sources "
+                         "(default: %(default)s)")
     args = ap.parse_args()
     try:
         by_engine = read(args.details)
@@ -108,12 +113,16 @@ def main():
         fields[engine] = {}
         for name, (low, high) in spreads.items():
             source = (f"10th and 90th percentile of measured / predicted mean {name.upper()} over "
-                      f"{len(rows)} closed loops of this engine (every version measured) on H100 SXM, "
-                      "data/validation/serving-h100.csv: tools/calibrate_bands.py on "
+                      f"{len(rows)} closed loops of this engine (every version measured) on "
+                      f"{args.gpu}, {args.measurements}: tools/calibrate_bands.py on "
                       "tools/score_serving.py --details (docs/validation.md)")
             for suffix, value in (("p10", low), ("p90", high)):
                 fields[engine][f"closed_loop_{name}_ratio_{suffix}"] = {
                     "value": value, "provenance": "fitted", "source": source}
+        fields[engine]["closed_loop_measured_on"] = {
+            "value": args.gpu, "provenance": "measured",
+            "source": f"the GPU of every row the closed_loop_*_ratio fields were read from: "
+                      f"{args.measurements}"}
         if not args.json:
             inside = [cross_validated(ttft), cross_validated(tpot)]
             shares = [f"{100 * s:.0f}%" if s is not None else "-" for s in inside]

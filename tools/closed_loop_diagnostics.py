@@ -80,7 +80,7 @@ def unloaded_prefill_ms(row, binary, cache):
     if argv is None or "--layout" not in argv:
         return None
     argv[argv.index("--concurrency") + 1] = "1"
-    argv[argv.index("--requests") + 1] = "20"
+    argv += ["--requests", "20"]
     argv[argv.index("--osl") + 1] = "2"
     key = tuple(argv)
     if key not in cache:

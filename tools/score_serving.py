@@ -3,7 +3,8 @@
 
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
-the row) with the row's engine, format, layout and lengths, and compares the simulated mean TTFT
+the row) with the row's engine, format, layout and lengths and simulate's own request count (ten
+per client, at least 200, as a user's run), and compares the simulated mean TTFT
 and TPOT with the measured ones: error = predicted mean / measured - 1, and how often the
 measurement lies in the prediction's stated band (its "low" to "high"). Prints coverage (and why
 rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
@@ -116,7 +117,7 @@ def disaggregated_command(row, binary, model, dtype, kv):
             "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
             "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
             "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
-            "--requests", str(max(10 * concurrency, 100)), "--json"]
+            "--json"]
     return argv, notes[0] if notes else None
 
 
@@ -146,11 +147,10 @@ def row_command(row, binary):
             return None, "aggregated: an inflated width and no concurrency in the id"
         note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
                 "inflated width)")
-    requests = max(10 * concurrency, 100)
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
             "--layout", layout, "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
             "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
-            "--requests", str(requests), "--json"]
+            "--json"]
     return argv, note
 
 

@@ -98,6 +98,9 @@ nlohmann::json RankedJson(const PlanEntry& p, const GpuSpec& gpu, const EnginePr
   j["tpot_s"] = WithBand(LatencyJson(a.tpot),
                          {tpot.relative, std::nullopt, measured(engine.closed_loop_tpot)});
   j["assumed_inputs"] = AssumedInputs(ttft, tpot);
+  if (closed_loop && gpu.name != engine.closed_loop_measured_on) {
+    j["assumed_inputs"].push_back("engine.closed_loop_measured_on");
+  }
   j["output_tokens_per_s"] = a.output_tokens_per_s;
   j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
   j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;
@@ -186,41 +189,42 @@ Status RunPlan(const PlanOptions& o) {
     auto slo = [](double limit_s) {
       return std::isfinite(limit_s) ? nlohmann::json(limit_s) : nlohmann::json(nullptr);
     };
-    out = {{"command", "plan"},
-           {"model", model.name},
-           {"cluster", cluster.name},
-           {"isl", o.isl},
-           {"osl", o.osl},
-           {"slo", {{"max_ttft_s", slo(req.max_ttft_s)}, {"max_tpot_s", slo(req.max_tpot_s)}}},
-           {"roofline", RooflineJson(model, cluster, req.perf)},
-           {"cluster_tree", ClusterTreeJson(cluster)},
-           {"gpus", cluster.num_gpus},
-           {"gpu", cluster.gpu.name},
-           {"objective", ObjectiveName(req.objective)},
-           {"engine", req.perf.engine.name},
-           {"load", by_concurrency ? "concurrency"
-                    : by_rate      ? "rate"
-                                   : "offline"},
-           {"dtype", DtypeName(req.perf.weight_dtype)},
-           {"weight_formats", WeightFormatName(req.perf)},
-           {"kv_dtype", DtypeName(req.perf.kv_dtype)},
-           {"redundant_experts", req.perf.redundant_experts},
-           {"speculative", SpeculativeJson(req.perf.speculative)},
-           {"prefix_hit_rate", req.perf.prefix_hit_rate},
-           {"expert_skew",
-            req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
-           {"layouts_considered", r.layouts_considered},
-           {"layouts_fitting", r.layouts_fitting},
-           {"points_evaluated", r.points_evaluated},
-           {"elapsed_s", elapsed_s},
-           {"layouts", layouts},
-           {"measured_spread",
-            by_concurrency ? MeasuredSpreadJson(req.perf.engine) : nlohmann::json(nullptr)},
-           {"pareto", pareto},
-           {"disaggregated", disagg ? DisaggEntryJson(*disagg) : nlohmann::json(nullptr)},
-           {"deployment",
-            {{"winner", verdict.disaggregated_wins ? "disaggregated" : "aggregated"},
-             {"why", verdict.why}}}};
+    out = {
+        {"command", "plan"},
+        {"model", model.name},
+        {"cluster", cluster.name},
+        {"isl", o.isl},
+        {"osl", o.osl},
+        {"slo", {{"max_ttft_s", slo(req.max_ttft_s)}, {"max_tpot_s", slo(req.max_tpot_s)}}},
+        {"roofline", RooflineJson(model, cluster, req.perf)},
+        {"cluster_tree", ClusterTreeJson(cluster)},
+        {"gpus", cluster.num_gpus},
+        {"gpu", cluster.gpu.name},
+        {"objective", ObjectiveName(req.objective)},
+        {"engine", req.perf.engine.name},
+        {"load", by_concurrency ? "concurrency"
+                 : by_rate      ? "rate"
+                                : "offline"},
+        {"dtype", DtypeName(req.perf.weight_dtype)},
+        {"weight_formats", WeightFormatName(req.perf)},
+        {"kv_dtype", DtypeName(req.perf.kv_dtype)},
+        {"redundant_experts", req.perf.redundant_experts},
+        {"speculative", SpeculativeJson(req.perf.speculative)},
+        {"prefix_hit_rate", req.perf.prefix_hit_rate},
+        {"expert_skew",
+         req.perf.expert_skew ? nlohmann::json(*req.perf.expert_skew) : nlohmann::json(nullptr)},
+        {"layouts_considered", r.layouts_considered},
+        {"layouts_fitting", r.layouts_fitting},
+        {"points_evaluated", r.points_evaluated},
+        {"elapsed_s", elapsed_s},
+        {"layouts", layouts},
+        {"measured_spread", by_concurrency ? MeasuredSpreadJson(req.perf.engine, cluster.gpu.name)
+                                           : nlohmann::json(nullptr)},
+        {"pareto", pareto},
+        {"disaggregated", disagg ? DisaggEntryJson(*disagg) : nlohmann::json(nullptr)},
+        {"deployment",
+         {{"winner", verdict.disaggregated_wins ? "disaggregated" : "aggregated"},
+          {"why", verdict.why}}}};
   }
   EmitOptions emit = o.emit;
   emit.force = o.html.force;
@@ -265,7 +269,11 @@ Status RunPlan(const PlanOptions& o) {
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
   std::cout << table.Render();
-  if (by_concurrency) std::cout << "\n" << MeasuredSpreadLine(req.perf.engine);
+  if (by_concurrency) {
+    std::cout << "\n"
+              << MeasuredSpreadLine(req.perf.engine, cluster.gpu.name,
+                                    "the bands in --json cover that");
+  }
   std::cout << "\nwhy:\n";
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     std::cout << fmt::format("  {}. {}\n", i + 1, r.ranked[i].why);

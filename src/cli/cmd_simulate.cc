@@ -290,6 +290,9 @@ Status RunSimulate(const SimulateOptions& o) {
                                        perf.engine.closed_loop_ttft);
   const BandSpec tpot_spec = band_spec(setup.tpot_band.relative, &ClientPhase::out_of_phase_tpot_s,
                                        perf.engine.closed_loop_tpot);
+  if (measured && cluster.gpu.name != perf.engine.closed_loop_measured_on) {
+    assumed.push_back("engine.closed_loop_measured_on");
+  }
 
   PrintFormatNotes(cluster.gpu, perf);
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
@@ -350,7 +353,8 @@ Status RunSimulate(const SimulateOptions& o) {
       {"ttft_s", WithBand(DistributionJson(r.ttft_s), ttft_spec)},
       {"tpot_s", WithBand(DistributionJson(r.tpot_s), tpot_spec)},
       {"client_phase", ClientPhaseJson(phase)},
-      {"measured_spread", measured ? MeasuredSpreadJson(perf.engine) : nlohmann::json(nullptr)},
+      {"measured_spread",
+       measured ? MeasuredSpreadJson(perf.engine, cluster.gpu.name) : nlohmann::json(nullptr)},
       {"assumed_inputs", assumed},
       {"itl_s", DistributionJson(r.itl_s)},
       {"e2e_s", DistributionJson(r.e2e_s)},
@@ -439,7 +443,9 @@ Status RunSimulate(const SimulateOptions& o) {
         offered_requests_per_s, capacity_requests_per_s);
   }
   if (closed_loop) PrintClosedLoopNotes(o, config, phase);
-  if (measured) std::cout << MeasuredSpreadLine(perf.engine);
+  if (measured) {
+    std::cout << MeasuredSpreadLine(perf.engine, cluster.gpu.name, "the bands cover that");
+  }
   if (!o.layout.empty() && !config.decode_pool && setup.gpus < cluster.num_gpus) {
     PrintIdleGpus(o.layout, setup.gpus, cluster.num_gpus);
   }

@@ -5,25 +5,37 @@
 namespace shardwise::cli {
 namespace {
 
-nlohmann::json RatiosJson(const MeasuredRatios& r) { return {{"p10", r.p10}, {"p90", r.p90}}; }
-
-}  // namespace
-
-nlohmann::json MeasuredSpreadJson(const EngineProfile& engine) {
-  const auto source = engine.sources.find("closed_loop_ttft_ratio_p10");
-  return {{"engine", engine.name},
-          {"ttft", RatiosJson(engine.closed_loop_ttft)},
-          {"tpot", RatiosJson(engine.closed_loop_tpot)},
+// {"p10", "p90", "source"} of the profile fields "<prefix>_p10" and "<prefix>_p90".
+nlohmann::json RatiosJson(const EngineProfile& engine, const MeasuredRatios& r,
+                          const std::string& prefix) {
+  const auto source = engine.sources.find(prefix + "_p10");
+  return {{"p10", r.p10},
+          {"p90", r.p90},
           {"source", source != engine.sources.end() ? source->second : std::string()}};
 }
 
-std::string MeasuredSpreadLine(const EngineProfile& engine) {
+}  // namespace
+
+nlohmann::json MeasuredSpreadJson(const EngineProfile& engine, const std::string& gpu) {
+  return {{"engine", engine.name},
+          {"measured_on", engine.closed_loop_measured_on},
+          {"gpu", gpu},
+          {"ttft", RatiosJson(engine, engine.closed_loop_ttft, "closed_loop_ttft_ratio")},
+          {"tpot", RatiosJson(engine, engine.closed_loop_tpot, "closed_loop_tpot_ratio")}};
+}
+
+std::string MeasuredSpreadLine(const EngineProfile& engine, const std::string& gpu,
+                               const std::string& bands) {
+  const std::string where =
+      gpu == engine.closed_loop_measured_on
+          ? fmt::format("on {}", gpu)
+          : fmt::format("on {}, assumed to carry over to {}", engine.closed_loop_measured_on, gpu);
   return fmt::format(
-      "measured     closed loops measured on {} ran at {:.2f}-{:.2f}x the predicted TTFT and\n"
-      "             {:.2f}-{:.2f}x the TPOT (10th-90th percentile, docs/validation.md); the "
-      "bands cover that\n",
-      engine.name, engine.closed_loop_ttft.p10, engine.closed_loop_ttft.p90,
-      engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90);
+      "measured     closed loops of {} measured {} ran at {:.2f}-{:.2f}x the\n"
+      "             predicted TTFT and {:.2f}-{:.2f}x the TPOT (10th-90th percentile, "
+      "docs/validation.md); {}\n",
+      engine.name, where, engine.closed_loop_ttft.p10, engine.closed_loop_ttft.p90,
+      engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90, bands);
 }
 
 }  // namespace shardwise::cli

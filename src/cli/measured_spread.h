@@ -14,10 +14,13 @@
 
 namespace shardwise::cli {
 
-// {"ttft": {"p10", "p90"}, "tpot": {"p10", "p90"}, "engine", "source"}.
-nlohmann::json MeasuredSpreadJson(const EngineProfile& engine);
+// {"engine", "measured_on", "gpu", "ttft": {"p10", "p90", "source"}, "tpot": {...}}: `gpu` is
+// the GPU predicted for; on another than the one measured the spread is an assumption.
+nlohmann::json MeasuredSpreadJson(const EngineProfile& engine, const std::string& gpu);
 
-// One line for the text output, with its label, ending in a newline.
-std::string MeasuredSpreadLine(const EngineProfile& engine);
+// The text output's lines (label, text, newline), ending in `bands`: what of the output the
+// spread widens ("the bands cover that", "the bands in --json cover that").
+std::string MeasuredSpreadLine(const EngineProfile& engine, const std::string& gpu,
+                               const std::string& bands);
 
 }  // namespace shardwise::cli

@@ -56,6 +56,15 @@ struct FieldReader {
 
   // "<prefix>_p10" and "<prefix>_p90": positive ratios, the first no larger than the second.
   Status Ratios(const std::string& prefix, MeasuredRatios& into) {
+    for (const char* suffix : {"_p10", "_p90"}) {
+      if (!fields.contains(prefix + suffix)) {
+        return Error(fmt::format(
+            "{}: engine profile lacks field '{}{}', where measured closed loops fell around the "
+            "predictions (measured / predicted; a value of 1 for both percentiles adds no spread "
+            "to the bands)",
+            source, prefix, suffix));
+      }
+    }
     constexpr double kMin = 1e-3, kMax = 1e3;  // a thousandfold miss is a broken entry
     SW_RETURN_IF_ERROR(Number(prefix + "_p10", into.p10, kMin, kMax));
     SW_RETURN_IF_ERROR(Number(prefix + "_p90", into.p90, kMin, kMax));
@@ -65,6 +74,14 @@ struct FieldReader {
                       "percentile cannot lie above the 90th",
                       source, prefix, into.p10, prefix, into.p90));
     }
+    return Status();
+  }
+
+  Status Text(const std::string& key, std::string& into) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
+    if (!v->is_string() || v->get<std::string>().empty())
+      return Error(fmt::format("{}: field '{}' must be a non-empty string", source, key));
+    into = v->get<std::string>();
     return Status();
   }
 
@@ -144,6 +161,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Bool("chunked_prefill", e.chunked_prefill));
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_ttft_ratio", e.closed_loop_ttft));
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_tpot_ratio", e.closed_loop_tpot));
+  SW_RETURN_IF_ERROR(r.Text("closed_loop_measured_on", e.closed_loop_measured_on));
   return e;
 }
 

@@ -1,5 +1,6 @@
 // End-to-end: `simulate` and `price` as a user runs them, and their bad input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -177,7 +178,7 @@ TEST(SimulateCli, ClosedLoopBandCoversWhereMeasuredLoopsFell) {
       nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/engines/vllm-0.12.json"));
   profile["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0.5;
   profile["fields"]["closed_loop_ttft_ratio_p90"]["value"] = 3.0;
-  const std::string path = "/tmp/shardwise_spread_profile.json";
+  const std::string path = "/tmp/shardwise_spread_profile_" + std::to_string(::getpid()) + ".json";
   std::ofstream(path) << profile.dump();
   const std::string loop =
       "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 4 --requests 40 "
@@ -191,8 +192,21 @@ TEST(SimulateCli, ClosedLoopBandCoversWhereMeasuredLoopsFell) {
   EXPECT_NEAR(j["ttft_s"]["high"].get<double>(), 3.0 * mean, 1e-12 * mean);
   EXPECT_DOUBLE_EQ(j["measured_spread"]["ttft"]["p90"].get<double>(), 3.0);
   EXPECT_NE(RunShardwise(loop.substr(0, loop.find(" --json")) + " --engine " + path)
-                .out.find("ran at 0.50-3.00x the predicted TTFT"),
+                .out.find("ran at 0.50-3.00x the\n             predicted TTFT"),
             std::string::npos);
+  // On another GPU than the one measured (the built-in profiles: h100-sxm), the spread is used
+  // and named an assumption.
+  const RunResult b200 = RunShardwise(
+      "simulate --model llama-3.1-8b --cluster dgx-b200 --gpus 1 --layout tp1 --concurrency 4 "
+      "--requests 40 --isl 512 --osl 64 --engine vllm --json");
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  const auto b = b200.Json();
+  EXPECT_EQ(b["measured_spread"]["measured_on"], "h100-sxm");
+  const auto assumed = b["assumed_inputs"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(assumed.begin(), assumed.end(), "engine.closed_loop_measured_on"),
+            assumed.end());
+  const auto h100 = r.Json()["assumed_inputs"].get<std::vector<std::string>>();
+  EXPECT_EQ(std::find(h100.begin(), h100.end(), "engine.closed_loop_measured_on"), h100.end());
   // An open loop is not what those measurements were: its band is the inputs' alone.
   const RunResult open = RunShardwise(
       "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --rate 2 --requests 40 --isl 512 "
