@@ -129,6 +129,9 @@ def main():
                     "relative to P, one prompt's prefill alone on the row's deployment, per "
                     "concurrency "
                     "band, with the regime they suggest")
+    ap.add_argument("--by-isl", action="store_true",
+                    help="split the X / ((C-1) P) and TTFT / P table by prompt length too (does the "
+                         "regime follow the token budget, as simulated waves do?)")
     ap.add_argument("--predictions", help="a `score_serving.py --details` file: read shardwise's "
                     "predicted TTFT and TPOT in place of the measured ones (is the simulated "
                     "closed loop in the measured regime?)")
@@ -155,7 +158,8 @@ def main():
         p_ms = unloaded_prefill_ms(short, args.binary, cache) if args.binary else None
         if p_ms and x_ms is not None and clients > 1:
             band = score_serving.concurrency_band(clients)
-            relative[(mset, band)].append((x_ms / ((clients - 1) * p_ms), ttft[0] / p_ms))
+            key = (mset, band, int(isl)) if args.by_isl else (mset, band, None)
+            relative[key].append((x_ms / ((clients - 1) * p_ms), ttft[0] / p_ms))
         if args.pairs:
             print(f"{mset[0]:7s} {mset[2]:34s} tp{layout[0]} adp{layout[1]} isl {isl:>5s} "
                   f"c{clients:<4d} osl {min(by_osl)}->{max(by_osl)}: k = {k:+.2f}, X = "
@@ -174,11 +178,13 @@ def main():
         print()
         print("X / ((C-1) P): the other clients' prefills in a request's decode phase, in prompts "
               "(0: lockstep; 1: out of phase)")
-        print(f"{'engine':7s} {'version':12s} {'model':34s} {'band':7s} {'pairs':>5s} "
+        isl_column = f" {'ISL':>5s}" if args.by_isl else ""
+        print(f"{'engine':7s} {'version':12s} {'model':34s} {'band':7s}{isl_column} {'pairs':>5s} "
               f"{'X/((C-1)P)':>11s} {'TTFT/P':>7s}  reading")
-        for (mset, band), vs in sorted(relative.items()):
+        for (mset, band, isl), vs in sorted(relative.items(), key=str):
             x_ratio = statistics.median(v[0] for v in vs)
-            print(f"{mset[0]:7s} {mset[1]:12s} {mset[2]:34s} {band:7s} {len(vs):5d} "
+            isl_text = f" {isl:5d}" if args.by_isl else ""
+            print(f"{mset[0]:7s} {mset[1]:12s} {mset[2]:34s} {band:7s}{isl_text} {len(vs):5d} "
                   f"{x_ratio:11.2f} {statistics.median(v[1] for v in vs):7.2f}  {regime(x_ratio)}")
 
 
