@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "client_phase.h"
 #include "cluster_options.h"
 #include "command.h"
 #include "emit_options.h"
@@ -93,11 +94,20 @@ nlohmann::json RankedJson(const PlanEntry& p, const GpuSpec& gpu, const EnginePr
   };
   j["concurrency"] = a.concurrency;
   j["requests_per_s"] = a.requests_per_s;
-  j["ttft_s"] = WithBand(LatencyJson(a.ttft),
-                         {ttft.relative, std::nullopt, measured(engine.closed_loop_ttft)});
-  j["tpot_s"] = WithBand(LatencyJson(a.tpot),
-                         {tpot.relative, std::nullopt, measured(engine.closed_loop_tpot)});
+  const auto other = [&a](double OutOfPhase::*mean) {
+    return a.out_of_phase ? std::optional<double>((*a.out_of_phase).*mean) : std::nullopt;
+  };
+  j["ttft_s"] = WithBand(LatencyJson(a.ttft), {ttft.relative, other(&OutOfPhase::ttft_s),
+                                               measured(engine.closed_loop_ttft)});
+  j["tpot_s"] = WithBand(LatencyJson(a.tpot), {tpot.relative, other(&OutOfPhase::tpot_s),
+                                               measured(engine.closed_loop_tpot)});
+  j["client_phase"] = ClientPhaseJson(
+      a.out_of_phase
+          ? std::optional<ClientPhase>(ClientPhase{a.ttft.mean_s, a.tpot.mean_s,
+                                                   a.out_of_phase->ttft_s, a.out_of_phase->tpot_s})
+          : std::nullopt);
   j["assumed_inputs"] = AssumedInputs(ttft, tpot);
+  if (a.out_of_phase) j["assumed_inputs"].push_back("closed_loop.client_phase");
   if (closed_loop && gpu.name != engine.closed_loop_measured_on) {
     j["assumed_inputs"].push_back("engine.closed_loop_measured_on");
   }

@@ -18,32 +18,17 @@ RequestSource FixedLengths(const ArrivalSpec& arrivals, const Workload& w, int64
       {LengthDistribution::kFixed, static_cast<double>(w.output_tokens), 0}, requests, 1);
 }
 
-// The operating point of a run that stands for `scale` identical copies of what it simulated
-// (replicas simulated one for all) on `gpus` GPUs in all, with `clients` closed-loop clients.
-OperatingPoint Summarize(const SimResult& r, const PlanLoad& load, double scale, double gpus,
-                         double clients) {
-  OperatingPoint p;
-  p.requests_simulated = r.requests;
-  p.ttft = Summary(r.ttft_s);
-  p.tpot = Summary(r.tpot_s);
-  p.requests_per_s = r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s * scale : 0;
-  p.output_tokens_per_s = r.OutputTokensPerS() * scale;
-  p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / gpus;
-  p.output_tokens_per_s_per_user = p.tpot.mean_s > 0 ? 1.0 / p.tpot.mean_s : 0;
-  p.concurrency = load.kind == PlanLoad::Kind::kRate ? p.requests_per_s * r.e2e_s.Mean() : clients;
-  return p;
-}
+// One replica of `step`'s layout at its share of `load`, the output lengths drawn from `output`.
+struct ReplicaRun {
+  SimResult result;
+  double replicas = 0;
+  int64_t clients = 0;  // per replica, in a closed loop
+};
 
-}  // namespace
-
-int64_t ClosedLoopRequests(double clients_per_replica) {
-  return std::max<int64_t>(200, static_cast<int64_t>(std::ceil(10 * clients_per_replica)));
-}
-
-StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const ClusterSpec& cluster,
-                                                const StepModel& step, const PerfOptions& perf,
-                                                const Workload& workload, int64_t max_batch,
-                                                const PlanLoad& load) {
+StatusOr<ReplicaRun> RunReplica(const ModelSpec& model, const ClusterSpec& cluster,
+                                const StepModel& step, const PerfOptions& perf,
+                                const Workload& workload, int64_t max_batch, const PlanLoad& load,
+                                const LengthSpec& output) {
   const Layout& layout = step.layout();
   const StepEstimate probe = step.Estimate(workload);
   if (!probe.memory.Fits()) return Error(layout.ToString() + " does not fit in memory");
@@ -76,10 +61,61 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const Cl
   SW_ASSIGN_OR_RETURN(StepTable table,
                       ServingTable(step, perf, probe.memory.max_sequences, max_batch,
                                    workload.prompt_tokens + workload.output_tokens));
-  RequestSource source = FixedLengths(arrivals, workload, requests);
+  RequestSource source(arrivals,
+                       {LengthDistribution::kFixed, static_cast<double>(workload.prompt_tokens), 0},
+                       output, requests, 1);
   SW_ASSIGN_OR_RETURN(SimResult r, Simulate(model, table, source, config));
-  return Summarize(r, load, replicas, static_cast<double>(layout.gpus()),
-                   static_cast<double>(config.concurrency) * replicas);
+  return ReplicaRun{std::move(r), replicas, config.concurrency};
+}
+
+// The operating point of a run that stands for `scale` identical copies of what it simulated
+// (replicas simulated one for all) on `gpus` GPUs in all, with `clients` closed-loop clients.
+OperatingPoint Summarize(const SimResult& r, const PlanLoad& load, double scale, double gpus,
+                         double clients) {
+  OperatingPoint p;
+  p.requests_simulated = r.requests;
+  p.ttft = Summary(r.ttft_s);
+  p.tpot = Summary(r.tpot_s);
+  p.requests_per_s = r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s * scale : 0;
+  p.output_tokens_per_s = r.OutputTokensPerS() * scale;
+  p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / gpus;
+  p.output_tokens_per_s_per_user = p.tpot.mean_s > 0 ? 1.0 / p.tpot.mean_s : 0;
+  p.concurrency = load.kind == PlanLoad::Kind::kRate ? p.requests_per_s * r.e2e_s.Mean() : clients;
+  return p;
+}
+
+}  // namespace
+
+int64_t ClosedLoopRequests(double clients_per_replica) {
+  return std::max<int64_t>(200, static_cast<int64_t>(std::ceil(10 * clients_per_replica)));
+}
+
+StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const ClusterSpec& cluster,
+                                                const StepModel& step, const PerfOptions& perf,
+                                                const Workload& workload, int64_t max_batch,
+                                                const PlanLoad& load) {
+  SW_ASSIGN_OR_RETURN(
+      ReplicaRun run,
+      RunReplica(model, cluster, step, perf, workload, max_batch, load,
+                 {LengthDistribution::kFixed, static_cast<double>(workload.output_tokens), 0}));
+  return Summarize(run.result, load, run.replicas, static_cast<double>(step.layout().gpus()),
+                   static_cast<double>(run.clients) * run.replicas);
+}
+
+std::optional<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model,
+                                                  const ClusterSpec& cluster, const StepModel& step,
+                                                  const PerfOptions& perf, const Workload& workload,
+                                                  int64_t max_batch, const PlanLoad& load) {
+  if (load.kind != PlanLoad::Kind::kConcurrency ||
+      load.value <= static_cast<double>(step.layout().Replicas())) {
+    return std::nullopt;
+  }
+  const StatusOr<ReplicaRun> run =
+      RunReplica(model, cluster, step, perf, workload, max_batch, load,
+                 {LengthDistribution::kUniform, static_cast<double>(workload.output_tokens),
+                  kOutOfPhaseOutputCv});
+  if (!run.ok()) return std::nullopt;
+  return OutOfPhase{run->result.ttft_s.Mean(), run->result.tpot_s.Mean()};
 }
 
 StatusOr<OperatingPoint> SimulateDisaggregatedPoint(

@@ -136,6 +136,20 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
   return Status();
 }
 
+// A reported entry's closed loop (--concurrency) at fixed lengths, run again out of phase, as
+// simulate does for its band; only the reported entries, so the ranking costs no more.
+Status AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
+                     PlanEntry& entry) {
+  if (!entry.at_load) return Status();
+  PerfOptions perf = req.perf;
+  perf.ep = entry.ep;
+  SW_ASSIGN_OR_RETURN(StepModel step,
+                      StepModel::Create(model, cluster, entry.estimate.layout, perf));
+  entry.at_load->out_of_phase = SimulateOutOfPhasePoint(
+      model, cluster, step, perf, entry.estimate.workload, req.max_batch, req.load);
+  return Status();
+}
+
 struct LayoutOutcome {
   bool fits = false;           // batch 1 fits in memory
   double shortfall_bytes = 0;  // when it does not
@@ -366,6 +380,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   SW_RETURN_IF_ERROR(RankAtLoad(model, cluster, req, best_per_layout));
   for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
     best_per_layout[i].why = Why(cluster, best_per_layout[i], req.objective);
+    SW_RETURN_IF_ERROR(AddOutOfPhase(model, cluster, req, best_per_layout[i]));
     result.ranked.push_back(best_per_layout[i]);
   }
   // Pareto front over every feasible point: fastest per user first, keep rising per-GPU rate.

@@ -4,6 +4,7 @@
 // runs every replica with its own request count and router.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -145,13 +146,36 @@ TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
       EXPECT_GT(l[metric]["high"].get<double>(), mean) << metric;
     }
     EXPECT_TRUE(l["assumed_inputs"].is_array());
+    // 16 clients at fixed lengths on at most 4 replicas: the loop also ran out of phase, as
+    // simulate runs it, and the band covers both means.
+    const auto& phase = l["client_phase"];
+    ASSERT_TRUE(phase.is_object()) << l.dump();
+    for (const char* metric : {"ttft_s", "tpot_s"}) {
+      const double a = phase["lockstep"][metric].get<double>();
+      const double b = phase["out_of_phase"][metric].get<double>();
+      EXPECT_DOUBLE_EQ(a, l[metric]["mean"].get<double>()) << metric;
+      EXPECT_LT(l[metric]["low"].get<double>(), std::min(a, b)) << metric;
+      EXPECT_GT(l[metric]["high"].get<double>(), std::max(a, b)) << metric;
+    }
   }
+  // The out-of-phase loop is simulate's: the same layout and load there gives its mean TTFT
+  // within the sample's noise (15%, as plan and simulate agree on the lockstep loop).
+  const auto& top = j["layouts"][0];
+  const RunResult sim = RunShardwise(
+      "simulate --model llama-3.1-8b --concurrency 16 --engine "
+      "vllm --json --layout " +
+      top["layout"].get<std::string>());
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NEAR(top["client_phase"]["out_of_phase"]["ttft_s"].get<double>(),
+              sim.Json()["client_phase"]["out_of_phase"]["ttft_s"].get<double>(),
+              0.15 * sim.Json()["client_phase"]["out_of_phase"]["ttft_s"].get<double>());
   // An open loop is not what the measurements were: no measured spread, a band all the same.
   const RunResult open =
       RunShardwise("plan --model llama-3.1-8b --rate 5 --engine vllm --top 1 --json");
   ASSERT_EQ(open.exit_code, 0) << open.err;
   const auto o = open.Json();
   EXPECT_TRUE(o["measured_spread"].is_null());
+  EXPECT_TRUE(o["layouts"][0]["client_phase"].is_null());
   const auto& t = o["layouts"][0]["tpot_s"];
   EXPECT_LT(t["low"].get<double>(), t["mean"].get<double>());
   EXPECT_GT(t["high"].get<double>(), t["mean"].get<double>());

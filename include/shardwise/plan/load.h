@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
@@ -31,6 +32,13 @@ struct LatencySummary {
   double p99_s = 0;
 };
 
+// The mean TTFT and TPOT of a closed loop at fixed lengths run again with its clients out of
+// phase: output lengths spread by kOutOfPhaseOutputCv (sim/workload.h), as simulate's band does.
+struct OutOfPhase {
+  double ttft_s = 0;
+  double tpot_s = 0;
+};
+
 struct OperatingPoint {
   double concurrency = 0;  // clients; for an open loop, the mean requests in flight (Little)
   double requests_per_s = 0;
@@ -39,6 +47,7 @@ struct OperatingPoint {
   double output_tokens_per_s = 0;  // all replicas
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;
+  std::optional<OutOfPhase> out_of_phase;  // the planner's reported --concurrency entries
 };
 
 // Requests one replica simulates for `clients_per_replica` closed-loop clients: ten per client
@@ -51,6 +60,14 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const Cl
                                                 const StepModel& step, const PerfOptions& perf,
                                                 const Workload& workload, int64_t max_batch,
                                                 const PlanLoad& load);
+
+// The same closed loop (kConcurrency) out of phase, or nullopt: another load, one client per
+// replica (no wave to leave), or spread requests that do not fit the KV cache (the lockstep
+// loop ran, so this never fails the plan).
+std::optional<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model,
+                                                  const ClusterSpec& cluster, const StepModel& step,
+                                                  const PerfOptions& perf, const Workload& workload,
+                                                  int64_t max_batch, const PlanLoad& load);
 
 // Simulates every worker of the disaggregated `deployment` (both pools on `cluster`) at `load`;
 // kOffline runs `offline_clients` closed-loop clients. `prefill` and `decode` model one worker of
