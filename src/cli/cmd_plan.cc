@@ -1,6 +1,7 @@
 // `shardwise plan`: every valid layout of a cluster, ranked by an objective under SLOs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -177,6 +178,18 @@ Status RunPlan(const PlanOptions& o) {
   const double elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   PrintFormatNotes(cluster.gpu, req.perf);
+  std::string unfit;  // layouts whose loop out of phase did not fit their KV cache
+  for (const PlanEntry& p : r.ranked) {
+    if (p.at_load && p.at_load->out_of_phase_failed) {
+      unfit += (unfit.empty() ? "" : ", ") + p.estimate.layout.ToString();
+    }
+  }
+  if (!unfit.empty()) {
+    std::fprintf(stderr,
+                 "shardwise: note: the clients out of phase need longer requests than the KV "
+                 "cache of %s holds; those bands cover the lockstep loop only\n",
+                 unfit.c_str());
+  }
   if (req.objective == Objective::kCost) {
     // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /
     // tokens/s per GPU, so cost and throughput rank alike; a load makes them differ.
@@ -279,6 +292,12 @@ Status RunPlan(const PlanOptions& o) {
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
   std::cout << table.Render();
+  if (std::any_of(r.ranked.begin(), r.ranked.end(),
+                  [](const PlanEntry& p) { return p.at_load && p.at_load->out_of_phase; })) {
+    std::cout << "\nlockstep     fixed lengths keep the clients in step (the means above); each "
+                 "layout's loop out of phase\n             is in --json (client_phase), and the "
+                 "bands cover both\n";
+  }
   if (by_concurrency) {
     std::cout << "\n"
               << MeasuredSpreadLine(req.perf.engine, cluster.gpu.name,

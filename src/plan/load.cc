@@ -102,20 +102,16 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const Cl
                    static_cast<double>(run.clients) * run.replicas);
 }
 
-std::optional<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model,
-                                                  const ClusterSpec& cluster, const StepModel& step,
-                                                  const PerfOptions& perf, const Workload& workload,
-                                                  int64_t max_batch, const PlanLoad& load) {
-  if (load.kind != PlanLoad::Kind::kConcurrency ||
-      load.value <= static_cast<double>(step.layout().Replicas())) {
-    return std::nullopt;
-  }
-  const StatusOr<ReplicaRun> run =
+StatusOr<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model, const ClusterSpec& cluster,
+                                             const StepModel& step, const PerfOptions& perf,
+                                             const Workload& workload, int64_t max_batch,
+                                             const PlanLoad& load) {
+  SW_ASSIGN_OR_RETURN(
+      ReplicaRun run,
       RunReplica(model, cluster, step, perf, workload, max_batch, load,
                  {LengthDistribution::kUniform, static_cast<double>(workload.output_tokens),
-                  kOutOfPhaseOutputCv});
-  if (!run.ok()) return std::nullopt;
-  return OutOfPhase{run->result.ttft_s.Mean(), run->result.tpot_s.Mean()};
+                  kOutOfPhaseOutputCv}));
+  return OutOfPhase{run.result.ttft_s.Mean(), run.result.tpot_s.Mean()};
 }
 
 StatusOr<OperatingPoint> SimulateDisaggregatedPoint(

@@ -137,17 +137,26 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
 }
 
 // A reported entry's closed loop (--concurrency) at fixed lengths, run again out of phase, as
-// simulate does for its band; only the reported entries, so the ranking costs no more.
-Status AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
-                     PlanEntry& entry) {
-  if (!entry.at_load) return Status();
+// simulate does for its band; only the reported entries, so the ranking costs no more. It never
+// fails the plan: the lockstep loop ran.
+void AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
+                   PlanEntry& entry) {
+  const Layout& layout = entry.estimate.layout;
+  if (!entry.at_load || req.load.kind != PlanLoad::Kind::kConcurrency ||
+      req.load.value <= static_cast<double>(layout.Replicas())) {
+    return;
+  }
   PerfOptions perf = req.perf;
   perf.ep = entry.ep;
-  SW_ASSIGN_OR_RETURN(StepModel step,
-                      StepModel::Create(model, cluster, entry.estimate.layout, perf));
-  entry.at_load->out_of_phase = SimulateOutOfPhasePoint(
-      model, cluster, step, perf, entry.estimate.workload, req.max_batch, req.load);
-  return Status();
+  const StatusOr<StepModel> step = StepModel::Create(model, cluster, layout, perf);
+  if (!step.ok()) return;
+  const StatusOr<OutOfPhase> run = SimulateOutOfPhasePoint(
+      model, cluster, *step, perf, entry.estimate.workload, req.max_batch, req.load);
+  if (run.ok()) {
+    entry.at_load->out_of_phase = *run;
+  } else {
+    entry.at_load->out_of_phase_failed = true;
+  }
 }
 
 struct LayoutOutcome {
@@ -380,7 +389,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   SW_RETURN_IF_ERROR(RankAtLoad(model, cluster, req, best_per_layout));
   for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
     best_per_layout[i].why = Why(cluster, best_per_layout[i], req.objective);
-    SW_RETURN_IF_ERROR(AddOutOfPhase(model, cluster, req, best_per_layout[i]));
+    AddOutOfPhase(model, cluster, req, best_per_layout[i]);
     result.ranked.push_back(best_per_layout[i]);
   }
   // Pareto front over every feasible point: fastest per user first, keep rising per-GPU rate.

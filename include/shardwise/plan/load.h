@@ -48,6 +48,7 @@ struct OperatingPoint {
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;
   std::optional<OutOfPhase> out_of_phase;  // the planner's reported --concurrency entries
+  bool out_of_phase_failed = false;        // its spread requests did not fit the KV cache
 };
 
 // Requests one replica simulates for `clients_per_replica` closed-loop clients: ten per client
@@ -61,13 +62,12 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const Cl
                                                 const Workload& workload, int64_t max_batch,
                                                 const PlanLoad& load);
 
-// The same closed loop (kConcurrency) out of phase, or nullopt: another load, one client per
-// replica (no wave to leave), or spread requests that do not fit the KV cache (the lockstep
-// loop ran, so this never fails the plan).
-std::optional<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model,
-                                                  const ClusterSpec& cluster, const StepModel& step,
-                                                  const PerfOptions& perf, const Workload& workload,
-                                                  int64_t max_batch, const PlanLoad& load);
+// The same closed loop (`load` a concurrency) with its clients out of phase. Errors as the
+// lockstep loop's, and where the spread requests need more KV than a replica holds.
+StatusOr<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model, const ClusterSpec& cluster,
+                                             const StepModel& step, const PerfOptions& perf,
+                                             const Workload& workload, int64_t max_batch,
+                                             const PlanLoad& load);
 
 // Simulates every worker of the disaggregated `deployment` (both pools on `cluster`) at `load`;
 // kOffline runs `offline_clients` closed-loop clients. `prefill` and `decode` model one worker of
