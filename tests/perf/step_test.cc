@@ -170,6 +170,8 @@ TEST(Calibration, TensorRtLlmH100OfflineThroughput) {
       // The engine that produced the rows, with its KV-budget rule (as `--engine trtllm`).
       req.perf.engine = LoadEngine("trtllm").value();
       req.perf.gpu_memory_utilization = req.perf.engine.memory_fraction;
+      req.perf.max_batched_tokens = static_cast<int64_t>(req.perf.engine.max_batched_tokens);
+      req.max_batch = static_cast<int64_t>(req.perf.engine.max_num_seqs);
       req.workload.prompt_tokens = row.isl;
       req.workload.output_tokens = row.osl;
       req.only_layout = ParseLayout(fmt::format("tp{}", gpus[i])).value();
@@ -178,9 +180,10 @@ TEST(Calibration, TensorRtLlmH100OfflineThroughput) {
       const double predicted = plan->ranked[0].estimate.output_tokens_per_s;
       // Llama-3.1-405B TP8 is a known miss above +25%: since the KV budget follows TensorRT-LLM's
       // rule on the 81,559 MiB the driver reports, its batch is KV-bound near 200 sequences, where
-      // the model's decode step (46 ms at 128/4096) is faster than the measured throughput implies
-      // (~66 ms at that batch): up to +49% on the long-output rows. Bounded here so that it cannot
-      // grow unnoticed; docs/validation.md tracks it.
+      // the model's decode step (44 ms at 128/4096) is faster than the measured throughput implies
+      // (~66 ms at that batch): this steady state is up to +49% on the long-output rows (the
+      // simulated offline run that `plan` prints, up to +36%). Bounded here so that it cannot grow
+      // unnoticed; docs/validation.md tracks it.
       const double high = i == 2 ? 0.5 : 0.25;
       EXPECT_GE(predicted / row.tok_s[i], 0.75) << models[i] << " " << row.isl << "/" << row.osl;
       EXPECT_LE(predicted / row.tok_s[i], 1.0 + high)
