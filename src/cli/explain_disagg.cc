@@ -11,6 +11,7 @@
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/kv_transfer.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/perf/uncertainty.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -58,6 +59,12 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   const double gpus = static_cast<double>(dep.Gpus());
   // Decode workers that keep up with this prefill pool: its rate over one decode worker's.
   const double balanced_decode = prefill_per_s / decode_per_worker_s;
+  // The bands of the prefill worker's and the decode worker's steps (perf/uncertainty.h); the
+  // prefill's relative band stands for the whole TTFT, the KV transfer included.
+  const PhaseUncertainty ttft_band =
+      PhaseBand(p.prefill, d.prefill_cluster.gpu, prefill_perf.engine);
+  const PhaseUncertainty tpot_band = PhaseBand(e.decode, d.decode_cluster.gpu, perf.engine);
+  const double ttft_s = p.ttft_s + transfer_s;
   const nlohmann::json out = {
       {"command", "explain"},
       {"model", model.name},
@@ -87,8 +94,13 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
         {"bytes_per_prompt", prompt * KvBytesPerToken(model, perf.kv_dtype)},
         {"time_s", t.latency_s + t.s_per_token * prompt},
         {"exposed_s", transfer_s}}},
-      {"unloaded_ttft_s", p.ttft_s + transfer_s},
+      {"unloaded_ttft_s", ttft_s},
+      {"unloaded_ttft_s_low", Widen(ttft_s, ttft_band.relative).low},
+      {"unloaded_ttft_s_high", Widen(ttft_s, ttft_band.relative).high},
       {"decode_tpot_s", e.tpot_s},
+      {"decode_tpot_s_low", Widen(e.tpot_s, tpot_band.relative).low},
+      {"decode_tpot_s_high", Widen(e.tpot_s, tpot_band.relative).high},
+      {"assumed_inputs", AssumedInputs(ttft_band, tpot_band)},
       {"requests_per_s", {{"prefill_pool", prefill_per_s}, {"decode_pool", decode_per_s}}},
       {"balanced_decode_workers", balanced_decode},
       {"output_tokens_per_s", output_per_s},
@@ -110,14 +122,15 @@ Status ExplainDisaggregated(const ModelSpec& model, const DisaggSetup& d, const 
   table.AddRow(PhaseRow("decode worker (1 step)", e.decode));
   std::cout << table.Render() << "\n";
   std::cout << fmt::format(
-      "TTFT        {}  (prefill {} + KV transfer {} over {}, {})\n"
-      "TPOT        {}  ({:.1f} tokens/s per user; decode bound by {})\n"
+      "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {})\n"
+      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
       "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
       "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
       "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
-      FormatSeconds(p.ttft_s + transfer_s), FormatSeconds(p.ttft_s), FormatSeconds(transfer_s),
-      link.name, KvTransferModeName(dep.transfer), FormatSeconds(e.tpot_s), 1.0 / e.tpot_s, e.bound,
-      prefill_per_s, decode_per_s, batch, served_per_s, output_per_s, output_per_s / gpus,
+      FormatSeconds(ttft_s), 100 * ttft_band.relative, FormatSeconds(p.ttft_s),
+      FormatSeconds(transfer_s), link.name, KvTransferModeName(dep.transfer),
+      FormatSeconds(e.tpot_s), 100 * tpot_band.relative, 1.0 / e.tpot_s, e.bound, prefill_per_s,
+      decode_per_s, batch, served_per_s, output_per_s, output_per_s / gpus,
       prefill_per_s < decode_per_s ? "prefill" : "decode", balanced_decode,
       dep.decode->layout.ToString());
   return html.Write(out);

@@ -37,6 +37,14 @@ TEST(DisaggCli, DeepSeekTechReportDeploymentExplainedAndSimulated) {
   EXPECT_NEAR(j["unloaded_ttft_s"].get<double>(),
               j["prefill"]["total_s"].get<double>() + j["kv_transfer"]["exposed_s"].get<double>(),
               1e-12);
+  // Both carry a band from their inputs' provenance, as an aggregated explain does, and name
+  // the assumed inputs.
+  for (const char* key : {"unloaded_ttft_s", "decode_tpot_s"}) {
+    const double value = j[key].get<double>();
+    EXPECT_LT(j[std::string(key) + "_low"].get<double>(), value) << key;
+    EXPECT_GT(j[std::string(key) + "_high"].get<double>(), value) << key;
+  }
+  EXPECT_FALSE(j["assumed_inputs"].empty());
   EXPECT_EQ(j["prefill"]["ep_algorithm"], "node-dedup");
   EXPECT_EQ(j["decode"]["ep_algorithm"], "low-latency");
   // 61 layers x (512 + 64) latent bytes in fp8 per prompt token, 2,048 tokens.
