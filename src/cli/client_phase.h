@@ -10,28 +10,22 @@
 
 #include "shardwise/common/status.h"
 #include "shardwise/model/model_spec.h"
+#include "shardwise/plan/load.h"
 #include "shardwise/sim/simulator.h"
 #include "shardwise/sim/workload.h"
 
 namespace shardwise::cli {
 
-// The mean TTFT and TPOT of one closed loop in lockstep and out of phase.
-struct ClientPhase {
-  double lockstep_ttft_s = 0;
-  double lockstep_tpot_s = 0;
-  double out_of_phase_ttft_s = 0;
-  double out_of_phase_tpot_s = 0;
-};
+// `spread` is the stream of the loop already simulated in lockstep (clients, requests, seed,
+// arrivals, cutoff) with output lengths spread by kOutOfPhaseOutputCv: the loop out of phase.
+// nullopt where the spread loop cannot run (a longer request than the KV cache holds): the
+// lockstep loop ran, so the out-of-phase one never fails the command.
+std::optional<OutOfPhase> SimulateOutOfPhase(const ModelSpec& model, const StepTable& table,
+                                             SimConfig config, RequestSource& spread);
 
-// `lockstep` is the loop already simulated at fixed output lengths; `spread` is the same
-// stream (clients, requests, seed, arrivals, cutoff) with output lengths spread by
-// kOutOfPhaseOutputCv. nullopt where the spread loop cannot run (a longer request than the KV
-// cache holds): the lockstep loop ran, so the out-of-phase one never fails the command.
-std::optional<ClientPhase> SimulateOutOfPhase(const ModelSpec& model, const StepTable& table,
-                                              SimConfig config, const SimResult& lockstep,
-                                              RequestSource& spread);
-
-// {"lockstep": {"ttft_s", "tpot_s"}, "out_of_phase": {...}, "output_length_cv"}, or null.
-nlohmann::json ClientPhaseJson(const std::optional<ClientPhase>& phase);
+// {"lockstep": {"ttft_s", "tpot_s"}, "out_of_phase": {...}, "output_length_cv"}, or null
+// without an out-of-phase run.
+nlohmann::json ClientPhaseJson(double lockstep_ttft_s, double lockstep_tpot_s,
+                               const std::optional<OutOfPhase>& phase);
 
 }  // namespace shardwise::cli

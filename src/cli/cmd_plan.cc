@@ -88,30 +88,15 @@ nlohmann::json RankedJson(const PlanEntry& p, const GpuSpec& gpu, const EnginePr
   nlohmann::json j = EntryJson(p);
   if (!p.at_load) return j;
   const OperatingPoint& a = *p.at_load;
-  const PhaseUncertainty ttft = PhaseBand(p.estimate.prefill, gpu, engine);
-  const PhaseUncertainty tpot = PhaseBand(p.estimate.decode, gpu, engine);
-  const auto measured = [closed_loop](const MeasuredRatios& r) {
-    return closed_loop ? std::optional<MeasuredRatios>(r) : std::nullopt;
-  };
+  const LoadBands bands = BandsAtLoad(PhaseBand(p.estimate.prefill, gpu, engine),
+                                      PhaseBand(p.estimate.decode, gpu, engine), a.out_of_phase,
+                                      engine, gpu.name, closed_loop);
   j["concurrency"] = a.concurrency;
   j["requests_per_s"] = a.requests_per_s;
-  const auto other = [&a](double OutOfPhase::*mean) {
-    return a.out_of_phase ? std::optional<double>((*a.out_of_phase).*mean) : std::nullopt;
-  };
-  j["ttft_s"] = WithBand(LatencyJson(a.ttft), {ttft.relative, other(&OutOfPhase::ttft_s),
-                                               measured(engine.closed_loop_ttft)});
-  j["tpot_s"] = WithBand(LatencyJson(a.tpot), {tpot.relative, other(&OutOfPhase::tpot_s),
-                                               measured(engine.closed_loop_tpot)});
-  j["client_phase"] = ClientPhaseJson(
-      a.out_of_phase
-          ? std::optional<ClientPhase>(ClientPhase{a.ttft.mean_s, a.tpot.mean_s,
-                                                   a.out_of_phase->ttft_s, a.out_of_phase->tpot_s})
-          : std::nullopt);
-  j["assumed_inputs"] = AssumedInputs(ttft, tpot);
-  if (a.out_of_phase) j["assumed_inputs"].push_back("closed_loop.client_phase");
-  if (closed_loop && gpu.name != engine.closed_loop_measured_on) {
-    j["assumed_inputs"].push_back("engine.closed_loop_measured_on");
-  }
+  j["ttft_s"] = WithBand(LatencyJson(a.ttft), bands.ttft);
+  j["tpot_s"] = WithBand(LatencyJson(a.tpot), bands.tpot);
+  j["client_phase"] = ClientPhaseJson(a.ttft.mean_s, a.tpot.mean_s, a.out_of_phase);
+  j["assumed_inputs"] = bands.assumed_inputs;
   j["output_tokens_per_s"] = a.output_tokens_per_s;
   j["output_tokens_per_s_per_gpu"] = a.output_tokens_per_s_per_gpu;
   j["output_tokens_per_s_per_user"] = a.output_tokens_per_s_per_user;

@@ -89,7 +89,7 @@ nlohmann::json LengthsJson(const SimulateOptions& o, bool fixed) {
 
 // What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).
 void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config,
-                          const std::optional<ClientPhase>& phase) {
+                          const std::optional<OutOfPhase>& phase) {
   const int64_t slots = config.batch.max_batch * config.attention_dp * config.replicas;
   if (!config.decode_pool && o.concurrency > slots) {
     std::cout << fmt::format(
@@ -104,8 +104,7 @@ void PrintClosedLoopNotes(const SimulateOptions& o, const SimConfig& config,
         "drift\n"
         "             (--osl-dist uniform --length-cv {:g}): TTFT {}, TPOT {}; the band covers "
         "both\n",
-        kOutOfPhaseOutputCv, FormatSeconds(phase->out_of_phase_ttft_s),
-        FormatSeconds(phase->out_of_phase_tpot_s));
+        kOutOfPhaseOutputCv, FormatSeconds(phase->ttft_s), FormatSeconds(phase->tpot_s));
   }
 }
 
@@ -260,39 +259,24 @@ Status RunSimulate(const SimulateOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // At fixed output lengths a closed loop runs in lockstep; the band covers the same loop out of
   // phase (one client per replica has no wave to leave).
-  std::optional<ClientPhase> phase;
+  std::optional<OutOfPhase> phase;
   if (closed_loop && osl_dist == LengthDistribution::kFixed && o.concurrency > config.replicas) {
     RequestSource spread =
         generated({LengthDistribution::kUniform, static_cast<double>(o.osl), kOutOfPhaseOutputCv});
     // A run long enough to show progress is about as long again, without it.
     if (progressed) std::fprintf(stderr, "simulate: the same loop out of phase, for the band\n");
-    phase = SimulateOutOfPhase(model, *setup.table, config, r, spread);
+    phase = SimulateOutOfPhase(model, *setup.table, config, spread);
     if (!phase) {
       std::fprintf(stderr,
                    "shardwise: note: the clients out of phase need longer requests than the KV "
                    "cache holds; the band covers the lockstep loop only\n");
     }
   }
-  const auto other_phase = [&](double ClientPhase::*mean) {
-    return phase ? std::optional<double>((*phase).*mean) : std::nullopt;
-  };
-  std::vector<std::string> assumed = AssumedInputs(setup.ttft_band, setup.tpot_band);
-  if (phase) assumed.push_back("closed_loop.client_phase");
   // A closed loop of aggregated replicas is what the serving validation measured; its bands also
   // cover where those measurements fell (measured_spread.h).
   const bool measured = closed_loop && !config.decode_pool;
-  const auto band_spec = [&](double relative, double ClientPhase::*mean,
-                             const MeasuredRatios& ratios) {
-    return BandSpec{relative, other_phase(mean),
-                    measured ? std::optional<MeasuredRatios>(ratios) : std::nullopt};
-  };
-  const BandSpec ttft_spec = band_spec(setup.ttft_band.relative, &ClientPhase::out_of_phase_ttft_s,
-                                       perf.engine.closed_loop_ttft);
-  const BandSpec tpot_spec = band_spec(setup.tpot_band.relative, &ClientPhase::out_of_phase_tpot_s,
-                                       perf.engine.closed_loop_tpot);
-  if (measured && cluster.gpu.name != perf.engine.closed_loop_measured_on) {
-    assumed.push_back("engine.closed_loop_measured_on");
-  }
+  const LoadBands bands =
+      BandsAtLoad(setup.ttft_band, setup.tpot_band, phase, perf.engine, cluster.gpu.name, measured);
 
   PrintFormatNotes(cluster.gpu, perf);
   const double capacity_requests_per_s = setup.capacity_requests_per_s;
@@ -350,12 +334,12 @@ Status RunSimulate(const SimulateOptions& o) {
         {"output_tokens_per_s_per_user", output_per_user},
         {"requests_per_s",
          r.makespan_s > 0 ? static_cast<double>(r.requests) / r.makespan_s : 0.0}}},
-      {"ttft_s", WithBand(DistributionJson(r.ttft_s), ttft_spec)},
-      {"tpot_s", WithBand(DistributionJson(r.tpot_s), tpot_spec)},
-      {"client_phase", ClientPhaseJson(phase)},
+      {"ttft_s", WithBand(DistributionJson(r.ttft_s), bands.ttft)},
+      {"tpot_s", WithBand(DistributionJson(r.tpot_s), bands.tpot)},
+      {"client_phase", ClientPhaseJson(r.ttft_s.Mean(), r.tpot_s.Mean(), phase)},
       {"measured_spread",
        measured ? MeasuredSpreadJson(perf.engine, cluster.gpu.name) : nlohmann::json(nullptr)},
-      {"assumed_inputs", assumed},
+      {"assumed_inputs", bands.assumed_inputs},
       {"itl_s", DistributionJson(r.itl_s)},
       {"e2e_s", DistributionJson(r.e2e_s)},
       {"slo", {{"max_ttft_s", slo(o.max_ttft_ms)}, {"max_tpot_s", slo(o.max_tpot_ms)}}},
@@ -412,8 +396,8 @@ Status RunSimulate(const SimulateOptions& o) {
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
                   FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()), text});
   };
-  row("TTFT", r.ttft_s, ttft_spec);
-  row("TPOT", r.tpot_s, tpot_spec);
+  row("TTFT", r.ttft_s, bands.ttft);
+  row("TPOT", r.tpot_s, bands.tpot);
   row("ITL", r.itl_s, BandSpec{});
   row("end-to-end", r.e2e_s, BandSpec{});
   std::cout << table.Render();

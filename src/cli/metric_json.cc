@@ -47,6 +47,24 @@ Band LatencyBand(double mean, const BandSpec& spec) {
   return band;
 }
 
+LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot,
+                      const std::optional<OutOfPhase>& phase, const EngineProfile& engine,
+                      const std::string& gpu, bool measured) {
+  const auto spread = [measured](const MeasuredRatios& r) {
+    return measured ? std::optional<MeasuredRatios>(r) : std::nullopt;
+  };
+  LoadBands bands{{ttft.relative, phase ? std::optional<double>(phase->ttft_s) : std::nullopt,
+                   spread(engine.closed_loop_ttft)},
+                  {tpot.relative, phase ? std::optional<double>(phase->tpot_s) : std::nullopt,
+                   spread(engine.closed_loop_tpot)},
+                  AssumedInputs(ttft, tpot)};
+  if (phase) bands.assumed_inputs.push_back("closed_loop.client_phase");
+  if (measured && gpu != engine.closed_loop_measured_on) {
+    bands.assumed_inputs.push_back("engine.closed_loop_measured_on");
+  }
+  return bands;
+}
+
 nlohmann::json WithBand(nlohmann::json latency, const BandSpec& spec) {
   const Band band = LatencyBand(latency["mean"].get<double>(), spec);
   latency["low"] = band.low;

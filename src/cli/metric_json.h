@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "shardwise/perf/uncertainty.h"
 #include "shardwise/plan/load.h"
@@ -34,6 +36,19 @@ struct BandSpec {
 // The band around `mean`: the lowest low and the highest high of its provenance band, the same
 // around `other_mean`, and the measured spread around `mean`.
 Band LatencyBand(double mean, const BandSpec& spec);
+
+// The bands of a load's mean TTFT and TPOT and the inputs they assume: the step model's
+// provenance bands (`ttft` from the prefill, `tpot` from the decode step), the loop out of phase
+// where it ran too ("closed_loop.client_phase"), and, for a closed loop of aggregated replicas
+// (`measured`), where the engine's measured closed loops fell around such predictions
+// (measured_spread.h; "engine.closed_loop_measured_on" when they ran on another GPU than `gpu`).
+struct LoadBands {
+  BandSpec ttft, tpot;
+  std::vector<std::string> assumed_inputs;
+};
+LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot,
+                      const std::optional<OutOfPhase>& phase, const EngineProfile& engine,
+                      const std::string& gpu, bool measured);
 
 // `latency` (an object with a "mean") with "low" and "high" from LatencyBand.
 nlohmann::json WithBand(nlohmann::json latency, const BandSpec& spec);
