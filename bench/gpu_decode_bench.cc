@@ -1,14 +1,15 @@
 // Benchmark: decode of llama-3.1-8b shapes on one GPU (weights generated on the device, bf16;
-// the CUDA backend's forward pass, StageCompute) at batch 1, 8 and 64 after a 512-token prompt,
-// against
+// the runtime's forward pass, StageForward, on the CUDA kernels) at batch 1, 8 and 64 after a
+// 512-token prompt, against
 //   - the HBM roofline: each decode step reads every weight (the LM head included, the input
 //     embedding but one row per token excluded) and each sequence's KV cache once, so a step
 //     cannot take less than those bytes / the catalog's peak HBM bandwidth (target at batch 1:
 //     >= 80% of the roofline), and
 //   - `shardwise explain`'s prediction for the same GPU, layout (tp1) and workload (its TPOT,
 //     and its TTFT x batch for the prefill of all prompts, which the run does in one pass).
-// Each step includes the host round trip of the StageCompute interface (the hidden rows in and
-// out, the logits [batch x vocab] fp32 out). Run on a GPU: build/bench/gpu_decode_bench.
+// Each step is what `run` does per token: the new tokens' embeddings, the layers (replayed as a
+// CUDA graph from the third step on), the LM head and the greedy choice on the device, the
+// chosen tokens back to the host. Run on a GPU: build/bench/gpu_decode_bench.
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -18,7 +19,8 @@
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/step.h"
 #include "shardwise/runtime/comm/thread_comm.h"
-#include "shardwise/runtime/cuda/random_stage.h"
+#include "shardwise/runtime/compute_registry.h"
+#include "shardwise/runtime/forward/stage_forward.h"
 
 namespace shardwise {
 namespace {
@@ -62,8 +64,10 @@ Status Run() {
   std::printf("%5s %10s %10s %9s %10s %9s %11s %11s %9s\n", "batch", "step", "tokens/s", "roofline",
               "of roofl.", "explain", "meas/expl", "prefill", "expl x B");
   for (const int64_t batch : {1, 8, 64}) {
+    SW_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> kernels, MakeKernels("cuda", 0, 1));
     SW_ASSIGN_OR_RETURN(auto stage,
-                        cuda::MakeRandomCudaStage(m, batch, kPrompt + kSteps + 1, 7, 0));
+                        StageForward::Load(m, Layout{}, 0, {nullptr, 7}, std::move(kernels), batch,
+                                           kPrompt + 2 * kSteps + 1));
     std::vector<int> seqs(static_cast<size_t>(batch));
     std::vector<int64_t> tokens;
     for (int64_t s = 0; s < batch; ++s) {
@@ -72,24 +76,33 @@ Status Run() {
         tokens.push_back((s * 7919 + t * 104729) % m.vocab_size);
     }
     double prefill_s = 0, step_s = 0;
-    // Two passes over the same caches; the first loads the kernels and picks cuBLAS's
-    // algorithms, so only the second is timed.
+    // A warm-up prefill and decode loads the kernels and picks cuBLAS's algorithms; a second
+    // stage is then timed from its prefill on (its first two decode steps issued op by op, the
+    // rest replayed as one graph each).
     const Status run = RunOnThreads(1, 600, [&](Communicator& world) -> Status {
+      const RankComms comms{&world, &world, &world};
+      int64_t context = 0;
       for (int pass = 0; pass < 2; ++pass) {
-        const RankComms comms{&world, &world, &world};
-        std::vector<float> x, logits;
         auto t0 = std::chrono::steady_clock::now();
-        SW_RETURN_IF_ERROR(stage->Embed(tokens, x));
-        SW_RETURN_IF_ERROR(stage->Forward(x, seqs, Positions(0, kPrompt), kPrompt, true, comms));
-        SW_RETURN_IF_ERROR(stage->Logits(x, batch, kPrompt, logits, world));
+        if (pass == 1) {  // the timed prefill writes the caches from the start again
+          SW_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> k, MakeKernels("cuda", 0, 1));
+          SW_ASSIGN_OR_RETURN(stage, StageForward::Load(m, Layout{}, 0, {nullptr, 7}, std::move(k),
+                                                        batch, kPrompt + 2 * kSteps + 1));
+          t0 = std::chrono::steady_clock::now();
+        }
+        SW_RETURN_IF_ERROR(stage->Embed(tokens));
+        SW_RETURN_IF_ERROR(stage->Forward(seqs, Positions(0, kPrompt), kPrompt, true, comms));
+        SW_ASSIGN_OR_RETURN(Sampled first, stage->Sample(batch, kPrompt, world, "the logits"));
         prefill_s = Seconds(t0);
-        std::vector<int64_t> next(static_cast<size_t>(batch));
+        std::vector<int64_t> next = first.tokens;
+        context = kPrompt;
         t0 = std::chrono::steady_clock::now();
         for (int64_t i = 0; i < kSteps; ++i) {
-          for (int64_t s = 0; s < batch; ++s) next[static_cast<size_t>(s)] = (s + i) % m.vocab_size;
-          SW_RETURN_IF_ERROR(stage->Embed(next, x));
-          SW_RETURN_IF_ERROR(stage->Forward(x, seqs, {kPrompt + i}, kPrompt + i + 1, false, comms));
-          SW_RETURN_IF_ERROR(stage->Logits(x, batch, 1, logits, world));
+          SW_RETURN_IF_ERROR(stage->Embed(next));
+          SW_RETURN_IF_ERROR(stage->Forward(seqs, {context}, context + 1, false, comms));
+          ++context;
+          SW_ASSIGN_OR_RETURN(Sampled chosen, stage->Sample(batch, 1, world, "the logits"));
+          next = chosen.tokens;
         }
         step_s = Seconds(t0) / kSteps;
       }

@@ -35,9 +35,15 @@ step() {  # step NAME COMMAND...: run, log to OUT_DIR/NAME.log, record the exit 
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version \
   --format=csv | tee "$out/gpu.csv"
 step cuda_test "$build/tests/cuda_test"
+step backend_ops "$build/tests/runtime_test" --gtest_filter='BackendOps*'
 step run_gpu_cli "$build/tests/cli_test" --gtest_filter='RunGpuCli*'
 step run_cuda_tp2 "$build/shardwise" run --backend cuda --model tiny-dense --layout tp2
 step run_cuda_moe "$build/shardwise" run --device-compute cuda --model tiny-moe --layout tp2ep2
+step run_cuda_moe_b64 "$build/shardwise" run --backend cuda --model tiny-moe --layout tp2ep2 --batch 64
+step run_cuda_cp "$build/shardwise" run --backend cuda --model tiny-dense --layout tp2cp2 --prompt-len 16
+step run_cuda_mla "$build/shardwise" run --backend cuda --model tiny-mla --layout tp2cp2ep4 --prompt-len 32 \
+  --redundant-experts 4 --capacity-factor 1.0
+step run_cuda_gptoss "$build/shardwise" run --backend cuda --model tiny-gptoss --layout tp2ep2
 step run_nccl_tp1 "$build/shardwise" run --backend nccl --model tiny-dense --layout tp1
 step hbm_bench "$build/bench/gpu_hbm_bench"
 step gemm_bench "$build/bench/gpu_gemm_bench"

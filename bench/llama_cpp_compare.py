@@ -7,7 +7,7 @@ llama.cpp), quantised by llama-quantize to F16, BF16 and Q8_0:
 
   make_ckpt.py CKPT --hidden 768 --heads 12 --kv-heads 4 --layers 12 --inter 2048 --vocab 32000
   for t in F16 BF16 Q8_0; do llama-quantize CKPT/model-f32.gguf CKPT/model-${t,,}.gguf $t; done
-  bench/llama_cpp_compare.py LLAMA_CPP_BUILD/bin CKPT build/shardwise [PAIRS [FILTER]]
+  bench/llama_cpp_compare.py LLAMA_CPP_BUILD/bin CKPT build/shardwise [PAIRS [FILTER [THREADS]]]
 
 Each case runs shardwise and llama-bench in turn, PAIRS times (A B A B ...), and prints each
 side's median tokens/s (each tool's own timing of the phase: shardwise run's decode or prefill
@@ -17,6 +17,7 @@ Decode is batch 1 from a one-token prompt, 64 tokens (llama-bench tg64); prefill
 ranks of one thread) and as tp1 --threads 2. FILTER runs only the cases whose name contains it.
 """
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,7 @@ def main():
     bin_dir, ckpt, binary = sys.argv[1:4]
     pairs = int(sys.argv[4]) if len(sys.argv) > 4 else 5
     only = sys.argv[5] if len(sys.argv) > 5 else ""
+    threads_only = int(sys.argv[6]) if len(sys.argv) > 6 else 0
     # (what, shardwise layout, threads per rank, --dtype, GGUF file, llama.cpp threads, phase)
     cases = []
     for dtype, gguf in [("fp32", "f32"), ("bf16", "bf16"), ("bf16", "f16"), ("int8", "q8_0")]:
@@ -61,9 +63,9 @@ def main():
             cases.append((f"prefill {prompt} fp32 vs F32", layout, threads, "fp32", "f32",
                           peer_threads, prompt, 1))
     print(f"{'case':28} {'shardwise':>14} {'llama.cpp':>9} {'shardwise/s':>11} "
-          f"{'llama.cpp t/s':>13} {'ratio':>6}")
+          f"{'llama.cpp t/s':>13} {'ratio':>6} {'load':>5}")
     for what, layout, threads, dtype, gguf, peer_threads, prompt, gen in cases:
-        if only not in what:
+        if only not in what or (threads_only and peer_threads != threads_only):
             continue
         ours, theirs, ratios = [], [], []
         for _ in range(pairs):
@@ -76,7 +78,7 @@ def main():
         side = f"{layout} x{threads}"
         print(f"{what:28} {side:>14} {'-t ' + str(peer_threads):>9} "
               f"{statistics.median(ours):11.1f} {statistics.median(theirs):13.1f} "
-              f"{statistics.median(ratios):6.2f}", flush=True)
+              f"{statistics.median(ratios):6.2f} {os.getloadavg()[0]:5.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,19 +27,21 @@ void SimulateChat(benchmark::State& state, int64_t replicas, double target_s) {
   w.prompt_tokens = 1000;
   w.output_tokens = 250;
   SimConfig config;
-  config.kv_capacity_tokens = step.Estimate(w).memory.kv_capacity_tokens;
-  config.peak_flops_per_s = cluster.gpu.PeakFlopsPerS(Dtype::kFp8);
-  config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
+  SimPool& pool = config.pools.emplace_back();
+  pool.table = &table;
+  pool.kv_capacity_tokens = step.Estimate(w).memory.kv_capacity_tokens;
+  pool.peak_flops_per_s = cluster.gpu.PeakFlopsPerS(Dtype::kFp8);
+  pool.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
   const LengthSpec input{LengthDistribution::kLognormal, 1000, 0.5};
   const LengthSpec output{LengthDistribution::kLognormal, 250, 0.5};
   RequestSource probe({std::numeric_limits<double>::infinity(), 1.0}, input, output, 20000, 1);
-  const double capacity = 20000 / Simulate(model, table, probe, config).value().makespan_s;
-  config.replicas = replicas;
+  const double capacity = 20000 / Simulate(model, probe, config).value().makespan_s;
+  pool.replicas = replicas;
   double simulated = 0;
   for (auto _ : state) {
     RequestSource source({0.9 * capacity * static_cast<double>(replicas), 1.0}, input, output,
                          state.range(0), 42);
-    auto result = Simulate(model, table, source, config);
+    auto result = Simulate(model, source, config);
     benchmark::DoNotOptimize(result);
     simulated += static_cast<double>(result->requests);
   }

@@ -1,10 +1,9 @@
 // `shardwise clusters`: the built-in cluster topologies, or one of them as an editable file.
 #include <fmt/format.h>
 
-#include "cluster_options.h"
 #include "command.h"
-#include "shardwise/hw/cluster.h"
 #include "shardwise/common/format.h"
+#include "shardwise/hw/cluster.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -55,9 +54,10 @@ Status RunClusters(const ClustersOptions& opts) {
     table.AddRow({c.name, c.gpu.name, std::to_string(c.num_gpus), LevelSummary(c)});
   }
   std::cout << table.Render();
-  std::cout << "\nNode-type clusters grow with --nodes N (one node by default); any cluster can be\n"
-               "cut to its first N GPUs with --gpus N. 'clusters --show C' prints one as an\n"
-               "editable file, with the source of every calibration number.\n";
+  std::cout
+      << "\nNode-type clusters grow with --nodes N (one node by default); any cluster can be\n"
+         "cut to its first N GPUs with --gpus N. 'clusters --show C' prints one as an\n"
+         "editable file, with the source of every calibration number.\n";
   return Status();
 }
 

@@ -1,190 +1,62 @@
-// `shardwise explain`: one layout, per phase: where the time goes, what binds, memory per GPU.
+// `shardwise explain`: one deployment per phase: where the time goes, what binds, memory per GPU
+// (api/explain.h).
 #include <fmt/format.h>
 
-#include "cluster_options.h"
+#include <algorithm>
+
 #include "command.h"
-#include "disagg_options.h"
-#include "explain_disagg.h"
 #include "html_output.h"
-#include "perf_options.h"
+#include "request_flags.h"
 #include "shardwise/common/format.h"
-#include "shardwise/model/catalog.h"
 #include "shardwise/perf/speculative.h"
-#include "shardwise/perf/step.h"
-#include "shardwise/perf/uncertainty.h"
 #include "shardwise/report/table.h"
+#include "shardwise/shardwise.h"
 
 namespace shardwise::cli {
 namespace {
 
 struct ExplainOptions {
-  std::string model = "llama-3.1-70b";
-  ClusterOptions cluster;
-  PerfCliOptions perf;
-  std::string layout = "tp8";
-  CLI::Option* layout_option = nullptr;
-  DisaggCliOptions disagg;
-  int64_t batch = 32;
-  int64_t context = 2048;
-  int64_t osl = 256;
+  api::ExplainRequest request;
+  CLI::Option* model = nullptr;
+  ClusterFlags cluster;
+  ServingFlags serving;
+  DeploymentFlags deployment;
+  CLI::Option* context = nullptr;
+  CLI::Option* osl = nullptr;
   bool json = false;
   HtmlOptions html;
 };
 
-// How the MoE layers exchange tokens in each phase, in words.
-std::string EpExchangeLine(const StepEstimate& e, const PerfOptions& perf) {
+std::string EpExchangeLine(const api::Explanation& e) {
+  const StepEstimate& s = e.Step();
+  const PerfOptions& perf = e.deployment.decode().perf;
   auto phase = [](const PhaseBreakdown& p) {
     return p.ep_algorithm ? std::string(EpAlgorithmName(*p.ep_algorithm)) : std::string("-");
   };
-  std::string line = fmt::format(
-      "EP exchange: prefill {}, decode {} (dispatch {}, combine {}){}\n", phase(e.prefill),
-      phase(e.decode), DtypeName(perf.ep.dispatch_dtype), DtypeName(perf.activation_dtype),
-      perf.ep.two_batch_overlap ? "; two micro-batches overlap it with compute" : "");
-  if (e.expert_dropped_share > 0) {
+  std::string line =
+      fmt::format("EP exchange: prefill {}, decode {} (dispatch {}, combine {}){}\n",
+                  phase(e.estimate.prefill().one.prefill), phase(s.decode),
+                  DtypeName(perf.ep.dispatch_dtype), DtypeName(perf.activation_dtype),
+                  perf.ep.two_batch_overlap ? "; two micro-batches overlap it with compute" : "");
+  if (s.expert_dropped_share > 0) {
     line += fmt::format(
         "capacity factor {:g}: the busiest EP rank drops {:.1f}% of its (token, expert) pairs "
         "in decode\n",
-        perf.capacity_factor.value_or(0.0), 100 * e.expert_dropped_share);
+        perf.capacity_factor.value_or(0.0), 100 * s.expert_dropped_share);
   }
   return line;
 }
 
-Status RunExplain(const ExplainOptions& o) {
-  SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
-  SW_ASSIGN_OR_RETURN(ClusterSpec cluster, o.cluster.Load());
-  SW_ASSIGN_OR_RETURN(PerfOptions perf, o.perf.Build(model));
-  SW_RETURN_IF_ERROR(o.html.Check());
-  if (o.batch < 1 || o.batch > 1'000'000) return Error("--batch must be between 1 and 1,000,000");
-  if (o.context < 1 || o.context > 10'000'000)
-    return Error("--context must be between 1 and 10,000,000");
-  if (o.osl < 1 || o.osl > 10'000'000) return Error("--osl must be between 1 and 10,000,000");
-  if (o.disagg.Given()) {
-    const bool layout_given = o.layout_option && *o.layout_option;
-    SW_ASSIGN_OR_RETURN(DisaggSetup d, BuildDisaggSetup(o.disagg, cluster, layout_given));
-    return ExplainDisaggregated(model, d, perf, o.batch, o.context, o.osl, o.json, o.html);
-  }
-  SW_ASSIGN_OR_RETURN(Layout layout, ParseLayout(o.layout));
-  SW_RETURN_IF_ERROR(CheckRedundantExperts(layout, perf));
-  SW_ASSIGN_OR_RETURN(StepModel step, StepModel::Create(model, cluster, layout, perf));
-  Workload w;
-  w.batch = o.batch;
-  w.prompt_tokens = o.context;
-  w.output_tokens = o.osl;
-  w.decode_context_tokens = o.context;
-  const StepEstimate e = step.Estimate(w);
-  const PhaseUncertainty ttft_band = PhaseBand(e.prefill, cluster.gpu, perf.engine);
-  const PhaseUncertainty tpot_band = PhaseBand(e.decode, cluster.gpu, perf.engine);
-  if (!e.memory.Fits()) return Error(DoesNotFitMessage(model, cluster, e, perf));
-
-  const MemoryPerGpu& m = e.memory;
-  PrintFormatNotes(cluster.gpu, perf);
-  const nlohmann::json out = {{"command", "explain"},
-                              {"model", model.name},
-                              {"cluster", cluster.name},
-                              {"layout", layout.ToString()},
-                              {"gpus", layout.gpus()},
-                              {"dp", layout.dp},
-                              {"tp", layout.tp},
-                              {"pp", layout.pp},
-                              {"ep", layout.ep},
-                              {"cp", layout.cp},
-                              {"batch", o.batch},
-                              {"moe", MoeJson(model, layout, perf)},
-                              {"expert_dropped_fraction", e.expert_dropped_share},
-                              {"speculative", SpeculativeJson(perf.speculative)},
-                              {"tokens_per_step", e.tokens_per_step},
-                              {"draft_s", e.draft_s},
-                              {"prefix_hit_rate", perf.prefix_hit_rate},
-                              {"pipeline", PipelineJson(e)},
-                              {"roofline", RooflineJson(model, cluster, perf)},
-                              {"cluster_tree", ClusterTreeJson(cluster)},
-                              {"context", o.context},
-                              {"prefill", PhaseJson(e.prefill)},
-                              {"decode", PhaseJson(e.decode)},
-                              {"unloaded_ttft_s", e.ttft_s},
-                              {"unloaded_ttft_s_low", Widen(e.ttft_s, ttft_band.relative).low},
-                              {"unloaded_ttft_s_high", Widen(e.ttft_s, ttft_band.relative).high},
-                              {"decode_tpot_s", e.tpot_s},
-                              {"decode_tpot_s_low", Widen(e.tpot_s, tpot_band.relative).low},
-                              {"decode_tpot_s_high", Widen(e.tpot_s, tpot_band.relative).high},
-                              {"assumed_inputs", AssumedInputs(ttft_band, tpot_band)},
-                              {"output_tokens_per_s", e.output_tokens_per_s},
-                              {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
-                              {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
-                              {"bound", e.bound},
-                              {"over_parallelised", e.over_parallelised},
-                              {"tp_comm_per_layer_s", e.tp_comm_per_layer_s},
-                              {"compute_per_layer_s", e.compute_per_layer_s},
-                              {"memory_per_gpu_bytes", m.UsedBytes()},
-                              {"memory",
-                               {{"weights_bytes", m.weight_bytes},
-                                {"kv_bytes", m.kv_bytes},
-                                {"state_bytes_per_sequence", m.state_bytes_per_sequence},
-                                {"activation_bytes", m.activation_bytes},
-                                {"comm_buffer_bytes", m.comm_buffer_bytes},
-                                {"reserve_bytes", m.reserve_bytes},
-                                {"usable_bytes", m.usable_bytes},
-                                {"max_sequences", m.max_sequences}}}};
-  if (o.json) {
-    PrintJson(out);
-    return o.html.Write(out);
-  }
-  std::cout << fmt::format(
-      "{} on {} ({} x {}), layout {} ({} GPUs: {} replica{} of {}), batch {}, context {}\n"
-      "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
-      model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, layout.ToString(),
-      layout.gpus(), layout.Replicas(), layout.Replicas() == 1 ? "" : "s", layout.InstanceGpus(),
-      o.batch, o.context, WeightFormatName(perf), DtypeName(perf.kv_dtype), step.TpLink(),
-      step.EpLink());
+void PrintPhases(const std::string& prefill_name, const PhaseBreakdown& prefill,
+                 const std::string& decode_name, const PhaseBreakdown& decode) {
   Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
                "total"});
-  table.AddRow(PhaseRow("prefill (1 prompt)", e.prefill));
-  table.AddRow(PhaseRow("decode (1 step)", e.decode));
+  table.AddRow(PhaseRow(prefill_name, prefill));
+  table.AddRow(PhaseRow(decode_name, decode));
   std::cout << table.Render() << "\n";
-  const double share = [&] {
-    const PhaseBreakdown& d = e.decode;
-    const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
-                                 d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
-    return top / d.total_s;
-  }();
-  std::cout << fmt::format(
-      "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
-      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user)\n"
-      "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
-      "decode is bound by {} ({:.0f}% of the step)\n",
-      FormatSeconds(e.ttft_s), 100 * ttft_band.relative, o.context,
-      perf.prefix_hit_rate > 0
-          ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
-          : "",
-      FormatSeconds(e.tpot_s), 100 * tpot_band.relative, e.output_tokens_per_s_per_user,
-      e.output_tokens_per_s, e.output_tokens_per_s_per_gpu, o.osl, e.bound, 100 * share);
-  if (perf.speculative.DraftTokens() > 0) {
-    const SpeculativeOptions& s = perf.speculative;
-    std::cout << fmt::format(
-        "speculative {}{}: {} draft tokens, {:.3f} tokens per step on average; a step is the "
-        "draft's {} and verifying {} tokens per sequence, {}\n",
-        SpeculativeMethodName(s.method), s.draft_model ? " (" + s.draft_model->name + ")" : "",
-        s.DraftTokens(), e.tokens_per_step, FormatSeconds(e.draft_s), s.DraftTokens() + 1,
-        FormatSeconds(e.decode.total_s - e.draft_s));
-  }
-  if (model.is_moe() && layout.ep > 1) {
-    std::cout << fmt::format(
-        "experts: {:g} per GPU ({} routed + {} redundant over ep {}); the busiest EP rank "
-        "carries {:.3f}x the mean load from placement{}\n",
-        step.shard().experts_per_gpu, model.moe.num_experts, perf.redundant_experts, layout.ep,
-        step.shard().expert_placement_imbalance,
-        perf.expert_skew ? fmt::format(" (Zipf skew {:g})", *perf.expert_skew) : "");
-  }
-  if (e.decode.ep_algorithm) {
-    std::cout << EpExchangeLine(e, perf);
-  }
-  if (e.over_parallelised) {
-    std::cout << fmt::format(
-        "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
-        "TP ranks would be faster (the over-parallelisation rule of \"7 Scaling Across "
-        "Hardware\")\n",
-        FormatSeconds(e.tp_comm_per_layer_s), FormatSeconds(e.compute_per_layer_s));
-  }
+}
+
+void PrintMemory(const MemoryPerGpu& m, const PerfOptions& perf, int64_t context) {
   if (m.state_bytes_per_sequence > 0) {
     std::cout << fmt::format(
         "\nfixed state: {} per sequence per GPU (linear-attention/SSM state, sliding-window KV), "
@@ -197,7 +69,127 @@ Status RunExplain(const ExplainOptions& o) {
       FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), FormatBytes(m.activation_bytes),
       FormatBytes(m.comm_buffer_bytes), FormatBytes(m.UsedBytes()), FormatBytes(m.usable_bytes),
       FormatBytes(m.hbm_bytes), perf.gpu_memory_utilization, FormatBytes(m.reserve_bytes),
-      m.max_sequences, o.context);
+      m.max_sequences, context);
+}
+
+void PrintAggregated(const api::Explanation& e) {
+  const StepEstimate& s = e.Step();
+  const Layout& l = e.deployment.prefill().layout;
+  const PerfOptions& perf = e.deployment.prefill().perf;
+  std::cout << fmt::format(
+      "{} on {} ({} x {}), layout {} ({} GPUs: {} replica{} of {}), batch {}, context {}\n"
+      "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
+      e.model.name, e.cluster.name, e.cluster.num_gpus, e.cluster.gpu.name, l.ToString(), l.gpus(),
+      l.Replicas(), l.Replicas() == 1 ? "" : "s", l.InstanceGpus(), e.workload.batch,
+      e.workload.prompt_tokens, WeightFormatName(perf), DtypeName(perf.kv_dtype), e.tp_link,
+      e.ep_link);
+  PrintPhases("prefill (1 prompt)", s.prefill, "decode (1 step)", s.decode);
+  const PhaseBreakdown& d = s.decode;
+  const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
+                               d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
+  std::cout << fmt::format(
+      "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
+      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user)\n"
+      "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
+      "decode is bound by {} ({:.0f}% of the step)\n",
+      FormatSeconds(s.ttft_s), 100 * e.ttft_band.relative, e.workload.prompt_tokens,
+      perf.prefix_hit_rate > 0
+          ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
+          : "",
+      FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, s.output_tokens_per_s_per_user,
+      s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens, s.bound,
+      100 * top / d.total_s);
+  if (perf.speculative.DraftTokens() > 0) {
+    const SpeculativeOptions& sp = perf.speculative;
+    std::cout << fmt::format(
+        "speculative {}{}: {} draft tokens, {:.3f} tokens per step on average; a step is the "
+        "draft's {} and verifying {} tokens per sequence, {}\n",
+        SpeculativeMethodName(sp.method), sp.draft_model ? " (" + sp.draft_model->name + ")" : "",
+        sp.DraftTokens(), s.tokens_per_step, FormatSeconds(s.draft_s), sp.DraftTokens() + 1,
+        FormatSeconds(s.decode.total_s - s.draft_s));
+  }
+  if (e.model.is_moe() && l.ep > 1) {
+    std::cout << fmt::format(
+        "experts: {:g} per GPU ({} routed + {} redundant over ep {}); the busiest EP rank "
+        "carries {:.3f}x the mean load from placement{}\n",
+        e.experts_per_gpu, e.model.moe.num_experts, perf.redundant_experts, l.ep,
+        e.expert_placement_imbalance,
+        perf.expert_skew ? fmt::format(" (Zipf skew {:g})", *perf.expert_skew) : "");
+  }
+  if (s.decode.ep_algorithm) std::cout << EpExchangeLine(e);
+  if (s.over_parallelised) {
+    std::cout << fmt::format(
+        "over-parallelised: TP communication per layer ({}) exceeds compute per layer ({}); fewer "
+        "TP ranks would be faster (the over-parallelisation rule of \"7 Scaling Across "
+        "Hardware\")\n",
+        FormatSeconds(s.tp_comm_per_layer_s), FormatSeconds(s.compute_per_layer_s));
+  }
+  PrintMemory(s.memory, perf, e.workload.prompt_tokens);
+}
+
+void PrintDisaggregated(const api::Explanation& e) {
+  const DeploymentEstimate& est = e.estimate;
+  const Pool& pp = e.deployment.prefill();
+  const Pool& dp = e.deployment.decode();
+  const StepEstimate& p = est.prefill().one;
+  const StepEstimate& s = e.Step();
+  const double prefill_per_s = est.prefill().requests_per_s;
+  const double decode_per_s = est.decode().requests_per_s;
+  const double served = std::min(prefill_per_s, decode_per_s);
+  const double output = served * static_cast<double>(e.workload.output_tokens);
+  std::cout << fmt::format(
+      "{} disaggregated: {} ({} GPUs: {} prefill on {}, {} decode on {}), context {}, decode "
+      "batch {} per worker\n\n",
+      e.model.name, e.deployment.ToString(), e.deployment.gpus(), pp.Gpus(), pp.cluster.name,
+      dp.Gpus(), dp.cluster.name, e.workload.prompt_tokens, e.workload.batch);
+  PrintPhases("prefill worker (1 prompt)", p.prefill, "decode worker (1 step)", s.decode);
+  std::cout << fmt::format(
+      "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {})\n"
+      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
+      "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
+      "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
+      "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
+      FormatSeconds(est.unloaded_ttft_s), 100 * e.ttft_band.relative, FormatSeconds(p.ttft_s),
+      FormatSeconds(est.transfer_s), est.link.name, KvTransferModeName(e.deployment.transfer()),
+      FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s,
+      decode_per_s, e.workload.batch, served, output,
+      output / static_cast<double>(e.deployment.gpus()),
+      prefill_per_s < decode_per_s ? "prefill" : "decode", est.balanced_decode_workers,
+      dp.layout.ToString());
+}
+
+Status RunExplain(ExplainOptions& o) {
+  api::ExplainRequest& r = o.request;
+  r.cluster = o.cluster.values;
+  r.serving = o.serving.values;
+  r.deployment = o.deployment.values;
+  SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
+  if (saved) {
+    r.model = saved->model;
+    r.cluster = saved->cluster;
+    r.serving = saved->serving;
+    r.deployment = saved->deployment;
+    if (!*o.context) r.context = saved->isl;
+    if (!*o.osl) r.osl = saved->osl;
+  } else if (r.deployment.Disaggregated()) {
+    if (o.deployment.LayoutGiven()) {
+      return Error(
+          "give --layout (aggregated) or --prefill-layout and --decode-layout "
+          "(disaggregated), not both");
+    }
+    r.deployment.layout.clear();
+  }
+  SW_RETURN_IF_ERROR(o.html.Check());
+  SW_ASSIGN_OR_RETURN(const api::Explanation e, api::Explain(api::Catalog::BuiltIn(), r));
+  PrintNotes(e.notes);
+  const nlohmann::json out = api::ToJson(e);
+  if (o.json) {
+    PrintJson(out);
+  } else if (e.deployment.disaggregated()) {
+    PrintDisaggregated(e);
+  } else {
+    PrintAggregated(e);
+  }
   return o.html.Write(out);
 }
 
@@ -205,27 +197,29 @@ Status RunExplain(const ExplainOptions& o) {
 
 void AddExplainCommand(CLI::App& app, Status& result) {
   auto opts = std::make_shared<ExplainOptions>();
+  api::ExplainRequest& r = opts->request;
   CLI::App* sub = app.add_subcommand(
       "explain",
       "One layout in detail: prefill and decode time split into compute, memory, each\n"
       "communication and the pipeline bubble; TTFT, TPOT, throughput; memory per GPU.\n"
       "Layouts: tp8pp2, ep16 (= dp16ep16), tp4ep8dp2, dp2tp4cp2. Example:\n"
       "  shardwise explain --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --layout tp16");
-  sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
+  opts->model =
+      sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub);
-  opts->perf.AddTo(sub);
-  opts->layout_option =
-      sub->add_option("--layout", opts->layout, "Parallel layout")->capture_default_str();
-  opts->disagg.AddTo(sub);
-  sub->add_option("--batch", opts->batch, "Concurrent sequences per replica")
+  opts->serving.AddTo(sub, false);
+  opts->deployment.values.layout = "tp8";
+  opts->deployment.AddTo(sub, "Parallel layout (default tp8)");
+  sub->add_option("--batch", r.batch, "Concurrent sequences per replica (or per decode worker)")
       ->capture_default_str();
-  sub->add_option("--context", opts->context, "Prompt length and decode KV length, tokens")
-      ->capture_default_str();
-  sub->add_option("--osl", opts->osl, "Output tokens per request (throughput)")
-      ->capture_default_str();
+  opts->context =
+      sub->add_option("--context", r.context, "Prompt length and decode KV length, tokens")
+          ->capture_default_str();
+  opts->osl = sub->add_option("--osl", r.osl, "Output tokens per request (throughput)")
+                  ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  BindCommand(sub, opts, result, RunExplain);
+  BindCommand(sub, opts, result, [](ExplainOptions& o) { return RunExplain(o); });
 }
 
 }  // namespace shardwise::cli

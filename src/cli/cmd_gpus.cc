@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "shardwise/hw/gpu.h"
 #include "shardwise/common/format.h"
+#include "shardwise/hw/gpu.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
@@ -54,7 +54,8 @@ Status RunGpus(const GpusOptions& opts) {
                   FormatBandwidth(g.hbm_bytes_per_s), FormatBandwidth(g.scale_up_bytes_per_s),
                   FormatBandwidth(g.nic_bytes_per_s), fmt::format("{:.2f}", g.usd_per_gpu_hour),
                   fmt::format("{:.2f}", g.gemm_fraction.at(Dtype::kBf16)),
-                  fmt::format("{:.2f}", g.hbm_fraction), g.calibration_measured ? "measured" : "assumed"});
+                  fmt::format("{:.2f}", g.hbm_fraction),
+                  g.calibration_measured ? "measured" : "assumed"});
   }
   std::cout << table.Render();
   std::cout << "\nPeaks are dense (no sparsity). GEMM/HBM eff: achievable fraction of peak, from\n"

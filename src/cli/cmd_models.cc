@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "command.h"
+#include "shardwise/api/json.h"
 #include "shardwise/common/format.h"
 #include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
@@ -16,44 +17,6 @@ struct ModelsOptions {
   std::string config;
   bool json = false;
 };
-
-nlohmann::json ModelJson(const ModelSpec& m) {
-  const ParamBreakdown p = CountParams(m);
-  nlohmann::json j = {
-      {"name", m.name},
-      {"architecture", m.architecture},
-      {"layers", m.num_layers()},
-      {"hidden_size", m.hidden_size},
-      {"heads", m.num_heads},
-      {"kv_heads", m.num_kv_heads},
-      {"head_dim", m.head_dim},
-      {"attention", AttentionKindName(m.attention)},
-      {"experts", m.moe.num_experts},
-      {"experts_per_token", m.moe.experts_per_token},
-      {"shared_experts", m.moe.num_shared_experts},
-      {"moe_layers", m.num_moe_layers()},
-      {"sliding_window_layers", m.num_sliding_layers()},
-      {"vocab_size", m.vocab_size},
-      {"total_params", p.total},
-      {"active_params", p.active},
-      {"active_matmul_params", p.active_matmul},
-      {"embedding_params", p.embedding},
-      {"attention_layers", m.num_attention_layers()},
-      {"recurrent_layers", m.num_recurrent_layers()},
-      {"sparse_attention_topk", m.indexer ? m.indexer->topk : 0},
-      {"kv_bytes_per_token", KvBytesPerToken(m, Dtype::kBf16)},
-      {"state_bytes_per_sequence", StateBytesPerSequence(m)},
-      {"weight_bytes", WeightBytes(m, Dtype::kBf16)},
-      {"native_dtype", DtypeName(m.native_dtype)},
-      {"native_formats", m.native_formats.Describe()},
-      {"native_weight_bytes", NativeWeightBytes(m)},
-      {"notes", m.notes},
-  };
-  for (Dtype d : {Dtype::kBf16, Dtype::kFp8, Dtype::kInt4, Dtype::kMxfp4}) {
-    j["weight_bytes_by_dtype"][std::string(DtypeName(d))] = WeightBytes(m, d);
-  }
-  return j;
-}
 
 // "GQA", "MLA+DSA", "GQA+45 linear", "GQA+108 mamba2".
 std::string AttentionColumn(const ModelSpec& m) {
@@ -79,7 +42,7 @@ Status RunModels(const ModelsOptions& opts) {
   }
   if (opts.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const ModelSpec& m : models) out.push_back(ModelJson(m));
+    for (const ModelSpec& m : models) out.push_back(api::ToJson(m));
     PrintJson(out);
     return Status();
   }

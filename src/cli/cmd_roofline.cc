@@ -3,69 +3,34 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "shardwise/api/roofline.h"
 #include "shardwise/common/format.h"
-#include "shardwise/hw/gpu.h"
-#include "shardwise/model/catalog.h"
-#include "shardwise/perf/roofline.h"
 #include "shardwise/report/table.h"
 
 namespace shardwise::cli {
 namespace {
 
 struct RooflineOptions {
-  std::string model = "llama-3.1-70b";
-  std::string gpu = "h100-sxm";
-  std::string dtype = "bf16";
-  std::string kv_dtype = "bf16";
-  int64_t context = 0;
-  int64_t gpus_per_node = 8;
+  api::RooflineRequest request;
   bool json = false;
 };
 
-nlohmann::json CriticalJson(const CriticalSizes& c) {
-  return {{"bandwidth_bytes_per_s", c.bandwidth_bytes_per_s},
-          {"dp_tokens_per_gpu", c.dp_tokens_per_gpu},
-          {"max_tp", c.max_tp},
-          {"ep_min_expert_ffn", c.ep_min_expert_ffn}};
-}
-
 Status RunRoofline(const RooflineOptions& o) {
-  SW_ASSIGN_OR_RETURN(ModelSpec model, LoadModel(o.model));
-  SW_ASSIGN_OR_RETURN(GpuSpec gpu, LoadGpu(o.gpu));
-  SW_ASSIGN_OR_RETURN(Dtype dtype, ParseDtype(o.dtype));
-  SW_ASSIGN_OR_RETURN(Dtype kv_dtype, ParseDtype(o.kv_dtype));
-  if (o.context < 0 || o.context > 10'000'000)
-    return Error("--context must be between 0 and 10,000,000");
-  if (o.gpus_per_node < 1 || o.gpus_per_node > 1024)
-    return Error("--gpus-per-node must be between 1 and 1024");
-  const Roofline r = ComputeRoofline(model, gpu, dtype, kv_dtype, o.context, o.gpus_per_node);
+  SW_ASSIGN_OR_RETURN(const api::RooflineReport rep,
+                      api::RooflineOf(api::Catalog::BuiltIn(), o.request));
   if (o.json) {
-    nlohmann::json points = nlohmann::json::array();
-    for (const RooflinePoint& p : r.points) {
-      points.push_back({{"batch", p.batch},
-                        {"arithmetic_intensity", p.intensity},
-                        {"attainable_flops_per_s", p.attainable_flops_per_s},
-                        {"compute_bound", p.compute_bound}});
-    }
-    PrintJson({{"model", model.name},
-               {"gpu", gpu.name},
-               {"compute_dtype", DtypeName(r.compute_dtype)},
-               {"ridge_flops_per_byte", r.ridge_flops_per_byte},
-               {"sweet_spot_batch", r.sweet_spot_batch},
-               {"compute_bound_batch", r.compute_bound_batch},
-               {"points", points},
-               {"intra_node", CriticalJson(r.intra_node)},
-               {"inter_node", CriticalJson(r.inter_node)},
-               {"nic_bytes_per_s", gpu.nic_bytes_per_s},
-               {"gpus_per_node", o.gpus_per_node},
-               {"ep_degree", r.ep_degree}});
+    PrintJson(api::ToJson(rep));
     return Status();
   }
+  const ModelSpec& model = rep.model;
+  const GpuSpec& gpu = rep.gpu;
+  const Roofline& r = rep.roofline;
+  const api::RooflineRequest& req = rep.request;
   std::cout << fmt::format(
       "{} on {}: {} weights ({} tensor cores){}\n"
       "ridge point: {:.0f} FLOPs per byte (achievable {} / {})\n\n",
-      model.name, gpu.name, o.dtype, DtypeName(r.compute_dtype),
-      o.context > 0 ? fmt::format(", KV of {} tokens per sequence", o.context) : "",
+      model.name, gpu.name, req.dtype, DtypeName(r.compute_dtype),
+      req.context > 0 ? fmt::format(", KV of {} tokens per sequence", req.context) : "",
       r.ridge_flops_per_byte, FormatRate(gpu.AchievableFlopsPerS(r.compute_dtype), "FLOP/s"),
       FormatBandwidth(gpu.AchievableHbmBytesPerS()));
   Table table({"batch", "FLOPs/byte", "attainable", "bound"});
@@ -99,7 +64,7 @@ Status RunRoofline(const RooflineOptions& o) {
   // cost model of 'collectives' and 'explain' does the same).
   critical(fmt::format("  across nodes  ({} node egress = {} NICs x {} per GPU; groups that fill "
                        "whole nodes)",
-                       FormatBandwidth(r.inter_node.bandwidth_bytes_per_s), o.gpus_per_node,
+                       FormatBandwidth(r.inter_node.bandwidth_bytes_per_s), req.gpus_per_node,
                        FormatBandwidth(gpu.nic_bytes_per_s)),
            r.inter_node);
   return Status();
@@ -114,14 +79,15 @@ void AddRooflineCommand(CLI::App& app, Status& result) {
       "Decode arithmetic intensity versus batch on one GPU, the batch where decode turns\n"
       "compute-bound, and the critical batch sizes for DP/FSDP, TP and EP. Example:\n"
       "  shardwise roofline --model deepseek-v3 --gpu h100-sxm --dtype fp8");
-  sub->add_option("--model", opts->model, "Catalog model or config.json")->capture_default_str();
-  sub->add_option("--gpu", opts->gpu, "Catalog GPU or GPU file")->capture_default_str();
-  sub->add_option("--dtype", opts->dtype, "Weight format")->capture_default_str();
-  sub->add_option("--kv-dtype", opts->kv_dtype, "KV-cache format")->capture_default_str();
-  sub->add_option("--context", opts->context,
+  sub->add_option("--model", opts->request.model, "Catalog model or config.json")
+      ->capture_default_str();
+  sub->add_option("--gpu", opts->request.gpu, "Catalog GPU or GPU file")->capture_default_str();
+  sub->add_option("--dtype", opts->request.dtype, "Weight format")->capture_default_str();
+  sub->add_option("--kv-dtype", opts->request.kv_dtype, "KV-cache format")->capture_default_str();
+  sub->add_option("--context", opts->request.context,
                   "KV tokens read per sequence each step (0: weights only, as the sweet-spot rule)")
       ->capture_default_str();
-  sub->add_option("--gpus-per-node", opts->gpus_per_node, "GPUs sharing a node's NICs")
+  sub->add_option("--gpus-per-node", opts->request.gpus_per_node, "GPUs sharing a node's NICs")
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunRoofline);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "shardwise/common/status.h"
 #include "shardwise/report/schema.h"
@@ -48,5 +49,8 @@ template <typename Options, typename Body>
 void BindCommand(CLI::App* sub, std::shared_ptr<Options> opts, Status& result, Body body) {
   sub->callback([opts, &result, body]() { result = body(*opts); });
 }
+
+// Writes each note for the user to stderr as "shardwise: note: ...", options as flags.
+void PrintNotes(const std::vector<std::string>& notes);
 
 }  // namespace shardwise::cli

@@ -1,29 +1,17 @@
-// plan's --emit ENGINE, --emit-deployment winner|aggregated|disaggregated, --emit-rank N and
-// --emit-dir DIR: turn the planned deployment (a ranked layout, or the disaggregated prefill and
-// decode pools) into the engine's launch files (emit/), printed or written into a directory.
+// plan's and recommend's --emit ENGINE, --emit-deployment winner|aggregated|disaggregated,
+// --emit-rank N and --emit-dir DIR: the chosen deployment's launch files (api/launch.h), printed
+// or written into a directory.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <vector>
 
+#include "shardwise/api/launch.h"
 #include "shardwise/common/status.h"
-#include "shardwise/hw/cluster.h"
-#include "shardwise/model/model_spec.h"
-#include "shardwise/perf/options.h"
-#include "shardwise/perf/step.h"
-#include "shardwise/plan/disagg_planner.h"
-#include "shardwise/plan/planner.h"
 
 namespace shardwise::cli {
-
-// The deployment to emit: one ranked aggregated layout, or the disaggregated one.
-struct EmitTarget {
-  const StepEstimate* aggregated = nullptr;
-  const DisaggPlanEntry* disaggregated = nullptr;
-};
 
 struct EmitOptions {
   std::string engine;                 // empty: emit nothing
@@ -35,22 +23,16 @@ struct EmitOptions {
   bool force = false;           // replace files that are not shardwise's
   bool removed_disagg = false;  // --emit-disagg, replaced by --emit-deployment (refused)
 
-  void AddTo(CLI::App* sub);
+  // `choose`: the command picks among deployments (plan's --emit-deployment and --emit-rank).
+  void AddTo(CLI::App* sub, bool choose);
   // Checks the engine name, deployment and rank, and that --emit-dir would not replace a user's
   // file (unless `force`), before any work.
   Status Validate(bool force) const;
-  // The deployment --emit-deployment and --emit-rank pick: the winner (the disaggregated one
-  // when it wins), unless --emit-rank names an aggregated layout. `disaggregated` is absent when
-  // plan found none or did not search (`searched` false).
-  StatusOr<EmitTarget> Choose(const std::vector<PlanEntry>& ranked,
-                              const std::optional<DisaggPlanEntry>& disaggregated,
-                              bool disaggregated_wins, bool searched) const;
-  // Emits the launch files of `target`; `model_arg` names what the engine loads. Returns their
-  // JSON ({engine, version, deployment, name, pools, files}) and, in text mode, prints or
-  // writes them.
-  StatusOr<nlohmann::json> Emit(const ModelSpec& model, const std::string& model_arg,
-                                const ClusterSpec& cluster, const PerfOptions& perf,
-                                const EmitTarget& target, bool print) const;
+  // --emit-rank when given.
+  std::optional<int> Rank() const;
+  // The launch files of `launch`: written into --emit-dir, or printed when `print`. Returns
+  // their JSON (api/launch.h).
+  StatusOr<nlohmann::json> Write(const api::LaunchReport& launch, bool print) const;
 };
 
 }  // namespace shardwise::cli

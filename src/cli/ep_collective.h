@@ -3,30 +3,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <cstdint>
-#include <string>
 
+#include "shardwise/api/collectives.h"
 #include "shardwise/common/status.h"
-#include "shardwise/hw/cluster.h"
 
 namespace shardwise::cli {
 
-struct EpCollectiveOptions {
-  double tokens = 4096;
-  int64_t hidden = 7168;
-  int64_t experts = 256;
-  int64_t groups = 1;
-  int64_t topk_groups = 1;
-  std::string dtype;  // empty: fp8 for dispatch, bf16 for combine (as DeepEP)
+// --tokens, --hidden, --experts, --groups, --topk-groups and --dtype.
+void AddEpCollectiveOptions(CLI::App* sub, api::EpRequest& request);
 
-  void AddTo(CLI::App* sub);
-};
-
-// True for the op names this file handles.
-bool IsEpCollective(const std::string& op);
-
-// Runs one ep-dispatch or ep-combine on all of the cluster's GPUs.
-Status RunEpCollective(const ClusterSpec& cluster, const EpCollectiveOptions& options,
-                       const std::string& op, const std::string& algo, int64_t topk, bool json);
+// Runs one ep-dispatch or ep-combine on all of the cluster's GPUs and prints it.
+Status RunEpCollective(const ClusterSpec& cluster, const api::EpRequest& request, bool json);
 
 }  // namespace shardwise::cli

@@ -1,6 +1,5 @@
-// --html FILE and --force, shared by the commands that draw the HTML report, and the JSON
-// pieces those pages need beside each command's own fields (phases, pipeline, roofline,
-// cluster tree).
+// --html FILE and --force, shared by the commands that draw the HTML report, and the text row of
+// a phase.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,9 +8,7 @@
 #include <vector>
 
 #include "shardwise/common/status.h"
-#include "shardwise/hw/cluster.h"
-#include "shardwise/perf/options.h"
-#include "shardwise/perf/step.h"
+#include "shardwise/perf/breakdown.h"
 
 namespace shardwise::cli {
 
@@ -30,17 +27,8 @@ struct HtmlOptions {
 // Writes `html` to `path`, refusing to overwrite a file that is not a shardwise page.
 Status WritePage(const std::string& path, const std::string& html, bool force);
 
-// Per-phase breakdown of a step estimate.
-nlohmann::json PhaseJson(const PhaseBreakdown& p);
 // A phase as a row of explain's table: name, compute, memory, TP, EP, CP and PP comm, bubble,
 // total.
 std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p);
-// How the decode step pipelines: stages, micro-batches per cycle, time per stage visit.
-nlohmann::json PipelineJson(const StepEstimate& e);
-// The cluster's levels (name, fan-out, per-GPU egress), for the cluster map.
-nlohmann::json ClusterTreeJson(const ClusterSpec& cluster);
-// Decode roofline of the cluster's GPU for the weight and KV formats (weights only).
-nlohmann::json RooflineJson(const ModelSpec& model, const ClusterSpec& cluster,
-                            const PerfOptions& perf);
 
 }  // namespace shardwise::cli

@@ -1,10 +1,10 @@
 // shardwise: decide how to split an LLM across GPUs, predict its cost, and run it to check.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include "command.h"
+#include "flags.h"
 #include "parse_errors.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
-      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, explain,\nroofline, simulate, price, recommend, run, train, report, compare, help.",
+      "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, "
+      "explain,\nroofline, simulate, price, recommend, run, train, report, compare, help.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);
@@ -57,8 +58,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!result.ok()) {
-    std::fprintf(stderr, "shardwise: error: %s\n", result.message().c_str());
-    return result.kind() == Status::Kind::kRuntime ? 3 : 2;
+    std::fprintf(stderr, "shardwise: error: %s\n", cli::CliMessage(result).c_str());
+    return result.code() == StatusCode::kUnavailable ? 3 : 2;
   }
   return 0;
 }

@@ -156,7 +156,7 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool) {
                                  pool.layout.ToString(), EngineVersion(Engine::kTrtllm));
   yaml +=
       fmt::format("enable_attention_dp: {}\n", pool.layout.AttentionDp() > 1 ? "true" : "false");
-  yaml += "enable_chunked_prefill: true\n";
+  yaml += fmt::format("enable_chunked_prefill: {}\n", pool.chunked_prefill ? "true" : "false");
   if (in.kv_dtype == Dtype::kFp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
   return yaml;
 }

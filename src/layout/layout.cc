@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cctype>
 
 #include "shardwise/common/checked_math.h"
@@ -120,18 +119,6 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
                              kMaxLayoutGpus));
   }
   return layout;
-}
-
-int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp) {
-  const int64_t per_rank = num_heads / tp;
-  const int64_t group = num_heads / num_kv_heads;
-  int64_t most = 0;
-  for (int64_t r = 0; r < tp; ++r) {
-    const int64_t first = r * per_rank / group;
-    const int64_t last = (r * per_rank + per_rank - 1) / group;
-    most = std::max(most, last - first + 1);
-  }
-  return most;
 }
 
 Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_experts) {

@@ -112,6 +112,15 @@ struct FieldReader {
 
 }  // namespace
 
+int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens) {
+  const double budget =
+      engine.prompt_headroom_tokens > 0
+          ? std::max(engine.max_batched_tokens,
+                     static_cast<double>(prompt_tokens) + engine.prompt_headroom_tokens)
+          : engine.max_batched_tokens;
+  return static_cast<int64_t>(budget);
+}
+
 std::vector<std::string> EngineProfile::AssumedFields() const {
   std::vector<std::string> out;
   for (const auto& [key, p] : provenance) {
@@ -151,6 +160,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Bool("fused_allreduce_norm", e.fused_allreduce_norm));
   SW_RETURN_IF_ERROR(r.Number("attention_efficiency", e.attention_efficiency, 0.01, 1));
   SW_RETURN_IF_ERROR(r.Number("max_batched_tokens", e.max_batched_tokens, 1, 1e7));
+  SW_RETURN_IF_ERROR(r.Number("prompt_headroom_tokens", e.prompt_headroom_tokens, 0, 1e7));
   SW_RETURN_IF_ERROR(r.Number("max_num_seqs", e.max_num_seqs, 1, 1e6));
   SW_RETURN_IF_ERROR(r.Number("kv_block_tokens", e.kv_block_tokens, 1, 1e5));
   SW_RETURN_IF_ERROR(r.Rule("kv_memory_rule", e.kv_rule));

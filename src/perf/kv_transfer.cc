@@ -1,10 +1,24 @@
 #include "shardwise/perf/kv_transfer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "shardwise/common/check.h"
 
 namespace shardwise {
+
+std::string_view KvTransferModeName(KvTransferMode mode) {
+  return mode == KvTransferMode::kAfterPrefill ? "after-prefill" : "layer-by-layer";
+}
+
+StatusOr<KvTransferMode> ParseKvTransferMode(std::string_view text) {
+  if (text == "after-prefill") return KvTransferMode::kAfterPrefill;
+  if (text == "layer-by-layer") return KvTransferMode::kLayerByLayer;
+  return FieldError("kv_transfer", fmt::format("`kv_transfer` must be after-prefill or "
+                                               "layer-by-layer, got '{}'",
+                                               text));
+}
 
 KvLink PoolLink(const ClusterSpec& prefill, const ClusterSpec& decode, bool same_cluster,
                 int64_t gpus) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shardwise/layout/shard_geometry.h"
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/moe.h"
 
@@ -169,15 +170,12 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
     s.lm_head_gemm.weight_bytes_per_param = f.lm_head.bytes_per_param;
   }
 
-  // Contiguous stages; the first layers % pp stages take one extra layer.
-  const int64_t layers = m.num_layers();
-  int64_t next = 0;
   for (int64_t stage = 0; stage < l.pp; ++stage) {
-    const int64_t count = layers / l.pp + (stage < layers % l.pp ? 1 : 0);
+    const Range range = StageLayerRange(m.num_layers(), l.pp, stage);
     StageLayers st;
     st.first = stage == 0;
     st.last = stage == l.pp - 1;
-    for (int64_t i = next; i < next + count; ++i) {
+    for (int64_t i = range.begin; i < range.end; ++i) {
       const LayerSpec& layer = m.layers[i];
       (layer.ffn == FfnKind::kMoe     ? st.moe
        : layer.ffn == FfnKind::kDense ? st.dense
@@ -185,7 +183,6 @@ ModelShard ShardModel(const ModelSpec& m, const Layout& l, const PerfOptions& o)
       st.mixers.push_back(layer.mixer);
       st.windows.push_back(layer.sliding_window);
     }
-    next += count;
     s.stages.push_back(std::move(st));
   }
   return s;

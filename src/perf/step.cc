@@ -344,10 +344,31 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
 }
 
 double StepModel::PrefillIterationS(double tokens, double keys_per_token) const {
+  return PrefillPassS(tokens, keys_per_token,
+                      DecodeMicroBatches(std::max(1.0, tokens), layout_.pp));
+}
+
+double StepModel::VirtualPrefillS(double tokens, double keys_per_token) const {
+  return PrefillPassS(tokens, keys_per_token, MicroBatches{1.0, std::max(1.0, tokens)});
+}
+
+double StepModel::VirtualDecodeS(double batch, double context) const {
+  Workload w;
+  w.batch = std::max<int64_t>(1, static_cast<int64_t>(std::llround(batch)));
+  w.prompt_tokens = 16;  // decode does not use the prefill
+  w.output_tokens = 1;
+  w.decode_context_tokens = std::max<int64_t>(1, static_cast<int64_t>(std::llround(context)));
+  const double per_rank =
+      std::ceil(static_cast<double>(w.batch) / static_cast<double>(layout_.AttentionDp()));
+  StepEstimate e;
+  DecodeStep(w, MicroBatches{1.0, per_rank}, e);
+  return e.tpot_s;
+}
+
+double StepModel::PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb) const {
   const Layout& l = layout_;
   const double adp = static_cast<double>(l.AttentionDp());
   const double cp = static_cast<double>(l.cp);
-  const MicroBatches mb = DecodeMicroBatches(std::max(1.0, tokens), l.pp);
   double all_stages_s = 0;
   double slowest_s = 0;
   for (const StageLayers& st : shard_.stages) {
@@ -371,25 +392,11 @@ double StepModel::PrefillIterationS(double tokens, double keys_per_token) const 
          DraftPrefill(std::max(1.0, tokens), keys_per_token, std::max(1.0, tokens)).total_s;
 }
 
-StepEstimate StepModel::Estimate(const Workload& w) const {
-  return Estimate(w, EstimatePrefill(w.prompt_tokens));
-}
-
-StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefill) const {
-  SW_CHECK(prefill.prompt_tokens == w.prompt_tokens, "Estimate: prefill of another prompt length");
+void StepModel::DecodeStep(const Workload& w, const MicroBatches& mb, StepEstimate& e) const {
   const Layout& l = layout_;
   const double adp = static_cast<double>(l.AttentionDp());
-  StepEstimate e;
-  e.layout = l;
-  e.workload = w;
-  e.memory = EstimateMemory(shard_, *cluster_, w, options_, DraftMemoryPerGpu(w));
-  e.prefill = prefill.prefill;
-  e.ttft_s = prefill.ttft_s;
-  e.prefill_s_per_request = prefill.s_per_request;
-
-  // Decode: the batch split over attention-DP ranks, then into micro-batches. With speculative
-  // decoding each sequence passes its token and the k draft tokens through the target at once.
-  const MicroBatches mb = DecodeMicroBatches(std::ceil(static_cast<double>(w.batch) / adp), l.pp);
+  // With speculative decoding each sequence passes its token and the k draft tokens through the
+  // target at once.
   const double context = static_cast<double>(w.DecodeContext());
   const double verify = 1.0 + static_cast<double>(options_.speculative.DraftTokens());
   PhaseBreakdown slowest;
@@ -429,6 +436,32 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
                           ? ExpectedTokensPerStep(options_.speculative.acceptance)
                           : 1.0;
   e.tpot_s = e.decode.total_s / e.tokens_per_step;
+  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its
+  // compute.
+  const double layers = static_cast<double>(slowest_stage->mixers.size());
+  e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
+  e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);
+  e.over_parallelised = l.tp > 1 && e.tp_comm_per_layer_s > e.compute_per_layer_s;
+}
+
+StepEstimate StepModel::Estimate(const Workload& w) const {
+  return Estimate(w, EstimatePrefill(w.prompt_tokens));
+}
+
+StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefill) const {
+  SW_CHECK(prefill.prompt_tokens == w.prompt_tokens, "Estimate: prefill of another prompt length");
+  const Layout& l = layout_;
+  const double adp = static_cast<double>(l.AttentionDp());
+  StepEstimate e;
+  e.layout = l;
+  e.workload = w;
+  e.memory = EstimateMemory(shard_, *cluster_, w, options_, DraftMemoryPerGpu(w));
+  e.prefill = prefill.prefill;
+  e.ttft_s = prefill.ttft_s;
+  e.prefill_s_per_request = prefill.s_per_request;
+
+  // Decode: the batch split over attention-DP ranks, then into micro-batches.
+  DecodeStep(w, DecodeMicroBatches(std::ceil(static_cast<double>(w.batch) / adp), l.pp), e);
 
   // Offline steady state: each of the batch's requests costs its prefill, and every decode
   // cycle yields one token per sequence.
@@ -438,13 +471,6 @@ StepEstimate StepModel::Estimate(const Workload& w, const PrefillEstimate& prefi
   e.output_tokens_per_s = batch * osl / offline_cycle * static_cast<double>(l.Replicas());
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(l.gpus());
   e.output_tokens_per_s_per_user = 1.0 / e.tpot_s;
-
-  // 7 Scaling Across Hardware, 7.7: over-parallelised when a layer's TP communication exceeds its
-  // compute.
-  const double layers = static_cast<double>(slowest_stage->mixers.size());
-  e.tp_comm_per_layer_s = slowest.tp_comm_s / std::max(layers, 1.0);
-  e.compute_per_layer_s = (slowest.compute_s + slowest.memory_s) / std::max(layers, 1.0);
-  e.over_parallelised = l.tp > 1 && e.tp_comm_per_layer_s > e.compute_per_layer_s;
   e.bound = BoundName(e.decode, comm_.tp_link(), comm_.ep_link());
   return e;
 }

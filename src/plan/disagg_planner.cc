@@ -17,20 +17,6 @@ constexpr size_t kPoolCandidates = 3;
 // Splits (pair of worker layouts, xPyD) simulated at the load, best analytic rate first.
 constexpr size_t kSimulatedSplits = 6;
 
-struct PrefillWorker {
-  Layout layout;
-  EpSetting ep;
-  StepEstimate estimate;  // batch 1: TTFT and instance time per request
-  double requests_per_s_per_gpu = 0;
-};
-
-struct DecodeWorker {
-  Layout layout;
-  EpSetting ep;
-  StepEstimate estimate;  // at the largest batch within the TPOT SLO
-  double requests_per_s_per_gpu = 0;
-};
-
 // Worker sizes: powers of two up to half the cluster (the other half at least for the other pool).
 std::vector<int64_t> WorkerSizes(int64_t gpus) {
   std::vector<int64_t> sizes;
@@ -38,7 +24,139 @@ std::vector<int64_t> WorkerSizes(int64_t gpus) {
   return sizes;
 }
 
-// One instance of each worker layout: no replicas inside a worker.
+// Higher is better: what the objective wants of a simulated operating point.
+double Score(Objective objective, const OperatingPoint& p) {
+  return objective == Objective::kLatency ? -p.tpot.at_slo_s : p.output_tokens_per_s_per_gpu;
+}
+
+// A split of the cluster's GPUs before it is simulated: x prefill and y decode workers.
+struct Split {
+  const PoolWorker* prefill = nullptr;
+  const PoolWorker* decode = nullptr;
+  int64_t x = 0, y = 0;
+  double output_tokens_per_s_per_gpu = 0;  // analytic: the slower pool's rate
+};
+
+// The split as a deployment on the cluster, each pool with its own EP exchange.
+StatusOr<Deployment> SplitDeployment(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanRequest& req, const Split& s) {
+  PerfOptions prefill_perf = req.perf, decode_perf = req.perf;
+  prefill_perf.ep = s.prefill->ep;
+  decode_perf.ep = s.decode->ep;
+  return Deployment::Disaggregated(
+      model,
+      EnginePool(PoolRole::kPrefill, s.prefill->layout, s.x, cluster, prefill_perf, req.max_batch),
+      EnginePool(PoolRole::kDecode, s.decode->layout, s.y, cluster, decode_perf, req.max_batch),
+      KvTransferMode::kAfterPrefill, true);
+}
+
+// The split's estimate and its simulation at the request's load; no entry when it cannot serve
+// the load within the SLOs.
+StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const ClusterSpec& cluster,
+                                                const PlanRequest& req, const Split& s) {
+  SW_ASSIGN_OR_RETURN(Deployment deployment, SplitDeployment(model, cluster, req, s));
+  Workload w = req.workload;
+  w.batch = s.decode->estimate.workload.batch;
+  const StatusOr<DeploymentEstimate> est =
+      EstimateDeployment(model, deployment, w, s.decode->estimate.workload.batch);
+  if (!est.ok()) return std::optional<DisaggPlanEntry>();
+  DisaggPlanEntry e;
+  e.deployment = std::move(deployment);
+  e.prefill_ep = s.prefill->ep;
+  e.decode_ep = s.decode->ep;
+  e.prefill = s.prefill->estimate;
+  e.decode = s.decode->estimate;
+  e.link = est->link;
+  e.transfer = est->transfer;
+  e.ttft_s = est->unloaded_ttft_s;
+  e.tpot_s = e.decode.tpot_s;
+  e.prefill_requests_per_s = est->prefill().requests_per_s;
+  e.decode_requests_per_s = est->decode().requests_per_s;
+  const double osl = static_cast<double>(req.workload.output_tokens);
+  e.output_tokens_per_s = std::min(e.prefill_requests_per_s, e.decode_requests_per_s) * osl;
+  e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(e.deployment.gpus());
+  if (e.ttft_s > req.slo.max_ttft_s) return std::optional<DisaggPlanEntry>();
+  // Offline: as many clients as the split keeps in flight at its analytic rate (Little's law).
+  const double rate = std::min(e.prefill_requests_per_s, e.decode_requests_per_s);
+  const double offline_clients = std::max(1.0, std::ceil(rate * (e.ttft_s + osl * e.tpot_s)));
+  auto point =
+      SimulateOperatingPoint(model, e.deployment, req.workload, req.load, offline_clients, req.slo);
+  if (!point.ok()) return std::optional<DisaggPlanEntry>();  // the decode pool cannot hold it
+  if (!point->meets_slo) return std::optional<DisaggPlanEntry>();
+  e.at_load = *point;
+  const Pool& pp = e.deployment.prefill();
+  const Pool& dp = e.deployment.decode();
+  e.why = fmt::format(
+      "{}: prefill workers {} ({:.2f} requests/s each at full load, TTFT {}), decode workers {} "
+      "at batch {} with no prompt chunks in their steps (TPOT {}); KV {} over {}; simulated at "
+      "{:.0f} requests in flight: {} TTFT {}, TPOT {}, {:.0f} tokens/s per GPU",
+      e.deployment.ToString(), pp.layout.ToString(),
+      e.prefill_requests_per_s / static_cast<double>(pp.workers), FormatSeconds(e.prefill.ttft_s),
+      dp.layout.ToString(), e.decode.workload.batch, FormatSeconds(e.tpot_s),
+      FormatSeconds(est->transfer_s), e.link.name, point->concurrency, req.slo.PercentileName(),
+      FormatSeconds(point->ttft.at_slo_s), FormatSeconds(point->tpot.at_slo_s),
+      point->output_tokens_per_s_per_gpu);
+  return std::optional<DisaggPlanEntry>(std::move(e));
+}
+
+}  // namespace
+
+StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& model,
+                                                           const ClusterSpec& cluster,
+                                                           const PlanRequest& req) {
+  std::vector<PoolWorker> prefill, decode;
+  for (int64_t size : WorkerSizes(cluster.num_gpus)) {
+    AddPoolWorkers(model, cluster, req, size, prefill, decode);
+  }
+  KeepBestWorkers(prefill, kPoolCandidates);
+  KeepBestWorkers(decode, kPoolCandidates);
+  std::vector<Split> splits;
+  for (const PoolWorker& p : prefill) {
+    for (const PoolWorker& d : decode) {
+      const int64_t gp = p.layout.gpus(), gd = d.layout.gpus();
+      const double rp = p.requests_per_s_per_gpu * static_cast<double>(gp);
+      const double rd = d.requests_per_s_per_gpu * static_cast<double>(gd);
+      // xPyD within the cluster's GPUs: for each x, the decode workers just below and above
+      // the balance x rp = y rd.
+      for (int64_t x = 1; x * gp + gd <= cluster.num_gpus; ++x) {
+        const int64_t most = (cluster.num_gpus - x * gp) / gd;
+        const double balance = static_cast<double>(x) * rp / rd;
+        for (int64_t y : {static_cast<int64_t>(std::floor(balance)),
+                          static_cast<int64_t>(std::ceil(balance))}) {
+          y = std::clamp<int64_t>(y, 1, most);
+          const double rate = std::min(static_cast<double>(x) * rp, static_cast<double>(y) * rd);
+          splits.push_back({&p, &d, x, y,
+                            rate * static_cast<double>(req.workload.output_tokens) /
+                                static_cast<double>(x * gp + y * gd)});
+        }
+      }
+    }
+  }
+  // Best first by the analytic rate; the load decides among the leaders.
+  std::stable_sort(splits.begin(), splits.end(), [](const Split& a, const Split& b) {
+    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+  });
+  std::optional<DisaggPlanEntry> best;
+  std::set<std::string> simulated;
+  for (size_t i = 0; i < splits.size() && simulated.size() < kSimulatedSplits; ++i) {
+    const Split& split = splits[i];
+    const EpSetting& pe = split.prefill->ep;
+    const EpSetting& de = split.decode->ep;
+    const std::string key = fmt::format(
+        "{}P x {} + {}D x {} {}{}{} {}{}{}", split.x, split.prefill->layout.ToString(), split.y,
+        split.decode->layout.ToString(), EpAlgorithmName(pe.algorithm),
+        DtypeName(pe.dispatch_dtype), pe.two_batch_overlap, EpAlgorithmName(de.algorithm),
+        DtypeName(de.dispatch_dtype), de.two_batch_overlap);
+    if (!simulated.insert(key).second) continue;
+    SW_ASSIGN_OR_RETURN(std::optional<DisaggPlanEntry> e, AtLoad(model, cluster, req, split));
+    if (!e) continue;
+    if (!best || Score(req.objective, *e->at_load) > Score(req.objective, *best->at_load)) {
+      best = std::move(e);
+    }
+  }
+  return best;
+}
+
 std::vector<Layout> WorkerLayouts(const ModelSpec& model, int64_t gpus, const PlanRequest& req) {
   std::vector<Layout> out;
   for (const Layout& l :
@@ -48,28 +166,9 @@ std::vector<Layout> WorkerLayouts(const ModelSpec& model, int64_t gpus, const Pl
   return out;
 }
 
-template <typename Worker>
-void KeepBest(std::vector<Worker>& workers) {
-  std::stable_sort(workers.begin(), workers.end(), [](const Worker& a, const Worker& b) {
-    return a.requests_per_s_per_gpu > b.requests_per_s_per_gpu;
-  });
-  if (workers.size() > kPoolCandidates) workers.resize(kPoolCandidates);
-}
-
-// Requests per second a prefill-only worker turns out, as the simulator runs it: each iteration
-// packs whole prompts (or a chunk of a longer one) into every attention rank's token budget.
-double PrefillRequestsPerS(const StepModel& step, const PlanRequest& req) {
-  const double prompt = static_cast<double>(req.workload.prompt_tokens);
-  const double budget = static_cast<double>(req.perf.max_batched_tokens);
-  const double prompts = prompt <= budget ? std::floor(budget / prompt) : budget / prompt;
-  const double tokens = std::min(budget, prompts * prompt);
-  const double iteration_s = step.PrefillIterationS(tokens, (prompt + 1) / 2);
-  return static_cast<double>(step.layout().AttentionDp()) * prompts / iteration_s;
-}
-
-void AddCandidates(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
-                   int64_t size, std::vector<PrefillWorker>& prefill,
-                   std::vector<DecodeWorker>& decode) {
+void AddPoolWorkers(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
+                    int64_t size, std::vector<PoolWorker>& prefill,
+                    std::vector<PoolWorker>& decode) {
   const double osl = static_cast<double>(req.workload.output_tokens);
   for (const Layout& layout : WorkerLayouts(model, size, req)) {
     for (const EpSetting& ep : EpSettingsToTry(model, layout, req)) {
@@ -83,19 +182,22 @@ void AddCandidates(const ModelSpec& model, const ClusterSpec& cluster, const Pla
       const StepEstimate one = step->Estimate(w, pre);
       if (!one.memory.Fits()) break;
       const double gpus = static_cast<double>(layout.gpus());
-      if (one.ttft_s <= req.max_ttft_s) {
-        prefill.push_back({layout, ep, one, PrefillRequestsPerS(*step, req) / gpus});
+      if (one.ttft_s <= req.slo.max_ttft_s) {
+        prefill.push_back({layout, ep, one,
+                           PrefillWorkerRequestsPerS(*step, req.workload.prompt_tokens,
+                                                     req.perf.max_batched_tokens) /
+                               gpus});
       }
       // Decode: the largest batch (powers of two up to what fits) within the TPOT SLO.
       const int64_t cap = std::min<int64_t>(std::max<int64_t>(1, one.memory.max_sequences),
                                             req.max_batch * layout.AttentionDp());
-      std::optional<DecodeWorker> best;
+      std::optional<PoolWorker> best;
       for (int64_t b = 1;; b = std::min(cap, 2 * b)) {
         w.batch = b;
         const StepEstimate e = step->Estimate(w, pre);
-        if (!e.memory.Fits() || e.tpot_s > req.max_tpot_s) break;
+        if (!e.memory.Fits() || e.tpot_s > req.slo.max_tpot_s) break;
         const double rate = static_cast<double>(b) / (osl * e.tpot_s) / gpus;
-        if (!best || rate > best->requests_per_s_per_gpu) best = DecodeWorker{layout, ep, e, rate};
+        if (!best || rate > best->requests_per_s_per_gpu) best = PoolWorker{layout, ep, e, rate};
         if (b == cap) break;
       }
       if (best) decode.push_back(*best);
@@ -103,121 +205,57 @@ void AddCandidates(const ModelSpec& model, const ClusterSpec& cluster, const Pla
   }
 }
 
-// Higher is better: what the objective wants of a simulated operating point.
-double Score(Objective objective, const OperatingPoint& p) {
-  return objective == Objective::kLatency ? -p.tpot.mean_s : p.output_tokens_per_s_per_gpu;
-}
-
-// Fills the split's KV transfer and unloaded TTFT, then simulates it at the request's load; the
-// split keeps no operating point when it cannot serve the load within the SLOs.
-Status AtLoad(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
-              DisaggPlanEntry& e) {
-  const double prompt = static_cast<double>(req.workload.prompt_tokens);
-  const double osl = static_cast<double>(req.workload.output_tokens);
-  e.link = PoolLink(cluster, cluster, true, e.deployment.Gpus());
-  e.transfer = EstimateKvTransfer(
-      e.link, e.prefill.memory.kv_bytes_per_token, e.decode.memory.kv_bytes_per_token,
-      e.deployment.transfer, e.prefill.ttft_s / prompt, static_cast<double>(model.num_layers()));
-  e.ttft_s = e.prefill.ttft_s + e.transfer.latency_s + e.transfer.exposed_s_per_token * prompt;
-  e.tpot_s = e.decode.tpot_s;
-  if (e.ttft_s > req.max_ttft_s) return Status();
-  PerfOptions prefill_perf = req.perf, decode_perf = req.perf;
-  prefill_perf.ep = e.prefill_ep;
-  decode_perf.ep = e.decode_ep;
-  SW_ASSIGN_OR_RETURN(StepModel prefill_step,
-                      StepModel::Create(model, cluster, e.deployment.prefill.layout, prefill_perf));
-  SW_ASSIGN_OR_RETURN(StepModel decode_step,
-                      StepModel::Create(model, cluster, e.deployment.decode->layout, decode_perf));
-  // Offline: as many clients as the split keeps in flight at its analytic rate (Little's law).
-  const double rate = std::min(e.prefill_requests_per_s, e.decode_requests_per_s);
-  const double offline_clients = std::max(1.0, std::ceil(rate * (e.ttft_s + osl * e.tpot_s)));
-  auto point =
-      SimulateDisaggregatedPoint(model, cluster, e.deployment, prefill_step, decode_step, req.perf,
-                                 req.workload, req.max_batch, req.load, offline_clients);
-  if (!point.ok()) return Status();  // the decode pool cannot hold this load
-  if (point->ttft.mean_s > req.max_ttft_s || point->tpot.mean_s > req.max_tpot_s) {
-    return Status();
-  }
-  e.at_load = *point;
-  e.why = fmt::format(
-      "{}: prefill workers {} ({:.2f} requests/s each at full load, TTFT {}), decode workers {} "
-      "at batch {} with no prompt chunks in their steps (TPOT {}); KV {} over {}; simulated at "
-      "{:.0f} requests in flight: TTFT {}, TPOT {}, {:.0f} tokens/s per GPU",
-      e.deployment.ToString(), e.deployment.prefill.layout.ToString(),
-      e.prefill_requests_per_s / static_cast<double>(e.deployment.prefill.workers),
-      FormatSeconds(e.prefill.ttft_s), e.deployment.decode->layout.ToString(),
-      e.decode.workload.batch, FormatSeconds(e.tpot_s),
-      FormatSeconds(e.transfer.latency_s + e.transfer.exposed_s_per_token * prompt), e.link.name,
-      point->concurrency, FormatSeconds(point->ttft.mean_s), FormatSeconds(point->tpot.mean_s),
-      point->output_tokens_per_s_per_gpu);
-  return Status();
-}
-
-}  // namespace
-
-StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& model,
-                                                           const ClusterSpec& cluster,
-                                                           const PlanRequest& req) {
-  std::vector<PrefillWorker> prefill;
-  std::vector<DecodeWorker> decode;
-  for (int64_t size : WorkerSizes(cluster.num_gpus)) {
-    AddCandidates(model, cluster, req, size, prefill, decode);
-  }
-  KeepBest(prefill);
-  KeepBest(decode);
-  const double osl = static_cast<double>(req.workload.output_tokens);
-  std::vector<DisaggPlanEntry> splits;
-  for (const PrefillWorker& p : prefill) {
-    for (const DecodeWorker& d : decode) {
-      const int64_t gp = p.layout.gpus(), gd = d.layout.gpus();
-      const double rp = p.requests_per_s_per_gpu * static_cast<double>(gp);
-      const double rd = d.requests_per_s_per_gpu * static_cast<double>(gd);
-      // xPyD within the cluster's GPUs: for each x, the decode workers just below and above
-      // the balance x rp = y rd.
-      for (int64_t x = 1; x * gp + gd <= cluster.num_gpus; ++x) {
-        const int64_t most = (cluster.num_gpus - x * gp) / gd;
-        const double balance = static_cast<double>(x) * rp / rd;
-        for (int64_t y : {static_cast<int64_t>(std::floor(balance)),
-                          static_cast<int64_t>(std::ceil(balance))}) {
-          y = std::clamp<int64_t>(y, 1, most);
-          DisaggPlanEntry e;
-          e.deployment.prefill = {p.layout, x};
-          e.deployment.decode = Pool{d.layout, y};
-          e.prefill_ep = p.ep;
-          e.decode_ep = d.ep;
-          e.prefill = p.estimate;
-          e.decode = d.estimate;
-          e.prefill_requests_per_s = static_cast<double>(x) * rp;
-          e.decode_requests_per_s = static_cast<double>(y) * rd;
-          e.output_tokens_per_s = std::min(e.prefill_requests_per_s, e.decode_requests_per_s) * osl;
-          e.output_tokens_per_s_per_gpu =
-              e.output_tokens_per_s / static_cast<double>(x * gp + y * gd);
-          splits.push_back(e);
-        }
-      }
-    }
-  }
-  // Best first by the analytic rate; the load decides among the leaders.
-  std::stable_sort(splits.begin(), splits.end(), [](const auto& a, const auto& b) {
-    return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
+void KeepBestWorkers(std::vector<PoolWorker>& workers, size_t keep) {
+  std::stable_sort(workers.begin(), workers.end(), [](const PoolWorker& a, const PoolWorker& b) {
+    return a.requests_per_s_per_gpu > b.requests_per_s_per_gpu;
   });
-  std::optional<DisaggPlanEntry> best;
-  std::set<std::string> simulated;
-  for (size_t i = 0; i < splits.size() && simulated.size() < kSimulatedSplits; ++i) {
-    DisaggPlanEntry e = splits[i];
-    const std::string key =
-        fmt::format("{} {}{}{} {}{}{}", e.deployment.ToString(),
-                    EpAlgorithmName(e.prefill_ep.algorithm), DtypeName(e.prefill_ep.dispatch_dtype),
-                    e.prefill_ep.two_batch_overlap, EpAlgorithmName(e.decode_ep.algorithm),
-                    DtypeName(e.decode_ep.dispatch_dtype), e.decode_ep.two_batch_overlap);
-    if (!simulated.insert(key).second) continue;
-    SW_RETURN_IF_ERROR(AtLoad(model, cluster, req, e));
-    if (!e.at_load) continue;
-    if (!best || Score(req.objective, *e.at_load) > Score(req.objective, *best->at_load)) {
-      best = std::move(e);
-    }
+  if (workers.size() > keep) workers.resize(keep);
+}
+
+DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
+                                     const std::optional<DisaggPlanEntry>& disaggregated,
+                                     Objective objective, const Slo& slo) {
+  DeploymentVerdict v;
+  const OperatingPoint& a = *aggregated.at_load;
+  const std::string agg = aggregated.estimate.layout.ToString();
+  if (!disaggregated) {
+    v.why = fmt::format(
+        "aggregated {} wins: no prefill/decode split of these GPUs meets the SLOs at this load "
+        "with more tokens per GPU",
+        agg);
+    return v;
   }
-  return best;
+  const DisaggPlanEntry& d = *disaggregated;
+  const OperatingPoint& b = *d.at_load;
+  // A side that meets the SLOs (at their percentile, keeping up with the load) beats one that
+  // does not, whatever the objective says; between equals the objective decides.
+  v.disaggregated_wins =
+      b.meets_slo != a.meets_slo ? b.meets_slo : Score(objective, b) > Score(objective, a);
+  // The winner's figures first.
+  const OperatingPoint& w = v.disaggregated_wins ? b : a;
+  const OperatingPoint& l = v.disaggregated_wins ? a : b;
+  const std::string figures = fmt::format(
+      "{:.1f} against {:.1f} tokens/s per GPU, TPOT {} against {}, TTFT {} against {} ({}){}",
+      w.output_tokens_per_s_per_gpu, l.output_tokens_per_s_per_gpu, FormatSeconds(w.tpot.at_slo_s),
+      FormatSeconds(l.tpot.at_slo_s), FormatSeconds(w.ttft.at_slo_s),
+      FormatSeconds(l.ttft.at_slo_s), slo.PercentileName(),
+      w.meets_slo == l.meets_slo ? ""
+      : w.meets_slo              ? "; only the winner meets the SLOs at this load"
+                                 : "");
+  const int64_t agg_gpus = aggregated.estimate.layout.gpus();
+  const int64_t disagg_gpus = d.deployment.gpus();
+  if (v.disaggregated_wins) {
+    v.why = fmt::format(
+        "disaggregated {} wins over aggregated {}: {} ({} GPUs against {}); its decode steps carry "
+        "no prompt chunks, so each pool runs the layout and batch its own phase wants",
+        d.deployment.ToString(), agg, figures, disagg_gpus, agg_gpus);
+  } else {
+    v.why = fmt::format(
+        "aggregated {} wins over disaggregated {}: {} ({} GPUs against {}); splitting the GPUs "
+        "costs more than keeping prompt chunks out of the decode steps saves",
+        agg, d.deployment.ToString(), figures, agg_gpus, disagg_gpus);
+  }
+  return v;
 }
 
 }  // namespace shardwise

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "shardwise/common/format.h"
 #include "shardwise/common/suggest.h"
+#include "shardwise/price/price.h"
 
 namespace shardwise {
 namespace {
@@ -24,9 +26,9 @@ std::vector<int64_t> Divisors(int64_t n) {
   return out;
 }
 
-double UsdPerMtok(const ClusterSpec& c, const StepEstimate& e) {
-  const double usd_per_s = c.gpu.usd_per_gpu_hour / 3600.0 * static_cast<double>(e.layout.gpus());
-  return usd_per_s / e.output_tokens_per_s * 1e6;
+double UsdPerMtokAt(const ClusterSpec& c, const Layout& layout, double output_tokens_per_s) {
+  return UsdPerMtok(c.gpu.usd_per_gpu_hour * static_cast<double>(layout.gpus()),
+                    output_tokens_per_s);
 }
 
 // Layouts simulated at a given load (closed or open loop); offline, the top ones are.
@@ -73,7 +75,7 @@ std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
 double ScoreAtLoad(Objective objective, const OperatingPoint& p) {
   switch (objective) {
     case Objective::kLatency:
-      return -p.tpot.mean_s - 1e-3 * p.ttft.mean_s;
+      return -p.tpot.at_slo_s - 1e-3 * p.ttft.at_slo_s;
     case Objective::kThroughput:
     case Objective::kCost:
       return p.output_tokens_per_s_per_gpu;
@@ -81,10 +83,61 @@ double ScoreAtLoad(Objective objective, const OperatingPoint& p) {
   return 0;
 }
 
-// Simulates the leading entries at the request's load, drops those that miss an SLO there
-// (offline: halves the batch until they meet it), and re-ranks them by what they do.
+// The simulated layout that came closest to serving the load within the SLOs, for the error that
+// says which constraint binds and by how much.
+struct ClosestMiss {
+  std::string layout;
+  OperatingPoint point;
+  double worst = std::numeric_limits<double>::infinity();  // its largest ratio to a limit
+
+  void Consider(const std::string& name, const OperatingPoint& p, const PlanRequest& req) {
+    const double ratio =
+        std::max({p.ttft.at_slo_s / req.slo.max_ttft_s, p.tpot.at_slo_s / req.slo.max_tpot_s,
+                  p.overloaded && p.requests_per_s > 0 ? req.load.value / p.requests_per_s : 0.0});
+    if (ratio < worst) {
+      worst = ratio;
+      layout = name;
+      point = p;
+    }
+  }
+
+  Status NoneMeets(const ModelSpec& model, const ClusterSpec& cluster,
+                   const PlanRequest& req) const {
+    const std::string where =
+        fmt::format("no layout of {} on {} ({} GPUs)", model.name, cluster.name, cluster.num_gpus);
+    if (layout.empty()) return FailedPrecondition(where + " could be simulated at this load");
+    if (point.overloaded) {
+      return FailedPrecondition(fmt::format(
+          "{} serves {:g} requests/s: the closest, {}, serves {:.3g}; add GPUs (`nodes`) or lower "
+          "the `rate`",
+          where, req.load.value, layout, point.requests_per_s));
+    }
+    std::vector<std::string> misses;
+    const std::string pct = req.slo.PercentileName();
+    for (const auto& [name, value, limit, field] :
+         {std::tuple{"TTFT", point.ttft.at_slo_s, req.slo.max_ttft_s, "max_ttft_ms"},
+          std::tuple{"TPOT", point.tpot.at_slo_s, req.slo.max_tpot_s, "max_tpot_ms"}}) {
+      if (value > limit) {
+        misses.push_back(fmt::format("{} {} {} against `{}` {} ({:.2f}x)", pct, name,
+                                     FormatSeconds(value), field, FormatSeconds(limit),
+                                     value / limit));
+      }
+    }
+    std::string what;
+    for (const std::string& m : misses) what += (what.empty() ? "" : " and ") + m;
+    return FailedPrecondition(fmt::format(
+        "{} meets the SLOs at this load: the closest, {}, has {}; relax the SLOs, lower the load "
+        "or add GPUs",
+        where, layout, what));
+  }
+};
+
+// Simulates the leading entries at the request's load, drops those that miss an SLO there or fall
+// behind the offered rate (offline: halves the batch until they meet it), and re-ranks them by
+// what they do.
 Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
                   std::vector<PlanEntry>& entries) {
+  ClosestMiss closest;
   const bool offline = req.load.kind == PlanLoad::Kind::kOffline;
   const size_t limit =
       offline ? static_cast<size_t>(req.top) + kExtraSimulatedOffline : kMaxSimulatedAtLoad;
@@ -95,19 +148,20 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
     perf.ep = entry.ep;
     SW_ASSIGN_OR_RETURN(StepModel step,
                         StepModel::Create(model, cluster, entry.estimate.layout, perf));
+    SW_ASSIGN_OR_RETURN(const Deployment deployment, EntryDeployment(model, cluster, req, entry));
     Workload w = entry.estimate.workload;
     while (true) {
-      SW_ASSIGN_OR_RETURN(OperatingPoint p, SimulateOperatingPoint(model, cluster, step, perf, w,
-                                                                   req.max_batch, req.load));
-      if (p.ttft.mean_s <= req.max_ttft_s && p.tpot.mean_s <= req.max_tpot_s) {
+      const double clients = static_cast<double>(w.batch * entry.estimate.layout.Replicas());
+      SW_ASSIGN_OR_RETURN(OperatingPoint p,
+                          SimulateOperatingPoint(model, deployment, w, req.load, clients, req.slo));
+      closest.Consider(entry.estimate.layout.ToString(), p, req);
+      if (p.meets_slo) {
         if (w.batch != entry.estimate.workload.batch) {
           entry.estimate = step.Estimate(w);
           entry.limited_by = "the SLO";
         }
         entry.at_load = p;
-        entry.usd_per_mtok_output = cluster.gpu.usd_per_gpu_hour / 3600.0 *
-                                    static_cast<double>(entry.estimate.layout.gpus()) /
-                                    p.output_tokens_per_s * 1e6;
+        entry.usd_per_mtok_output = p.usd_per_mtok_output;
         kept.push_back(entry);
         break;
       }
@@ -115,12 +169,7 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
       w.batch /= 2;
     }
   }
-  if (kept.empty()) {
-    return Error(
-        fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
-                    "--max-tpot-ms) at this load; lower the load or relax the SLOs",
-                    model.name, cluster.name));
-  }
+  if (kept.empty()) return closest.NoneMeets(model, cluster, req);
   // At a fixed load every layout that keeps up serves the same tokens per GPU: throughputs
   // within 2% of each other (one log bucket) rank by TPOT instead.
   auto key = [&](const PlanEntry& e) {
@@ -128,7 +177,7 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
     const double bucket = req.objective == Objective::kLatency || score <= 0
                               ? score
                               : std::floor(std::log(score) / std::log(1.02));
-    return std::make_pair(bucket, -e.at_load->tpot.mean_s);
+    return std::make_pair(bucket, -e.at_load->tpot.at_slo_s);
   };
   std::stable_sort(kept.begin(), kept.end(),
                    [&](const PlanEntry& a, const PlanEntry& b) { return key(a) > key(b); });
@@ -146,12 +195,11 @@ void AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const Pla
       req.load.value <= static_cast<double>(layout.Replicas())) {
     return;
   }
-  PerfOptions perf = req.perf;
-  perf.ep = entry.ep;
-  const StatusOr<StepModel> step = StepModel::Create(model, cluster, layout, perf);
-  if (!step.ok()) return;
-  const StatusOr<OutOfPhase> run = SimulateOutOfPhasePoint(
-      model, cluster, *step, perf, entry.estimate.workload, req.max_batch, req.load);
+  const StatusOr<Deployment> deployment = EntryDeployment(model, cluster, req, entry);
+  if (!deployment.ok()) return;
+  const double clients = static_cast<double>(entry.estimate.workload.batch * layout.Replicas());
+  const StatusOr<OutOfPhase> run =
+      SimulateOutOfPhasePoint(model, *deployment, entry.estimate.workload, req.load, clients);
   if (run.ok()) {
     entry.at_load->out_of_phase = *run;
   } else {
@@ -199,13 +247,13 @@ LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const
     if (!e.memory.Fits()) break;
     // Offline the analytic steady state screens the SLOs; at a given load the simulation does.
     if (req.load.kind == PlanLoad::Kind::kOffline &&
-        (e.ttft_s > req.max_ttft_s || SteadyTpotS(e) > req.max_tpot_s)) {
+        (e.ttft_s > req.slo.max_ttft_s || SteadyTpotS(e) > req.slo.max_tpot_s)) {
       slo_stopped = true;
       break;  // larger batches only get slower per step
     }
     PlanEntry entry;
     entry.estimate = e;
-    entry.usd_per_mtok_output = UsdPerMtok(cluster, e);
+    entry.usd_per_mtok_output = UsdPerMtokAt(cluster, e.layout, e.output_tokens_per_s);
     all_points.push_back(entry);
     if (!have || Score(req.objective, e) > Score(req.objective, best.estimate)) {
       best = entry;
@@ -237,7 +285,8 @@ std::string EpPhrase(const StepEstimate& e, const EpSetting& ep) {
   return out;
 }
 
-std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objective) {
+std::string Why(const ClusterSpec& c, const PlanEntry& entry, const PlanRequest& req) {
+  const Objective objective = req.objective;
   const StepEstimate& e = entry.estimate;
   const PhaseBreakdown& d = e.decode;
   const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
@@ -252,14 +301,23 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, Objective objectiv
   if (d.ep_algorithm) line += "; " + EpPhrase(e, entry.ep);
   if (e.over_parallelised) line += "; over-parallelised TP";
   if (entry.at_load) {
-    line += fmt::format("; simulated at {:.0f} requests in flight: TTFT {}, TPOT {}",
-                        entry.at_load->concurrency, FormatSeconds(entry.at_load->ttft.mean_s),
-                        FormatSeconds(entry.at_load->tpot.mean_s));
+    line += fmt::format("; simulated at {:.0f} requests in flight: {} TTFT {}, TPOT {}",
+                        entry.at_load->concurrency, req.slo.PercentileName(),
+                        FormatSeconds(entry.at_load->ttft.at_slo_s),
+                        FormatSeconds(entry.at_load->tpot.at_slo_s));
   }
   return line;
 }
 
 }  // namespace
+
+StatusOr<Deployment> EntryDeployment(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanRequest& req, const PlanEntry& entry) {
+  PerfOptions perf = req.perf;
+  perf.ep = entry.ep;
+  return Deployment::Aggregated(model, EnginePool(PoolRole::kAggregated, entry.estimate.layout, 1,
+                                                  cluster, perf, req.max_batch));
+}
 
 std::vector<EpSetting> EpSettingsToTry(const ModelSpec& model, const Layout& layout,
                                        const PlanRequest& req) {
@@ -388,7 +446,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                    });
   SW_RETURN_IF_ERROR(RankAtLoad(model, cluster, req, best_per_layout));
   for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
-    best_per_layout[i].why = Why(cluster, best_per_layout[i], req.objective);
+    best_per_layout[i].why = Why(cluster, best_per_layout[i], req);
     AddOutOfPhase(model, cluster, req, best_per_layout[i]);
     result.ranked.push_back(best_per_layout[i]);
   }

@@ -16,6 +16,11 @@ double UsdPerS(const PriceInputs& in) {
 
 }  // namespace
 
+double UsdPerMtok(double usd_per_hour, double output_tokens_per_s) {
+  if (!(output_tokens_per_s > 0)) return 0.0;
+  return usd_per_hour / kSecondsPerHour / output_tokens_per_s * kMillion;
+}
+
 PriceInputs PriceInputsFrom(const StepEstimate& e, double usd_per_gpu_hour) {
   PriceInputs in;
   in.usd_per_gpu_hour = usd_per_gpu_hour;
@@ -52,10 +57,12 @@ PricePoint PriceAt(const PriceInputs& in, double utilization) {
   p.utilization = utilization;
   const double usd_per_s = UsdPerS(in);
   // Tokens produced per second of wall time shrink with utilisation; the bill does not.
-  p.usd_per_mtok_input =
+  p.usd_per_mtok_output =
+      UsdPerMtok(usd_per_s * kSecondsPerHour, in.replica_output_tokens_per_s * utilization);
+  p.usd_per_mtok_input_share =
       usd_per_s * in.input_time_share / (in.replica_input_tokens_per_s * utilization) * kMillion;
-  p.usd_per_mtok_output = usd_per_s * (1.0 - in.input_time_share) /
-                          (in.replica_output_tokens_per_s * utilization) * kMillion;
+  p.usd_per_mtok_output_share = usd_per_s * (1.0 - in.input_time_share) /
+                                (in.replica_output_tokens_per_s * utilization) * kMillion;
   return p;
 }
 
@@ -68,8 +75,8 @@ BreakEven BreakEvenUtilization(const PriceInputs& in, double duty_cycle,
   // d).
   const PricePoint full = PriceAt(in, 1.0);
   BreakEven b;
-  if (api_input) b.input = full.usd_per_mtok_input / (*api_input * duty_cycle);
-  if (api_output) b.output = full.usd_per_mtok_output / (*api_output * duty_cycle);
+  if (api_input) b.input = full.usd_per_mtok_input_share / (*api_input * duty_cycle);
+  if (api_output) b.output = full.usd_per_mtok_output_share / (*api_output * duty_cycle);
   if (api_input && api_output) {
     // API charge per second of full-load work: in_rate x p_in + out_rate x p_out (per token).
     const double api_usd_per_s = (in.replica_input_tokens_per_s * *api_input +
@@ -84,13 +91,15 @@ StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens
                                      double target_utilization) {
   constexpr double kMaxReplicas = 1e6;  // beyond any deployment; the demand is a typo
   if (!(target_utilization > 0 && target_utilization <= 1)) {
-    return Error(
-        fmt::format("--target-utilization must be in (0, 1], got {:g}", target_utilization));
+    return FieldError(
+        "target_utilization",
+        fmt::format("`target_utilization` must be in (0, 1], got {:g}", target_utilization));
   }
   const double replicas =
       std::ceil(output_tokens_per_s / (in.replica_output_tokens_per_s * target_utilization));
   if (!(output_tokens_per_s > 0) || !(replicas <= kMaxReplicas)) {
-    return Error(
+    return FieldError(
+        "demand_tokens_per_s",
         fmt::format("a demand of {:g} output tokens/s needs {:.3g} replicas; give a "
                     "demand between 1 and {:.3g} tokens/s",
                     output_tokens_per_s, replicas,

@@ -50,19 +50,22 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/cost/usd_per_mtok_output", "$ per million output tokens", false},
       {"/gpus", "GPUs", false}};
   static const std::vector<Metric> kPrice = {
+      {"/usd_per_mtok_output", "$ per million output tokens at the operating point", false},
       {"/at_duty_cycle/usd_per_mtok_output", "$ per Mtok output at the duty cycle", false},
-      {"/at_duty_cycle/usd_per_mtok_input", "$ per Mtok input at the duty cycle", false},
-      {"/full_load/usd_per_mtok_output", "$ per Mtok output at full load", false},
-      {"/replica/output_tokens_per_s", "output tokens/s per replica", true},
-      {"/gpus_per_replica", "GPUs per replica", false},
+      {"/at_duty_cycle/usd_per_mtok_input_share", "$ per Mtok input (its share of the bill)",
+       false},
+      {"/operating_point/point/output_tokens_per_s", "output tokens/s", true},
+      {"/operating_point/point/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false},
+      {"/operating_point/point/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false},
+      {"/gpus", "GPUs", false},
       {"/break_even/output_utilization", "break-even utilisation (output)", false},
       {"/demand/gpus", "GPUs for the demand", false}};
   static const std::vector<Metric> kRecommend = {
       {"/recommendation/usd_per_mtok_output", "$ per million output tokens at the load", false},
       {"/recommendation/gpus", "GPUs", false},
       {"/recommendation/rate_requests_per_s", "requests/s served", true},
-      {"/recommendation/ttft_s/at_percentile", "TTFT at the percentile (s)", false},
-      {"/recommendation/tpot_s/at_percentile", "TPOT at the percentile (s)", false}};
+      {"/recommendation/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false},
+      {"/recommendation/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false}};
   static const std::vector<Metric> kNone;
   if (command == "plan") return kPlan;
   if (command == "explain") return kExplain;

@@ -71,6 +71,20 @@ std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& l
   return out;
 }
 
+// A result whose deployment (docs/json.md) splits prefill and decode into pools.
+bool IsDisaggregated(const nlohmann::json& result) {
+  const auto d = result.find("deployment");
+  return d != result.end() && d->is_object() && d->value("disaggregated", false);
+}
+
+// The layout of the deployment's pool with `role`.
+std::string PoolLayout(const nlohmann::json& result, const std::string& role) {
+  for (const nlohmann::json& pool : result["deployment"].value("pools", nlohmann::json::array())) {
+    if (pool.value("role", std::string()) == role) return pool.value("layout", std::string("?"));
+  }
+  return "?";
+}
+
 }  // namespace
 
 StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
@@ -89,19 +103,17 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
                     "Every point is a (layout, batch) that no other beats on both axes; the ring "
                     "marks the planner's choice and the dashed line the TPOT SLO, if one was set.");
     body += LayoutSections(result, result["layouts"]);
-  } else if (command == "explain" && result.contains("deployment") &&
-             result["deployment"].is_object()) {
+  } else if (command == "explain" && IsDisaggregated(result)) {
     // A disaggregated deployment: the prefill worker's prompt and the decode worker's step.
-    const nlohmann::json& d = result["deployment"];
-    const nlohmann::json pools = nlohmann::json::array(
-        {{{"layout", "prefill " + d["prefill"].value("layout", std::string("?"))},
-          {"batch", 1},
-          {"prefill", result["prefill"]},
-          {"decode", result["prefill"]}},
-         {{"layout", "decode " + d["decode"].value("layout", std::string("?"))},
-          {"batch", result.value("batch_per_decode_worker", 0)},
-          {"prefill", result["decode"]},
-          {"decode", result["decode"]}}});
+    const nlohmann::json pools =
+        nlohmann::json::array({{{"layout", "prefill " + PoolLayout(result, "prefill")},
+                                {"batch", 1},
+                                {"prefill", result["prefill"]},
+                                {"decode", result["prefill"]}},
+                               {{"layout", "decode " + PoolLayout(result, "decode")},
+                                {"batch", result.value("batch_per_decode_worker", 0)},
+                                {"prefill", result["decode"]},
+                                {"decode", result["decode"]}}});
     body += Section("Where the time goes",
                     PhaseBars(nlohmann::json::array({pools[0]}), "prefill") +
                         PhaseBars(nlohmann::json::array({pools[1]}), "decode"),

@@ -5,21 +5,22 @@
 
 namespace shardwise {
 
-StatusOr<int64_t> DropOverCapacity(Routes& routes, int64_t sequences, const AttentionStep& step,
+StatusOr<int64_t> DropOverCapacity(Routes& routes, int64_t sequences,
+                                   std::span<const int64_t> positions, bool split, Communicator& cp,
                                    double factor, int64_t experts, int64_t k) {
-  const int64_t len = static_cast<int64_t>(step.positions.size()), width = 1 + k;
-  const int groups = step.split ? step.cp->size() : 1, me = step.split ? step.cp->rank() : 0;
+  const int64_t len = static_cast<int64_t>(positions.size()), width = 1 + k;
+  const int groups = split ? cp.size() : 1, me = split ? cp.rank() : 0;
   // Every row as [position, its k experts]; gathered over the CP group when the rows are split.
   std::vector<float> mine(static_cast<size_t>(sequences * len * width));
   for (int64_t r = 0; r < sequences * len; ++r) {
-    mine[r * width] = static_cast<float>(step.positions[r % len]);
+    mine[r * width] = static_cast<float>(positions[r % len]);
     for (int64_t j = 0; j < k; ++j)
       mine[r * width + 1 + j] = static_cast<float>(routes[r][j].first);
   }
   std::vector<float> all = mine;
   if (groups > 1) {
     all.resize(mine.size() * static_cast<size_t>(groups));
-    SW_RETURN_IF_ERROR(step.cp->AllGather(mine, all));
+    SW_RETURN_IF_ERROR(cp.AllGather(mine, all));
   }
   const int64_t capacity = ExpertCapacity(factor, len * groups, k, experts);
   int64_t dropped = 0;

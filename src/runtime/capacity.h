@@ -6,16 +6,19 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "routing.h"
 #include "shardwise/common/status.h"
-#include "shardwise/runtime/partial_attention.h"
+#include "shardwise/runtime/comm/communicator.h"
 
 namespace shardwise {
 
-// routes: `sequences` x step.positions.size() rows, sequence-major, k experts each. Removes the
+// routes: `sequences` x positions.size() rows, sequence-major, k experts each, at absolute
+// `positions`; `split`: the rows are this CP rank's share of the group's (`cp`). Removes the
 // pairs over capacity and returns how many it removed.
-StatusOr<int64_t> DropOverCapacity(Routes& routes, int64_t sequences, const AttentionStep& step,
+StatusOr<int64_t> DropOverCapacity(Routes& routes, int64_t sequences,
+                                   std::span<const int64_t> positions, bool split, Communicator& cp,
                                    double factor, int64_t experts, int64_t k);
 
 }  // namespace shardwise

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "simd/kernel_set.h"
 
@@ -26,6 +27,56 @@ void SplitRows(int64_t n, ThreadPool* pool, F&& product) {
   });
 }
 
+// Activations rounded to bf16, or quantised to int8 per block of kInt8Block values with their
+// scales and the kernels' offsets (kernel_set.h's Int8Args), kept per thread so a product
+// allocates nothing once its sizes have been seen.
+struct RoundedRows {
+  std::vector<uint16_t> bf16;
+  std::vector<int8_t> codes;
+  std::vector<float> scales, offsets;
+};
+
+RoundedRows& Rounded() {
+  thread_local RoundedRows rows;
+  return rows;
+}
+
+const uint16_t* RoundToBf16(const float* x, int64_t m, int64_t k) {
+  std::vector<uint16_t>& out = Rounded().bf16;
+  out.resize(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m * k; ++i) out[static_cast<size_t>(i)] = ToBf16(x[i]);
+  return out.data();
+}
+
+// Quantises each row of x in blocks of kInt8Block (the last one may be short).
+RoundedRows& QuantizeRows(const float* x, int64_t m, int64_t k) {
+  RoundedRows& r = Rounded();
+  const int64_t blocks = (k + kInt8Block - 1) / kInt8Block;
+  r.codes.resize(static_cast<size_t>(m * k));
+  r.scales.resize(static_cast<size_t>(m * blocks));
+  r.offsets.resize(static_cast<size_t>(m));
+  for (int64_t i = 0; i < m; ++i) {
+    double offset = 0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t begin = b * kInt8Block, end = std::min(k, begin + kInt8Block);
+      float abs_max = 0;
+      for (int64_t kk = begin; kk < end; ++kk)
+        abs_max = std::max(abs_max, std::fabs(x[i * k + kk]));
+      const float scale = Int8Scale(abs_max);
+      int32_t sum = 0;
+      for (int64_t kk = begin; kk < end; ++kk) {
+        const int8_t code = QuantizeInt8(x[i * k + kk], scale);
+        r.codes[static_cast<size_t>(i * k + kk)] = code;
+        sum += code;
+      }
+      r.scales[static_cast<size_t>(i * blocks + b)] = scale;
+      offset += 128.0 * scale * sum;
+    }
+    r.offsets[static_cast<size_t>(i)] = static_cast<float>(offset);
+  }
+  return r;
+}
+
 }  // namespace
 
 std::string KernelIsa() { return ActiveKernels().name; }
@@ -44,19 +95,34 @@ void MatMulT(const float* x, const WeightMatrix& w, float* y, int64_t m, const f
              ThreadPool* pool) {
   const int64_t n = w.rows(), k = w.cols();
   const KernelSet& ks = ActiveKernels();
+  // With the dot-product instructions, the activations are rounded to the weights' format once,
+  // before the threads split the weight rows.
+  const bool pairs = w.format() == WeightStorage::kBf16 && ks.matmul_bf16_pairs != nullptr;
+  const bool blocks = w.format() == WeightStorage::kInt8 && ks.matmul_int8_blocks != nullptr;
+  const uint16_t* x_bf16 = pairs ? RoundToBf16(x, m, k) : nullptr;
+  const RoundedRows* x_int8 = blocks ? &QuantizeRows(x, m, k) : nullptr;
+  const int64_t ldxs = (k + kInt8Block - 1) / kInt8Block;
   SplitRows(n, pool, [&](int64_t begin, int64_t end) {
     const int64_t rows = end - begin;
     float* out = y + begin;
-    switch (w.format()) {
-      case WeightStorage::kFp32:
-        ks.matmul_f32({x, k, m, w.f32() + begin * k, k, rows, nullptr, k, out, n});
-        break;
-      case WeightStorage::kBf16:
-        ks.matmul_bf16({x, k, m, w.bf16() + begin * k, k, rows, nullptr, k, out, n});
-        break;
-      case WeightStorage::kInt8:
-        ks.matmul_int8({x, k, m, w.int8() + begin * k, k, rows, w.scales() + begin, k, out, n});
-        break;
+    if (pairs) {
+      ks.matmul_bf16_pairs({x_bf16, k, m, w.bf16() + begin * k, k, rows, k, out, n});
+    } else if (blocks) {
+      ks.matmul_int8_blocks({x_int8->codes.data(), x_int8->scales.data(), x_int8->offsets.data(), k,
+                             ldxs, m, w.int8() + begin * k, w.scales() + begin, k, rows, k, out,
+                             n});
+    } else {
+      switch (w.format()) {
+        case WeightStorage::kFp32:
+          ks.matmul_f32({x, k, m, w.f32() + begin * k, k, rows, nullptr, k, out, n});
+          break;
+        case WeightStorage::kBf16:
+          ks.matmul_bf16({x, k, m, w.bf16() + begin * k, k, rows, nullptr, k, out, n});
+          break;
+        case WeightStorage::kInt8:
+          ks.matmul_int8({x, k, m, w.int8() + begin * k, k, rows, w.scales() + begin, k, out, n});
+          break;
+      }
     }
     if (bias) {
       for (int64_t i = 0; i < m; ++i) {

@@ -20,25 +20,42 @@ float Rescale(float a, float b) { return a == kNoScore ? 0.0f : std::exp(a - b);
 
 }  // namespace
 
-PartialAttention::PartialAttention(int64_t r, int64_t h, int64_t vd)
-    : rows(r), heads(h), value_dim(vd), data(static_cast<size_t>(r * h * (2 + vd)), 0.0f) {
-  std::fill_n(max(), r * h, kNoScore);
+PartialView PartialView::Rows(int64_t first, int64_t count) const {
+  const int64_t cells = first * heads;
+  return {max + cells, sum + cells, out + cells * value_dim, count, heads, value_dim};
+}
+
+void PartialView::Reset() const {
+  std::fill_n(max, rows * heads, kNoScore);
+  std::fill_n(sum, rows * heads, 0.0f);
+  std::fill_n(out, rows * heads * value_dim, 0.0f);
+}
+
+int64_t PartialFloats(int64_t rows, int64_t heads, int64_t value_dim) {
+  return rows * heads * (2 + value_dim);
+}
+
+PartialView PartialOf(float* data, int64_t rows, int64_t heads, int64_t value_dim) {
+  const int64_t cells = rows * heads;
+  return {data, data + cells, data + 2 * cells, rows, heads, value_dim};
 }
 
 void AccumulateAttention(const QueryBlock& q, const KeyBlock& b, int64_t window, float scale,
-                         PartialAttention& s, ThreadPool* pool) {
+                         const PartialView& s, ThreadPool* pool) {
   if (b.n == 0 || q.rows == 0) return;
   const int64_t vd = s.value_dim, n = b.n;
   auto head = [&](int h) {
     const int64_t g = q.kv_head[h];
+    // Per thread, grown to the largest block seen: no allocation per token.
+    thread_local std::vector<float> vt, scores, pv;
+    vt.resize(std::max(vt.size(), static_cast<size_t>(vd * n)));
+    scores.resize(std::max(scores.size(), static_cast<size_t>(kRowBlock * n)));
+    pv.resize(std::max(pv.size(), static_cast<size_t>(kRowBlock * vd)));
     // Head g's values transposed, [vd x n]: P . V is then a product of k-contiguous rows.
-    std::vector<float> vt(static_cast<size_t>(vd * n));
     for (int64_t j = 0; j < n; ++j) {
       const float* v = b.values + j * b.value_stride + g * b.value_dim;
       for (int64_t d = 0; d < vd; ++d) vt[d * n + j] = v[d];
     }
-    std::vector<float> scores(static_cast<size_t>(kRowBlock * n));
-    std::vector<float> pv(static_cast<size_t>(kRowBlock * vd));
     for (int64_t r0 = 0; r0 < q.rows; r0 += kRowBlock) {
       const int64_t rows = std::min(kRowBlock, q.rows - r0);
       // Keys past the last one any row of the block may see are left out of the products.
@@ -64,17 +81,17 @@ void AccumulateAttention(const QueryBlock& q, const KeyBlock& b, int64_t window,
           std::fill_n(row, used, 0.0f);
           continue;
         }
-        const float m = std::max(s.max()[cell], top);
-        const float keep = Rescale(s.max()[cell], m);
-        float* o = s.out() + cell * vd;
+        const float m = std::max(s.max[cell], top);
+        const float keep = Rescale(s.max[cell], m);
+        float* o = s.out + cell * vd;
         for (int64_t d = 0; d < vd; ++d) o[d] *= keep;
         const float sum = kernels::ExpShifted(row, used, m);
-        s.sum()[cell] = s.sum()[cell] * keep + sum;
-        s.max()[cell] = m;
+        s.sum[cell] = s.sum[cell] * keep + sum;
+        s.max[cell] = m;
       }
       kernels::MatMulTStrided(scores.data(), used, vt.data(), n, pv.data(), vd, rows, vd, used);
       for (int64_t i = 0; i < rows; ++i) {
-        float* o = s.out() + ((r0 + i) * q.heads + h) * vd;
+        float* o = s.out + ((r0 + i) * q.heads + h) * vd;
         for (int64_t d = 0; d < vd; ++d) o[d] += pv[i * vd + d];
       }
     }
@@ -86,32 +103,32 @@ void AccumulateAttention(const QueryBlock& q, const KeyBlock& b, int64_t window,
   }
 }
 
-void MergeAttention(PartialAttention& s, const PartialAttention& other) {
+void MergeAttention(const PartialView& s, const PartialView& other) {
   for (int64_t cell = 0; cell < s.rows * s.heads; ++cell) {
-    const float m = std::max(s.max()[cell], other.max()[cell]);
+    const float m = std::max(s.max[cell], other.max[cell]);
     if (m == kNoScore) continue;
-    const float a = Rescale(s.max()[cell], m), b = Rescale(other.max()[cell], m);
-    float* o = s.out() + cell * s.value_dim;
-    const float* p = other.out() + cell * s.value_dim;
+    const float a = Rescale(s.max[cell], m), b = Rescale(other.max[cell], m);
+    float* o = s.out + cell * s.value_dim;
+    const float* p = other.out + cell * s.value_dim;
     for (int64_t d = 0; d < s.value_dim; ++d) o[d] = o[d] * a + p[d] * b;
-    s.sum()[cell] = s.sum()[cell] * a + other.sum()[cell] * b;
-    s.max()[cell] = m;
+    s.sum[cell] = s.sum[cell] * a + other.sum[cell] * b;
+    s.max[cell] = m;
   }
 }
 
-void FinishAttention(const PartialAttention& s, const float* sinks, float* out) {
+void FinishAttention(const PartialView& s, const float* sinks, float* out) {
   for (int64_t r = 0; r < s.rows; ++r) {
     for (int64_t h = 0; h < s.heads; ++h) {
       const int64_t cell = r * s.heads + h;
-      const float m = s.max()[cell];
-      double factor = 1, denominator = s.sum()[cell];
+      const float m = s.max[cell];
+      double factor = 1, denominator = s.sum[cell];
       if (sinks) {  // the sink may exceed every score: rescale to the larger of the two
         const float top = std::max(m, sinks[h]);
         factor = Rescale(m, top);
         denominator = denominator * factor + std::exp(static_cast<double>(sinks[h]) - top);
       }
       for (int64_t d = 0; d < s.value_dim; ++d) {
-        const double o = s.out()[cell * s.value_dim + d];
+        const double o = s.out[cell * s.value_dim + d];
         out[cell * s.value_dim + d] =
             denominator > 0 ? static_cast<float>(o * factor / denominator) : 0.0f;
       }
@@ -140,17 +157,17 @@ Status RingPass(Communicator& cp, std::vector<float> block,
   return Status();
 }
 
-Status MergeAcrossRanks(Communicator& cp, PartialAttention& state) {
+Status MergeAcrossRanks(Communicator& cp, std::span<float> data, int64_t rows, int64_t heads,
+                        int64_t value_dim) {
   if (cp.size() == 1) return Status();
-  const size_t each = state.data.size();
+  const size_t each = data.size();
   std::vector<float> all(each * static_cast<size_t>(cp.size()));
-  SW_RETURN_IF_ERROR(cp.AllGather(state.data, all));
-  PartialAttention merged(state.rows, state.heads, state.value_dim), part = merged;
+  SW_RETURN_IF_ERROR(cp.AllGather(data, all));
+  const PartialView merged = PartialOf(data.data(), rows, heads, value_dim);
+  merged.Reset();
   for (int r = 0; r < cp.size(); ++r) {
-    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(r * each), each, part.data.begin());
-    MergeAttention(merged, part);
+    MergeAttention(merged, PartialOf(all.data() + r * each, rows, heads, value_dim));
   }
-  state = std::move(merged);
   return Status();
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "shardwise/runtime/kernels.h"
@@ -19,10 +20,28 @@ std::vector<int64_t> TopK(const std::vector<float>& score, std::vector<int64_t> 
   return candidates;
 }
 
+// (the k-th largest of `score` over `candidates` - the (k+1)-th) / max |score| over them; 1 when
+// every candidate is chosen.
+float BoundaryGap(const std::vector<float>& score, const std::vector<int64_t>& candidates,
+                  int64_t k) {
+  if (static_cast<int64_t>(candidates.size()) <= k) return 1.0f;
+  std::vector<float> sorted;
+  float scale = 0;
+  for (int64_t c : candidates) {
+    sorted.push_back(score[c]);
+    scale = std::max(scale, std::fabs(score[c]));
+  }
+  std::nth_element(sorted.begin(), sorted.begin() + k, sorted.end(), std::greater<float>());
+  const float next = sorted[k];
+  const float kth = *std::min_element(sorted.begin(), sorted.begin() + k);
+  return scale > 0 ? (kth - next) / scale : 0.0f;
+}
+
 }  // namespace
 
 Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
-                   const float* score_bias, int64_t rows) {
+                   const float* score_bias, int64_t rows, std::vector<float>* margins) {
+  if (margins) margins->assign(static_cast<size_t>(rows), 1.0f);
   const int64_t experts = moe.num_experts, k = moe.experts_per_token;
   const int64_t groups = moe.num_groups, per_group = experts / groups;
   Routes routes(static_cast<size_t>(rows));
@@ -52,11 +71,19 @@ Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
       for (int64_t g : TopK(group_score, all_groups, moe.groups_per_token)) {
         for (int64_t e = g * per_group; e < (g + 1) * per_group; ++e) candidates.push_back(e);
       }
+      if (margins) (*margins)[t] = BoundaryGap(group_score, all_groups, moe.groups_per_token);
     } else {
       candidates.resize(static_cast<size_t>(experts));
       std::iota(candidates.begin(), candidates.end(), 0);
     }
     const std::vector<int64_t> chosen = TopK(choice, candidates, k);
+    if (margins) {
+      // An unbiased softmax is monotonic: its choice is the logits', so the gap is theirs.
+      const std::vector<float> logit_row(logits + t * experts, logits + (t + 1) * experts);
+      const bool by_score = moe.sigmoid_scores || score_bias != nullptr;
+      const float gap = BoundaryGap(by_score ? choice : logit_row, candidates, k);
+      (*margins)[t] = std::min((*margins)[t], gap);
+    }
     float sum = 0;
     for (int64_t e : chosen) sum += prob[e];
     for (int64_t e : chosen) {

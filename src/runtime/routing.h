@@ -18,9 +18,15 @@ namespace shardwise {
 
 using Routes = std::vector<std::vector<std::pair<int64_t, float>>>;  // [token] -> (expert, weight)
 
-// logits [rows x experts]; score_bias [experts] or null.
+// logits [rows x experts]; score_bias [experts] or null. `margins`, when set, receives each
+// row's routing margin: how close the choice came to another, as the gap at the top-k boundary
+// of the selection score (the logit for softmax routers, which is monotonic in the softmax; the
+// biased score for sigmoid routers) and, with groups, at the top-groups boundary of the group
+// scores, each over the largest |value| it is compared with; the smaller of the two. A
+// computation whose router logits are off by less than half the margin of that scale chooses
+// the same experts (reference_check.h).
 Routes RouteTokens(const MoeSpec& moe, bool norm_topk_prob, const float* logits,
-                   const float* score_bias, int64_t rows);
+                   const float* score_bias, int64_t rows, std::vector<float>* margins = nullptr);
 
 // Expert capacity ("GShard", Lepikhin et al. 2020; "Switch Transformers", Fedus et al. 2021):
 // ceil(factor x tokens x k / experts) (token, expert) pairs per expert among `tokens` tokens.

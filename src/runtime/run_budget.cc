@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shardwise/layout/shard_geometry.h"
 #include "shardwise/model/accounting.h"
 
 namespace shardwise {
@@ -46,15 +47,18 @@ RunMemory EstimateRunMemory(const RunConfig& c, int64_t ranks_here, bool with_re
   const int64_t tokens = c.prompt_tokens + c.generate_tokens;
   const double table = static_cast<double>(m.vocab_size * m.hidden_size);
   // Per replica, TP, PP and EP split the layers' weights without copies; each TP rank of the
-  // first stage holds the whole embedding and each of the last stage the whole LM head.
-  // Attention and dense weights repeat on every DP rank, routed experts once per replica.
+  // first stage holds the whole embedding, each of the last stage its LM-head rows padded to
+  // the widest share (shard_geometry.h). Attention and dense weights repeat on every DP rank,
+  // routed experts once per replica.
   const double per_dp =
       static_cast<double>(p.attention + p.dense_ffn + p.shared_experts + p.router + p.norms);
+  const double lm_head =
+      static_cast<double>(VocabRange(m.vocab_size, l.tp, 0).padded_rows * l.tp * m.hidden_size);
   const double run_weights =
-      static_cast<double>(l.dp) * (per_dp + 2.0 * table * static_cast<double>(l.tp)) +
+      static_cast<double>(l.dp) * (per_dp + table * static_cast<double>(l.tp) + lm_head) +
       static_cast<double>(l.Replicas()) * static_cast<double>(p.routed_experts);
   const double run_kv =
-      KvBytes(m, KvHeadsPerRank(m.num_heads, m.num_kv_heads, l.tp) * l.tp, c.batch, tokens);
+      KvBytes(m, KvHeadsOverRanks(m.num_heads, m.num_kv_heads, l.tp), c.batch, tokens);
   const int64_t per_rank = c.batch / l.dp;
   const int64_t micro = std::max<int64_t>(1, std::min<int64_t>(l.pp, per_rank));
   const int64_t rows = (per_rank + micro - 1) / micro * c.prompt_tokens;

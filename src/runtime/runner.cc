@@ -8,8 +8,7 @@
 
 #include "shardwise/runtime/compute_registry.h"
 #include "shardwise/runtime/finite_check.h"
-#include "shardwise/runtime/rank_model.h"
-#include "shardwise/runtime/reference_check.h"
+#include "shardwise/runtime/forward/stage_forward.h"
 #include "shardwise/runtime/weights.h"
 
 namespace shardwise {
@@ -54,16 +53,10 @@ std::vector<int64_t> PromptTokens(const RunConfig& c, int64_t sequence) {
 
 Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckRuntimeSupport(c.model, c.layout));
-  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout,
-                                        {c.redundant_experts, c.capacity_factor}));
+  SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout, c.kernels.weights));
   if (c.kernels.threads < 1 || c.kernels.threads > kMaxRankThreads) {
     return Error(
         fmt::format("--threads ({}) must be between 1 and {}", c.kernels.threads, kMaxRankThreads));
-  }
-  if (c.device_compute != "cpu" && c.kernels.weights == WeightStorage::kInt8) {
-    return Error(
-        "int8 weights run on the CPU kernels only (the CUDA backend computes in bf16); use "
-        "--dtype bf16 or --device-compute cpu");
   }
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
     return Error("--batch, --prompt-len and --gen must be at least 1");
@@ -165,14 +158,16 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   // Its KV cache: its prompt positions and every cp-th generated token.
   const int64_t cache_tokens =
       static_cast<int64_t>(prompt_positions.size()) + (c.generate_tokens + l.cp - 1) / l.cp;
-  SW_ASSIGN_OR_RETURN(RankModel host_model,
-                      RankModel::Load(c.model, l, p, *weights, per_rank, cache_tokens,
-                                      {c.redundant_experts, c.capacity_factor}, c.kernels));
-  const int64_t stage_first_layer = host_model.layer_begin();
-  const int64_t stage_last_layer = host_model.layer_end() - 1;
-  SW_ASSIGN_OR_RETURN(std::unique_ptr<StageCompute> compute,
-                      MakeStageCompute(c.device_compute, std::move(host_model), world.rank()));
-  StageCompute& model = *compute;
+  SW_ASSIGN_OR_RETURN(std::unique_ptr<Kernels> kernels,
+                      MakeKernels(c.device_compute, world.rank(), c.kernels.threads));
+  SW_ASSIGN_OR_RETURN(
+      std::unique_ptr<StageForward> stage_forward,
+      StageForward::Load(c.model, l, world.rank(), {weights.get()}, std::move(kernels), per_rank,
+                         cache_tokens, {c.redundant_experts, c.capacity_factor},
+                         c.kernels.weights));
+  StageForward& model = *stage_forward;
+  const int64_t stage_first_layer = model.layers().begin;
+  const int64_t stage_last_layer = model.layers().end - 1;
   weights.reset();
 
   // Micro-batches (default: one per stage, as many as there are sequences).
@@ -197,26 +192,33 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
 
   RunResult result;
   result.micro_batches = micro;
-  // Each phase starts on every rank at once; what a rank spends waiting on its PP neighbours
-  // (activations, or the new tokens coming back to the first stage) is its share of the bubble.
+  // Each phase starts on every rank at once and ends when every rank has finished it: the first
+  // token exists only once the last stage has produced it, so the first stage waits for it at a
+  // barrier (its `barrier` time) instead of stopping its clock early. What a rank spends waiting
+  // on its PP neighbours (activations, the new tokens coming back to the first stage) or at that
+  // barrier is its share of the bubble.
   std::vector<float> busy_wall;  // per phase: busy s, wall s
   SW_RETURN_IF_ERROR(world.Barrier());
   auto t0 = std::chrono::steady_clock::now();
   CommStats before = Snapshot(all);
-  double pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
-  auto end_phase = [&]() -> PhaseTime {
+  const auto waited = [&] {
+    return pp->stats()[CommOp::kSendRecv].seconds + world.stats()[CommOp::kBarrier].seconds;
+  };
+  double wait_before = waited();
+  auto end_phase = [&]() -> StatusOr<PhaseTime> {
+    SW_RETURN_IF_ERROR(world.Barrier());
     const auto t1 = std::chrono::steady_clock::now();
     const CommStats after = Snapshot(all);
     const double wall = std::chrono::duration<double>(t1 - t0).count();
-    const double wait = pp->stats()[CommOp::kSendRecv].seconds - pp_wait_before;
-    busy_wall.push_back(static_cast<float>(wall - wait));
+    busy_wall.push_back(static_cast<float>(wall - (waited() - wait_before)));
     busy_wall.push_back(static_cast<float>(wall));
     PhaseTime phase{wall, Minus(after, before)};
+    t0 = t1;
     before = after;
-    pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+    wait_before = waited();
     return phase;
   };
-  std::vector<float> x, logits, token_buf;
+  std::vector<float> x, token_buf;
   for (int64_t step = 0; step < c.generate_tokens; ++step) {
     const std::vector<int64_t> positions =
         step == 0 ? prompt_positions : std::vector<int64_t>{c.prompt_tokens + step - 1};
@@ -231,45 +233,40 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
           SW_RETURN_IF_ERROR(pp->Recv(token_buf, last_stage));
           next[m].assign(token_buf.begin(), token_buf.end());
         }
-        SW_RETURN_IF_ERROR(model.Embed(next[m], x));
+        SW_RETURN_IF_ERROR(model.Embed(next[m]));
       } else {
         x.assign(static_cast<size_t>(n * len * hidden), 0.0f);
         SW_RETURN_IF_ERROR(pp->Recv(x, p.stage - 1));
+        SW_RETURN_IF_ERROR(model.SetActivations(x));
       }
-      SW_RETURN_IF_ERROR(model.Forward(x, seqs, positions, context, step == 0, comms));
-      if (const Status finite =
-              CheckFinite(x, fmt::format("the activations after layers {} to {} (step {})",
-                                         stage_first_layer, stage_last_layer, step));
-          !finite.ok()) {
-        return RuntimeFailure(finite.message());
-      }
+      SW_RETURN_IF_ERROR(model.Forward(seqs, positions, context, step == 0, comms));
+      SW_RETURN_IF_ERROR(
+          model.CheckActivations(fmt::format("the activations after layers {} to {} (step {})",
+                                             stage_first_layer, stage_last_layer, step)));
       if (!last) {
+        SW_RETURN_IF_ERROR(model.Activations(x));
         SW_RETURN_IF_ERROR(pp->Send(x, p.stage + 1));
         continue;
       }
       // The prompt's last position is in CP rank 0's second chunk: its logits decide, and the
       // chosen tokens go to the whole CP group (decode rows are the same on every CP rank).
-      SW_RETURN_IF_ERROR(model.Logits(x, n, len, logits, *tp_comm));
-      if (const Status finite = CheckFinite(logits, fmt::format("the logits (step {})", step));
-          !finite.ok()) {
-        return RuntimeFailure(finite.message());
-      }
-      token_buf.assign(static_cast<size_t>(n), 0.0f);
-      for (int64_t i = 0; i < n; ++i) {
-        const float* row = logits.data() + i * vocab;
-        token_buf[static_cast<size_t>(i)] =
-            static_cast<float>(std::max_element(row, row + vocab) - row);
-      }
+      SW_ASSIGN_OR_RETURN(
+          const Sampled sampled,
+          model.Sample(n, len, *tp_comm, fmt::format("the logits (step {})", step)));
+      token_buf.assign(sampled.tokens.begin(), sampled.tokens.end());
       SW_RETURN_IF_ERROR(cp_comm->Broadcast(token_buf, 0));
       next[m].clear();
       for (int64_t i = 0; i < n; ++i) {
-        const float* row = logits.data() + i * vocab;
         const auto token = static_cast<int64_t>(token_buf[static_cast<size_t>(i)]);
         next[m].push_back(token);
         generated[static_cast<size_t>(seqs[i])].push_back(token);
-        margins[static_cast<size_t>(seqs[i])].push_back(TopTwoMargin(row, vocab));
-        if (step == c.generate_tokens - 1) {
-          std::copy_n(row, vocab, my_logits.data() + seqs[i] * vocab);
+        margins[static_cast<size_t>(seqs[i])].push_back(sampled.margins[static_cast<size_t>(i)]);
+      }
+      if (step == c.generate_tokens - 1) {
+        std::vector<float> logits;
+        SW_RETURN_IF_ERROR(model.Logits(n, logits, *tp_comm));
+        for (int64_t i = 0; i < n; ++i) {
+          std::copy_n(logits.data() + i * vocab, vocab, my_logits.data() + seqs[i] * vocab);
         }
       }
       if (l.pp > 1 && step + 1 < c.generate_tokens) {
@@ -279,14 +276,10 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
     }
     if (c.on_step && world.rank() == 0) c.on_step(step + 1, c.generate_tokens);
     if (step == 0) {
-      result.prefill = end_phase();
-      SW_RETURN_IF_ERROR(world.Barrier());
-      t0 = std::chrono::steady_clock::now();
-      before = Snapshot(all);
-      pp_wait_before = pp->stats()[CommOp::kSendRecv].seconds;
+      SW_ASSIGN_OR_RETURN(result.prefill, end_phase());
     }
   }
-  result.decode = end_phase();
+  SW_ASSIGN_OR_RETURN(result.decode, end_phase());
   // Measured bubble of a phase: 1 - (busy time of all ranks) / (ranks x the phase's span).
   std::vector<float> every(busy_wall.size() * static_cast<size_t>(world.size()));
   SW_RETURN_IF_ERROR(world.AllGather(busy_wall, every));
@@ -322,6 +315,17 @@ StatusOr<RunResult> RunRank(const RunConfig& c, Communicator& world) {
   SW_RETURN_IF_ERROR(world.AllReduceSum(moe_counts));
   result.routed_pairs = static_cast<int64_t>(moe_counts[0]);
   result.dropped_pairs = static_cast<int64_t>(moe_counts[1]);
+  // Each sequence's smallest routing margin over every rank that routed its tokens.
+  std::vector<float> router(static_cast<size_t>(c.batch), 1.0f);
+  std::copy(model.router_margins().begin(), model.router_margins().end(),
+            router.begin() + first_seq);
+  std::vector<float> all_router(router.size() * static_cast<size_t>(world.size()));
+  SW_RETURN_IF_ERROR(world.AllGather(router, all_router));
+  result.router_margins.assign(static_cast<size_t>(c.batch), 1.0f);
+  for (size_t i = 0; i < all_router.size(); ++i) {
+    float& min = result.router_margins[i % router.size()];
+    min = std::min(min, all_router[i]);
+  }
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_logits));
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_tokens));
   SW_RETURN_IF_ERROR(world.AllReduceSum(all_margins));

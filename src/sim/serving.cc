@@ -8,119 +8,376 @@
 #include "shardwise/common/format.h"
 
 namespace shardwise {
+namespace {
 
-SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const PerfOptions& perf,
-                        double kv_capacity_tokens, int64_t max_batch, Admission admission) {
-  SimConfig config;
-  config.replicas = layout.Replicas();
-  config.gpus_per_replica = layout.InstanceGpus();
-  config.batch.max_batch = max_batch * layout.AttentionDp();
-  config.batch.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
-  // Each attention-DP rank schedules its own iteration of max_batched_tokens.
-  config.attention_dp = layout.AttentionDp();
-  config.batch.max_batched_tokens = perf.max_batched_tokens * layout.AttentionDp();
-  config.batch.admission = admission;
-  config.batch.schedule =
-      perf.engine.mixed_prefill_decode ? PrefillSchedule::kMixed : PrefillSchedule::kPrefillFirst;
-  config.batch.chunked_prefill = perf.engine.chunked_prefill;
-  config.kv_capacity_tokens = kv_capacity_tokens;
-  config.prefix_hit_rate = perf.prefix_hit_rate;
-  config.peak_flops_per_s =
-      cluster.gpu.PeakFlopsPerS(cluster.gpu.ComputeDtypeFor(perf.weight_dtype));
-  config.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
-  return config;
+constexpr int64_t kDefaultOpenLoopRequests = 1000;
+
+// One pool of the simulation: its replicas, batching and KV room, and its step table, which
+// spans batches up to what the KV cache admits (four times the estimate's, for shorter
+// requests) within the pool's batch limit and requests up to `longest_tokens`.
+StatusOr<SimPool> PoolConfig(const Pool& pool, const PoolEstimate& e, int64_t longest_tokens,
+                             std::shared_ptr<const StepTable>& table) {
+  const BatchPolicy batch = pool.Batch();
+  const int64_t table_batch =
+      std::min<int64_t>(batch.max_batch, std::max<int64_t>(1, e.one.memory.max_sequences * 4));
+  SW_ASSIGN_OR_RETURN(StepTable built, StepTable::Build(*e.step, table_batch, longest_tokens,
+                                                        pool.perf.max_batched_tokens));
+  table = std::make_shared<const StepTable>(std::move(built));
+  SimPool p;
+  p.table = table.get();
+  p.role = pool.role;
+  p.replicas = pool.Replicas();
+  p.gpus_per_replica = pool.layout.InstanceGpus();
+  p.attention_dp = pool.layout.AttentionDp();
+  p.pipeline_stages = pool.layout.pp;
+  p.batch = batch;
+  p.kv_capacity_tokens = e.one.memory.kv_capacity_tokens;
+  p.state_tokens_per_sequence = e.one.memory.state_tokens_per_sequence;
+  const GpuSpec& gpu = pool.cluster.gpu;
+  p.peak_flops_per_s = gpu.PeakFlopsPerS(gpu.ComputeDtypeFor(pool.perf.weight_dtype));
+  p.usd_per_gpu_hour = gpu.usd_per_gpu_hour;
+  return p;
 }
 
-StatusOr<StepTable> ServingTable(const StepModel& step, const PerfOptions& perf,
-                                 int64_t max_sequences, int64_t max_batch, int64_t longest_tokens) {
-  const int64_t table_batch = std::min<int64_t>(max_batch * step.layout().AttentionDp(),
-                                                std::max<int64_t>(1, max_sequences * 4));
-  return StepTable::Build(step, table_batch, longest_tokens, perf.max_batched_tokens);
-}
-
-StatusOr<std::unique_ptr<DisaggregatedServing>> BuildDisaggregatedServing(
-    const ModelSpec& model, const Deployment& d, const StepModel& prefill_step,
-    const StepModel& decode_step, const ClusterSpec& prefill_cluster,
-    const ClusterSpec& decode_cluster, bool same_cluster, const PerfOptions& perf,
-    const Workload& workload, int64_t longest_tokens, int64_t max_batch, Admission admission,
-    const OfferedLoad& offered) {
-  SW_CHECK(d.decode.has_value(), "BuildDisaggregatedServing: an aggregated deployment");
-  auto s = std::make_unique<DisaggregatedServing>();
-  Workload one = workload;
-  one.batch = 1;
-  s->prefill_probe = prefill_step.Estimate(one);
-  s->decode_probe = decode_step.Estimate(one);
-  if (!s->prefill_probe.memory.Fits()) {
-    return Error(fmt::format("the prefill layout {} does not fit on {}: {} of {} usable per GPU",
-                             d.prefill.layout.ToString(), prefill_cluster.gpu.name,
-                             FormatBytes(s->prefill_probe.memory.UsedBytes()),
-                             FormatBytes(s->prefill_probe.memory.usable_bytes)));
-  }
-  if (!s->decode_probe.memory.Fits()) {
-    return Error(fmt::format("the decode layout {} does not fit on {}: {} of {} usable per GPU",
-                             d.decode->layout.ToString(), decode_cluster.gpu.name,
-                             FormatBytes(s->decode_probe.memory.UsedBytes()),
-                             FormatBytes(s->decode_probe.memory.usable_bytes)));
-  }
-  const MemoryPerGpu& pm = s->prefill_probe.memory;
-  const MemoryPerGpu& dm = s->decode_probe.memory;
-  SW_ASSIGN_OR_RETURN(s->prefill_table, ServingTable(prefill_step, perf, pm.max_sequences,
-                                                     max_batch, longest_tokens));
-  SW_ASSIGN_OR_RETURN(s->decode_table,
-                      ServingTable(decode_step, perf, dm.max_sequences, max_batch, longest_tokens));
-
-  // The KV moves from each prefill GPU's shard to each decode GPU's shard.
-  s->link = PoolLink(prefill_cluster, decode_cluster, same_cluster, d.Gpus());
-  const double prompt = static_cast<double>(workload.prompt_tokens);
-  const double layers = static_cast<double>(std::max<int64_t>(1, model.num_layers()));
-  s->transfer = EstimateKvTransfer(s->link, pm.kv_bytes_per_token, dm.kv_bytes_per_token,
-                                   d.transfer, s->prefill_probe.ttft_s / prompt, layers);
-
-  // Can the decode pool hold what the prefill pool sends it? Each request decodes for about
-  // OSL steps at the pool's full-batch TPOT; Little's law gives the sequences in flight.
-  const double prefill_rate_per_s = static_cast<double>(d.prefill.workers) *
-                                    static_cast<double>(d.prefill.layout.Replicas()) /
-                                    s->prefill_probe.prefill_s_per_request;
-  Workload full = workload;
-  full.batch = std::max<int64_t>(1, dm.max_sequences);
-  const double residence_s =
-      static_cast<double>(workload.output_tokens) * decode_step.Estimate(full).tpot_s;
+// Can the decode pool hold what the prefill pool sends it? Each request decodes for about OSL
+// steps at the pool's full-batch TPOT; Little's law gives the sequences in flight.
+Status CheckDecodePool(const Deployment& d, const DeploymentEstimate& e, const Workload& lengths,
+                       const OfferedLoad& offered) {
+  const PoolEstimate& dec = e.decode();
+  const MemoryPerGpu& dm = dec.one.memory;
+  const double residence_s = static_cast<double>(lengths.output_tokens) * dec.at_batch.tpot_s;
   const double decode_sequences =
-      static_cast<double>(d.decode->workers) * static_cast<double>(dm.max_sequences);
-  const double arriving_per_s = std::min(offered.rate_per_s, prefill_rate_per_s);
+      static_cast<double>(d.decode().workers) * static_cast<double>(dm.max_sequences);
+  const double arriving_per_s = std::min(offered.rate_per_s, e.prefill().requests_per_s);
   const double needed = std::min(offered.max_in_flight, arriving_per_s * residence_s);
-  if (needed > decode_sequences) {
-    const double per_worker = static_cast<double>(std::max<int64_t>(1, dm.max_sequences));
-    return Error(fmt::format(
-        "the decode pool ({} x {}) holds {:.0f} sequences of {} + {} tokens, but the prefill "
-        "pool sends it {:.2f} requests/s that each decode for {}: {:.0f} at once; use "
-        "--decode-workers {:.0f} or more, or a lower load",
-        d.decode->workers, d.decode->layout.ToString(), decode_sequences, workload.prompt_tokens,
-        workload.output_tokens, arriving_per_s, FormatSeconds(residence_s), needed,
-        std::ceil(needed / per_worker)));
-  }
+  if (needed <= decode_sequences) return Status();
+  const double per_worker = static_cast<double>(std::max<int64_t>(1, dm.max_sequences));
+  return FailedPrecondition(
+      fmt::format("the decode pool ({} x {}) holds {:.0f} sequences of {} + {} tokens, but the "
+                  "prefill pool sends it {:.2f} requests/s that each decode for {}: {:.0f} at "
+                  "once; use `decode_workers` {:.0f} or more, or a lower load",
+                  d.decode().workers, d.decode().layout.ToString(), decode_sequences,
+                  lengths.prompt_tokens, lengths.output_tokens, arriving_per_s,
+                  FormatSeconds(residence_s), needed, std::ceil(needed / per_worker)),
+      "decode_workers");
+}
 
-  SimConfig& c = s->config;
-  c = ServingConfig(prefill_cluster, d.prefill.layout, perf, pm.kv_capacity_tokens, max_batch,
-                    admission);
-  c.replicas = d.prefill.workers * d.prefill.layout.Replicas();
-  c.state_tokens_per_sequence = pm.state_tokens_per_sequence;
-  const SimConfig decode = ServingConfig(decode_cluster, d.decode->layout, perf,
-                                         dm.kv_capacity_tokens, max_batch, admission);
-  DecodePoolConfig pool;
-  pool.table = &s->decode_table;
-  pool.replicas = d.decode->workers * d.decode->layout.Replicas();
-  pool.gpus_per_replica = decode.gpus_per_replica;
-  pool.attention_dp = decode.attention_dp;
-  pool.batch = decode.batch;
-  pool.kv_capacity_tokens = decode.kv_capacity_tokens;
-  pool.state_tokens_per_sequence = dm.state_tokens_per_sequence;
-  pool.peak_flops_per_s = decode.peak_flops_per_s;
-  pool.usd_per_gpu_hour = decode.usd_per_gpu_hour;
-  pool.transfer_latency_s = s->transfer.latency_s;
-  pool.transfer_s_per_token = s->transfer.exposed_s_per_token;
-  c.decode_pool = pool;
+bool IsClosedLoop(const Scenario& s) { return std::holds_alternative<ClosedLoop>(s.load); }
+
+// The scenario's request stream with these output lengths, `count` requests (of the simulated
+// replicas, `keep` of every `of` arrivals of an open loop).
+RequestSource Source(const Scenario& s, int64_t count, const LengthSpec& output, int64_t keep = 1,
+                     int64_t of = 1) {
+  if (!s.trace.empty()) return RequestSource(s.trace);
+  // A closed loop's clients set its arrivals; its stream only supplies lengths.
+  const OpenLoop open = IsClosedLoop(s) ? OpenLoop{} : std::get<OpenLoop>(s.load);
+  RequestSource source({open.rate_per_s, open.burstiness_cv}, s.input, output, count, s.seed,
+                       IsClosedLoop(s) ? std::numeric_limits<double>::infinity() : s.stop_after_s);
+  if (of > 1) source.KeepOnly(keep, of);
+  return source;
+}
+
+// Whether the scenario leaves the run's length to the steady state: no count, trace or cutoff
+// given, and arrivals that are a load (an open loop at a finite rate, or a closed loop).
+bool Sized(const Scenario& s) {
+  if (s.requests > 0 || !s.trace.empty() || std::isfinite(s.stop_after_s)) return false;
+  if (const auto* open = std::get_if<OpenLoop>(&s.load)) return std::isfinite(open->rate_per_s);
+  return true;
+}
+
+// Requests in flight per replica of the first pool (Little's law): a closed loop's clients; an
+// open loop's rate x end-to-end time, the end-to-end time from the step table at that batch.
+double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Workload& w) {
+  const SimPool& pool = setup.config.pools.front();
+  const double replicas = static_cast<double>(pool.replicas);
+  if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
+    return static_cast<double>(closed->clients) / replicas;
+  }
+  const double rate = std::get<OpenLoop>(s.load).rate_per_s / replicas;
+  const double context = static_cast<double>(w.prompt_tokens) + w.output_tokens / 2.0;
+  const double cap = static_cast<double>(pool.batch.max_batch);
+  const SimPool& decode = setup.config.pools.back();
+  double in_flight = 1;
+  for (int i = 0; i < 30; ++i) {  // a fixed point of L = rate x (TTFT + OSL x TPOT(L))
+    const double tpot = decode.table->DecodeSeconds(std::min(in_flight, cap), context);
+    const double next =
+        rate * (setup.estimate.unloaded_ttft_s + static_cast<double>(w.output_tokens) * tpot);
+    in_flight = std::min(cap, std::max(1.0, 0.5 * (in_flight + next)));
+  }
+  return in_flight;
+}
+
+// The replicas of the first pool simulated: at most kSampledReplicas of an aggregated pool whose
+// replicas are independent (round-robin arrivals, or a balanced closed loop).
+int64_t SimulatedReplicas(const ServingSetup& setup, const Scenario& s) {
+  const int64_t replicas = setup.config.pools.front().replicas;
+  if (setup.config.disaggregated()) return replicas;
+  const bool closed = IsClosedLoop(s);
+  const bool round_robin =
+      !s.router || std::holds_alternative<RoundRobinRouter>(*s.router) || closed;
+  return round_robin ? std::min(replicas, kSampledReplicas) : replicas;
+}
+
+// Requests after the measured window, enough to keep the load up while its last ones finish.
+int64_t TailRequests(double replicas, double in_flight_per_replica) {
+  return static_cast<int64_t>(std::ceil(4 * replicas * in_flight_per_replica)) + 100;
+}
+
+double Drift(double first, double second) {
+  const double mean = 0.5 * (first + second);
+  return mean > 0 ? (second - first) / mean : 0.0;
+}
+
+// Whether an open loop's window emitted less than its arrivals asked for.
+bool FellBehind(const SimResult& r, const Scenario& s) {
+  if (IsClosedLoop(s) || r.output_tokens_asked <= 0) return false;
+  return r.output_tokens < kServedShareOfOffered * r.output_tokens_asked;
+}
+
+// Whether an open loop's TTFT still grows through the window: a queue that has not settled.
+bool StillGrowing(const SteadyState& steady, const Scenario& s) {
+  return !IsClosedLoop(s) && !steady.converged && steady.ttft_drift > kTtftDriftTolerance;
+}
+
+// One run of `measured` requests after `warmup` on the simulated replicas.
+StatusOr<SimResult> RunWindow(const ModelSpec& model, SimConfig config, const Scenario& s,
+                              int64_t warmup, int64_t measured, int64_t tail, int64_t keep,
+                              int64_t of, const LengthSpec& output) {
+  config.measure_from = warmup;
+  config.measure_count = measured;
+  RequestSource source = Source(s, warmup + measured + tail, output, keep, of);
+  return Simulate(model, source, config);
+}
+
+}  // namespace
+
+std::string Slo::PercentileName() const {
+  return percentile ? fmt::format("p{:g}", *percentile) : std::string("mean");
+}
+
+double Slo::At(const Samples& samples) const {
+  return percentile ? samples.Percentile(*percentile) : samples.Mean();
+}
+
+StatusOr<std::optional<double>> ParseSloPercentile(std::string_view text) {
+  if (text == "mean") return std::optional<double>();
+  std::string digits(text);
+  if (!digits.empty() && (digits[0] == 'p' || digits[0] == 'P')) digits.erase(0, 1);
+  try {
+    size_t used = 0;
+    const double p = std::stod(digits, &used);
+    if (used == digits.size() && p > 0 && p < 100) return std::optional<double>(p);
+  } catch (...) {
+  }
+  return FieldError("percentile",
+                    fmt::format("`percentile` '{}' must be p50, p90, p99, p99.9 (any number in "
+                                "(0, 100) after the p) or mean",
+                                text));
+}
+
+double ServingRun::BilledOutputTokensPerS() const {
+  return std::isfinite(offered_output_tokens_per_s) && !overloaded ? offered_output_tokens_per_s
+                                                                   : OutputTokensPerS();
+}
+
+bool ServingRun::MeetsSlo() const {
+  return !overloaded && TtftAtSlo() <= slo.max_ttft_s && TpotAtSlo() <= slo.max_tpot_s;
+}
+
+OfferedLoad Offered(const Load& load) {
+  OfferedLoad o;
+  if (const auto* closed = std::get_if<ClosedLoop>(&load)) {
+    o.max_in_flight = static_cast<double>(closed->clients);
+  } else {
+    o.rate_per_s = std::get<OpenLoop>(load).rate_per_s;
+  }
+  return o;
+}
+
+Workload ScenarioLengths(const Scenario& s) {
+  double isl = s.input.mean, osl = s.output.mean;
+  if (!s.trace.empty()) {
+    isl = osl = 0;
+    const double n = static_cast<double>(s.trace.size());
+    for (const TraceRequest& t : s.trace) {
+      isl += static_cast<double>(t.input_tokens) / n;
+      osl += static_cast<double>(t.output_tokens) / n;
+    }
+  }
+  Workload w;
+  w.prompt_tokens = std::max<int64_t>(1, std::llround(isl));
+  w.output_tokens = std::max<int64_t>(1, std::llround(osl));
+  return w;
+}
+
+int64_t LongestRequest(const Scenario& s) {
+  if (!s.trace.empty()) {
+    int64_t longest = 0;
+    for (const TraceRequest& t : s.trace) {
+      longest = std::max(longest, t.input_tokens + t.output_tokens);
+    }
+    return longest;
+  }
+  const double mean = s.input.mean + s.output.mean;
+  const bool fixed = s.input.distribution == LengthDistribution::kFixed &&
+                     s.output.distribution == LengthDistribution::kFixed;
+  if (fixed) return static_cast<int64_t>(std::llround(mean));
+  const double cv = std::max(s.input.distribution == LengthDistribution::kFixed ? 0 : s.input.cv,
+                             s.output.distribution == LengthDistribution::kFixed ? 0 : s.output.cv);
+  return static_cast<int64_t>(4.0 * (1 + cv) * mean);
+}
+
+StatusOr<ServingSetup> PrepareServing(const ModelSpec& model, const Deployment& d,
+                                      const Workload& lengths, int64_t longest_tokens,
+                                      const OfferedLoad& offered) {
+  ServingSetup s;
+  SW_ASSIGN_OR_RETURN(s.estimate, EstimateDeployment(model, d, lengths));
+  if (d.disaggregated()) SW_RETURN_IF_ERROR(CheckDecodePool(d, s.estimate, lengths, offered));
+  s.tables.resize(d.pools().size());
+  for (size_t i = 0; i < d.pools().size(); ++i) {
+    SW_ASSIGN_OR_RETURN(SimPool pool,
+                        PoolConfig(d.pools()[i], s.estimate.pools[i], longest_tokens, s.tables[i]));
+    s.config.pools.push_back(pool);
+  }
+  s.config.prefix_hit_rate = d.prefill().perf.prefix_hit_rate;
+  if (d.disaggregated()) {
+    s.config.transfer_latency_s = s.estimate.transfer.latency_s;
+    s.config.transfer_s_per_token = s.estimate.transfer.exposed_s_per_token;
+  }
   return s;
+}
+
+int64_t ScenarioRequests(const ServingSetup& setup, const Scenario& scenario) {
+  if (!scenario.trace.empty()) return static_cast<int64_t>(scenario.trace.size());
+  if (scenario.requests > 0) return scenario.requests;
+  if (!Sized(scenario)) return kDefaultOpenLoopRequests;
+  const double in_flight = InFlightPerReplica(setup, scenario, ScenarioLengths(scenario));
+  const double replicas = static_cast<double>(SimulatedReplicas(setup, scenario));
+  return static_cast<int64_t>(
+      replicas * (std::max(2 * in_flight, static_cast<double>(kMinWarmupPerReplica)) +
+                  std::max(20 * in_flight, static_cast<double>(kMinMeasuredPerReplica))));
+}
+
+StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
+                           const Scenario& scenario) {
+  SW_ASSIGN_OR_RETURN(ServingSetup setup,
+                      PrepareServing(model, deployment, ScenarioLengths(scenario),
+                                     LongestRequest(scenario), Offered(scenario.load)));
+  return Serve(model, setup, scenario);
+}
+
+StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
+                           const Scenario& scenario) {
+  ServingRun run;
+  run.setup = setup;
+  run.slo = scenario.slo;
+  SimConfig& config = run.setup.config;
+  const bool closed = IsClosedLoop(scenario);
+  SteadyState& steady = run.steady;
+  steady.replicas = config.pools.front().replicas;
+  steady.simulated_replicas =
+      Sized(scenario) ? SimulatedReplicas(setup, scenario) : steady.replicas;
+  const int64_t replicas = steady.simulated_replicas;
+  config.pools.front().replicas = replicas;
+  run.replica_scale = static_cast<double>(steady.replicas) / static_cast<double>(replicas);
+  if (closed) {
+    // The simulated replicas' share of the clients.
+    const double clients = static_cast<double>(std::get<ClosedLoop>(scenario.load).clients);
+    config.concurrency = std::max<int64_t>(1, std::llround(clients / run.replica_scale));
+  }
+  // A closed loop keeps the replicas balanced by load, as the engines' data-parallel routers do
+  // (vLLM's DP load balancing, SGLang's shortest-queue router): a finished request's client
+  // sends its next one to the replica with the fewest in flight.
+  config.router = scenario.router.value_or(closed ? RouterPolicy{LeastLoadedRouter{}}
+                                                  : RouterPolicy{RoundRobinRouter{}});
+  config.max_ttft_s = scenario.slo.max_ttft_s;
+  config.max_tpot_s = scenario.slo.max_tpot_s;
+  config.stop_after_s = closed ? scenario.stop_after_s : std::numeric_limits<double>::infinity();
+  config.progress = scenario.progress;
+  // Keep `replicas` of every `steady.replicas` arrivals: those round-robin hands them.
+  const int64_t of = closed ? 1 : steady.replicas;
+  if (!Sized(scenario)) {
+    run.requests = ScenarioRequests(setup, scenario);
+    RequestSource source = Source(scenario, run.requests, scenario.output);
+    SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
+    steady.measured_requests = run.result.requests;
+  } else {
+    steady.sized = true;
+    const Workload lengths = ScenarioLengths(scenario);
+    steady.in_flight_per_replica = InFlightPerReplica(setup, scenario, lengths);
+    const double r = static_cast<double>(replicas), l = steady.in_flight_per_replica;
+    int64_t warmup = static_cast<int64_t>(
+        std::ceil(r * std::max(2 * l, static_cast<double>(kMinWarmupPerReplica))));
+    int64_t measured = static_cast<int64_t>(
+        std::ceil(r * std::max(20 * l, static_cast<double>(kMinMeasuredPerReplica))));
+    const int64_t tail = TailRequests(r, l);
+    for (steady.runs = 1;; ++steady.runs) {
+      SW_ASSIGN_OR_RETURN(run.result, RunWindow(model, config, scenario, warmup, measured, tail,
+                                                replicas, of, scenario.output));
+      const SimResult::Half* h = run.result.halves;
+      steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
+      steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
+      steady.converged = std::abs(steady.ttft_drift) <= kTtftDriftTolerance &&
+                         std::abs(steady.tpot_drift) <= kTpotDriftTolerance;
+      run.overloaded = FellBehind(run.result, scenario);
+      if (steady.converged || run.overloaded || steady.runs > kMaxDoublings) break;
+      // An open loop close to its capacity may settle with a longer run; one whose queue keeps
+      // growing does not, and is overloaded (below).
+      warmup *= 2;
+      measured *= 2;
+    }
+    steady.warmup_requests = warmup;
+    steady.measured_requests = measured;
+    run.overloaded = run.overloaded || StillGrowing(steady, scenario);
+    run.requests = run.result.arrived;
+  }
+  config.progress = nullptr;
+
+  // At fixed output lengths a closed loop runs in lockstep; the band covers the same loop out
+  // of phase (one client per replica has no wave to leave). It never fails the run.
+  if (closed && scenario.out_of_phase && scenario.trace.empty() &&
+      scenario.output.distribution == LengthDistribution::kFixed && config.concurrency > replicas) {
+    const LengthSpec spread{LengthDistribution::kUniform, scenario.output.mean,
+                            kOutOfPhaseOutputCv};
+    const int64_t tail = TailRequests(static_cast<double>(replicas), steady.in_flight_per_replica);
+    RequestSource source = Source(scenario, run.requests, spread);
+    const StatusOr<SimResult> drift =
+        steady.sized ? RunWindow(model, config, scenario, steady.warmup_requests,
+                                 steady.measured_requests, tail, 1, 1, spread)
+                     : Simulate(model, source, config);
+    if (drift.ok()) {
+      run.out_of_phase = OutOfPhase{drift->ttft_s.Mean(), drift->tpot_s.Mean()};
+    } else {
+      run.out_of_phase_failed = true;
+    }
+  }
+  if (!scenario.trace.empty() && scenario.trace.back().arrival_s > 0) {
+    run.offered_requests_per_s =
+        static_cast<double>(scenario.trace.size()) / scenario.trace.back().arrival_s;
+  } else if (!closed) {
+    run.offered_requests_per_s = std::get<OpenLoop>(scenario.load).rate_per_s;
+  }
+  double mean_output_tokens = scenario.output.mean;
+  if (!scenario.trace.empty()) {
+    mean_output_tokens = 0;
+    for (const TraceRequest& t : scenario.trace) {
+      mean_output_tokens += static_cast<double>(t.output_tokens);
+    }
+    mean_output_tokens /= static_cast<double>(scenario.trace.size());
+  }
+  run.offered_output_tokens_per_s = run.offered_requests_per_s * mean_output_tokens;
+  // A run the scenario fixed is judged against the analytic capacity: its length is the user's.
+  if (!steady.sized) {
+    run.overloaded = std::isfinite(run.offered_requests_per_s) &&
+                     run.offered_requests_per_s > run.setup.estimate.capacity_requests_per_s;
+  }
+  // The same bill spread over the tokens billed (plan/load.h's operating point), not the
+  // window's measured count with its arrivals' noise.
+  const double billed = run.BilledOutputTokensPerS();
+  if (billed > 0 && run.OutputTokensPerS() > 0) {
+    run.result.usd_per_mtok_output *= run.OutputTokensPerS() / billed;
+  }
+  return run;
 }
 
 }  // namespace shardwise

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <queue>
 
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/attention.h"
+#include "shardwise/price/price.h"
 
 namespace shardwise {
 namespace {
@@ -26,25 +28,13 @@ struct Request {
   bool done = false;
 };
 
-// What a replica runs: prefill and decode (aggregated), or one of them (disaggregated pools).
-enum class Role { kBoth, kPrefill, kDecode };
-
-// A pool of identical replicas: their iteration times and limits.
-struct SimPool {
-  const StepTable* table = nullptr;
-  Role role = Role::kBoth;
-  int64_t attention_dp = 1;
-  BatchPolicy batch;
-  double kv_capacity_tokens = 0;
-  double state_tokens_per_sequence = 0;
-};
-
 // min-heap of (decode step at which a sequence finishes, request id)
 using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
                                        std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
 
 struct Replica {
   const SimPool* pool = nullptr;
+  size_t group = 0;                  // the physical replica whose pipeline stages it shares
   std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
   std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
   FinishHeap finishes;
@@ -56,7 +46,6 @@ struct Replica {
   int64_t decode_steps = 0;
   int64_t in_flight = 0;  // routed, not finished
   bool busy = false;
-  double busy_s = 0;
   double kv_used = 0;  // KV tokens in use when last counted into the total (Sim::Touch)
   // The iteration in progress.
   double step_decode = 0;
@@ -81,30 +70,28 @@ struct Event {
 
 class Sim {
  public:
-  Sim(const ModelSpec& model, const StepTable& table, RequestSource& source, const SimConfig& c)
+  Sim(const ModelSpec& model, RequestSource& source, const SimConfig& c)
       : model_(model), source_(source), c_(c) {
     matmul_flops_per_token_ = 2.0 * static_cast<double>(CountParams(model).active_matmul);
-    const bool disaggregated = c.decode_pool.has_value();
-    pools_[0] = {&table,
-                 disaggregated ? Role::kPrefill : Role::kBoth,
-                 c.attention_dp,
-                 c.batch,
-                 c.kv_capacity_tokens,
-                 c.state_tokens_per_sequence};
-    replicas_.resize(static_cast<size_t>(c.replicas));
-    for (Replica& r : replicas_) r.pool = &pools_[0];
-    if (disaggregated) {
-      const DecodePoolConfig& d = *c.decode_pool;
-      pools_[1] = {d.table, Role::kDecode,        d.attention_dp,
-                   d.batch, d.kv_capacity_tokens, d.state_tokens_per_sequence};
-      decode_first_ = static_cast<int64_t>(replicas_.size());
-      replicas_.resize(replicas_.size() + static_cast<size_t>(d.replicas));
-      for (size_t i = static_cast<size_t>(decode_first_); i < replicas_.size(); ++i) {
-        replicas_[i].pool = &pools_[1];
+    engine_pools_.reserve(c.pools.size());
+    for (const SimPool& pool : c.pools) {
+      if (&pool == &c.pools.back() && c.disaggregated()) {
+        decode_first_ = static_cast<int64_t>(replicas_.size());
       }
-    } else {
-      decode_first_ = static_cast<int64_t>(replicas_.size());
+      // A pipeline's replica is `stages` virtual engines, each with its share of the KV cache.
+      const int64_t stages = std::max<int64_t>(1, pool.pipeline_stages);
+      SimPool& engine = engine_pools_.emplace_back(pool);
+      engine.kv_capacity_tokens = pool.kv_capacity_tokens / static_cast<double>(stages);
+      for (int64_t r = 0; r < pool.replicas; ++r) {
+        stage_free_s_.emplace_back(static_cast<size_t>(stages), 0.0);
+        for (int64_t v = 0; v < stages; ++v) {
+          Replica& rep = replicas_.emplace_back();
+          rep.pool = &engine;
+          rep.group = stage_free_s_.size() - 1;
+        }
+      }
     }
+    if (!c.disaggregated()) decode_first_ = static_cast<int64_t>(replicas_.size());
     for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
 
@@ -130,6 +117,7 @@ class Sim {
         FinishStep(e.index);
         SW_RETURN_IF_ERROR(closed_loop_status_);
       }
+      if (c_.measure_count >= 0 && result_.requests >= c_.measure_count) break;
     }
     return Finish();
   }
@@ -147,6 +135,7 @@ class Sim {
   // A client of the closed loop sends its next request now; it is routed before the replica
   // that completed the previous one plans its next iteration (RouteClosedLoop), so it can join.
   void PullClosedLoop() {
+    if (now_ >= c_.stop_after_s) return;
     if (auto r = source_.Next()) {
       r->arrival_s = now_;
       pending_.push_back(*r);
@@ -192,7 +181,7 @@ class Sim {
   // KV a request reserves at admission under the policy; a prefill pool holds the prompt only.
   static double Reservation(const SimPool& p, const Request& r) {
     const double block = static_cast<double>(p.batch.block_tokens);
-    const bool whole_life = p.batch.admission == Admission::kNoEvict && p.role != Role::kPrefill;
+    const bool whole_life = ReservesOutput(p.batch.admission) && p.role != PoolRole::kPrefill;
     return p.state_tokens_per_sequence + (whole_life
                                               ? static_cast<double>(r.prompt + r.output) + block
                                               : static_cast<double>(r.prompt) + block);
@@ -235,10 +224,9 @@ class Sim {
   }
 
   Status Route(const TraceRequest& t) {
-    for (const SimPool& p : pools_) {
-      if (p.table == nullptr) continue;
+    for (const SimPool& p : engine_pools_) {
       const int64_t held =
-          p.role == Role::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
+          p.role == PoolRole::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
       const double need =
           static_cast<double>(held + p.batch.block_tokens) + p.state_tokens_per_sequence;
       if (need > p.kv_capacity_tokens) {
@@ -246,11 +234,20 @@ class Sim {
             "a request of {} + {} tokens needs more KV than a{} replica holds ({:.0f} tokens); "
             "use more GPUs per replica or shorter requests",
             t.input_tokens, t.output_tokens,
-            p.role == Role::kPrefill ? " prefill" : (p.role == Role::kDecode ? " decode" : ""),
+            p.role == PoolRole::kPrefill ? " prefill"
+                                         : (p.role == PoolRole::kDecode ? " decode" : ""),
             p.kv_capacity_tokens));
       }
     }
     const int64_t id = static_cast<int64_t>(requests_.size());
+    if (id == 0 && c_.measure_count < 0) window_start_ = Snap();
+    if (c_.measure_count >= 0 && id == c_.measure_from) window_start_ = Snap();
+    if (c_.measure_count >= 0 && id == c_.measure_from + c_.measure_count) window_end_ = Snap();
+    if (Measured(id)) {
+      result_.input_tokens += static_cast<double>(t.input_tokens);
+      result_.output_tokens_asked += static_cast<double>(t.output_tokens);
+      ++result_.window_arrivals;
+    }
     Request r;
     r.arrival_s = t.arrival_s;
     r.prompt = t.input_tokens;
@@ -260,7 +257,6 @@ class Sim {
         std::max<int64_t>(0, r.prompt - 1),
         static_cast<int64_t>(std::llround(static_cast<double>(r.prompt) * c_.prefix_hit_rate)));
     requests_.push_back(r);
-    result_.input_tokens += static_cast<double>(t.input_tokens);
     Enqueue(PickReplica(0, static_cast<size_t>(decode_first_), next_rr_), id);
     return Status();
   }
@@ -299,13 +295,13 @@ class Sim {
   // Admits request `id` against the replica's KV and batch limits; false when it must wait.
   bool Admit(Replica& rep, Request& r) {
     const SimPool& p = *rep.pool;
-    const double committed =
-        p.batch.admission == Admission::kNoEvict ? rep.guaranteed : KvUsed(rep);
+    const bool no_evict = ReservesOutput(p.batch.admission);
+    const double committed = no_evict ? rep.guaranteed : KvUsed(rep);
     const bool room = rep.decoding + rep.admitted_prefilling < p.batch.max_batch &&
                       committed + Reservation(p, r) <= p.kv_capacity_tokens;
     if (!room) return false;
     r.admitted = true;
-    if (p.batch.admission == Admission::kNoEvict) rep.guaranteed += Reservation(p, r);
+    if (no_evict) rep.guaranteed += Reservation(p, r);
     return true;
   }
 
@@ -318,6 +314,7 @@ class Sim {
       if (r.prefilled < r.prompt || !Admit(rep, r)) break;
       rep.waiting.pop_front();
       if (r.first_token_s < 0) r.first_token_s = now_;
+      tokens_emitted_ += 1;
       JoinDecode(rep, id);
     }
   }
@@ -344,7 +341,7 @@ class Sim {
   void StartStep(int64_t index) {
     Replica& rep = replicas_[index];
     const SimPool& p = *rep.pool;
-    if (p.role == Role::kDecode) AdmitTransferred(rep);
+    if (p.role == PoolRole::kDecode) AdmitTransferred(rep);
     // Every decoding sequence grows by one token: make room, preempting if the cache is full
     // (never needed under no-evict, whose reservations cover the growth).
     while (rep.decoding > 0 &&
@@ -352,8 +349,9 @@ class Sim {
       if (!Preempt(rep)) break;
     }
     rep.step_prefill.clear();
-    const bool prefill_first = p.batch.schedule == PrefillSchedule::kPrefillFirst &&
-                               p.role != Role::kDecode && !rep.waiting.empty() &&
+    const bool chunked = ChunksPrompts(p.batch.schedule);
+    const bool prefill_first = !DecodesBesidePrefill(p.batch.schedule) &&
+                               p.role != PoolRole::kDecode && !rep.waiting.empty() &&
                                ReadyToPrefill(rep, requests_[rep.waiting.front()]);
     rep.step_decode = prefill_first ? 0.0 : static_cast<double>(rep.decoding);
     int64_t budget = p.batch.max_batched_tokens - static_cast<int64_t>(rep.step_decode);
@@ -366,11 +364,11 @@ class Sim {
       const int64_t rest = r.prompt - r.prefilled;
       // Without chunking a prompt runs whole: it waits for an iteration with room for it (one
       // longer than the whole budget runs as the iteration's only prompt).
-      if (!p.batch.chunked_prefill && rest > std::min(budget, rank_budget) &&
+      if (!chunked && rest > std::min(budget, rank_budget) &&
           (rest <= rank_budget || !rep.step_prefill.empty())) {
         break;
       }
-      const int64_t chunk = p.batch.chunked_prefill ? std::min({budget, rank_budget, rest}) : rest;
+      const int64_t chunk = chunked ? std::min({budget, rank_budget, rest}) : rest;
       rep.step_prefill.emplace_back(id, chunk);
       budget -= chunk;
     }
@@ -408,17 +406,25 @@ class Sim {
           (matmul_flops_per_token_ + AttentionFlopsPerQuery(model_, r.prefilled + tokens / 2));
     }
     rep.busy = true;
-    rep.busy_s += seconds;
+    // A pipeline's stages each hold 1/stages of the replica's GPUs for 1/stages of the
+    // iteration, after whatever iteration of another virtual engine holds them.
+    const double stages = static_cast<double>(std::max<int64_t>(1, p.pipeline_stages));
+    busy_gpu_s_ += seconds / stages * static_cast<double>(p.gpus_per_replica);
+    double done_s = now_;
+    for (double& free_s : stage_free_s_[rep.group]) {
+      done_s = std::max(done_s, free_s) + seconds / stages;
+      free_s = done_s;
+    }
     ++result_.steps;
-    if (rep.step_decode > 0) result_.itl_s.Add(seconds, rep.step_decode);
-    Push(now_ + seconds, EventKind::kStepDone, index);
+    if (rep.step_decode > 0 && InWindow()) result_.itl_s.Add(done_s - now_, rep.step_decode);
+    Push(done_s, EventKind::kStepDone, index);
     Touch(rep);
   }
 
   // Request `id` leaves replica `rep`: it releases what admission reserved there.
   void Leave(Replica& rep, const Request& r) {
     const SimPool& p = *rep.pool;
-    if (p.batch.admission == Admission::kNoEvict) rep.guaranteed -= Reservation(p, r);
+    if (ReservesOutput(p.batch.admission)) rep.guaranteed -= Reservation(p, r);
     --rep.in_flight;
   }
 
@@ -426,8 +432,9 @@ class Sim {
     Request& r = requests_[id];
     r.done = true;
     Leave(rep, r);
+    if (c_.concurrency > 0) PullClosedLoop();
+    if (!Measured(id)) return;
     ++result_.requests;
-    result_.output_tokens += static_cast<double>(r.total_output);
     const double ttft = r.first_token_s - r.arrival_s;
     const double e2e = now_ - r.arrival_s;
     result_.ttft_s.Add(ttft);
@@ -437,17 +444,26 @@ class Sim {
       tpot = (now_ - r.first_token_s) / static_cast<double>(r.total_output - 1);
       result_.tpot_s.Add(tpot);
     }
+    // Every request in the first half when all are measured (the run's length is not known).
+    const bool second = c_.measure_count >= 0 && id - c_.measure_from >= c_.measure_count / 2;
+    SimResult::Half& half = result_.halves[second ? 1 : 0];
+    half.ttft_sum_s += ttft;
+    ++half.requests;
+    if (r.total_output > 1) {
+      half.tpot_sum_s += tpot;
+      ++half.tpot_requests;
+    }
     if (ttft <= c_.max_ttft_s && tpot <= c_.max_tpot_s) {
       result_.goodput_requests += 1;
       result_.goodput_output_tokens += static_cast<double>(r.total_output);
     }
     if (c_.progress && (result_.requests & 0xFFFF) == 0) c_.progress(result_.requests, now_);
-    if (c_.concurrency > 0) PullClosedLoop();
   }
 
   void FinishStep(int64_t index) {
     Replica& rep = replicas_[index];
     if (rep.step_decode > 0) ++rep.decode_steps;
+    tokens_emitted_ += rep.step_decode;
     // Sequences whose last output token came out of this iteration.
     while (!rep.finishes.empty() && rep.finishes.top().first <= rep.decode_steps) {
       const auto [step, id] = rep.finishes.top();
@@ -468,20 +484,21 @@ class Sim {
       --rep.admitted_prefilling;
       if (r.output <= 1) {
         if (r.first_token_s < 0) r.first_token_s = now_;
+        tokens_emitted_ += 1;
         FinishRequest(rep, id);
         continue;
       }
-      if (rep.pool->role == Role::kPrefill) {
+      if (rep.pool->role == PoolRole::kPrefill) {
         // The prompt's KV leaves for the decode pool; the prefill replica frees it.
         Leave(rep, r);
         r.admitted = false;
         r.prefill_done_s = now_;
-        const DecodePoolConfig& d = *c_.decode_pool;
-        Push(now_ + d.transfer_latency_s + d.transfer_s_per_token * static_cast<double>(r.prompt),
+        Push(now_ + c_.transfer_latency_s + c_.transfer_s_per_token * static_cast<double>(r.prompt),
              EventKind::kTransferDone, id);
         continue;
       }
       if (r.first_token_s < 0) r.first_token_s = now_;
+      tokens_emitted_ += 1;
       JoinDecode(rep, id);
     }
     SampleOccupancy();
@@ -503,46 +520,55 @@ class Sim {
     }
   }
 
-  SimResult Finish() {
-    double first = requests_.empty() ? 0 : requests_.front().arrival_s;
-    result_.makespan_s = now_ - first;
-    // GPUs, GPU-weighted busy time, peak FLOP/s and dollars per hour of every pool.
-    double gpus = static_cast<double>(c_.replicas * c_.gpus_per_replica);
-    double peak = c_.peak_flops_per_s * gpus;
-    double usd_per_hour = c_.usd_per_gpu_hour * gpus;
+  // Running totals the window's rates are differences of.
+  struct Snapshot {
+    double time_s = 0;
     double busy_gpu_s = 0;
-    for (size_t i = 0; i < replicas_.size(); ++i) {
-      const bool decode = static_cast<int64_t>(i) >= decode_first_;
-      busy_gpu_s +=
-          replicas_[i].busy_s *
-          static_cast<double>(decode ? c_.decode_pool->gpus_per_replica : c_.gpus_per_replica);
+    double flops = 0;
+    double tokens = 0;
+    double kv_weighted = 0;
+  };
+  Snapshot Snap() const { return {now_, busy_gpu_s_, flops_, tokens_emitted_, kv_weighted_}; }
+
+  bool Measured(int64_t id) const {
+    return c_.measure_count < 0 ||
+           (id >= c_.measure_from && id < c_.measure_from + c_.measure_count);
+  }
+  // Whether now lies in the measured window.
+  bool InWindow() const { return window_start_.has_value() && !window_end_.has_value(); }
+
+  SimResult Finish() {
+    const double first = requests_.empty() ? 0 : requests_.front().arrival_s;
+    result_.makespan_s = now_ - first;
+    result_.arrived = static_cast<int64_t>(requests_.size());
+    const Snapshot start = window_start_.value_or(Snapshot{first, 0, 0, 0, 0});
+    const Snapshot end = window_end_.value_or(Snap());
+    result_.window_s = end.time_s - start.time_s;
+    result_.output_tokens = end.tokens - start.tokens;
+    // GPUs, peak FLOP/s and dollars per hour of every pool.
+    double gpus = 0, peak = 0, usd_per_hour = 0;
+    for (const SimPool& p : c_.pools) {
+      const double pool_gpus = static_cast<double>(p.replicas * p.gpus_per_replica);
+      gpus += pool_gpus;
+      peak += p.peak_flops_per_s * pool_gpus;
+      usd_per_hour += p.usd_per_gpu_hour * pool_gpus;
     }
-    if (c_.decode_pool) {
-      const DecodePoolConfig& d = *c_.decode_pool;
-      const double decode_gpus = static_cast<double>(d.replicas * d.gpus_per_replica);
-      gpus += decode_gpus;
-      peak += d.peak_flops_per_s * decode_gpus;
-      usd_per_hour += d.usd_per_gpu_hour * decode_gpus;
-      if (transfers_ > 0)
-        result_.kv_transfer_s_mean = transfer_s_ / static_cast<double>(transfers_);
+    if (transfers_ > 0) result_.kv_transfer_s_mean = transfer_s_ / static_cast<double>(transfers_);
+    if (result_.window_s > 0) {
+      result_.utilization = (end.busy_gpu_s - start.busy_gpu_s) / (gpus * result_.window_s);
+      result_.mfu = (end.flops - start.flops) / (peak * result_.window_s);
+      result_.kv_occupancy_mean = (end.kv_weighted - start.kv_weighted) / result_.window_s;
     }
-    if (result_.makespan_s > 0) {
-      result_.utilization = busy_gpu_s / (gpus * result_.makespan_s);
-      result_.mfu = flops_ / (peak * result_.makespan_s);
-      result_.kv_occupancy_mean = kv_weighted_ / result_.makespan_s;
-    }
-    if (result_.output_tokens > 0) {
-      result_.usd_per_mtok_output =
-          usd_per_hour * result_.makespan_s / 3600.0 / result_.output_tokens * 1e6;
-    }
+    result_.usd_per_mtok_output = UsdPerMtok(usd_per_hour, result_.OutputTokensPerS());
     return std::move(result_);
   }
 
   const ModelSpec& model_;
   RequestSource& source_;
   const SimConfig& c_;
-  SimPool pools_[2];               // [0]: aggregated or prefill; [1]: decode (disaggregated)
-  std::vector<Replica> replicas_;  // pool 0's, then from decode_first_ pool 1's
+  std::vector<SimPool> engine_pools_;  // the config's pools, as each virtual engine runs them
+  std::vector<Replica> replicas_;      // pool 0's, then from decode_first_ pool 1's
+  std::vector<std::vector<double>> stage_free_s_;  // per physical replica: when each stage frees
   int64_t decode_first_ = 0;
   double transfer_s_ = 0;  // summed over the transfers
   int64_t transfers_ = 0;
@@ -560,6 +586,9 @@ class Sim {
   double now_ = 0;
   double kv_weighted_ = 0;
   double flops_ = 0;
+  double busy_gpu_s_ = 0;      // GPU-seconds of the iterations started
+  double tokens_emitted_ = 0;  // output tokens, first tokens included
+  std::optional<Snapshot> window_start_, window_end_;
   double matmul_flops_per_token_ = 0;
   int64_t sample_tick_ = 0;
   int64_t sample_stride_ = 1;
@@ -568,19 +597,27 @@ class Sim {
 
 }  // namespace
 
-StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table, RequestSource& source,
+StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config) {
-  if (config.replicas < 1) return Error("the simulation needs at least one replica");
-  if (config.attention_dp < 1) return Error("the replica needs at least one attention rank");
+  if (config.pools.empty() || config.pools.size() > 2) {
+    return Error("the simulation needs one pool (aggregated) or two (prefill and decode)");
+  }
+  for (const SimPool& p : config.pools) {
+    if (p.table == nullptr) return Error("a pool of the simulation has no step table");
+    if (p.replicas < 1) return Error("the simulation needs at least one replica per pool");
+    if (p.attention_dp < 1) return Error("a replica needs at least one attention rank");
+    if (p.kv_capacity_tokens <= 0) return Error("a replica has no room for KV cache");
+    if (p.batch.max_batch < 1 || p.batch.max_batched_tokens < 1) {
+      return Error("`max_batch` and `max_batched_tokens` must be positive");
+    }
+  }
   if (!(config.prefix_hit_rate >= 0 && config.prefix_hit_rate <= 1)) {
-    return Error("the prefix-cache hit rate must be in [0, 1]");
+    return FieldError("prefix_hit_rate", "the `prefix_hit_rate` must be in [0, 1]");
   }
-  if (config.concurrency < 0) return Error("--concurrency must be a positive number of clients");
-  if (config.kv_capacity_tokens <= 0) return Error("the replica has no room for KV cache");
-  if (config.batch.max_batch < 1 || config.batch.max_batched_tokens < 1) {
-    return Error("--max-batch and --max-batched-tokens must be positive");
+  if (config.concurrency < 0) {
+    return FieldError("concurrency", "`concurrency` must be a positive number of clients");
   }
-  Sim sim(model, table, source, config);
+  Sim sim(model, source, config);
   return sim.Run();
 }
 

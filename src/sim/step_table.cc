@@ -47,27 +47,19 @@ double Bilinear(const std::vector<double>& grid_a, const std::vector<double>& gr
 
 }  // namespace
 
-StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch,
-                                     int64_t max_context, int64_t max_chunk) {
+StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch, int64_t max_context,
+                                     int64_t max_chunk) {
   StepTable t;
   t.batches_ = PowersOfTwo(1, static_cast<double>(std::max<int64_t>(1, max_batch)));
   t.contexts_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_context)));
   t.chunks_ = PowersOfTwo(16, static_cast<double>(std::max<int64_t>(16, max_chunk)));
   // A query attends to at least itself and at most the longest context.
   t.keys_ = PowersOfTwo(1, static_cast<double>(std::max<int64_t>(1, max_context)));
-  Workload w;
-  w.output_tokens = 1;
-  w.prompt_tokens = 16;  // decode cells do not use the prefill: compute it once
-  const PrefillEstimate unused = model.EstimatePrefill(w.prompt_tokens);
   for (double b : t.batches_) {
-    for (double c : t.contexts_) {
-      w.batch = static_cast<int64_t>(b);
-      w.decode_context_tokens = static_cast<int64_t>(c);
-      t.decode_s_.push_back(model.Estimate(w, unused).tpot_s);
-    }
+    for (double c : t.contexts_) t.decode_s_.push_back(model.VirtualDecodeS(b, c));
   }
   for (double p : t.chunks_) {
-    for (double k : t.keys_) t.prefill_s_.push_back(model.PrefillIterationS(p, k));
+    for (double k : t.keys_) t.prefill_s_.push_back(model.VirtualPrefillS(p, k));
   }
   t.weight_read_s_ = t.decode_s_.front();
   return t;

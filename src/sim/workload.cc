@@ -62,9 +62,10 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     std::string a, b, c;
-    if (!std::getline(fields, a, ',') || !std::getline(fields, b, ',') || !std::getline(fields, c)) {
-      return Error(fmt::format("{}:{}: expected 'arrival_s,input_tokens,output_tokens'", source,
-                               line_no));
+    if (!std::getline(fields, a, ',') || !std::getline(fields, b, ',') ||
+        !std::getline(fields, c)) {
+      return Error(
+          fmt::format("{}:{}: expected 'arrival_s,input_tokens,output_tokens'", source, line_no));
     }
     TraceRequest r;
     double in_tokens = 0, out_tokens = 0;
@@ -94,8 +95,8 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
                                kMaxTraceArrivalS));
     }
     if (!out.empty() && r.arrival_s < out.back().arrival_s) {
-      return Error(fmt::format("{}:{}: arrival times must not decrease (sort the trace)", source,
-                               line_no));
+      return Error(
+          fmt::format("{}:{}: arrival times must not decrease (sort the trace)", source, line_no));
     }
     out.push_back(r);
   }
@@ -154,17 +155,26 @@ std::optional<TraceRequest> RequestSource::Next() {
     return trace_[trace_next_++];
   }
   if (remaining_ <= 0) return std::nullopt;
-  --remaining_;
-  TraceRequest r;
-  clock_s_ += Gap();
-  if (clock_s_ > stop_after_s_) {
-    remaining_ = 0;
-    return std::nullopt;
+  while (true) {
+    TraceRequest r;
+    clock_s_ += Gap();
+    if (clock_s_ > stop_after_s_) {
+      remaining_ = 0;
+      return std::nullopt;
+    }
+    r.arrival_s = clock_s_;
+    r.input_tokens = Length(input_);
+    r.output_tokens = Length(output_);
+    if (drawn_++ % of_ >= keep_) continue;  // another replica's arrival
+    --remaining_;
+    return r;
   }
-  r.arrival_s = clock_s_;
-  r.input_tokens = Length(input_);
-  r.output_tokens = Length(output_);
-  return r;
+}
+
+void RequestSource::KeepOnly(int64_t keep, int64_t of) {
+  SW_CHECK(!from_trace_ && keep >= 1 && keep <= of, "KeepOnly: keep 1..of of a generated stream");
+  keep_ = keep;
+  of_ = of;
 }
 
 }  // namespace shardwise

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "shardwise/catalog/embedded.h"
-#include "shardwise/common/json_fields.h"
 
 namespace shardwise::train {
 
@@ -17,86 +17,287 @@ bool TrainEngine::OffersZero(int stage) const {
   return std::find(zero_stages.begin(), zero_stages.end(), stage) != zero_stages.end();
 }
 
+std::string GemmRateKey(const TrainConfig& c) {
+  if (c.dtype != Dtype::kFp8) return std::string(DtypeName(c.dtype));
+  switch (c.fp8_recipe) {
+    case Fp8Recipe::kDelayed:
+    case Fp8Recipe::kCurrent:
+      return "fp8-tensor";
+    case Fp8Recipe::kBlockwise:
+      return "fp8-block";
+    case Fp8Recipe::kMxfp8:
+      return "mxfp8";
+  }
+  return "fp8-tensor";
+}
+
 namespace {
 
-// Numbers that must carry a source.
-constexpr const char* kSourced[] = {
-    "attention_fraction",      "hidden_tensors",       "score_tensors",
-    "backward_traffic_factor", "grad_bytes_per_param", "optimizer_bytes_per_param",
-    "workspace_bytes",         "usable_hbm_fraction",  "overlap_grad_reduce",
-    "overlap_param_gather",    "flash_attention",      "sequence_parallel"};
+constexpr const char* kDefaultGpu = "default";
+constexpr const char* kRecipeKeys[] = {"bf16", "fp8-tensor", "fp8-block", "mxfp8"};
 
-}  // namespace
+// Reads {"value": ..., "provenance": "measured|fitted|assumed", "source": "..."} entries of one
+// JSON object, recording each source and provenance under `prefix` + key.
+class FieldReader {
+ public:
+  FieldReader(const nlohmann::json& object, std::string where, std::string prefix, TrainEngine& e)
+      : object_(object), where_(std::move(where)), prefix_(std::move(prefix)), engine_(e) {}
 
-StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::string& source) {
-  if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
-  const JsonObject o{json, source};
-  TrainEngine e;
-  SW_ASSIGN_OR_RETURN(e.name, o.String("name"));
-  if (o.Has("description")) {
-    SW_ASSIGN_OR_RETURN(e.description, o.String("description"));
-  }
-  if (json.contains("sources") && json.at("sources").is_object()) {
-    for (const auto& [key, value] : json.at("sources").items()) {
-      if (value.is_string()) e.sources[key] = value.get<std::string>();
+  bool Has(const std::string& key) const { return object_.contains(key); }
+
+  StatusOr<double> Number(const std::string& key, double lo, double hi) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < lo ||
+        v->get<double>() > hi) {
+      return Error(fmt::format("{}: '{}' must be a number in [{:g}, {:g}]", where_, key, lo, hi));
     }
+    return v->get<double>();
   }
-  for (const char* key : kSourced) {
-    if (!e.sources.contains(key) || e.sources.at(key).empty()) {
-      return Error(
-          fmt::format("{}: '{}' has no entry in \"sources\"; every engine number needs its "
-                      "source",
-                      source, key));
+
+  StatusOr<bool> Bool(const std::string& key) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
+    if (!v->is_boolean()) return Error(fmt::format("{}: '{}' must be true or false", where_, key));
+    return v->get<bool>();
+  }
+
+ private:
+  StatusOr<const nlohmann::json*> Value(const std::string& key) {
+    if (!object_.contains(key)) {
+      return Error(fmt::format(
+          "{}: lacks '{}'; add {{\"value\": ..., \"provenance\": \"measured|fitted|assumed\", "
+          "\"source\": \"...\"}}",
+          where_, key));
     }
+    const nlohmann::json& e = object_.at(key);
+    if (!e.is_object() || !e.contains("value") || !e.contains("provenance") ||
+        !e.contains("source") || !e.at("provenance").is_string() || !e.at("source").is_string() ||
+        e.at("source").get<std::string>().empty()) {
+      return Error(fmt::format(
+          "{}: '{}' must be an object with \"value\", \"provenance\" and a non-empty \"source\"",
+          where_, key));
+    }
+    auto p = ParseProvenance(e.at("provenance").get<std::string>());
+    if (!p.ok()) return Error(fmt::format("{}: '{}': {}", where_, key, p.status().message()));
+    engine_.provenance[prefix_ + key] = *p;
+    engine_.sources[prefix_ + key] = e.at("source").get<std::string>();
+    return &e.at("value");
   }
-  SW_ASSIGN_OR_RETURN(e.flash_attention, o.BoolOr("flash_attention", true));
-  SW_ASSIGN_OR_RETURN(e.attention_fraction, o.Number("attention_fraction"));
-  SW_ASSIGN_OR_RETURN(e.sequence_parallel, o.BoolOr("sequence_parallel", true));
-  SW_ASSIGN_OR_RETURN(e.dropout, o.BoolOr("dropout", false));
-  SW_ASSIGN_OR_RETURN(e.hidden_tensors, o.Number("hidden_tensors"));
-  SW_ASSIGN_OR_RETURN(e.score_tensors, o.NumberOr("score_tensors", 0.0));
-  SW_ASSIGN_OR_RETURN(e.backward_traffic_factor, o.Number("backward_traffic_factor"));
-  SW_ASSIGN_OR_RETURN(e.grad_bytes_per_param, o.Number("grad_bytes_per_param"));
-  SW_ASSIGN_OR_RETURN(e.optimizer_bytes_per_param, o.Number("optimizer_bytes_per_param"));
-  SW_ASSIGN_OR_RETURN(e.overlap_grad_reduce, o.BoolOr("overlap_grad_reduce", false));
-  SW_ASSIGN_OR_RETURN(e.overlap_param_gather, o.BoolOr("overlap_param_gather", false));
-  SW_ASSIGN_OR_RETURN(e.workspace_bytes, o.Number("workspace_bytes"));
-  SW_ASSIGN_OR_RETURN(e.usable_hbm_fraction, o.Number("usable_hbm_fraction"));
-  if (e.attention_fraction > 1 || e.usable_hbm_fraction > 1) {
-    return Error(
-        fmt::format("{}: attention_fraction and usable_hbm_fraction must be at most 1", source));
+
+  const nlohmann::json& object_;
+  std::string where_, prefix_;
+  TrainEngine& engine_;
+};
+
+// The engine's numbers (and its reliability's), each with the range it may take, and switches.
+template <typename Owner>
+struct NumberField {
+  const char* key;
+  double Owner::*member;
+  double lo, hi;
+};
+constexpr NumberField<TrainEngine> kNumbers[] = {
+    {"attention_head_dim_overhead", &TrainEngine::attention_head_dim_overhead, 0, 1e4},
+    {"hidden_tensors", &TrainEngine::hidden_tensors, 0, 1e3},
+    {"rope_tensors", &TrainEngine::rope_tensors, 0, 1e3},
+    {"score_tensors", &TrainEngine::score_tensors, 0, 1e3},
+    {"moe_token_tensors", &TrainEngine::moe_token_tensors, 0, 1e3},
+    {"clamped_glu_tensors", &TrainEngine::clamped_glu_tensors, 0, 1e3},
+    {"clamped_glu_kernels", &TrainEngine::clamped_glu_kernels, 0, 1e3},
+    {"backward_traffic_factor", &TrainEngine::backward_traffic_factor, 0, 10},
+    {"kernels_attention", &TrainEngine::kernels_attention, 0, 1e4},
+    {"kernels_dense_mlp", &TrainEngine::kernels_dense_mlp, 0, 1e4},
+    {"kernels_moe", &TrainEngine::kernels_moe, 0, 1e4},
+    {"kernels_per_expert", &TrainEngine::kernels_per_expert, 0, 1e3},
+    {"kernels_per_fp8_cast", &TrainEngine::kernels_per_fp8_cast, 0, 100},
+    {"backward_kernel_factor", &TrainEngine::backward_kernel_factor, 0, 10},
+    {"host_sync_s", &TrainEngine::host_sync_s, 0, 1},
+    {"grad_bytes_per_param", &TrainEngine::grad_bytes_per_param, 1, 8},
+    {"grad_reduce_bytes_per_param", &TrainEngine::grad_reduce_bytes_per_param, 1, 8},
+    {"optimizer_bytes_per_param", &TrainEngine::optimizer_bytes_per_param, 0, 1e3},
+    {"ep_network_fraction", &TrainEngine::ep_network_fraction, 0.01, 1},
+    {"overlap_compute_cost", &TrainEngine::overlap_compute_cost, 0, 1},
+    {"workspace_bytes", &TrainEngine::workspace_bytes, 0, 1e12},
+    {"usable_hbm_fraction", &TrainEngine::usable_hbm_fraction, 0.01, 1},
+};
+constexpr std::pair<const char*, bool TrainEngine::*> kSwitches[] = {
+    {"flash_attention", &TrainEngine::flash_attention},
+    {"sequence_parallel", &TrainEngine::sequence_parallel},
+    {"dropout", &TrainEngine::dropout},
+    {"cuda_graphs", &TrainEngine::cuda_graphs},
+    {"overlap_grad_reduce", &TrainEngine::overlap_grad_reduce},
+    {"overlap_param_gather", &TrainEngine::overlap_param_gather},
+    {"overlap_tp_comm", &TrainEngine::overlap_tp_comm},
+    {"overlap_ep_comm", &TrainEngine::overlap_ep_comm},
+    {"overlap_pp_comm", &TrainEngine::overlap_pp_comm},
+    {"ep_dispatch_dedup", &TrainEngine::ep_dispatch_dedup},
+    {"fp8_param_gather", &TrainEngine::fp8_param_gather},
+};
+constexpr NumberField<Reliability> kReliability[] = {
+    {"interruptions_per_gpu_hour", &Reliability::interruptions_per_gpu_hour, 0, 1},
+    {"restart_s", &Reliability::restart_s, 0, 1e6},
+    {"checkpoint_bytes_per_param", &Reliability::checkpoint_bytes_per_param, 0, 100},
+    {"checkpoint_write_bytes_per_s_per_gpu", &Reliability::checkpoint_write_bytes_per_s_per_gpu, 0,
+     1e12},
+};
+
+Status ParseFields(FieldReader& f, TrainEngine& e) {
+  for (const NumberField<TrainEngine>& n : kNumbers) {
+    SW_ASSIGN_OR_RETURN(e.*(n.member), f.Number(n.key, n.lo, n.hi));
   }
-  if (!json.contains("schedules") || !json.at("schedules").is_array()) {
+  for (const NumberField<Reliability>& n : kReliability) {
+    SW_ASSIGN_OR_RETURN(e.reliability.*(n.member), f.Number(n.key, n.lo, n.hi));
+  }
+  for (const auto& [key, member] : kSwitches) {
+    SW_ASSIGN_OR_RETURN(e.*member, f.Bool(key));
+  }
+  for (Fp8Recipe r :
+       {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
+    SW_ASSIGN_OR_RETURN(e.fp8_cast_bytes[r],
+                        f.Number(fmt::format("fp8_cast_bytes_{}", Fp8RecipeName(r)), 0, 100));
+  }
+  return Status();
+}
+
+// One GPU's entry. The default entry states attention as a fraction of the GPU catalog's bf16
+// GEMM fraction; a named GPU states its own fractions, or "like" another entry.
+StatusOr<TrainGpuRates> ParseGpuRates(const nlohmann::json& entry, const std::string& gpu,
+                                      const std::string& source, TrainEngine& e) {
+  const std::string where = fmt::format("{}: gpus.{}", source, gpu);
+  if (!entry.is_object()) return Error(where + " must be an object");
+  FieldReader f(entry, where, fmt::format("gpus.{}.", gpu), e);
+  TrainGpuRates r;
+  SW_ASSIGN_OR_RETURN(r.host_s_per_kernel, f.Number("host_s_per_kernel", 0, 1));
+  if (gpu == kDefaultGpu) {
+    SW_ASSIGN_OR_RETURN(r.attention_forward_fraction,
+                        f.Number("attention_forward_of_gemm", 0.01, 1));
+    SW_ASSIGN_OR_RETURN(r.attention_backward_fraction,
+                        f.Number("attention_backward_of_gemm", 0.01, 1));
+    return r;
+  }
+  SW_ASSIGN_OR_RETURN(r.attention_forward_fraction,
+                      f.Number("attention_forward_fraction", 0.01, 1));
+  SW_ASSIGN_OR_RETURN(r.attention_backward_fraction,
+                      f.Number("attention_backward_fraction", 0.01, 1));
+  for (const char* key : kRecipeKeys) {
+    std::string field = fmt::format("gemm_fraction_{}", key);
+    std::replace(field.begin(), field.end(), '-', '_');
+    if (!f.Has(field)) continue;
+    SW_ASSIGN_OR_RETURN(r.gemm_fraction[key], f.Number(field, 0.01, 1));
+  }
+  if (!r.gemm_fraction.contains("bf16")) {
+    return Error(where + " must state gemm_fraction_bf16");
+  }
+  return r;
+}
+
+Status ParseGpus(const nlohmann::json& json, const std::string& source, TrainEngine& e) {
+  if (!json.contains("gpus") || !json.at("gpus").is_object() ||
+      !json.at("gpus").contains(kDefaultGpu)) {
+    return Error(fmt::format(
+        "{}: 'gpus' must be an object with a \"default\" entry (and one per calibrated GPU)",
+        source));
+  }
+  std::map<std::string, std::string> like;
+  for (const auto& [gpu, entry] : json.at("gpus").items()) {
+    if (entry.is_object() && entry.contains("like")) {
+      if (!entry.at("like").is_string() || !entry.contains("source") ||
+          !entry.at("source").is_string() || entry.at("source").get<std::string>().empty()) {
+        return Error(fmt::format(
+            "{}: gpus.{} must be {{\"like\": \"<gpu>\", \"source\": \"why they match\"}}", source,
+            gpu));
+      }
+      like[gpu] = entry.at("like").get<std::string>();
+      e.sources["gpus." + gpu] = entry.at("source").get<std::string>();
+      continue;
+    }
+    SW_ASSIGN_OR_RETURN(e.gpus[gpu], ParseGpuRates(entry, gpu, source, e));
+  }
+  for (const auto& [gpu, other] : like) {
+    if (!e.gpus.contains(other) || other == kDefaultGpu) {
+      return Error(fmt::format("{}: gpus.{} is like '{}', which has no entry of its own", source,
+                               gpu, other));
+    }
+    e.gpus[gpu] = e.gpus.at(other);
+  }
+  return Status();
+}
+
+StatusOr<std::vector<ScheduleKind>> ParseSchedules(const nlohmann::json& json,
+                                                   const std::string& source) {
+  if (!json.contains("schedules") || !json.at("schedules").is_array() ||
+      json.at("schedules").empty()) {
     return Error(
         fmt::format("{}: 'schedules' must list 1f1b, interleaved and/or zero-bubble", source));
   }
+  std::vector<ScheduleKind> out;
   for (const auto& s : json.at("schedules")) {
     const std::string name = s.is_string() ? s.get<std::string>() : s.dump();
     if (name == "1f1b") {
-      e.schedules.push_back(ScheduleKind::k1F1B);
+      out.push_back(ScheduleKind::k1F1B);
     } else if (name == "interleaved") {
-      e.schedules.push_back(ScheduleKind::kInterleaved);
+      out.push_back(ScheduleKind::kInterleaved);
     } else if (name == "zero-bubble") {
-      e.schedules.push_back(ScheduleKind::kZeroBubble);
+      out.push_back(ScheduleKind::kZeroBubble);
     } else {
       return Error(fmt::format("{}: unknown schedule {}; use 1f1b, interleaved or zero-bubble",
                                source, name));
     }
   }
-  if (!json.contains("zero_stages") || !json.at("zero_stages").is_array()) {
+  return out;
+}
+
+StatusOr<std::vector<int>> ParseZeroStages(const nlohmann::json& json, const std::string& source) {
+  if (!json.contains("zero_stages") || !json.at("zero_stages").is_array() ||
+      json.at("zero_stages").empty()) {
     return Error(
         fmt::format("{}: 'zero_stages' must list the ZeRO stages (0-3) it offers", source));
   }
+  std::vector<int> out;
   for (const auto& z : json.at("zero_stages")) {
     if (!z.is_number_integer() || z.get<int>() < 0 || z.get<int>() > 3) {
       return Error(fmt::format("{}: zero_stages entries must be 0, 1, 2 or 3", source));
     }
-    e.zero_stages.push_back(z.get<int>());
+    out.push_back(z.get<int>());
   }
-  if (e.schedules.empty() || e.zero_stages.empty()) {
-    return Error(
-        fmt::format("{}: an engine needs at least one schedule and one ZeRO stage", source));
+  return out;
+}
+
+}  // namespace
+
+TrainGpuRates TrainEngine::RatesOn(const GpuSpec& gpu) const {
+  if (auto it = gpus.find(gpu.name); it != gpus.end()) return it->second;
+  TrainGpuRates r = gpus.at(kDefaultGpu);
+  const double bf16 = gpu.gemm_fraction.at(Dtype::kBf16);
+  r.gemm_fraction["bf16"] = bf16;
+  if (gpu.Supports(Dtype::kFp8)) {
+    r.gemm_fraction["fp8-tensor"] =
+        gpu.gemm_fraction.contains(Dtype::kFp8) ? gpu.gemm_fraction.at(Dtype::kFp8) : bf16;
   }
+  r.attention_forward_fraction *= bf16;
+  r.attention_backward_fraction *= bf16;
+  return r;
+}
+
+StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::string& source) {
+  if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
+  TrainEngine e;
+  if (!json.contains("name") || !json.at("name").is_string()) {
+    return Error(fmt::format("{}: lacks a \"name\"", source));
+  }
+  e.name = json.at("name").get<std::string>();
+  if (json.contains("description") && json.at("description").is_string()) {
+    e.description = json.at("description").get<std::string>();
+  }
+  if (!json.contains("fields") || !json.at("fields").is_object()) {
+    return Error(fmt::format(
+        "{}: 'fields' must be an object of {{\"value\", \"provenance\", \"source\"}} entries",
+        source));
+  }
+  FieldReader fields(json.at("fields"), source + ": fields", "", e);
+  SW_RETURN_IF_ERROR(ParseFields(fields, e));
+  SW_RETURN_IF_ERROR(ParseGpus(json, source, e));
+  SW_ASSIGN_OR_RETURN(e.schedules, ParseSchedules(json, source));
+  SW_ASSIGN_OR_RETURN(e.zero_stages, ParseZeroStages(json, source));
   return e;
 }
 

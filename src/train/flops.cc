@@ -27,14 +27,23 @@ double ForwardFlopsPerToken(const ModelSpec& m, int64_t seq_len) {
          AttentionFlopsPerToken(m, seq_len);
 }
 
-IterationFlops CountIterationFlops(const ModelSpec& m, const TrainConfig& c) {
+IterationFlops CountIterationFlops(const ModelSpec& m, const TrainConfig& c,
+                                   double recomputed_fraction) {
   IterationFlops f;
   const double tokens = static_cast<double>(c.TokensPerIteration());
-  f.forward = tokens * ForwardFlopsPerToken(m, c.seq_len);
-  f.attention_forward = tokens * AttentionFlopsPerToken(m, c.seq_len);
-  // The LM head is not recomputed: Megatron-LM counts it three times (its V / 16lh term).
   const double head = tokens * 2.0 * static_cast<double>(m.vocab_size * m.hidden_size);
-  f.megatron = 4 * f.forward - head;
+  const double layers = static_cast<double>(m.num_layers());
+  const double attention = AttentionFlopsPerToken(m, c.seq_len);
+  f.forward = tokens * ForwardFlopsPerToken(m, c.seq_len);
+  f.attention_forward = tokens * attention;
+  // Each MTP module: a layer (of the mean layer's size), the projection of [embedding; hidden]
+  // (2h x h) and a second pass through the LM head.
+  const double mtp = static_cast<double>(c.mtp_layers);
+  const double h = static_cast<double>(m.hidden_size);
+  f.forward += mtp * ((f.forward - head) / layers + tokens * 4 * h * h + head);
+  f.attention_forward += mtp * tokens * attention / layers;
+  // The LM head is not recomputed: Megatron-LM counts it three times (its V / 16lh term).
+  f.megatron = 4 * f.forward - head * (1 + mtp);
   f.model = 3 * f.forward;
   switch (c.recompute) {
     case Recompute::kNone:
@@ -44,7 +53,8 @@ IterationFlops CountIterationFlops(const ModelSpec& m, const TrainConfig& c) {
       f.hardware = f.model + f.attention_forward;
       break;
     case Recompute::kFull:
-      f.hardware = f.megatron;  // the recomputed forward of every layer
+      // the recomputed forward of every (or every recomputed) layer
+      f.hardware = f.model + recomputed_fraction * (f.megatron - f.model);
       break;
   }
   return f;

@@ -48,11 +48,66 @@ std::string_view RecomputeName(Recompute r) {
   return "full";
 }
 
-StatusOr<Recompute> ParseRecompute(std::string_view text) {
+Status ParseRecompute(std::string_view text, TrainConfig& config) {
   for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-    if (text == RecomputeName(r)) return r;
+    if (text == RecomputeName(r)) {
+      config.recompute = r;
+      config.recompute_layers = 0;
+      return Status();
+    }
   }
-  return Error(fmt::format("--recompute '{}' is not a mode; use none, selective or full", text));
+  constexpr std::string_view kPrefix = "full:";
+  if (text.starts_with(kPrefix)) {
+    const std::string_view digits = text.substr(kPrefix.size());
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec == std::errc() && end == digits.data() + digits.size() && n >= 1 && n <= 1000) {
+      config.recompute = Recompute::kFull;
+      config.recompute_layers = n;
+      return Status();
+    }
+  }
+  return Error(
+      fmt::format("--recompute '{}' is not a mode; use none, selective, full, or full:N to "
+                  "recompute N layers of each model chunk",
+                  text));
+}
+
+std::string TrainConfig::RecomputeText() const {
+  if (recompute == Recompute::kFull && recompute_layers > 0) {
+    return fmt::format("full:{}", recompute_layers);
+  }
+  return std::string(RecomputeName(recompute));
+}
+
+std::string_view Fp8RecipeName(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kDelayed:
+      return "delayed";
+    case Fp8Recipe::kCurrent:
+      return "current";
+    case Fp8Recipe::kBlockwise:
+      return "blockwise";
+    case Fp8Recipe::kMxfp8:
+      return "mxfp8";
+  }
+  return "current";
+}
+
+StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view text) {
+  for (Fp8Recipe r :
+       {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
+    if (text == Fp8RecipeName(r)) return r;
+  }
+  return Error(
+      fmt::format("--fp8-recipe '{}' is not a recipe; use delayed, current (FP8-CS), blockwise "
+                  "or mxfp8 (FP8-MX)",
+                  text));
+}
+
+std::string TrainConfig::PrecisionName() const {
+  if (dtype != Dtype::kFp8) return std::string(DtypeName(dtype));
+  return fmt::format("fp8-{}", Fp8RecipeName(fp8_recipe));
 }
 
 }  // namespace shardwise::train

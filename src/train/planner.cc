@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "shardwise/common/format.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/perf/roofline.h"
 
 namespace shardwise::train {
@@ -89,6 +90,27 @@ bool Faster(const TrainEstimate& a, const TrainEstimate& b) {
   return a.memory.UsedBytes() < b.memory.UsedBytes();
 }
 
+// Under full recompute, the fewest layers per model chunk (Megatron's block method) that still
+// fit: fewer recomputed layers are faster, and what fits with N fits with more.
+template <typename Evaluate>
+TrainEstimate FewestRecomputed(const TrainEstimate& all, const Evaluate& evaluate) {
+  int64_t most = 0;
+  for (const PipelineChunk& chunk : all.split.chunks) most = std::max(most, chunk.layers);
+  TrainEstimate best = all;
+  TrainConfig cfg = all.config;
+  int64_t lo = 1, hi = most;
+  while (lo < hi) {
+    cfg.recompute_layers = (lo + hi) / 2;
+    if (std::optional<TrainEstimate> fits = evaluate(cfg)) {
+      best = *fits;
+      hi = cfg.recompute_layers;
+    } else {
+      lo = cfg.recompute_layers + 1;
+    }
+  }
+  return best;
+}
+
 SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& e,
                     const TrainRequest& r) {
   SearchResult out;
@@ -110,29 +132,37 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
     std::vector<int64_t> micro = {r.config.micro_batch};
     if (r.search_micro_batch) micro = Divisors(per_rank, kMaxMicroBatch);
     std::optional<TrainEstimate> best;
+    std::shared_ptr<const LayerCosts> passes;
+    // Estimates a config; empty when it is invalid or does not fit (the closest misfit kept).
+    auto evaluate = [&](const TrainConfig& cfg) -> std::optional<TrainEstimate> {
+      auto est = model->Estimate(cfg, *passes);
+      if (!est.ok()) return std::nullopt;
+      ++out.evaluated;
+      if (!est->memory.Fits()) {
+        if (!out.smallest_misfit ||
+            est->memory.UsedBytes() < out.smallest_misfit->memory.UsedBytes()) {
+          out.smallest_misfit = *est;
+        }
+        return std::nullopt;
+      }
+      ++out.fitting;
+      return *est;
+    };
     for (int64_t b : micro) {
       for (Recompute mode : modes) {
         TrainConfig cfg = r.config;
         cfg.micro_batch = b;
         cfg.recompute = mode;
-        std::shared_ptr<const TrainModel::LayerPasses> passes;
+        passes = model->Passes(cfg);
         for (const Schedule& s : CandidateSchedules(e, r, l.pp)) {
           for (int z : zeros) {
             cfg.schedule = s;
             cfg.zero = z;
-            if (!passes) passes = model->Passes(cfg);
-            auto est = model->Estimate(cfg, *passes);
-            if (!est.ok()) continue;
-            ++out.evaluated;
-            if (!est->memory.Fits()) {
-              if (!out.smallest_misfit ||
-                  est->memory.UsedBytes() < out.smallest_misfit->memory.UsedBytes()) {
-                out.smallest_misfit = *est;
-              }
-              continue;
+            std::optional<TrainEstimate> found = evaluate(cfg);
+            if (found && r.search_recompute && mode == Recompute::kFull) {
+              found = FewestRecomputed(*found, evaluate);
             }
-            ++out.fitting;
-            if (!best || Faster(*est, *best)) best = *est;
+            if (found && (!best || Faster(*found, *best))) best = found;
           }
         }
       }
@@ -146,7 +176,7 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
 std::string ConfigText(const TrainEstimate& e) {
   return fmt::format("{} b{} x{} {} ZeRO-{} recompute {}", e.layout.ToString(),
                      e.config.micro_batch, e.micro_batches, e.config.schedule.ToString(),
-                     e.config.zero, RecomputeName(e.config.recompute));
+                     e.config.zero, e.config.RecomputeText());
 }
 
 // The part of the step where `loser` spends the most time over `winner`.
@@ -242,12 +272,17 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
     return NothingFits(m, c, s);
   }
   const double usd = c.gpu.usd_per_gpu_hour;
+  const double params = static_cast<double>(CountParams(m).total);
+  auto cost = [&](const TrainEstimate& est) {
+    return CostToTrain(est, r.reliability, params, usd, r.tokens);
+  };
   const size_t shown = std::min<size_t>(r.top, s.best_per_layout.size());
   for (size_t i = 0; i < shown; ++i) {
     const TrainEstimate& est = s.best_per_layout[i];
     const TrainEstimate* next =
         i + 1 < s.best_per_layout.size() ? &s.best_per_layout[i + 1] : nullptr;
-    plan.ranked.push_back({est, CostToTrain(est, usd, r.tokens), Why(est, next, i)});
+    SW_ASSIGN_OR_RETURN(TrainingCost spent, cost(est));
+    plan.ranked.push_back({est, spent, Why(est, next, i)});
   }
   plan.critical = ComputeCriticalBatch(m, c, plan.ranked.front().estimate);
 
@@ -269,7 +304,9 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
         const SearchResult ss = Search(m, *smaller, e, sub);
         if (ss.best_per_layout.empty()) continue;
         const TrainEstimate& est = ss.best_per_layout.front();
-        best = {est, CostToTrain(est, usd, r.tokens), ConfigText(est)};
+        auto spent = cost(est);
+        if (!spent.ok()) continue;
+        best = {est, *spent, ConfigText(est)};
       }
       plan.sizes.push_back({g, best, false});
     }

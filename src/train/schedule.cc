@@ -28,7 +28,7 @@ double InFlightMicroBatches(const Schedule& s, int64_t pp, int64_t m) {
   return held;
 }
 
-Status CheckSchedule(const Schedule& s, int64_t pp, int64_t m, int64_t layers) {
+Status CheckSchedule(const Schedule& s, int64_t pp, int64_t m) {
   if (s.kind == ScheduleKind::k1F1B) return Status();
   if (pp < 2) {
     return Error(
@@ -50,12 +50,6 @@ Status CheckSchedule(const Schedule& s, int64_t pp, int64_t m, int64_t layers) {
         fmt::format("{} needs the micro-batches per pipeline ({}) to be a multiple of pp "
                     "({}); change --global-batch or --micro-batch",
                     s.ToString(), m, pp));
-  }
-  if (layers % (pp * s.virtual_stages) != 0) {
-    return Error(
-        fmt::format("{}: {} layers do not split into pp x V = {} model chunks; choose V "
-                    "so that pp x V divides the layers",
-                    s.ToString(), layers, pp * s.virtual_stages));
   }
   return Status();
 }

@@ -12,63 +12,60 @@
 namespace shardwise::train {
 namespace {
 
-constexpr double kLogitBytes = 4;  // fp32 logits and their gradient in the cross-entropy
-// FlashAttention-2's backward runs five matmuls against the forward's two.
-constexpr double kFlashBackwardFactor = 2.5;
-// Plain attention's backward: dS, dQ, dK (two) and dP, dV (two) products: twice the forward.
-constexpr double kBackwardFactor = 2.0;
-
 std::string LevelName(const ClusterSpec& c, const GroupShape& g) {
   const int level = g.HighestLevel();
   if (level < 0) return "-";
   return level == 0 ? c.levels[0].name : "scale-out (" + c.levels[level].name + ")";
 }
 
-void Add(PassTimes& to, const PassTimes& from, double times) {
-  to.gemm_s += from.gemm_s * times;
-  to.attention_s += from.attention_s * times;
-  to.memory_s += from.memory_s * times;
-  to.tp_comm_s += from.tp_comm_s * times;
-  to.ep_comm_s += from.ep_comm_s * times;
-  to.cp_comm_s += from.cp_comm_s * times;
-  to.pp_comm_s += from.pp_comm_s * times;
+int64_t VirtualStages(const TrainConfig& c) {
+  return c.schedule.kind == ScheduleKind::kInterleaved ? c.schedule.virtual_stages : 1;
+}
+
+// Keys one query of a layer with this sliding window attends to.
+double Keys(int64_t window, int64_t seq_len) {
+  return static_cast<double>(window > 0 ? std::min(window, seq_len) : seq_len);
+}
+
+// Share of the layers a full-recompute config recomputes (block recompute: the first N of each
+// model chunk).
+double RecomputedFraction(const TrainConfig& c, const PipelineSplit& split) {
+  double recomputed = 0, all = 0;
+  for (const PipelineChunk& chunk : split.chunks) {
+    for (int64_t i = 0; i < chunk.layers + chunk.mtp; ++i) {
+      all += 1;
+      if (c.LayerRecompute(i) == Recompute::kFull) recomputed += 1;
+    }
+  }
+  return all > 0 ? recomputed / all : 0.0;
+}
+
+// FLOPs per GPU per second and MFU / HFU over the GEMM format's dense peak.
+void CountUtilisation(const ModelSpec& m, const GpuSpec& gpu, TrainEstimate& est) {
+  const TrainConfig& c = est.config;
+  const double gpus = static_cast<double>(est.layout.gpus());
+  est.flops = CountIterationFlops(m, c, RecomputedFraction(c, est.split));
+  const double peak = gpu.PeakFlopsPerS(gpu.ComputeDtypeFor(c.dtype)) * gpus * est.step_s;
+  est.model_tflops_per_gpu = est.flops.model / (gpus * est.step_s) / 1e12;
+  est.hardware_tflops_per_gpu = est.flops.hardware / (gpus * est.step_s) / 1e12;
+  est.mfu = est.flops.model / peak;
+  est.hfu = est.flops.hardware / peak;
+}
+
+// The largest part of the step, and the largest besides GEMMs: what bounds the speed.
+void NameBounds(TrainEstimate& est) {
+  const auto parts = StepParts(est);
+  size_t top = 0, top_overhead = 1;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    if (parts[i].second > parts[top].second) top = i;
+    if (parts[i].second > parts[top_overhead].second) top_overhead = i;
+  }
+  est.bound = parts[top].first;
+  est.overhead = fmt::format("{} {:.0f}%", parts[top_overhead].first,
+                             100 * parts[top_overhead].second / est.step_s);
 }
 
 }  // namespace
-
-// One micro-batch through one layer of each kind (forward; backward with recompute), the
-// attention core per key span, and the extras of the first and last stage.
-struct TrainModel::LayerPasses {
-  PassTimes dense_fwd, dense_bwd, moe_fwd, moe_bwd;
-  PassTimes head_fwd, head_bwd;  // LM head and cross-entropy (last stage)
-  PassTimes send;                // PP hand-off of one micro-batch, one direction, one chunk
-  double attention_flops_per_key_token = 0;  // attention FLOPs per (query, key) on this GPU
-  double attention_rate = 0;
-  double score_bytes_per_key_token = 0;  // materialised scores through HBM, forward
-  double tokens = 0;
-  bool flash = true;
-  Recompute recompute = Recompute::kFull;
-  double cp_ring_fwd_s = 0;  // one layer's ring passes, forward
-
-  // Attention core of one layer whose queries see `keys` keys: forward and backward times
-  // (backward includes a recomputed forward when the mode requires it).
-  void Attention(double keys, PassTimes& fwd, PassTimes& bwd, double hbm_bytes_per_s) const {
-    const double pairs = tokens * (flash ? keys / 2 : keys);  // flash skips masked blocks
-    const double compute = pairs * attention_flops_per_key_token / attention_rate;
-    const double traffic = tokens * keys * score_bytes_per_key_token / hbm_bytes_per_s;
-    const double forward = compute + traffic;
-    const double backward =
-        compute * (flash ? kFlashBackwardFactor : kBackwardFactor) + 2 * traffic;
-    const bool again =
-        recompute == Recompute::kFull || (recompute == Recompute::kSelective && !flash);
-    fwd.attention_s += forward;
-    bwd.attention_s += backward + (again ? forward : 0.0);
-    // CP ring passes hide behind the attention they feed.
-    fwd.cp_comm_s += std::max(0.0, cp_ring_fwd_s - forward);
-    bwd.cp_comm_s += std::max(0.0, 2 * cp_ring_fwd_s - backward) +
-                     (recompute == Recompute::kFull ? std::max(0.0, cp_ring_fwd_s - forward) : 0);
-  }
-};
 
 Status TrainModel::Supports(const ModelSpec& model) {
   if (model.num_recurrent_layers() == 0) return Status();
@@ -92,12 +89,18 @@ StatusOr<TrainModel> TrainModel::Create(const ModelSpec& model, const ClusterSpe
   t.model_ = &model;
   t.cluster_ = &cluster;
   t.engine_ = &engine;
+  t.rates_ = engine.RatesOn(cluster.gpu);
   t.layout_ = layout;
   t.shard_ = ShardModel(model, layout, PerfOptions{});
   SW_ASSIGN_OR_RETURN(t.tp_group_, PlaceGroup(cluster, layout.tp, 1));
   SW_ASSIGN_OR_RETURN(t.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
   SW_ASSIGN_OR_RETURN(t.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
   SW_ASSIGN_OR_RETURN(t.pp_pair_, PlaceGroup(cluster, layout.pp, layout.PpStride()));
+  const int64_t ep_local =
+      t.ep_group_.members_per_unit.empty() ? 1 : t.ep_group_.members_per_unit[0];
+  SW_ASSIGN_OR_RETURN(t.ep_local_group_, PlaceGroup(cluster, ep_local, layout.EpStride()));
+  SW_ASSIGN_OR_RETURN(t.ep_node_group_,
+                      PlaceGroup(cluster, layout.ep / ep_local, cluster.GpusPerNode()));
   // Gradients of dense weights reduce over the DP and CP ranks (contiguous above TP); expert
   // weights over the replicas of each expert group.
   SW_ASSIGN_OR_RETURN(t.dp_group_, PlaceGroup(cluster, layout.dp * layout.cp, layout.tp));
@@ -106,30 +109,6 @@ StatusOr<TrainModel> TrainModel::Create(const ModelSpec& model, const ClusterSpe
   t.dp_replicas_ = static_cast<double>(layout.dp * layout.cp);
   t.edp_replicas_ = static_cast<double>(layout.Replicas());
   t.hbm_bytes_per_s_ = cluster.gpu.AchievableHbmBytesPerS();
-
-  // Parameters per GPU of the fullest stage.
-  const ModelShard& s = t.shard_;
-  const bool single_tied = layout.pp == 1 && model.tie_word_embeddings;
-  for (const StageLayers& st : s.stages) {
-    const double layers = static_cast<double>(st.dense + st.moe);
-    const double tables = single_tied ? 1.0 : (st.first ? 1.0 : 0.0) + (st.last ? 1.0 : 0.0);
-    const double dense = layers * (s.attention_params + s.norm_params) +
-                         static_cast<double>(st.dense) * s.dense_ffn_params +
-                         static_cast<double>(st.moe) * (s.shared_params + s.router_params) +
-                         tables * s.vocab_params + (st.last ? s.norm_params / 2 : 0.0);
-    const double expert = static_cast<double>(st.moe) * s.experts_per_gpu * s.expert_params;
-    if (dense + expert > t.dense_params_ + t.expert_params_) {
-      t.dense_params_ = dense;
-      t.expert_params_ = expert;
-    }
-  }
-  auto both = [&t](CollectiveOp op, double bytes_per_param) {
-    return t.Collective(t.dp_group_, op, t.dense_params_ * bytes_per_param) +
-           t.Collective(t.edp_group_, op, t.expert_params_ * bytes_per_param);
-  };
-  t.grad_all_reduce_s_ = both(CollectiveOp::kAllReduce, engine.grad_bytes_per_param);
-  t.grad_reduce_scatter_s_ = both(CollectiveOp::kReduceScatter, engine.grad_bytes_per_param);
-  t.param_all_gather_s_ = both(CollectiveOp::kAllGather, kBf16Bytes);
   return t;
 }
 
@@ -143,112 +122,110 @@ double TrainModel::Collective(const GroupShape& g, CollectiveOp op, double bytes
   return PredictCollective(*cluster_, g, r).time_s;
 }
 
-double TrainModel::Gemm(double m, double n, double k, Dtype dtype) const {
-  if (m <= 0) return 0;
-  const GpuSpec& gpu = cluster_->gpu;
-  const double rate = gpu.PeakFlopsPerS(dtype) * gpu.GemmEfficiency(dtype, m, n, k);
-  const double bytes = (n * k + m * (n + k)) * kBf16Bytes;
-  return std::max(2 * m * n * k / rate, bytes / hbm_bytes_per_s_);
+double TrainModel::Dispatch(double tokens) const {
+  const ModelSpec& m = *model_;
+  const double bytes = tokens * static_cast<double>(m.hidden_size) * kBf16Bytes;
+  const int64_t k = m.moe.experts_per_token;
+  if (!engine_->ep_dispatch_dedup) {
+    // Megatron-Core's all-to-all dispatcher: k copies of each token, one per expert.
+    return Collective(ep_group_, CollectiveOp::kAllToAll, bytes * static_cast<double>(k));
+  }
+  // Once per destination node over the network, then forwarded to each destination GPU in the
+  // node over NVLink, the two pipelined. With node-limited routing (DeepSeek-V3: experts in
+  // groups, a token picks topk_group groups) the groups map onto the nodes. The network part
+  // streams at the engine's share of the NIC's line rate (DeepEP's RDMA kernels keep every
+  // token's puts in flight), not at NCCL's size-dependent rate.
+  const int64_t nodes = ep_node_group_.size;
+  const bool grouped = m.moe.num_groups > 1 && m.moe.num_groups >= nodes;
+  const int64_t node_picks = grouped ? std::min(k, m.moe.groups_per_token) : k;
+  const double nodes_d = static_cast<double>(nodes);
+  const double off_node =
+      nodes > 1 ? ExpectedDistinctDestinations(nodes, node_picks) * (nodes_d - 1) / nodes_d : 0.0;
+  const double network_s =
+      bytes * off_node / (cluster_->gpu.nic_bytes_per_s * engine_->ep_network_fraction);
+  return std::max(network_s, Collective(ep_local_group_, CollectiveOp::kAllToAllTopK, bytes, k));
 }
 
-std::shared_ptr<const TrainModel::LayerPasses> TrainModel::Passes(const TrainConfig& c) const {
-  const ModelSpec& m = *model_;
+TrainModel::RankParams TrainModel::ParamsOf(const std::vector<PipelineChunk>& chunks) const {
   const ModelShard& s = shard_;
-  const Layout& l = layout_;
-  const TrainEngine& e = *engine_;
-  const Dtype dtype = cluster_->gpu.ComputeDtypeFor(c.dtype);
-  const double tp = static_cast<double>(l.tp);
-  const double h = static_cast<double>(m.hidden_size);
-  const double tokens = static_cast<double>(c.micro_batch * c.seq_len / l.cp);
-  const double sp_split = e.sequence_parallel ? tp : 1.0;
-  auto out = std::make_shared<LayerPasses>();
-  LayerPasses& p = *out;
-  p.tokens = tokens;
-  p.flash = e.flash_attention;
-  p.recompute = c.recompute;
-
-  // Shared by both layer kinds: attention GEMMs, norms and residuals, TP collectives.
-  // Backward GEMMs with their own shapes: the input gradient [tokens x n] x [n x k] and the
-  // weight gradient [k x tokens] x [tokens x n], whose reduction runs over the micro-batch.
-  double dense_bwd_gemm_s = 0, moe_bwd_gemm_s = 0;
-  auto gemm = [&](double rows, const GemmShape& g, double copies, double& fwd, double& bwd) {
-    fwd += copies * Gemm(rows, g.n, g.k, dtype);
-    bwd += copies * (Gemm(rows, g.k, g.n, dtype) + Gemm(g.k, g.n, rows, dtype));
-  };
-  PassTimes common;
-  double common_bwd_gemm_s = 0;
-  for (const GemmShape& g : s.attention_gemms) gemm(tokens, g, 1, common.gemm_s, common_bwd_gemm_s);
-  common.memory_s = e.hidden_tensors * tokens * h * kBf16Bytes / sp_split / hbm_bytes_per_s_;
-  if (l.tp > 1) {
-    const double bytes = tokens * h * kBf16Bytes;
-    common.tp_comm_s = e.sequence_parallel
-                           ? 2 * (Collective(tp_group_, CollectiveOp::kAllGather, bytes) +
-                                  Collective(tp_group_, CollectiveOp::kReduceScatter, bytes))
-                           : 2 * Collective(tp_group_, CollectiveOp::kAllReduce, bytes);
-  }
-  // The activation function's traffic: gate and up in, product out (SwiGLU) or in and out.
-  const double act_tensors = m.gated_ffn ? 3.0 : 2.0;
-
-  p.dense_fwd = common;
-  dense_bwd_gemm_s = common_bwd_gemm_s;
-  for (const GemmShape& g : s.dense_ffn_gemms)
-    gemm(tokens, g, 1, p.dense_fwd.gemm_s, dense_bwd_gemm_s);
-  p.dense_fwd.memory_s += act_tensors * tokens * static_cast<double>(m.intermediate_size) / tp *
-                          kBf16Bytes / hbm_bytes_per_s_;
-  if (m.is_moe()) {
-    p.moe_fwd = common;
-    moe_bwd_gemm_s = common_bwd_gemm_s;
-    // Tokens entering one expert group, spread over its experts.
-    const double group_tokens = static_cast<double>(l.AttentionDp() * c.micro_batch * c.seq_len);
-    const double k = static_cast<double>(m.moe.experts_per_token);
-    const double per_expert = group_tokens * k / static_cast<double>(m.moe.num_experts);
-    for (const GemmShape& g : s.expert_gemms) {
-      gemm(per_expert, g, s.experts_per_gpu, p.moe_fwd.gemm_s, moe_bwd_gemm_s);
+  const ModelSpec& m = *model_;
+  RankParams out;
+  auto layer = [&](const LayerSpec& spec) {
+    out.dense += s.attention_params + s.norm_params;
+    if (spec.moe()) {
+      out.dense += s.shared_params + s.router_params;
+      out.expert += s.experts_per_gpu * s.expert_params;
+    } else if (spec.ffn == FfnKind::kDense) {
+      out.dense += s.dense_ffn_params;
     }
-    for (const GemmShape& g : s.shared_gemms) gemm(tokens, g, 1, p.moe_fwd.gemm_s, moe_bwd_gemm_s);
-    gemm(tokens, s.router_gemm, 1, p.moe_fwd.gemm_s, moe_bwd_gemm_s);
-    p.moe_fwd.memory_s +=
-        3.0 * tokens * s.ffn_width * kBf16Bytes / hbm_bytes_per_s_;  // SwiGLU on k copies
-    if (l.ep > 1) {
-      const double bytes = tokens * h * kBf16Bytes / sp_split;
-      p.moe_fwd.ep_comm_s =
-          2 * Collective(ep_group_, CollectiveOp::kAllToAllTopK, bytes, m.moe.experts_per_token);
-    }
-  }
-  // Backward: the GEMMs' gradients, element-wise work again, the same collectives; full recompute
-  // repeats the forward (PP sends excluded).
-  auto backward = [&](const PassTimes& f, double gemm_s) {
-    PassTimes b;
-    b.gemm_s = gemm_s;
-    b.memory_s = e.backward_traffic_factor * f.memory_s;
-    b.tp_comm_s = f.tp_comm_s;
-    b.ep_comm_s = f.ep_comm_s;
-    if (c.recompute == Recompute::kFull) Add(b, f, 1.0);
-    return b;
   };
-  p.dense_bwd = backward(p.dense_fwd, dense_bwd_gemm_s);
-  if (m.is_moe()) p.moe_bwd = backward(p.moe_fwd, moe_bwd_gemm_s);
-
-  // Attention core rates and traffic.
-  p.attention_flops_per_key_token = s.attention_flops_per_key;
-  p.attention_rate = cluster_->gpu.AchievableFlopsPerS(Dtype::kBf16) * e.attention_fraction;
-  p.score_bytes_per_key_token =
-      e.flash_attention ? 0.0 : s.heads * (2 + e.score_tensors) * kBf16Bytes;  // S out, P in
-  if (l.cp > 1) {
-    p.cp_ring_fwd_s = static_cast<double>(l.cp - 1) *
-                      Collective(cp_group_, CollectiveOp::kSendRecv, tokens * s.kv_bytes_per_token);
-  }
-
-  // Last stage: LM head GEMM and the fp32 cross-entropy (read and write logits each way).
-  const double vocab = static_cast<double>(m.vocab_size) / tp;
-  gemm(tokens, GemmShape{vocab, h}, 1, p.head_fwd.gemm_s, p.head_bwd.gemm_s);
-  p.head_fwd.memory_s = 2 * tokens * vocab * kLogitBytes / hbm_bytes_per_s_;
-  p.head_bwd.memory_s = p.head_fwd.memory_s;
-  if (l.pp > 1) {
-    // Scatter/gather (or sequence parallelism) sends 1/tp of the activations per TP rank.
-    p.send.pp_comm_s = Collective(pp_pair_, CollectiveOp::kSendRecv, tokens * h * kBf16Bytes / tp);
+  const bool single_tied = layout_.pp == 1 && m.tie_word_embeddings;
+  for (const PipelineChunk& c : chunks) {
+    for (int64_t i = c.first_layer; i < c.first_layer + c.layers; ++i) layer(m.layers[i]);
+    if (c.embedding) out.dense += s.vocab_params;
+    if (c.loss) out.dense += (single_tied ? 0.0 : s.vocab_params) + s.norm_params / 2;
+    for (int64_t i = 0; i < c.mtp; ++i) {
+      layer(m.layers.back());
+      out.dense += 2.0 * static_cast<double>(m.hidden_size * m.hidden_size) /
+                       static_cast<double>(layout_.tp) +
+                   2 * s.norm_params;
+    }
   }
   return out;
+}
+
+double TrainModel::RankTime(const std::vector<PipelineChunk>& chunks, const LayerCosts& p,
+                            const TrainConfig& c, PassTimes& fwd, PassTimes& bwd) const {
+  const ModelSpec& m = *model_;
+  // The forward is cut into segments where dropless MoE makes the host wait for the GPU; each
+  // segment, and the backward after the last (it has no wait: the tokens-per-expert counts are
+  // known), runs at the pace of the slower of GPU and host.
+  double synced_s = 0, segment_gpu_s = 0, segment_host_s = 0;
+  auto forward = [&](const PassTimes& f) {
+    fwd.Add(f);
+    segment_gpu_s += f.GpuTotal();
+    segment_host_s += f.host_s;
+  };
+  auto layer = [&](const LayerSpec& spec, int64_t index) {
+    PassTimes f = spec.moe() ? p.moe_fwd : p.dense_fwd;
+    PassTimes b = spec.moe() ? p.moe_bwd : p.dense_bwd;
+    const bool full = c.LayerRecompute(index) == Recompute::kFull;
+    if (full) b.Add(f);  // the layer's forward again, collectives included
+    if (spec.attention()) p.Attention(Keys(spec.sliding_window, c.seq_len), full, f, b);
+    forward(f);
+    bwd.Add(b);
+    if (spec.moe() && p.moe_syncs) {
+      synced_s += std::max(segment_gpu_s, segment_host_s) + engine_->host_sync_s;
+      segment_gpu_s = segment_host_s = 0;
+    }
+  };
+  for (const PipelineChunk& chunk : chunks) {
+    const double chunk_fwd_s = fwd.GpuTotal(), chunk_bwd_s = bwd.GpuTotal();
+    if (chunk.embedding) {
+      forward(p.embedding_fwd);
+      bwd.Add(p.embedding_bwd);
+    }
+    for (int64_t i = 0; i < chunk.layers; ++i) layer(m.layers[chunk.first_layer + i], i);
+    for (int64_t i = 0; i < chunk.mtp; ++i) {
+      layer(m.layers.back(), chunk.layers + i);
+      forward(p.mtp_fwd);
+      bwd.Add(p.mtp_bwd);
+    }
+    if (chunk.loss) {
+      forward(p.loss_fwd);
+      bwd.Add(p.loss_bwd);
+    }
+    // The hand-off to the next stage hides behind the next chunk's compute when overlapped.
+    const double compute_s =
+        (fwd.GpuTotal() - chunk_fwd_s) / 2 + (bwd.GpuTotal() - chunk_bwd_s) / 2;
+    PassTimes send;
+    send.pp_comm_s = engine_->overlap_pp_comm
+                         ? Exposed(p.send.pp_comm_s, compute_s, engine_->overlap_compute_cost)
+                         : p.send.pp_comm_s;
+    forward(send);
+    bwd.Add(send);
+  }
+  return synced_s + std::max(segment_gpu_s + bwd.GpuTotal(), segment_host_s + bwd.host_s);
 }
 
 Status TrainModel::Check(const TrainConfig& c) const {
@@ -286,53 +263,62 @@ Status TrainModel::Check(const TrainConfig& c) const {
     return Error(fmt::format("engine '{}' does not offer the {} schedule", engine_->name,
                              c.schedule.ToString()));
   }
-  if (!cluster_->gpu.Supports(c.dtype)) {
-    return Error(fmt::format("{} has no {} tensor cores; use --dtype bf16", cluster_->gpu.name,
-                             DtypeName(c.dtype)));
+  const GpuSpec& gpu = cluster_->gpu;
+  if (!gpu.Supports(c.dtype)) {
+    return Error(
+        fmt::format("{} has no {} tensor cores; use --dtype bf16", gpu.name, DtypeName(c.dtype)));
   }
-  return CheckSchedule(c.schedule, l.pp, c.global_batch / per_step, model_->num_layers());
+  if (c.dtype == Dtype::kFp8 && !rates_.gemm_fraction.contains(GemmRateKey(c))) {
+    return Error(fmt::format(
+        "engine '{}' has no FP8 {} recipe on {} (its tensor cores or its kernels lack it); "
+        "choose another --fp8-recipe or --dtype bf16",
+        engine_->name, Fp8RecipeName(c.fp8_recipe), gpu.name));
+  }
+  SW_RETURN_IF_ERROR(CheckSchedule(c.schedule, l.pp, c.global_batch / per_step));
+  return SplitPipeline(model_->num_layers(), c.mtp_layers, l.pp, VirtualStages(c), c.split)
+      .status();
 }
 
-TrainMemory TrainModel::Memory(const TrainConfig& c, int64_t micro_batches) const {
-  const ModelShard& s = shard_;
+void TrainModel::DataParallel(const TrainConfig& c, const RankParams& params,
+                              TrainEstimate& est) const {
   const TrainEngine& e = *engine_;
-  TrainMemory mem;
-  mem.hbm_bytes = cluster_->gpu.hbm_bytes;
-  mem.usable_bytes = mem.hbm_bytes * e.usable_hbm_fraction;
-  const bool fp8 = c.dtype == Dtype::kFp8;
-  const ModelStates dense =
-      ModelStateBytes(dense_params_, dp_replicas_, c.zero, e.grad_bytes_per_param, fp8);
-  const ModelStates expert =
-      ModelStateBytes(expert_params_, edp_replicas_, c.zero, e.grad_bytes_per_param, fp8);
-  mem.states = {dense.weight_bytes + expert.weight_bytes, dense.grad_bytes + expert.grad_bytes,
-                dense.optimizer_bytes + expert.optimizer_bytes};
-
-  // Activations of the first stage (it holds the most micro-batches).
-  const double tokens = static_cast<double>(c.micro_batch * c.seq_len / layout_.cp);
-  const StageLayers& first = s.stages.front();
-  double per_micro_batch = 0, largest_layer = 0;
-  for (size_t i = 0; i < first.windows.size(); ++i) {
-    const bool moe = static_cast<int64_t>(i) >= first.dense && first.moe > 0;
-    const double keys = first.windows[i] > 0
-                            ? std::min<double>(static_cast<double>(c.seq_len), first.windows[i])
-                            : static_cast<double>(c.seq_len);
-    per_micro_batch += tokens * ActivationBytesPerToken(*model_, s, e, c.recompute, moe, keys);
-    largest_layer =
-        std::max(largest_layer,
-                 tokens * ActivationBytesPerToken(*model_, s, e, Recompute::kNone, moe, keys));
+  auto both = [&](CollectiveOp op, double bytes_per_param) {
+    return Collective(dp_group_, op, params.dense * bytes_per_param) +
+           Collective(edp_group_, op, params.expert * bytes_per_param);
+  };
+  const double gather_bytes = e.fp8_param_gather && c.dtype == Dtype::kFp8 ? 1.0 : kBf16Bytes;
+  const double m = static_cast<double>(est.micro_batches);
+  const double v = static_cast<double>(VirtualStages(c));
+  const double cost = e.overlap_compute_cost;
+  // Overlapped, a rank's reduction (or gather) runs bucket by bucket under its last backward
+  // (first forward); with V model chunks every chunk's but the last one's hides behind the other
+  // chunks' work, and the last chunk's behind its own pass.
+  auto hidden = [&](double comm_s, double window_s, bool overlap) {
+    if (!overlap) return comm_s;
+    return Exposed(comm_s / v, window_s / v, cost) + cost * comm_s * (v - 1) / v;
+  };
+  const double window_b = est.backward.GpuTotal();
+  const double window_f = est.forward.GpuTotal();
+  if (c.zero == 0) {
+    est.dp_comm_s = both(CollectiveOp::kAllReduce, e.grad_reduce_bytes_per_param);
+    est.dp_exposed_s = hidden(est.dp_comm_s, window_b, e.overlap_grad_reduce);
+    return;
   }
-  mem.in_flight_micro_batches = InFlightMicroBatches(c.schedule, layout_.pp, micro_batches);
-  mem.activation_bytes = per_micro_batch * mem.in_flight_micro_batches +
-                         (c.recompute == Recompute::kFull ? largest_layer : 0.0);
-  // Buffers: workspaces, the last stage's fp32 logits and their gradient, and under ZeRO-3 the
-  // gathered weights of the layer at work and the one prefetched.
-  const double vocab = static_cast<double>(model_->vocab_size) / static_cast<double>(layout_.tp);
-  mem.buffer_bytes = e.workspace_bytes + 2 * tokens * vocab * kLogitBytes;
-  if (c.zero == 3) {
-    const double layers = static_cast<double>(model_->num_layers());
-    mem.buffer_bytes += 2 * (dense_params_ + expert_params_) / layers * kBf16Bytes;
+  const double reduce = both(CollectiveOp::kReduceScatter, e.grad_reduce_bytes_per_param);
+  const double gather = both(CollectiveOp::kAllGather, gather_bytes);
+  const double gathered = hidden(gather, window_f, e.overlap_param_gather);
+  if (c.zero == 1) {
+    est.dp_comm_s = reduce + gather;
+    est.dp_exposed_s = hidden(reduce, window_b, e.overlap_grad_reduce) + gathered;
+  } else if (c.zero == 2) {
+    est.dp_comm_s = m * reduce + gather;
+    est.dp_exposed_s = m * hidden(reduce, window_b, e.overlap_grad_reduce) + gathered;
+  } else {
+    // ZeRO-3 gathers the weights for every micro-batch's forward and backward.
+    est.dp_comm_s = m * (2 * gather + reduce);
+    est.dp_exposed_s = m * (hidden(gather, window_f, e.overlap_param_gather) +
+                            hidden(gather + reduce, window_b, e.overlap_grad_reduce));
   }
-  return mem;
 }
 
 StatusOr<TrainEstimate> TrainModel::Estimate(const TrainConfig& c) const {
@@ -347,7 +333,9 @@ std::vector<std::pair<std::string, double>> StepParts(const TrainEstimate& e) {
   return {
       {"GEMM FLOP/s", m * (f.gemm_s + b.gemm_s)},
       {"attention", m * (f.attention_s + b.attention_s)},
-      {"HBM bandwidth (element-wise)", m * (f.memory_s + b.memory_s)},
+      {"HBM bandwidth (element-wise, FP8 casts)", m * (f.memory_s + b.memory_s)},
+      {"kernel gaps", m * (f.launch_s + b.launch_s)},
+      {"host launches (CPU-bound)", m * e.host_exposed_s},
       {"TP comm (" + e.tp_link + ")", m * (f.tp_comm_s + b.tp_comm_s)},
       {"EP all-to-all", m * (f.ep_comm_s + b.ep_comm_s)},
       {"CP ring", m * (f.cp_comm_s + b.cp_comm_s)},
@@ -358,111 +346,117 @@ std::vector<std::pair<std::string, double>> StepParts(const TrainEstimate& e) {
   };
 }
 
-TrainingCost CostToTrain(const TrainEstimate& e, double usd_per_gpu_hour, double tokens) {
-  TrainingCost t;
-  t.tokens = tokens;
-  t.steps = tokens / static_cast<double>(e.config.TokensPerIteration());
-  t.time_s = t.steps * e.step_s;
-  t.gpu_hours = t.time_s * static_cast<double>(e.layout.gpus()) / 3600;
-  t.usd = t.gpu_hours * usd_per_gpu_hour;
-  return t;
-}
-
-StatusOr<TrainEstimate> TrainModel::Estimate(const TrainConfig& c, const LayerPasses& p) const {
+StatusOr<TrainEstimate> TrainModel::Estimate(const TrainConfig& c, const LayerCosts& p) const {
   SW_RETURN_IF_ERROR(Check(c));
   const Layout& l = layout_;
   const TrainEngine& e = *engine_;
   TrainEstimate est;
   est.layout = l;
   est.config = c;
+  SW_ASSIGN_OR_RETURN(est.split, SplitPipeline(model_->num_layers(), c.mtp_layers, l.pp,
+                                               VirtualStages(c), c.split));
   est.micro_batches = c.global_batch / (l.dp * c.micro_batch);
-  const double chunks = c.schedule.kind == ScheduleKind::kInterleaved
-                            ? static_cast<double>(c.schedule.virtual_stages)
-                            : 1.0;
 
-  // Every stage; the slowest sets the pace.
-  double sum_stage_s = 0, max_stage_s = -1;
-  for (size_t i = 0; i < shard_.stages.size(); ++i) {
-    const StageLayers& st = shard_.stages[i];
+  // Every pipeline rank; the slowest sets the pace.
+  double sum_rank_s = 0, max_rank_s = -1;
+  RankParams params;
+  for (int64_t rank = 0; rank < l.pp; ++rank) {
+    const std::vector<PipelineChunk> chunks = est.split.ChunksOf(rank);
     PassTimes f, b;
-    Add(f, p.dense_fwd, static_cast<double>(st.dense));
-    Add(b, p.dense_bwd, static_cast<double>(st.dense));
-    Add(f, p.moe_fwd, static_cast<double>(st.moe));
-    Add(b, p.moe_bwd, static_cast<double>(st.moe));
-    for (int64_t w : st.windows) {
-      const double keys = w > 0 ? std::min<double>(static_cast<double>(c.seq_len), w)
-                                : static_cast<double>(c.seq_len);
-      p.Attention(keys, f, b, hbm_bytes_per_s_);
-    }
-    if (st.last) {
-      Add(f, p.head_fwd, 1);
-      Add(b, p.head_bwd, 1);
-    }
-    Add(f, p.send, chunks);
-    Add(b, p.send, chunks);
-    const double total = f.Total() + b.Total();
-    sum_stage_s += total;
-    if (total > max_stage_s) {
-      max_stage_s = total;
-      est.slowest_stage = static_cast<int>(i);
+    const double total = RankTime(chunks, p, c, f, b);
+    sum_rank_s += total;
+    if (total > max_rank_s) {
+      max_rank_s = total;
+      est.slowest_stage = static_cast<int>(rank);
       est.forward = f;
       est.backward = b;
+      // What the host added past the GPU (zero up to rounding when the GPU sets the pace).
+      const double host_s = total - f.GpuTotal() - b.GpuTotal();
+      est.host_exposed_s = host_s > 1e-9 * total ? host_s : 0.0;
     }
+    const RankParams here = ParamsOf(chunks);
+    if (here.dense + here.expert > params.dense + params.expert) params = here;
   }
   const double m = static_cast<double>(est.micro_batches);
-  est.pipeline_s = m * max_stage_s;
-  est.bubble_s =
-      c.schedule.kind == ScheduleKind::kZeroBubble ? 0.0 : (sum_stage_s - max_stage_s) / chunks;
+  est.pipeline_s = m * max_rank_s;
+  est.bubble_s = c.schedule.kind == ScheduleKind::kZeroBubble
+                     ? 0.0
+                     : (sum_rank_s - max_rank_s) / static_cast<double>(VirtualStages(c));
   est.bubble_fraction = est.bubble_s / est.pipeline_s;
 
-  // Data parallelism and ZeRO.
-  const double window_b = e.overlap_grad_reduce ? est.backward.Total() : 0.0;
-  const double window_f = e.overlap_param_gather ? est.forward.Total() : 0.0;
-  if (c.zero == 0) {
-    est.dp_comm_s = grad_all_reduce_s_;
-    est.dp_exposed_s = std::max(0.0, est.dp_comm_s - window_b);
-  } else {
-    const double reduce = grad_reduce_scatter_s_;
-    const double gather = param_all_gather_s_;
-    if (c.zero == 1) {
-      est.dp_comm_s = reduce + gather;
-      est.dp_exposed_s = std::max(0.0, reduce - window_b) + std::max(0.0, gather - window_f);
-    } else if (c.zero == 2) {
-      est.dp_comm_s = m * reduce + gather;
-      est.dp_exposed_s = m * std::max(0.0, reduce - window_b) + std::max(0.0, gather - window_f);
-    } else {
-      est.dp_comm_s = m * (2 * gather + reduce);
-      est.dp_exposed_s =
-          m * (std::max(0.0, gather - window_f) + std::max(0.0, gather + reduce - window_b));
-    }
-  }
-  const double optimizer_params = dense_params_ / (c.zero >= 1 ? dp_replicas_ : 1.0) +
-                                  expert_params_ / (c.zero >= 1 ? edp_replicas_ : 1.0);
-  est.optimizer_s = optimizer_params * e.optimizer_bytes_per_param / hbm_bytes_per_s_;
+  DataParallel(c, params, est);
+  const double local_params = params.dense / (c.zero >= 1 ? dp_replicas_ : 1.0) +
+                              params.expert / (c.zero >= 1 ? edp_replicas_ : 1.0);
+  // Adam over this rank's shard; FP8 recipes also cast the weights once per step.
+  const double cast_bytes = c.dtype == Dtype::kFp8 ? e.fp8_cast_bytes.at(c.fp8_recipe) : 0.0;
+  est.optimizer_s =
+      (local_params * e.optimizer_bytes_per_param + (params.dense + params.expert) * cast_bytes) /
+      hbm_bytes_per_s_;
   est.step_s = est.pipeline_s + est.bubble_s + est.dp_exposed_s + est.optimizer_s;
   est.tokens_per_s = static_cast<double>(c.TokensPerIteration()) / est.step_s;
+  est.tokens_per_s_per_gpu = est.tokens_per_s / static_cast<double>(l.gpus());
 
-  est.flops = CountIterationFlops(*model_, c);
-  const double gpus = static_cast<double>(l.gpus());
-  const double peak =
-      cluster_->gpu.PeakFlopsPerS(cluster_->gpu.ComputeDtypeFor(c.dtype)) * gpus * est.step_s;
-  est.model_tflops_per_gpu = est.flops.hardware / (gpus * est.step_s) / 1e12;
-  est.mfu = est.flops.hardware / peak;
-  est.model_flops_utilization = est.flops.model / peak;
-  est.memory = Memory(c, est.micro_batches);
+  CountUtilisation(*model_, cluster_->gpu, est);
+  est.memory = Memory(c, est.split, est.micro_batches);
   est.tp_link = LevelName(*cluster_, tp_group_);
   est.dp_link = LevelName(*cluster_, dp_group_);
-
-  const auto parts = StepParts(est);
-  size_t top = 0, top_overhead = 1;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    if (parts[i].second > parts[top].second) top = i;
-    if (parts[i].second > parts[top_overhead].second) top_overhead = i;
-  }
-  est.bound = parts[top].first;
-  est.overhead = fmt::format("{} {:.0f}%", parts[top_overhead].first,
-                             100 * parts[top_overhead].second / est.step_s);
+  NameBounds(est);
   return est;
+}
+
+TrainMemory TrainModel::Memory(const TrainConfig& c, const PipelineSplit& split,
+                               int64_t micro_batches) const {
+  const ModelShard& s = shard_;
+  const ModelSpec& m = *model_;
+  const TrainEngine& e = *engine_;
+  const bool fp8 = c.dtype == Dtype::kFp8;
+  const double tokens = static_cast<double>(c.micro_batch * c.seq_len / layout_.cp);
+  const double vocab = static_cast<double>(m.vocab_size) / static_cast<double>(layout_.tp);
+  const double in_flight = InFlightMicroBatches(c.schedule, layout_.pp, micro_batches);
+  TrainMemory worst;
+  for (int64_t rank = 0; rank < split.pp; ++rank) {
+    const std::vector<PipelineChunk> chunks = split.ChunksOf(rank);
+    const RankParams params = ParamsOf(chunks);
+    TrainMemory mem;
+    mem.hbm_bytes = cluster_->gpu.hbm_bytes;
+    mem.usable_bytes = mem.hbm_bytes * e.usable_hbm_fraction;
+    const double weight_bytes = WeightBytesPerParam(e, c);
+    const ModelStates dense =
+        ModelStateBytes(params.dense, dp_replicas_, c.zero, weight_bytes, e.grad_bytes_per_param);
+    const ModelStates expert =
+        ModelStateBytes(params.expert, edp_replicas_, c.zero, weight_bytes, e.grad_bytes_per_param);
+    mem.states = {dense.weight_bytes + expert.weight_bytes, dense.grad_bytes + expert.grad_bytes,
+                  dense.optimizer_bytes + expert.optimizer_bytes};
+    double per_micro_batch = 0, largest_layer = 0;
+    auto layer = [&](const LayerSpec& spec, int64_t index) {
+      const double keys = Keys(spec.sliding_window, c.seq_len);
+      per_micro_batch +=
+          tokens * ActivationBytesPerToken(m, s, e, c.LayerRecompute(index), spec.moe(), keys, fp8);
+      largest_layer = std::max(
+          largest_layer,
+          tokens * ActivationBytesPerToken(m, s, e, Recompute::kNone, spec.moe(), keys, fp8));
+    };
+    bool loss = false;
+    for (const PipelineChunk& chunk : chunks) {
+      for (int64_t i = 0; i < chunk.layers; ++i) layer(m.layers[chunk.first_layer + i], i);
+      for (int64_t i = 0; i < chunk.mtp; ++i) layer(m.layers.back(), chunk.layers + i);
+      loss = loss || chunk.loss;
+    }
+    // Rank r of a 1F1B pipeline holds pp - r micro-batches at its peak (rank 0 the most).
+    mem.in_flight_micro_batches =
+        in_flight * static_cast<double>(layout_.pp - rank) / static_cast<double>(layout_.pp);
+    mem.activation_bytes = per_micro_batch * mem.in_flight_micro_batches +
+                           (c.recompute == Recompute::kFull ? largest_layer : 0.0);
+    // Buffers: workspaces, the last rank's fp32 logits and their gradient, and under ZeRO-3 the
+    // gathered weights of the layer at work and the one prefetched.
+    mem.buffer_bytes = e.workspace_bytes + (loss ? 2 * tokens * vocab * kLogitBytes : 0.0);
+    if (c.zero == 3) {
+      const double layers = static_cast<double>(m.num_layers());
+      mem.buffer_bytes += 2 * (params.dense + params.expert) / layers * kBf16Bytes;
+    }
+    if (mem.UsedBytes() > worst.UsedBytes()) worst = mem;
+  }
+  return worst;
 }
 
 }  // namespace shardwise::train

@@ -111,12 +111,12 @@ TEST(PriceCli, InputAndOutputPricesAndTheWholeBill) {
   const auto j = r.Json();
   const auto& b = j["break_even"];
   EXPECT_NEAR(b["input_utilization"].get<double>(),
-              j["full_load"]["usd_per_mtok_input"].get<double>() / 0.2, 1e-9);
-  // Whole bill: GPUs x $/GPU-hour / 3600 against the API's charge for a full-load second.
-  const double usd_per_s =
-      j["usd_per_gpu_hour"].get<double>() * j["gpus_per_replica"].get<double>() / 3600;
-  const double api_per_s = (j["replica"]["input_tokens_per_s"].get<double>() * 0.2 +
-                            j["replica"]["output_tokens_per_s"].get<double>() * 0.9) /
+              j["full_load"]["usd_per_mtok_input_share"].get<double>() / 0.2, 1e-9);
+  // Whole bill: GPUs x $/GPU-hour / 3600 against the API's charge for a full-load second of
+  // the tokens the bill is spread over.
+  const double usd_per_s = j["usd_per_gpu_hour"].get<double>() * j["gpus"].get<double>() / 3600;
+  const double api_per_s = (j["billed"]["input_tokens_per_s"].get<double>() * 0.2 +
+                            j["billed"]["output_tokens_per_s"].get<double>() * 0.9) /
                            1e6;
   EXPECT_NEAR(b["bill_utilization"].get<double>(), usd_per_s / api_per_s, 1e-9);
 }
@@ -178,15 +178,15 @@ TEST(SimulateCli, WarnsWhenTheLoadExceedsCapacity) {
   // ~4,000 output tokens/s per GPU against 128,000 asked for.
   const RunResult r = RunShardwise("simulate --gpus 1 --rate 500 --requests 300");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("exceeds what"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("falls behind the load"), std::string::npos) << r.err;
   const RunResult fine = RunShardwise("simulate --gpus 1 --rate 1 --requests 50");
-  EXPECT_EQ(fine.err.find("exceeds what"), std::string::npos) << fine.err;
+  EXPECT_EQ(fine.err.find("falls behind"), std::string::npos) << fine.err;
   // A closed loop offers no rate (the default --rate 10 does not apply): 64 clients of Qwen3-32B
   // on one H100 are more than 10 requests/s could be served, yet nothing queues beyond them.
   const RunResult closed = RunShardwise(
       "simulate --model qwen3-32b --gpus 1 --dtype fp8 --isl 4096 --osl 512 --concurrency 64");
   ASSERT_EQ(closed.exit_code, 0) << closed.err;
-  EXPECT_EQ(closed.err.find("exceeds what"), std::string::npos) << closed.err;
+  EXPECT_EQ(closed.err.find("falls behind"), std::string::npos) << closed.err;
 }
 
 // Every key of `j` (at any depth) that breaks docs/json.md's style: a flat percentile
@@ -208,13 +208,13 @@ void CollectFlatKeys(const nlohmann::json& j, const std::string& path,
 }
 
 TEST(Json, OneStyleInEveryCommand) {
-  // docs/json.md, schema_version 3: nested metric objects, units in the names, labelled series.
+  // docs/json.md, schema_version 4: nested metric objects, units in the names, labelled series.
   for (const char* command : {"plan --top 2", "explain", "simulate --requests 50", "price",
                               "train --no-sizes", "collectives", "size", "roofline", "run"}) {
     const RunResult r = RunShardwise(std::string(command) + " --json");
     ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
     const nlohmann::json j = r.Json();
-    EXPECT_EQ(j["schema_version"], 3) << command;
+    EXPECT_EQ(j["schema_version"], 4) << command;
     std::vector<std::string> bad;
     CollectFlatKeys(j, command, bad);
     EXPECT_TRUE(bad.empty()) << bad.front();

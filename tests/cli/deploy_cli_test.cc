@@ -17,16 +17,25 @@ std::string TempDir() {
 }
 
 TEST(PlanEmit, PrintsTheTopLayoutsCommand) {
-  const RunResult j = RunShardwise("plan --json --emit vllm");
+  const RunResult j = RunShardwise("plan --json --emit vllm --engine vllm");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const auto top = j.Json()["layouts"][0];
-  const RunResult r = RunShardwise("plan --emit vllm");
+  const RunResult r = RunShardwise("plan --emit vllm --engine vllm");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("vllm serve meta-llama/Llama-3.1-70B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--tensor-parallel-size " + std::to_string(top["tp"].get<int>())),
             std::string::npos);
-  EXPECT_NE(r.out.find("--max-num-seqs " + std::to_string(top["batch"].get<int>())),
-            std::string::npos);
+  // The engine settings the plan served the deployment with are the ones written: sequences and
+  // the token budget per attention rank (engine_settings in the deployment's JSON).
+  const auto settings = j.Json()["deployment"]["pools"][0]["engine_settings"];
+  EXPECT_NE(r.out.find("--max-num-seqs " +
+                       std::to_string(settings["max_num_seqs_per_rank"].get<int>()) + " "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--max-num-batched-tokens " +
+                       std::to_string(settings["max_batched_tokens_per_rank"].get<int>()) + " "),
+            std::string::npos)
+      << r.out;
   const auto launch = j.Json()["launch"];
   EXPECT_EQ(launch["engine"], "vllm");
   EXPECT_EQ(launch["deployment"], "aggregated");
@@ -62,18 +71,26 @@ TEST(PlanEmit, TheWinningDisaggregatedDeployment) {
   const RunResult r = RunShardwise("plan --max-tpot-ms 20 --emit sglang --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  ASSERT_EQ(j["deployment"]["winner"], "disaggregated") << j["deployment"]["why"];
+  ASSERT_EQ(j["verdict"]["winner"], "disaggregated") << j["verdict"]["why"];
   const auto& d = j["disaggregated"];
   const auto& launch = j["launch"];
   EXPECT_EQ(launch["deployment"], "disaggregated");
-  EXPECT_EQ(launch["name"], d["deployment"]);
+  EXPECT_EQ(launch["name"], d["name"]);
   ASSERT_EQ(launch["pools"].size(), 2u);
   EXPECT_EQ(launch["pools"][0]["role"], "prefill");
   EXPECT_EQ(launch["pools"][0]["layout"], d["prefill"]["layout"]);
   EXPECT_EQ(launch["pools"][0]["workers"], d["prefill"]["workers"]);
   EXPECT_EQ(launch["pools"][1]["layout"], d["decode"]["layout"]);
   EXPECT_EQ(launch["pools"][1]["workers"], d["decode"]["workers"]);
-  EXPECT_EQ(launch["pools"][1]["max_num_seqs"], d["decode"]["batch_per_worker"]);
+  // Each pool's launch carries the engine settings the plan served it with.
+  for (size_t i = 0; i < 2; ++i) {
+    const auto settings = j["deployment"]["pools"][i]["engine_settings"];
+    EXPECT_EQ(launch["pools"][i]["max_batched_tokens"], settings["max_batched_tokens_per_rank"]);
+    EXPECT_EQ(launch["pools"][i]["chunked_prefill"], settings["chunked_prefill"]);
+    EXPECT_EQ(launch["pools"][i]["max_num_seqs"].get<int64_t>() %
+                  settings["max_num_seqs_per_rank"].get<int64_t>(),
+              0);
+  }
   const std::string text = launch["files"][0]["text"];
   EXPECT_EQ(Count(text, "--disaggregation-mode prefill"), d["prefill"]["workers"].get<size_t>());
   EXPECT_EQ(Count(text, "--disaggregation-mode decode"), d["decode"]["workers"].get<size_t>());
@@ -92,7 +109,7 @@ TEST(PlanEmit, AskedForTheDisaggregatedDeployment) {
   // The default plan keeps the aggregated layout; asked for, the split is emitted all the same.
   const RunResult w = RunShardwise("plan --emit trtllm --json");
   ASSERT_EQ(w.exit_code, 0) << w.err;
-  EXPECT_EQ(w.Json()["launch"]["deployment"], w.Json()["deployment"]["winner"]);
+  EXPECT_EQ(w.Json()["launch"]["deployment"], w.Json()["verdict"]["winner"]);
   const std::string dir = TempDir();
   const RunResult r =
       RunShardwise("plan --emit trtllm --emit-deployment disaggregated --emit-dir " + dir);

@@ -31,8 +31,8 @@ TEST(DisaggCli, DeepSeekTechReportDeploymentExplainedAndSimulated) {
   ASSERT_EQ(e.exit_code, 0) << e.err;
   const auto j = e.Json();
   EXPECT_EQ(j["gpus"], 352);
-  EXPECT_EQ(j["deployment"]["prefill"]["gpus"], 32);
-  EXPECT_EQ(j["deployment"]["decode"]["gpus"], 320);
+  EXPECT_EQ(PoolOf(j, "prefill")["gpus"], 32);
+  EXPECT_EQ(PoolOf(j, "decode")["gpus"], 320);
   // TTFT is the prefill worker's prompt plus the KV transfer the prefill does not hide.
   EXPECT_NEAR(j["unloaded_ttft_s"].get<double>(),
               j["prefill"]["total_s"].get<double>() + j["kv_transfer"]["exposed_s"].get<double>(),
@@ -59,7 +59,7 @@ TEST(DisaggCli, DeepSeekTechReportDeploymentExplainedAndSimulated) {
   const auto r = s.Json();
   EXPECT_EQ(r["requests"], 400);
   EXPECT_EQ(r["gpus"], 352);
-  EXPECT_EQ(r["deployment"]["decode"]["layout"], "dp320ep320");
+  EXPECT_EQ(PoolOf(r, "decode")["layout"], "dp320ep320");
   EXPECT_EQ(r["moe"]["experts_per_gpu"], 1.0);
   EXPECT_EQ(r["moe"]["shared_experts"], "routed");
   EXPECT_GT(r["kv_transfer_s"]["mean"].get<double>(), 0);
@@ -85,9 +85,9 @@ TEST(DisaggCli, DeepSeekDaySixDeploymentOnH800) {
       "--json");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const auto price = p.Json();
-  EXPECT_EQ(price["gpus_per_replica"], 176);
+  EXPECT_EQ(price["gpus"], 176);
   // The prefill pool's share of the bill is its share of the GPUs: 32 of 176 at one price.
-  EXPECT_NEAR(price["replica"]["prefill_time_fraction"].get<double>(), 32.0 / 176.0, 1e-12);
+  EXPECT_NEAR(price["input_time_share"].get<double>(), 32.0 / 176.0, 1e-12);
 }
 
 TEST(DisaggCli, PlanPicksADisaggregatedWideEpDeploymentOnSixteenH800Nodes) {
@@ -98,14 +98,14 @@ TEST(DisaggCli, PlanPicksADisaggregatedWideEpDeploymentOnSixteenH800Nodes) {
       "--max-ttft-ms 2000 --max-tpot-ms 50 --top 3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  EXPECT_EQ(j["deployment"]["winner"], "disaggregated") << j["deployment"]["why"];
+  EXPECT_EQ(j["verdict"]["winner"], "disaggregated") << j["verdict"]["why"];
   const auto& d = j["disaggregated"];
   EXPECT_GT(d["decode"]["layout"].get<std::string>().find("ep"), 0u);
   EXPECT_GT(d["at_load"]["output_tokens_per_s_per_gpu"].get<double>(),
             j["layouts"][0]["output_tokens_per_s_per_gpu"].get<double>());
   EXPECT_LE(d["at_load"]["tpot_s"]["mean"].get<double>(), 0.050);
   EXPECT_LE(d["at_load"]["ttft_s"]["mean"].get<double>(), 2.0);
-  EXPECT_NE(j["deployment"]["why"].get<std::string>().find("wins"), std::string::npos);
+  EXPECT_NE(j["verdict"]["why"].get<std::string>().find("wins"), std::string::npos);
 }
 
 // The first tokens/s figure of the verdict `why` ("...: 12.3 against 654.1 tokens/s per GPU").
@@ -123,18 +123,18 @@ TEST(DisaggCli, VerdictStatesTheWinnersFiguresFirst) {
       "--max-ttft-ms 2000 --max-tpot-ms 50 --top 3 --json");
   ASSERT_EQ(disagg.exit_code, 0) << disagg.err;
   const auto d = disagg.Json();
-  ASSERT_EQ(d["deployment"]["winner"], "disaggregated");
-  EXPECT_NEAR(FirstTokensPerGpu(d["deployment"]["why"]),
+  ASSERT_EQ(d["verdict"]["winner"], "disaggregated");
+  EXPECT_NEAR(FirstTokensPerGpu(d["verdict"]["why"]),
               d["disaggregated"]["at_load"]["output_tokens_per_s_per_gpu"].get<double>(), 0.051)
-      << d["deployment"]["why"];
+      << d["verdict"]["why"];
   const RunResult agg = RunShardwise(
       "plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --objective latency --json");
   ASSERT_EQ(agg.exit_code, 0) << agg.err;
   const auto a = agg.Json();
-  ASSERT_EQ(a["deployment"]["winner"], "aggregated");
-  EXPECT_NEAR(FirstTokensPerGpu(a["deployment"]["why"]),
+  ASSERT_EQ(a["verdict"]["winner"], "aggregated");
+  EXPECT_NEAR(FirstTokensPerGpu(a["verdict"]["why"]),
               a["layouts"][0]["output_tokens_per_s_per_gpu"].get<double>(), 0.051)
-      << a["deployment"]["why"];
+      << a["verdict"]["why"];
 }
 
 TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {

@@ -177,12 +177,14 @@ TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
   const auto o = open.Json();
   EXPECT_TRUE(o["measured_spread"].is_null());
   EXPECT_TRUE(o["layouts"][0]["client_phase"].is_null());
-  // 57,200 + 9,950 tokens fit the 67,280 a Llama-3.1-70B TP2 replica holds; spread by 1% the
+  // 57,200 + 9,950 tokens fit the 67,280 a Llama-3.1-70B TP2 replica holds with an 8,192-token
+  // iteration budget (TensorRT-LLM's default budget covers the whole prompt, whose activations
+  // would not leave room for its KV); spread by 1% the
   // outputs reach ~10,120 tokens, which do not: the plan stands, with a note, and that layout's
   // band covers the lockstep loop only.
   const RunResult tight = RunShardwise(
       "plan --model llama-3.1-70b --gpus 2 --layout tp2 --concurrency 2 --isl 57200 --osl 9950 "
-      "--json");
+      "--max-batched-tokens 8192 --json");
   ASSERT_EQ(tight.exit_code, 0) << tight.err;
   EXPECT_TRUE(tight.Json()["layouts"][0]["client_phase"].is_null());
   EXPECT_NE(tight.err.find("the KV cache of tp2 holds"), std::string::npos) << tight.err;

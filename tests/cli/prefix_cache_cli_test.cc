@@ -23,8 +23,10 @@ TEST(PrefixCacheCli, CachedPromptsPrefillFaster) {
   const RunResult p0 = RunShardwise("price --isl 4096 --osl 64" + base);
   const RunResult p1 = RunShardwise("price --isl 4096 --osl 64 --prefix-hit-rate 0.56" + base);
   ASSERT_EQ(p1.exit_code, 0) << p1.err;
-  EXPECT_LT(p1.Json()["full_load"]["usd_per_mtok_input"].get<double>(),
-            p0.Json()["full_load"]["usd_per_mtok_input"].get<double>());
+  EXPECT_LT(p1.Json()["full_load"]["usd_per_mtok_input_share"].get<double>(),
+            p0.Json()["full_load"]["usd_per_mtok_input_share"].get<double>());
+  EXPECT_LT(p1.Json()["usd_per_mtok_output"].get<double>(),
+            p0.Json()["usd_per_mtok_output"].get<double>());
 }
 
 TEST(PrefixCacheCliErrors, BadInput) {

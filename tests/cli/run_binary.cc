@@ -56,4 +56,11 @@ void ExpectOneLineError(const RunResult& r, const std::string& fragment) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+nlohmann::json PoolOf(const nlohmann::json& result, const std::string& role) {
+  for (const nlohmann::json& pool : result.at("deployment").at("pools")) {
+    if (pool.at("role") == role) return pool;
+  }
+  return nullptr;
+}
+
 }  // namespace shardwise::testing

@@ -23,6 +23,10 @@ std::string Slurp(const std::string& path);
 // Counts the lines of `text`.
 int LineCount(const std::string& text);
 
+// The pool of a result's "deployment" object with `role` (aggregated, prefill or decode;
+// docs/json.md); null when it has none.
+nlohmann::json PoolOf(const nlohmann::json& result, const std::string& role);
+
 // Bad input: exit code 2 and exactly one line on stderr containing `fragment`.
 void ExpectOneLineError(const RunResult& r, const std::string& fragment);
 

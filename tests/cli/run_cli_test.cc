@@ -38,10 +38,11 @@ TEST(RunCli, JsonHasTokensAndPhases) {
   EXPECT_TRUE(j["reference"]["tokens_match"].get<bool>());
   EXPECT_GT(j["decode"]["comm"]["all-to-all"]["calls"].get<int>(), 0);
   EXPECT_GT(j["predicted"]["decode_s"].get<double>(), 0);
-  // The TP-split LM head: each of the 4 decode steps all-gathers rank 0's 2 sequences x 1,024
-  // of the 2,048 vocabulary logits, fp32.
-  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["calls"], 4);
-  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["bytes"].get<double>(), 4 * 2 * 1024 * 4);
+  // The TP-split LM head: each of the 4 decode steps all-gathers, for rank 0's 2 sequences, its
+  // share's 5 numbers (best index, best, second, max |logit|, non-finite count), fp32; the last
+  // step also the 2 x 1,024 of the 2,048 vocabulary logits.
+  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["calls"], 5);
+  EXPECT_EQ(j["decode"]["comm"]["all-gather"]["bytes"].get<double>(), 4 * 2 * 5 * 4 + 2 * 1024 * 4);
 }
 
 TEST(RunCli, WeightStorageThreadsAndWaiting) {

@@ -71,13 +71,13 @@ TEST(SimulateCli, SaysWhenTheLayoutLeavesGpusIdle) {
   // tp4 is 4 GPUs (dp x pp x tp x cp); 8 were given: 2 copies would use them all.
   const RunResult idle = RunShardwise("simulate --gpus 8 --layout tp4 --rate 1 --requests 20");
   ASSERT_EQ(idle.exit_code, 0) << idle.err;
-  EXPECT_NE(idle.out.find("layout tp4 uses 4 of the cluster's 8 GPUs; --layout dp2tp4 would use "
-                          "them all"),
+  EXPECT_NE(idle.err.find("shardwise: note: layout tp4 uses 4 of the cluster's 8 GPUs; --layout "
+                          "dp2tp4 would use them all"),
             std::string::npos)
-      << idle.out;
+      << idle.err;
   const RunResult all = RunShardwise("simulate --gpus 8 --layout dp2tp4 --rate 1 --requests 20");
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  EXPECT_EQ(all.out.find("of the cluster's"), std::string::npos) << all.out;
+  EXPECT_EQ(all.err.find("of the cluster's"), std::string::npos) << all.err;
 }
 
 TEST(SimulateCli, ClosedLoopBandCoversBothClientPhases) {
@@ -130,11 +130,12 @@ TEST(SimulateCli, OutOfPhaseRunFollowsTheSameStreamAndNeverFailsTheCommand) {
   ASSERT_EQ(spread.exit_code, 0) << spread.err;
   EXPECT_DOUBLE_EQ(fixed.Json()["client_phase"]["out_of_phase"]["ttft_s"].get<double>(),
                    spread.Json()["ttft_s"]["mean"].get<double>());
-  // 57,200 + 9,950 tokens fit the 67,280 a Llama-3.1-70B TP2 replica holds; outputs spread by
+  // 57,200 + 9,950 tokens fit the 67,280 a Llama-3.1-70B TP2 replica holds with an 8,192-token
+  // iteration budget (TensorRT-LLM's default covers the whole prompt); outputs spread by
   // 1% reach ~10,120 tokens, which do not. The lockstep loop stands, with a note.
   const RunResult tight = RunShardwise(
       "simulate --model llama-3.1-70b --layout tp2 --gpus 2 --concurrency 2 --requests 200 "
-      "--isl 57200 --osl 9950 --json");
+      "--isl 57200 --osl 9950 --max-batched-tokens 8192 --json");
   ASSERT_EQ(tight.exit_code, 0) << tight.err;
   EXPECT_TRUE(tight.Json()["client_phase"].is_null());
   EXPECT_NE(tight.err.find("the band covers the lockstep loop only"), std::string::npos)
@@ -249,7 +250,7 @@ TEST(SimulateCli, JsonFieldsAndDeterminism) {
   EXPECT_EQ(a.out, b.out);  // same seed, identical JSON
   const auto j = a.Json();
   // One style (docs/json.md): a nested object per metric, units in the names.
-  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["schema_version"], 4);
   for (const char* metric : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
     for (const char* key : {"p50", "p90", "p99", "mean", "cdf"}) {
       EXPECT_TRUE(j[metric].contains(key)) << metric << "." << key;
@@ -302,8 +303,10 @@ TEST(PriceCli, DutyCycleAndBreakEven) {
   EXPECT_DOUBLE_EQ(j["duty_cycle"]["cost_multiplier"].get<double>(), 2.5);
   const double full = j["full_load"]["usd_per_mtok_output"].get<double>();
   EXPECT_NEAR(j["at_duty_cycle"]["usd_per_mtok_output"].get<double>() / full, 2.5, 1e-9);
-  // Break-even uses the duty cycle: full / (0.9 x 0.4).
-  EXPECT_NEAR(j["break_even"]["output_utilization"].get<double>(), full / (0.9 * 0.4), 1e-9);
+  // Break-even uses the duty cycle: the output tokens' share of the full-load bill per Mtok /
+  // (0.9 x 0.4).
+  EXPECT_NEAR(j["break_even"]["output_utilization"].get<double>(),
+              j["full_load"]["usd_per_mtok_output_share"].get<double>() / (0.9 * 0.4), 1e-9);
   EXPECT_GT(j["demand"]["gpus"].get<int>(), 0);
   ASSERT_EQ(j["curve"].size(), 10u);
   // The table is scaled by the duty cycle: at 100% utilisation it is the duty-cycle price.

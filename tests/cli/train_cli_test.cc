@@ -24,9 +24,13 @@ TEST(TrainCli, JsonHasTheIssueKeys) {
                           "memory_per_gpu_bytes", "gpu_hours", "usd", "why", "bound"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  // GPU-hours for 1T tokens: steps x step time x GPUs / 3600, steps = 1e12 / (256 x 4096).
+  // Compute for 1T tokens: steps x step time, steps = 1e12 / (256 x 4096); GPU-hours: the wall
+  // clock (compute over goodput, interruptions included) x GPUs / 3600.
   const double steps = 1e12 / (256.0 * 4096);
-  EXPECT_NEAR(j["gpu_hours"].get<double>(), steps * j["step_s"].get<double>() * 64 / 3600,
+  EXPECT_NEAR(j["compute_s"].get<double>(), steps * j["step_s"].get<double>(),
+              1e-6 * j["compute_s"].get<double>());
+  EXPECT_NEAR(j["gpu_hours"].get<double>(),
+              j["compute_s"].get<double>() / j["goodput"].get<double>() * 64 / 3600,
               1e-6 * j["gpu_hours"].get<double>());
   EXPECT_NEAR(j["usd"].get<double>(), 3.0 * j["gpu_hours"].get<double>(),
               1e-6 * j["usd"].get<double>());  // h100-sxm: $3.00 per GPU-hour (assumed)
@@ -84,6 +88,53 @@ TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --dtype int4"), "--dtype");
   ExpectOneLineError(RunShardwise("train --model gpt2 --seq-len 4096 --nodes 1 --global-batch 8"),
                      "position table");
+  ExpectOneLineError(RunShardwise("train --dtype fp4"), "FP4 (NVFP4, MXFP4) training is not");
+  ExpectOneLineError(RunShardwise("train --dtype fp8 --fp8-recipe nvfp4"), "--fp8-recipe");
+  ExpectOneLineError(RunShardwise("train --recompute full:x"), "--recompute");
+}
+
+TEST(TrainCli, Fp8RecipeTheGpuLacks) {
+  // MXFP8 is Blackwell's block-scaled format; the H100 has no such tensor cores.
+  ExpectOneLineError(RunShardwise("train --model llama-3.1-8b --nodes 1 --layout dp8 "
+                                  "--global-batch 64 --dtype fp8 --fp8-recipe mxfp8"),
+                     "no FP8 mxfp8 recipe on h100-sxm");
+}
+
+TEST(TrainCli, PipelineSplitThatCannotHoldTheLayers) {
+  // Llama-3.1-8B has 32 layers; the layout places 4 in 2 chunks where pp 4 needs 4 chunks.
+  ExpectOneLineError(RunShardwise("train --nodes 1 --layout pp4dp2 --global-batch 64 "
+                                  "--pipeline-layout 'Ett|ttL'"),
+                     "pp x vp = 4 x 1 needs 4");
+  ExpectOneLineError(RunShardwise("train --nodes 8 --layout pp64 --global-batch 64 "
+                                  "--micro-batch 1"),
+                     "pp (64) exceeds");
+  ExpectOneLineError(RunShardwise("train --nodes 2 --layout pp16 --global-batch 64 "
+                                  "--schedule interleaved:4 --micro-batch 1"),
+                     "more than 32 layers can fill");
+  ExpectOneLineError(RunShardwise("train --nodes 1 --layout pp4dp2 --global-batch 64 "
+                                  "--first-stage-layers 7 --last-stage-layers 8"),
+                     "must share them evenly");
+}
+
+TEST(TrainCli, UnevenPipelineAndGoodputInJson) {
+  // Llama-3.1-405B's 126 layers over pp 8 x interleaved:8 (NVIDIA's H100 recipe); tokens/s per
+  // GPU, MFU and HFU apart, and the job's goodput with interruptions.
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-405b --cluster dgx-h100 --nodes 128 --layout dp8tp8cp2pp8 "
+      "--seq-len 8192 --global-batch 512 --micro-batch 1 --schedule interleaved:8 --zero 1 "
+      "--dtype fp8 --tokens 15T --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["pipeline_layout"].get<std::string>().substr(0, 6), "Et|tt|");
+  EXPECT_EQ(j["precision"], "fp8-current");
+  EXPECT_NEAR(j["tokens_per_s_per_gpu"].get<double>(), j["tokens_per_s"].get<double>() / 1024,
+              1e-9 * j["tokens_per_s"].get<double>());
+  EXPECT_LE(j["mfu"].get<double>(), j["hfu"].get<double>());
+  EXPECT_GT(j["interruptions"].get<double>(), 0);
+  EXPECT_GT(j["goodput"].get<double>(), 0.5);
+  EXPECT_LT(j["goodput"].get<double>(), 1.0);
+  EXPECT_NEAR(j["time_s"].get<double>(), j["compute_s"].get<double>() / j["goodput"].get<double>(),
+              1e-6 * j["time_s"].get<double>());
 }
 
 }  // namespace

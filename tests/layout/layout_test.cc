@@ -102,17 +102,5 @@ TEST(LayoutValidate, AgainstModelShapes) {
   EXPECT_TRUE(ValidateLayout(Parse("tp3"), tiny).ok());  // TP above the KV heads, not a power of 2
 }
 
-TEST(LayoutKvHeads, EachRankKeepsTheKvHeadsItsQueryHeadsUse) {
-  // By hand: 64 query / 8 KV heads (groups of 8): tp 8 -> 1 each; tp 4 -> 2 each; tp 16 ->
-  // each rank's 4 query heads sit inside one group -> 1 (KV replicated).
-  EXPECT_EQ(KvHeadsPerRank(64, 8, 8), 1);
-  EXPECT_EQ(KvHeadsPerRank(64, 8, 4), 2);
-  EXPECT_EQ(KvHeadsPerRank(64, 8, 16), 1);
-  // 12 query / 2 KV heads (groups of 6), tp 3: ranks hold query heads 0-3, 4-7, 8-11; the middle
-  // rank spans both groups (heads 4, 5 -> KV 0; 6, 7 -> KV 1), so the most is 2.
-  EXPECT_EQ(KvHeadsPerRank(12, 2, 3), 2);
-  EXPECT_EQ(KvHeadsPerRank(12, 2, 4), 1);  // 3 query heads per rank, inside one group
-}
-
 }  // namespace
 }  // namespace shardwise

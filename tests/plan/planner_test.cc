@@ -29,7 +29,8 @@ TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
 }
 
 TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {
-  // the Parallelism guide/002: for latency, TP inside the NVLink node, PP or DP across nodes (TP8PP2).
+  // the Parallelism guide/002: for latency, TP inside the NVLink node, PP or DP across nodes
+  // (TP8PP2).
   PlanRequest req;
   req.objective = Objective::kLatency;
   auto r = Plan(LoadModel("llama-3.1-70b").value(), Nodes("dgx-h100", 2), req);
@@ -68,16 +69,20 @@ TEST(Plan, DoesNotFitSaysByHowMuch) {
 }
 
 TEST(Plan, SlosAreRespected) {
+  // Judged at p99 of the simulated requests, not at the mean or the unloaded step.
   PlanRequest req;
-  req.max_tpot_s = 0.02;
-  req.max_ttft_s = 0.5;
+  req.slo.max_tpot_s = 0.02;
+  req.slo.max_ttft_s = 0.5;
   auto r = Plan(LoadModel("llama-3.1-70b").value(), LoadCluster("dgx-h100").value(), req);
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const PlanEntry& e : r->ranked) {
     EXPECT_LE(e.estimate.tpot_s, 0.02);
     EXPECT_LE(e.estimate.ttft_s, 0.5);
+    ASSERT_TRUE(e.at_load.has_value());
+    EXPECT_LE(e.at_load->tpot.p99_s, 0.02);
+    EXPECT_LE(e.at_load->ttft.p99_s, 0.5);
   }
-  req.max_tpot_s = 1e-6;
+  req.slo.max_tpot_s = 1e-6;
   EXPECT_NE(Plan(LoadModel("llama-3.1-70b").value(), LoadCluster("dgx-h100").value(), req)
                 .status()
                 .message()

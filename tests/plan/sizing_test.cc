@@ -1,4 +1,5 @@
-// Sizing by the Parallelism guide's rule, checked against the seed's worked example and hand calculations.
+// Sizing by the Parallelism guide's rule, checked against the seed's worked example and hand
+// calculations.
 #include "shardwise/plan/sizing.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +10,8 @@ namespace shardwise {
 namespace {
 
 TEST(Sizing, Seed001DeepseekOnB200) {
-  // the Parallelism guide: 1 byte x 671B x 1.8 = ~1,208 GB; 4 x 180 GB = 720 GB is too small, so a full
-  // node of 8 B200 (1,440 GB) is the minimum.
+  // the Parallelism guide: 1 byte x 671B x 1.8 = ~1,208 GB; 4 x 180 GB = 720 GB is too small, so a
+  // full node of 8 B200 (1,440 GB) is the minimum.
   SizingRequest req;
   req.weight_dtype = Dtype::kFp8;
   req.kv_allowance = 1.8;
@@ -50,7 +51,10 @@ TEST(SizingErrors, NeedsAllowanceOrContext) {
   SizingRequest req;
   auto r = SizeDeployment(*LoadModel("llama-3.1-8b"), *LoadGpu("h100-sxm"), req);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().message(), "give either --kv-alloc X, or both --context N and --concurrency C");
+  // The library names fields in backticks; the CLI turns them into flags (cli/flags.h).
+  EXPECT_EQ(r.status().message(),
+            "give either `kv_alloc` X, or both `context` N and `concurrency` C");
+  EXPECT_EQ(r.status().field(), "kv_alloc");
 }
 
 TEST(SizingErrors, AbsurdAllowance) {
@@ -58,7 +62,7 @@ TEST(SizingErrors, AbsurdAllowance) {
   req.kv_allowance = 0.5;
   auto r = SizeDeployment(*LoadModel("llama-3.1-8b"), *LoadGpu("h100-sxm"), req);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("--kv-alloc must be between 1"), std::string::npos);
+  EXPECT_NE(r.status().message().find("`kv_alloc` must be between 1"), std::string::npos);
 }
 
 TEST(SizingErrors, AbsurdConcurrency) {
@@ -67,7 +71,7 @@ TEST(SizingErrors, AbsurdConcurrency) {
   req.concurrency = 100'000'000;
   auto r = SizeDeployment(*LoadModel("llama-3.1-405b"), *LoadGpu("h100-sxm"), req);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("reduce --context or --concurrency"), std::string::npos)
+  EXPECT_NE(r.status().message().find("reduce `context` or `concurrency`"), std::string::npos)
       << r.status().message();
 }
 

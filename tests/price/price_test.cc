@@ -17,15 +17,19 @@ PriceInputs Inputs() {
 }
 
 TEST(Price, FullLoadByHand) {
-  // Output: $0.002/s x 0.75 / 1000 tok/s x 1e6 = $1.50 per Mtok; input: 0.002 x 0.25 / 4000 x
-  // 1e6 = $0.125 per Mtok.
+  // The whole bill over the output tokens: $0.002/s / 1000 tok/s x 1e6 = $2.00 per Mtok, the
+  // formula every command uses (UsdPerMtok). Split by GPU time: output $0.002/s x 0.75 / 1000 x
+  // 1e6 = $1.50; input 0.002 x 0.25 / 4000 x 1e6 = $0.125 per Mtok.
   const PricePoint p = PriceAt(Inputs(), 1.0);
-  EXPECT_NEAR(p.usd_per_mtok_output, 1.50, 1e-12);
-  EXPECT_NEAR(p.usd_per_mtok_input, 0.125, 1e-12);
+  EXPECT_NEAR(p.usd_per_mtok_output, 2.00, 1e-12);
+  EXPECT_NEAR(UsdPerMtok(2 * 3.6, 1000), 2.00, 1e-12);
+  EXPECT_NEAR(p.usd_per_mtok_output_share, 1.50, 1e-12);
+  EXPECT_NEAR(p.usd_per_mtok_input_share, 0.125, 1e-12);
 }
 
 TEST(Price, HalfUtilisationDoublesTheCost) {
-  EXPECT_NEAR(PriceAt(Inputs(), 0.5).usd_per_mtok_output, 3.00, 1e-12);
+  EXPECT_NEAR(PriceAt(Inputs(), 0.5).usd_per_mtok_output, 4.00, 1e-12);
+  EXPECT_NEAR(PriceAt(Inputs(), 0.5).usd_per_mtok_output_share, 3.00, 1e-12);
 }
 
 TEST(Price, EconomicsBlogDutyCycle) {

@@ -14,7 +14,7 @@
 #include "run_layout.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/runtime/comm/thread_comm.h"
-#include "shardwise/runtime/rank_model.h"
+#include "shardwise/runtime/forward/stage_forward.h"
 #include "shardwise/runtime/runner.h"
 #include "test_layouts.h"
 

@@ -135,6 +135,85 @@ TEST(Kernels, MatMulBf16WithinBf16RoundingOfFp32) { ExpectStorageProduct(WeightS
 
 TEST(Kernels, MatMulInt8WithinHalfAStepOfFp32) { ExpectStorageProduct(WeightStorage::kInt8); }
 
+// The products with activations in the weights' format (AVX512-BF16, VNNI), where the CPU has
+// them, against scalar double loops over the same rounded activations:
+//  - bf16 pairs: each product of two bf16 values is exact in fp32 (8 + 8 significant bits), so
+//    only the fp32 accumulation's (k + 2) u of sum |x w| remains; against the fp32 activations
+//    the rounding of x adds 2^-9 sum |x w| more.
+//  - int8 blocks: each block's sum of code products is an exact integer; the block scales and the
+//    offset of the weights' +128 are fp32 products and sums, within (blocks + 4) u of
+//    sum_b s_b (sum |codes products| + 128 |sum of codes|) times the row's scale. Against the fp32
+//    activations, rounding moves each by at most half a block scale: (s_b / 2) sum |w| more.
+TEST(Kernels, NativeProductsMatchScalarDoubleOnRoundedActivations) {
+  for (const kernels::KernelSet* ks : kernels::SupportedKernelSets()) {
+    if (ks->matmul_bf16_pairs == nullptr) continue;
+    for (const Shape& s : kShapes) {
+      const auto x = Random(static_cast<size_t>(s.m * s.k), 12);
+      const auto w = Random(static_cast<size_t>(s.n * s.k), 13, 0.25f);
+      const WeightMatrix bf = WeightMatrix::Make(w, s.n, s.k, WeightStorage::kBf16);
+      const WeightMatrix q = WeightMatrix::Make(w, s.n, s.k, WeightStorage::kInt8);
+      std::vector<uint16_t> xb(x.size());
+      std::vector<float> xr(x.size());
+      for (size_t i = 0; i < x.size(); ++i) xr[i] = FromBf16(xb[i] = ToBf16(x[i]));
+      std::vector<double> ref, abs_sum;
+      Reference(xr, bf.ToFloat(), s, ref, abs_sum);
+      std::vector<float> y(static_cast<size_t>(s.m * s.n));
+      ks->matmul_bf16_pairs({xb.data(), s.k, s.m, bf.bf16(), s.k, s.n, s.k, y.data(), s.n});
+      for (size_t c = 0; c < y.size(); ++c) {
+        EXPECT_LE(std::fabs(y[c] - ref[c]), static_cast<double>(s.k + 2) * kU * abs_sum[c])
+            << ks->name << " bf16 m" << s.m << " n" << s.n << " k" << s.k;
+      }
+      // int8: codes and scales per block of 32, as kernels.cc quantises them.
+      const int64_t blocks = (s.k + kernels::kInt8Block - 1) / kernels::kInt8Block;
+      std::vector<int8_t> codes(x.size());
+      std::vector<float> scales(static_cast<size_t>(s.m * blocks)), offsets(s.m);
+      std::vector<double> exact(static_cast<size_t>(s.m * s.n), 0.0), bound(exact.size(), 0.0);
+      for (int64_t i = 0; i < s.m; ++i) {
+        double offset = 0;
+        for (int64_t b = 0; b < blocks; ++b) {
+          const int64_t begin = b * kernels::kInt8Block;
+          const int64_t end = std::min(s.k, begin + kernels::kInt8Block);
+          float abs_max = 0;
+          for (int64_t kk = begin; kk < end; ++kk)
+            abs_max = std::max(abs_max, std::fabs(x[i * s.k + kk]));
+          const float scale = Int8Scale(abs_max);
+          scales[i * blocks + b] = scale;
+          int64_t sum = 0;
+          for (int64_t kk = begin; kk < end; ++kk) {
+            codes[i * s.k + kk] = QuantizeInt8(x[i * s.k + kk], scale);
+            sum += codes[i * s.k + kk];
+          }
+          offset += 128.0 * scale * static_cast<double>(sum);
+          for (int64_t j = 0; j < s.n; ++j) {
+            int64_t dot = 0, dot_abs = 0;
+            for (int64_t kk = begin; kk < end; ++kk) {
+              const int64_t p = int64_t{codes[i * s.k + kk]} * q.int8()[j * s.k + kk];
+              dot += p;
+              dot_abs += std::abs(p) + 128 * std::abs(int64_t{codes[i * s.k + kk]});
+            }
+            exact[i * s.n + j] += static_cast<double>(scale) * static_cast<double>(dot);
+            bound[i * s.n + j] += static_cast<double>(scale) * static_cast<double>(dot_abs);
+          }
+        }
+        offsets[i] = static_cast<float>(offset);
+      }
+      ks->matmul_int8_blocks({codes.data(), scales.data(), offsets.data(), s.k, blocks, s.m,
+                              q.int8(), q.scales(), s.k, s.n, s.k, y.data(), s.n});
+      for (int64_t i = 0; i < s.m; ++i) {
+        for (int64_t j = 0; j < s.n; ++j) {
+          const int64_t c = i * s.n + j;
+          const double want = exact[c] * q.scales()[j];
+          const double tolerance =
+              static_cast<double>(blocks + 4) * kU * bound[c] * q.scales()[j] + 1e-30;
+          EXPECT_LE(std::fabs(y[c] - want), tolerance)
+              << ks->name << " int8 m" << s.m << " n" << s.n << " k" << s.k << " at " << i << ","
+              << j;
+        }
+      }
+    }
+  }
+}
+
 TEST(Kernels, DotMatchesScalarDouble) {
   for (const kernels::KernelSet* ks : kernels::SupportedKernelSets()) {
     for (int64_t n : {1, 3, 15, 16, 17, 63, 64, 65, 1000}) {

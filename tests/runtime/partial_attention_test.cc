@@ -63,6 +63,17 @@ std::vector<double> Direct(const Problem& p, int64_t window, bool sinks, float s
   return out;
 }
 
+// A partial result owning its buffer.
+struct PartialAttention {
+  PartialAttention(int64_t r, int64_t h, int64_t vd)
+      : rows(r), heads(h), value_dim(vd), data(static_cast<size_t>(PartialFloats(r, h, vd))) {
+    View().Reset();
+  }
+  PartialView View() { return PartialOf(data.data(), rows, heads, value_dim); }
+  int64_t rows, heads, value_dim;
+  std::vector<float> data;
+};
+
 std::vector<float> Blockwise(const Problem& p, int64_t window, bool sinks, float scale,
                              int blocks) {
   const std::vector<int64_t> kv_head(kHeads, 0);
@@ -80,15 +91,15 @@ std::vector<float> Blockwise(const Problem& p, int64_t window, bool sinks, float
                         p.k_pos.data() + b * each,
                         each};
     if (b % 2 == 0) {
-      AccumulateAttention(q, keys, window, scale, total);
+      AccumulateAttention(q, keys, window, scale, total.View());
     } else {
       PartialAttention part(kRows, kHeads, kDim);
-      AccumulateAttention(q, keys, window, scale, part);
-      MergeAttention(total, part);
+      AccumulateAttention(q, keys, window, scale, part.View());
+      MergeAttention(total.View(), part.View());
     }
   }
   std::vector<float> out(static_cast<size_t>(kRows * kHeads * kDim));
-  FinishAttention(total, sinks ? p.sinks.data() : nullptr, out.data());
+  FinishAttention(total.View(), sinks ? p.sinks.data() : nullptr, out.data());
   return out;
 }
 
@@ -120,9 +131,9 @@ TEST(PartialAttention, QueryThatSeesNoKeyInABlockIsUntouched) {
   const std::vector<int64_t> kv_head(kHeads, 0);
   const QueryBlock q{p.q.data(), kRows, kHeads, kDim, p.q_pos.data(), kv_head.data()};
   AccumulateAttention(q, {p.k.data(), p.v.data(), kDim, kDim, kDim, p.k_pos.data(), kKeys}, 3, 1,
-                      a);
+                      a.View());
   const std::vector<float> before = a.data;
-  MergeAttention(a, empty);
+  MergeAttention(a.View(), empty.View());
   EXPECT_EQ(a.data, before);
 }
 

@@ -66,6 +66,24 @@ TEST(ReferenceCheck, ClearChoiceThatDiffersFails) {
   EXPECT_EQ(CompareWithReference(ref, run, 0.2).near_ties, 1);
 }
 
+TEST(ReferenceCheck, NearTiedExpertChoiceIsCountedAndNotCompared) {
+  RunResult ref = Reference();
+  ref.router_margins = {0.5f, 0.5f, 0.03f};  // sequence 2 routed a token within 2 x 2e-2
+  RunResult run = ref;
+  run.logits[6] = 4;  // sequence 2 reached other experts: its logits differ by 4 / 10
+  const ReferenceComparison c = CompareWithReference(ref, run, 2e-2);
+  EXPECT_EQ(c.compared, 2);
+  EXPECT_EQ(c.router_ties, 1);
+  EXPECT_EQ(c.diverged, 0);
+  EXPECT_TRUE(c.Matches(2e-2));
+  // With the CPU's tolerance the same margin is wide: compared, and the difference fails.
+  EXPECT_FALSE(CompareWithReference(ref, run, 1e-4).Matches(1e-4));
+  // A near-tied route whose logits still agree is compared like any other sequence.
+  const ReferenceComparison same = CompareWithReference(ref, ref, 2e-2);
+  EXPECT_EQ(same.compared, 3);
+  EXPECT_EQ(same.router_ties, 0);
+}
+
 // The runner's margins are those of the logits it chose from: at the last step, recomputed
 // here from the returned logits.
 TEST(ReferenceCheck, RunnerMarginsAreTheChosenLogitsMargins) {

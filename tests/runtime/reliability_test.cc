@@ -133,14 +133,18 @@ TEST(RunBudget, WeightsKvAndActivationsByHand) {
   const ModelSpec& m = c.model;
   const ParamBreakdown p = CountParams(m);
   const RunMemory mem = EstimateRunMemory(c, 2, true);
-  // Both TP ranks in this process: every layer weight once, the embedding and LM head on each
-  // of the 2 ranks (one stage is first and last), 4 bytes each.
+  // Both TP ranks in this process: every layer weight once, the embedding on each of the 2
+  // ranks (one stage is first and last) and the LM head split by vocabulary rows between them
+  // (tiny-dense's vocabulary is even: no padding), 4 bytes each.
+  ASSERT_EQ(m.vocab_size % 2, 0);
   const double table = static_cast<double>(m.vocab_size * m.hidden_size);
   const double body = static_cast<double>(p.total - p.embedding - p.lm_head);
-  EXPECT_DOUBLE_EQ(mem.weight_bytes, 4.0 * (body + 2 * 2 * table));
-  // K and V: 2 x layers x kv heads x head_dim x 2 sequences x (8 + 4) tokens x 4 bytes.
-  const double kv_heads_stored =
-      static_cast<double>(KvHeadsPerRank(m.num_heads, m.num_kv_heads, 2) * 2);
+  EXPECT_DOUBLE_EQ(mem.weight_bytes, 4.0 * (body + 2 * table + table));
+  // K and V: 2 x layers x kv heads x head_dim x 2 sequences x (8 + 4) tokens x 4 bytes; 12 query
+  // and 2 KV heads over tp 2 hold one KV head each.
+  ASSERT_EQ(m.num_heads, 12);
+  ASSERT_EQ(m.num_kv_heads, 2);
+  const double kv_heads_stored = 2;
   EXPECT_DOUBLE_EQ(mem.kv_bytes, 2.0 * static_cast<double>(m.num_layers()) * kv_heads_stored *
                                      static_cast<double>(m.head_dim) * 2 * 12 * 4);
   EXPECT_GT(mem.activation_bytes, 0);

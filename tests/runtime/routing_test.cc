@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 namespace shardwise {
 namespace {
@@ -61,6 +62,29 @@ TEST(Routing, GroupLimitedSigmoidWithCorrectionBias) {
   EXPECT_EQ(r[0][1].first, 2);
   EXPECT_NEAR(r[0][0].second, 0.95 / 1.55 * 2.5, 1e-5);
   EXPECT_NEAR(r[0][1].second, 0.6 / 1.55 * 2.5, 1e-5);
+}
+
+TEST(Routing, MarginsAtTheTopKAndGroupBoundaries) {
+  MoeSpec m;
+  m.num_experts = 4;
+  m.experts_per_token = 2;
+  // Softmax routing is decided by the logits: 2nd best 3.0, 3rd 2.5, largest |logit| 4 ->
+  // (3.0 - 2.5) / 4 = 0.125.
+  const float logits[4] = {-4.0f, 2.5f, 3.0f, 3.5f};
+  std::vector<float> margins;
+  RouteTokens(m, true, logits, nullptr, 1, &margins);
+  ASSERT_EQ(margins.size(), 1u);
+  EXPECT_FLOAT_EQ(margins[0], 0.125f);
+  // DeepSeek-like, no bias: group scores 1.0, 1.15, 1.5, 0.5 -> the group boundary is
+  // (1.15 - 1.0) / 1.5 = 0.1; inside groups 1 and 2 the expert boundary (0.7 - 0.6) / 0.8 =
+  // 0.125 is wider, so the margin is 0.1.
+  const MoeSpec d = DeepseekLike();
+  const double s[8] = {0.95, 0.05, 0.6, 0.55, 0.8, 0.7, 0.3, 0.2};
+  float l[8];
+  for (int e = 0; e < 8; ++e) l[e] = Logit(s[e]);
+  const float zero[8] = {};
+  RouteTokens(d, true, l, zero, 1, &margins);
+  EXPECT_NEAR(margins[0], 0.1, 1e-5);
 }
 
 }  // namespace

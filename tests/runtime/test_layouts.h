@@ -7,7 +7,7 @@
 
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
-#include "shardwise/runtime/rank_model.h"
+#include "shardwise/runtime/forward/stage_forward.h"
 
 namespace shardwise::testing {
 

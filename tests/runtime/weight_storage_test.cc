@@ -1,7 +1,9 @@
 // Weight storage and threads per rank on whole runs:
-//  - bf16 and int8 runs, sharded, equal the unsharded run in the same storage (the int8 scales
-//    are whole-row, so every sharding quantises identically), within the differential tests'
-//    1e-4 and with the same greedy tokens;
+//  - bf16 and int8 runs, sharded, equal the unsharded run in the same storage (the int8 weight
+//    scales are whole-row and the activations' int8 blocks align with every shard, so every
+//    sharding quantises identically) within the storage's reference tolerance
+//    (compute_registry.h: products whose inputs are rounded may round a value near a boundary
+//    either way in two layouts) and with the same greedy tokens except after near ties;
 //  - threads split whole weight rows and whole heads, so more threads give bit-identical logits;
 //  - bf16 and int8 logits stay within a budget of the fp32 run's, derived from the formats'
 //    rounding (below).
@@ -12,6 +14,8 @@
 #include "run_layout.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/runtime/comm/thread_comm.h"
+#include "shardwise/runtime/compute_registry.h"
+#include "shardwise/runtime/reference_check.h"
 #include "shardwise/runtime/runner.h"
 
 namespace shardwise {
@@ -50,10 +54,12 @@ TEST(WeightStorage, ShardedRunsEqualTheUnshardedRunInTheSameStorage) {
         sharded.layout = ParseLayout(layout).value();
         sharded.kernels.threads = 2;
         const RunResult got = RunLayout(sharded);
-        EXPECT_LE(MaxRelativeError(ref.logits, got.logits), 1e-4)
-            << k.model << " " << layout << " " << WeightStorageName(storage);
-        EXPECT_EQ(got.tokens, ref.tokens)
-            << k.model << " " << layout << " " << WeightStorageName(storage);
+        const double tolerance = ReferenceTolerance("cpu", storage);
+        const ReferenceComparison check = CompareWithReference(ref, got, tolerance);
+        EXPECT_TRUE(check.Matches(tolerance))
+            << k.model << " " << layout << " " << WeightStorageName(storage) << ": "
+            << check.max_relative_error << ", " << check.diverged << " diverged";
+        EXPECT_GE(check.compared, 2) << k.model << " " << layout;
       }
     }
   }
@@ -73,9 +79,10 @@ TEST(WeightStorage, ThreadsDoNotChangeTheLogits) {
 // The budget: tiny-dense's logits come out of P = 7 L + 1 = 29 weight products (Q, K, V, O,
 // gate, up, down per layer, then the LM head). Rounding the weights moves each product by at
 // most u_f of sum |x w| (bf16: u_f = 2^-9; int8: half a step of the row's largest weight,
-// 1/254 of it, which for uniform weights is at most 1/127 of the average |w|, so u_f = 1/127).
+// 1/254 of it, which for uniform weights is at most 1/127 of the average |w|, so u_f = 1/127),
+// and where the CPU multiplies in the weights' format, rounding the activations as much again.
 // If each product passed its whole relative error on and they added up, the logits would move
-// by at most P u_f of their scale; norms and softmax do not amplify uniformly scaled errors.
+// by at most 2 P u_f of their scale; norms and softmax do not amplify uniformly scaled errors.
 // This is a budget, not a bound: it checks that the formats are read and scaled correctly (a
 // wrong scale or a misplaced bf16 half is off by far more).
 TEST(WeightStorage, Bf16AndInt8StayWithinTheirRoundingBudgetOfFp32) {
@@ -85,8 +92,8 @@ TEST(WeightStorage, Bf16AndInt8StayWithinTheirRoundingBudgetOfFp32) {
   const RunResult int8 = RunLayout(Config("tiny-dense", WeightStorage::kInt8));
   const double bf16_error = MaxRelativeError(fp32.logits, bf16.logits);
   const double int8_error = MaxRelativeError(fp32.logits, int8.logits);
-  EXPECT_LE(bf16_error, products * std::ldexp(1.0, -9));
-  EXPECT_LE(int8_error, products / 127.0);
+  EXPECT_LE(bf16_error, 2 * products * std::ldexp(1.0, -9));
+  EXPECT_LE(int8_error, 2 * products / 127.0);
   // And they do differ: the weights really were rounded.
   EXPECT_GT(bf16_error, 0.0);
   EXPECT_GT(int8_error, bf16_error);

@@ -39,15 +39,15 @@ Pair SimulateAndExplain(const std::string& layout_text, int64_t clients, int64_t
   w.output_tokens = 256;
   const StepEstimate e = step.Estimate(w);
   EXPECT_TRUE(e.memory.Fits()) << layout_text;
-  SimConfig config =
-      ServingConfig(c, l, perf, e.memory.kv_capacity_tokens, max_batch, Admission::kMaxUtilization);
-  config.concurrency = clients;
-  const StepTable table =
-      ServingTable(step, perf, e.memory.max_sequences, max_batch, 1024 + 256).value();
+  Pool pool = EnginePool(PoolRole::kAggregated, l, 1, c, perf, max_batch);
+  pool.admission = MaxUtilizationAdmission{};
+  const Deployment d = Deployment::Aggregated(m, pool).value();
+  ServingSetup setup = PrepareServing(m, d, w, 1024 + 256).value();
+  setup.config.concurrency = clients;
   RequestSource source({std::numeric_limits<double>::infinity(), 1.0},
                        {LengthDistribution::kFixed, 1024, 0}, {LengthDistribution::kFixed, 256, 0},
                        clients * 10, 1);
-  const SimResult r = Simulate(m, table, source, config).value();
+  const SimResult r = Simulate(m, source, setup.config).value();
   return {r.OutputTokensPerS(), e.output_tokens_per_s};
 }
 

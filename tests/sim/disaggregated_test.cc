@@ -28,23 +28,25 @@ struct Pools {
     const Layout tp1 = ParseLayout("tp1").value();
     step = std::make_unique<StepModel>(StepModel::Create(model, cluster, tp1, {}).value());
     table = std::make_unique<StepTable>(StepTable::Build(*step, 8, 2048, 8192).value());
-    config.batch.max_batch = 8;
-    config.batch.max_batched_tokens = 512;
-    config.kv_capacity_tokens = 100'000;
-    DecodePoolConfig d;
-    d.table = table.get();
-    d.batch = config.batch;
-    d.kv_capacity_tokens = decode_kv_tokens;
-    d.transfer_latency_s = 1e-3;
-    d.transfer_s_per_token = 1e-6;
-    config.decode_pool = d;
+    SimPool prefill;
+    prefill.table = table.get();
+    prefill.role = PoolRole::kPrefill;
+    prefill.batch.max_batch = 8;
+    prefill.batch.max_batched_tokens = 512;
+    prefill.kv_capacity_tokens = 100'000;
+    SimPool decode = prefill;
+    decode.role = PoolRole::kDecode;
+    decode.kv_capacity_tokens = decode_kv_tokens;
+    config.pools = {prefill, decode};
+    config.transfer_latency_s = 1e-3;
+    config.transfer_s_per_token = 1e-6;
   }
 
   SimResult Run(int64_t requests, int64_t isl, int64_t osl) {
     RequestSource source({kAllAtOnce, 1.0},
                          {LengthDistribution::kFixed, static_cast<double>(isl), 0},
                          {LengthDistribution::kFixed, static_cast<double>(osl), 0}, requests, 1);
-    auto r = Simulate(model, *table, source, config);
+    auto r = Simulate(model, source, config);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return std::move(r).value();
   }
@@ -87,7 +89,7 @@ TEST(Disaggregated, AFullDecodeReplicaHoldsTheNextRequestBack) {
   // first decodes its 2 steps (D in all, P << D); it is admitted (its first token) when the
   // first finishes, at P + X + D, and decodes its own 2 steps.
   Pools p(100);
-  p.config.batch.max_batched_tokens = 64;
+  p.config.pools[0].batch.max_batched_tokens = 64;
   const SimResult r = p.Run(2, 64, 3);
   ASSERT_EQ(r.requests, 2);
   const double prefill_s = p.table->PrefillSeconds(64, 32.5);

@@ -27,9 +27,11 @@ struct Replica {
     step = std::make_unique<StepModel>(
         StepModel::Create(model, cluster, ParseLayout("tp1").value(), {}).value());
     table = std::make_unique<StepTable>(StepTable::Build(*step, 8, 2048, 8192).value());
-    config.batch.max_batch = 8;
-    config.batch.max_batched_tokens = 512;
-    config.kv_capacity_tokens = 100'000;
+    SimPool& pool = config.pools.emplace_back();
+    pool.table = table.get();
+    pool.batch.max_batch = 8;
+    pool.batch.max_batched_tokens = 512;
+    pool.kv_capacity_tokens = 100'000;
   }
 
   // `requests` prompts of `isl` tokens, all at t = 0, each generating `osl` tokens.
@@ -37,7 +39,7 @@ struct Replica {
     RequestSource source({kEveryRequestAtZero, 1.0},
                          {LengthDistribution::kFixed, static_cast<double>(isl), 0},
                          {LengthDistribution::kFixed, static_cast<double>(osl), 0}, requests, 1);
-    auto r = Simulate(model, *table, source, config);
+    auto r = Simulate(model, source, config);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return std::move(r).value();
   }
@@ -50,7 +52,7 @@ TEST(PrefillSchedule, PrefillFirstPausesDecodesWhilePromptsWait) {
   //   iterations 3, 4: decode A and B at contexts 513, then 514
   // TTFT mean (P + 2P) / 2; makespan 2P + D(2, 513) + D(2, 514).
   Replica rep;
-  rep.config.batch.schedule = PrefillSchedule::kPrefillFirst;
+  rep.config.pools[0].batch.schedule = PrefillFirstSchedule{};
   const SimResult r = rep.Run(2, 512, 3);
   ASSERT_EQ(r.requests, 2);
   const double p = rep.table->PrefillSeconds(512, 256.5);
@@ -86,7 +88,7 @@ TEST(PrefillSchedule, UnchunkedPromptsWaitForRoomWhole) {
   //   iteration 2: A's decode at context 301 beside B whole          -> A done, B's first token
   //   iteration 3: B's decode at context 301
   Replica rep;
-  rep.config.batch.chunked_prefill = false;
+  rep.config.pools[0].batch.schedule = WholePromptMixedSchedule{};
   const SimResult r = rep.Run(2, 300, 2);
   ASSERT_EQ(r.requests, 2);
   const double it1 = rep.table->PrefillSeconds(300, 150.5);
@@ -100,7 +102,7 @@ TEST(PrefillSchedule, UnchunkedPromptLongerThanTheBudgetRunsAlone) {
   // A 1000-token prompt cannot fit a 512-token budget whole: it runs as its iteration's only
   // prompt instead of waiting forever.
   Replica rep;
-  rep.config.batch.chunked_prefill = false;
+  rep.config.pools[0].batch.schedule = WholePromptMixedSchedule{};
   const SimResult r = rep.Run(1, 1000, 1);
   ASSERT_EQ(r.requests, 1);
   EXPECT_EQ(r.steps, 1);

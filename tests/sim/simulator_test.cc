@@ -1,10 +1,10 @@
 // The serving simulator: scheduling by hand on a tiny synthetic step table, queueing behaviour,
-// determinism, the batching lever (multi-gpu scaling is an economics problem) and the TensorRT-LLM offline table.
+// determinism, the batching lever (multi-gpu scaling is an economics problem) and the TensorRT-LLM
+// offline table.
 #include "shardwise/sim/simulator.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "shardwise/model/catalog.h"
 #include "shardwise/plan/planner.h"
@@ -23,30 +23,35 @@ struct SimSetup {
 };
 
 SimSetup Make(const std::string& model, const std::string& cluster, int64_t gpus,
-           const std::string& layout, Dtype dtype, int64_t max_batch, int64_t longest) {
+              const std::string& layout, Dtype dtype, int64_t max_batch, int64_t longest) {
   SimSetup s;
   s.model = LoadModel(model).value();
   s.cluster = WithGpus(LoadCluster(cluster).value(), gpus).value();
   s.layout = ParseLayout(layout).value();
   s.perf.weight_dtype = s.perf.kv_dtype = dtype;
-  s.step = std::make_unique<StepModel>(StepModel::Create(s.model, s.cluster, s.layout, s.perf).value());
-  s.table = std::make_unique<StepTable>(StepTable::Build(*s.step, max_batch, longest, 8192).value());
+  s.step =
+      std::make_unique<StepModel>(StepModel::Create(s.model, s.cluster, s.layout, s.perf).value());
+  s.table =
+      std::make_unique<StepTable>(StepTable::Build(*s.step, max_batch, longest, 8192).value());
   Workload w;
   w.prompt_tokens = longest / 2;
   w.output_tokens = longest / 2;
-  s.config.replicas = s.layout.Replicas();
-  s.config.gpus_per_replica = s.layout.InstanceGpus();
-  s.config.batch.max_batch = max_batch;
-  s.config.kv_capacity_tokens = s.step->Estimate(w).memory.kv_capacity_tokens;
-  s.config.peak_flops_per_s = s.cluster.gpu.PeakFlopsPerS(s.cluster.gpu.ComputeDtypeFor(dtype));
-  s.config.usd_per_gpu_hour = s.cluster.gpu.usd_per_gpu_hour;
+  SimPool& pool = s.config.pools.emplace_back();
+  pool.table = s.table.get();
+  pool.replicas = s.layout.Replicas();
+  pool.gpus_per_replica = s.layout.InstanceGpus();
+  pool.batch.max_batch = max_batch;
+  pool.kv_capacity_tokens = s.step->Estimate(w).memory.kv_capacity_tokens;
+  pool.peak_flops_per_s = s.cluster.gpu.PeakFlopsPerS(s.cluster.gpu.ComputeDtypeFor(dtype));
+  pool.usd_per_gpu_hour = s.cluster.gpu.usd_per_gpu_hour;
   return s;
 }
 
-SimResult RunSim(SimSetup& s, ArrivalSpec arrivals, int64_t isl, int64_t osl, int64_t n, uint64_t seed = 1) {
+SimResult RunSim(SimSetup& s, ArrivalSpec arrivals, int64_t isl, int64_t osl, int64_t n,
+                 uint64_t seed = 1) {
   RequestSource source(arrivals, {LengthDistribution::kFixed, static_cast<double>(isl), 0},
                        {LengthDistribution::kFixed, static_cast<double>(osl), 0}, n, seed);
-  auto r = Simulate(s.model, *s.table, source, s.config);
+  auto r = Simulate(s.model, source, s.config);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return std::move(r).value();
 }
@@ -113,7 +118,7 @@ TEST(Simulator, ChunksAttendToTheirPrefix) {
   // the 1024 i tokens already cached plus (1024 + 1) / 2 of their own on average, so its keys per
   // query are 1024 i + 512.5. TTFT is the sum of those eight chunk iterations.
   SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 16384);
-  s.config.batch.max_batched_tokens = 1024;
+  s.config.pools[0].batch.max_batched_tokens = 1024;
   const SimResult r = RunSim(s, {kInf, 1.0}, 8192, 1, 1);
   double chunks = 0;
   for (int i = 0; i < 8; ++i) chunks += s.table->PrefillSeconds(1024, 1024.0 * i + 512.5);
@@ -129,12 +134,25 @@ TEST(Simulator, ChunksAttendToTheirPrefix) {
 }
 
 TEST(Simulator, PipelineStagesServeSeveralBatchesInFlight) {
-  // Llama-3.1-70B tp2pp4: four stages of 20 layers. A long prefill iteration passes as four
-  // micro-batches, so the slowest stage's work on all of them, about a quarter of one prompt
-  // through all four stages in turn, bounds the iteration.
+  // Llama-3.1-70B tp2pp4: four stages of 20 layers, run as four virtual engines. A table
+  // iteration is one micro-batch through every stage, so a prompt's iteration is the prefill
+  // explain gives (the stages in turn).
   SimSetup s = Make("llama-3.1-70b", "dgx-h100", 8, "tp2pp4", Dtype::kFp8, 256, 16384);
-  const double in_turn = s.step->EstimatePrefill(8192).ttft_s;
-  EXPECT_NEAR(s.table->PrefillSeconds(8192, 4096.5) / (in_turn / 4), 1.0, 0.10);
+  s.config.pools[0].pipeline_stages = 4;
+  const double p = s.table->PrefillSeconds(8192, 4096.5);
+  EXPECT_NEAR(p / s.step->EstimatePrefill(8192).ttft_s, 1.0, 0.05);
+  // Four 8,192-token prompts at t = 0, one output token each: round-robin gives each virtual
+  // engine one. Each iteration holds a stage for P / 4 (tau), and a stage serves one at a time:
+  //   engine 1: stages at [0, 1], [1, 2], [2, 3], [3, 4] tau  -> first token at 4 tau = P
+  //   engine 2: waits for each stage one tau behind            -> 5 tau
+  //   engines 3 and 4                                           -> 6 tau and 7 tau
+  // TTFT mean 5.5 tau and makespan 7 tau, against 4 P = 16 tau one prompt after another.
+  const SimResult r = RunSim(s, {kInf, 1.0}, 8192, 1, 4);
+  ASSERT_EQ(r.requests, 4);
+  const double tau = p / 4;
+  EXPECT_NEAR(r.makespan_s / (7 * tau), 1.0, 1e-9);
+  EXPECT_NEAR(r.ttft_s.Mean() / (5.5 * tau), 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.ttft_s.Percentile(0), 4 * tau);
 }
 
 TEST(Simulator, DeterministicForASeed) {
@@ -172,16 +190,16 @@ TEST(Simulator, BurstyArrivalsRaiseTailLatency) {
 TEST(Simulator, PreemptionUnderMaxUtilizationButNotNoEvict) {
   SimSetup s = Make("llama-3.1-70b", "dgx-h100", 2, "tp2", Dtype::kFp8, 2048, 2176);
   EXPECT_EQ(RunSim(s, {kInf, 1.0}, 128, 2048, 600).preemptions, 0);
-  s.config.batch.admission = Admission::kMaxUtilization;
+  s.config.pools[0].batch.admission = MaxUtilizationAdmission{};
   EXPECT_GT(RunSim(s, {kInf, 1.0}, 128, 2048, 600).preemptions, 0);
 }
 
 TEST(Seed003, BatchingLeverOnAnA100IsAbout27x) {
-  // multi-gpu scaling is an economics problem (DatabaseMart vLLM A100 80GB benchmark): a 7-8B model at 2,048 tokens gives ~27x
-  // the throughput at batch 64 than at batch 1. Requests of 1,024 + 1,024 tokens (2,048 at the
-  // end) on Llama-3.1-8B bf16: decode at batch 1 reads 16 GB of weights per token; at batch 64
-  // the same read serves 64 tokens and the KV reads (128 KB per token of context) take over,
-  // so the gain is large but below 64x. Accept 20x-35x.
+  // multi-gpu scaling is an economics problem (DatabaseMart vLLM A100 80GB benchmark): a 7-8B model
+  // at 2,048 tokens gives ~27x the throughput at batch 64 than at batch 1. Requests of 1,024 +
+  // 1,024 tokens (2,048 at the end) on Llama-3.1-8B bf16: decode at batch 1 reads 16 GB of weights
+  // per token; at batch 64 the same read serves 64 tokens and the KV reads (128 KB per token of
+  // context) take over, so the gain is large but below 64x. Accept 20x-35x.
   SimSetup one = Make("llama-3.1-8b", "dgx-a100", 1, "tp1", Dtype::kBf16, 1, 2048);
   SimSetup many = Make("llama-3.1-8b", "dgx-a100", 1, "tp1", Dtype::kBf16, 64, 2048);
   const double ratio = RunSim(many, {kInf, 1.0}, 1024, 1024, 256).OutputTokensPerS() /
@@ -197,17 +215,18 @@ TEST(Calibration, OfflineSimulationOfTensorRtLlmH100Rows) {
     int64_t isl, osl, requests;
     double tok_s[3];
   };
-  const Row rows[] = {{128, 128, 30000, {28312, 6378, 3627}}, {128, 2048, 3000, {22714, 6651, 4340}},
-                      {128, 4096, 1500, {14325, 4199, 3116}}, {500, 2000, 3000, {17660, 5222, 3994}},
-                      {1000, 1000, 3000, {15220, 4205, 2919}}, {1000, 2000, 1500, {13899, 4146, 2895}},
-                      {2048, 128, 3000, {3450, 762, 453}},   {2048, 2048, 1500, {9305, 3082, 2296}},
-                      {5000, 500, 1500, {3459, 898, 610}},   {20000, 2000, 1000, {1351, 437, 345}}};
+  const Row rows[] = {
+      {128, 128, 30000, {28312, 6378, 3627}},  {128, 2048, 3000, {22714, 6651, 4340}},
+      {128, 4096, 1500, {14325, 4199, 3116}},  {500, 2000, 3000, {17660, 5222, 3994}},
+      {1000, 1000, 3000, {15220, 4205, 2919}}, {1000, 2000, 1500, {13899, 4146, 2895}},
+      {2048, 128, 3000, {3450, 762, 453}},     {2048, 2048, 1500, {9305, 3082, 2296}},
+      {5000, 500, 1500, {3459, 898, 610}},     {20000, 2000, 1000, {1351, 437, 345}}};
   const char* models[3] = {"llama-3.1-8b", "llama-3.3-70b", "llama-3.1-405b"};
   const int64_t gpus[3] = {1, 2, 8};
   for (int i = 0; i < 3; ++i) {
     for (const Row& row : rows) {
       SimSetup s = Make(models[i], "dgx-h100", gpus[i], fmt::format("tp{}", gpus[i]), Dtype::kFp8,
-                     2048, row.isl + row.osl);
+                        2048, row.isl + row.osl);
       const SimResult r = RunSim(s, {kInf, 1.0}, row.isl, row.osl, row.requests);
       EXPECT_NEAR(r.OutputTokensPerS() / row.tok_s[i], 1.0, 0.25)
           << models[i] << " " << row.isl << "/" << row.osl;

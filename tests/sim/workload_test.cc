@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "shardwise/sim/histogram.h"
+#include "shardwise/sim/samples.h"
 
 namespace shardwise {
 namespace {
@@ -66,26 +66,52 @@ TEST(Trace, ParsesAndRejectsBadRows) {
   EXPECT_NE(ParseTrace("", "t.csv").status().message().find("no requests"), std::string::npos);
 }
 
-TEST(Histogram, PercentilesWithinBucketWidth) {
-  LogHistogram h;
-  for (int i = 1; i <= 1000; ++i) h.Add(i * 1e-3);
-  EXPECT_NEAR(h.Percentile(50) / 0.5, 1.0, 0.011);
-  EXPECT_NEAR(h.Percentile(99) / 0.99, 1.0, 0.011);
-  EXPECT_NEAR(h.Mean(), 0.5005, 1e-9);
-  h.Add(2.0, 1000);  // weighted
-  EXPECT_NEAR(h.Percentile(75) / 2.0, 1.0, 0.011);
-  // The extremes are exact: the smallest and largest values added.
-  EXPECT_DOUBLE_EQ(h.Percentile(0), 1e-3);
-  EXPECT_DOUBLE_EQ(h.Percentile(100), 2.0);
+TEST(Samples, PercentilesAreNearestRanks) {
+  // 1, 2, ..., 1000 ms: the nearest-rank p50 is the 500th value, p99 the 990th, p99.9 the
+  // 999th; the mean is 500.5 ms.
+  Samples s;
+  for (int i = 1000; i >= 1; --i) s.Add(i * 1e-3);  // added in reverse: sorted on demand
+  EXPECT_DOUBLE_EQ(s.Percentile(50), 0.5);
+  EXPECT_DOUBLE_EQ(s.Percentile(99), 0.99);
+  EXPECT_DOUBLE_EQ(s.Percentile(99.9), 0.999);
+  EXPECT_NEAR(s.Mean(), 0.5005, 1e-12);
+  EXPECT_DOUBLE_EQ(s.Percentile(0), 1e-3);
+  EXPECT_DOUBLE_EQ(s.Max(), 1.0);
+  // 1,000 more at 2 s (one weighted add): the 75th percentile of 2,000 is the 1,500th value.
+  s.Add(2.0, 1000);
+  EXPECT_DOUBLE_EQ(s.Percentile(75), 2.0);
+  EXPECT_DOUBLE_EQ(s.Percentile(50), 1.0);
+  EXPECT_DOUBLE_EQ(s.Count(), 2000);
 }
 
-TEST(Histogram, EqualValuesGiveThatValueAtEveryPercentile) {
-  // 0.36181 s lies inside a 1% bucket whose middle is not it: every percentile is still the
-  // value itself, so no percentile sits below the mean of equal values.
-  LogHistogram h;
-  h.Add(0.36181, 40);
-  for (double p : {1.0, 50.0, 99.0}) EXPECT_DOUBLE_EQ(h.Percentile(p), 0.36181) << p;
-  EXPECT_DOUBLE_EQ(h.Mean(), 0.36181);
+TEST(Samples, CloseValuesStayApartAndOrdered) {
+  // The bug a bucketed histogram had: 3,035.90 s and 3,045.9 s (a TTFT and an end-to-end time
+  // 10 s longer) fell in one 1% bucket and printed as equal. Exact samples keep them apart, and
+  // p50 <= p90 <= p99 <= max for any data.
+  Samples ttft, e2e;
+  for (int i = 0; i < 100; ++i) {
+    ttft.Add(3035.90 + 1e-3 * i);
+    e2e.Add(3045.90 + 1e-3 * i);
+  }
+  EXPECT_LT(ttft.Percentile(50), e2e.Percentile(50));
+  EXPECT_NEAR(e2e.Percentile(50) - ttft.Percentile(50), 10.0, 1e-9);
+  Samples skewed;
+  skewed.Add(1.0, 990);
+  skewed.Add(1000.0, 10);  // the mean (10.99) lies above p99 (1.0): a real distribution's shape
+  EXPECT_LE(skewed.Percentile(50), skewed.Percentile(90));
+  EXPECT_LE(skewed.Percentile(90), skewed.Percentile(99));
+  EXPECT_LE(skewed.Percentile(99), skewed.Max());
+  EXPECT_DOUBLE_EQ(skewed.Percentile(99), 1.0);
+  EXPECT_DOUBLE_EQ(skewed.Percentile(99.5), 1000.0);
+}
+
+TEST(Samples, EqualValuesGiveThatValueAtEveryPercentile) {
+  Samples s;
+  s.Add(0.36181, 40);
+  for (double p : {1.0, 50.0, 99.0}) EXPECT_DOUBLE_EQ(s.Percentile(p), 0.36181) << p;
+  EXPECT_DOUBLE_EQ(s.Mean(), 0.36181);
+  Samples empty;
+  EXPECT_EQ(empty.Percentile(50), 0.0);
 }
 
 }  // namespace

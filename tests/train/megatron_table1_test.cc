@@ -56,10 +56,10 @@ double PaperLayoutTflops(const Row& r) {
   req.only_layout = l;
   auto plan = PlanTraining(m, c, e, req);
   EXPECT_TRUE(plan.ok()) << r.model << ": " << plan.status().message();
-  return plan.ok() ? plan->ranked.front().estimate.model_tflops_per_gpu : 0;
+  return plan.ok() ? plan->ranked.front().estimate.hardware_tflops_per_gpu : 0;
 }
 
-TEST(MegatronTable1, EveryRowWithinTenPercentMeanWithinFive) {
+TEST(MegatronTable1, EveryRowWithinTenPercentMeanWithinSc21Calibration) {
   double sum_abs = 0;
   for (const Row& r : kTable1) {
     const double predicted = PaperLayoutTflops(r);
@@ -68,7 +68,9 @@ TEST(MegatronTable1, EveryRowWithinTenPercentMeanWithinFive) {
         << r.model << ": predicted " << predicted << " vs " << r.tflops_per_gpu;
     sum_abs += std::abs(error);
   }
-  EXPECT_LT(sum_abs / std::size(kTable1), 0.05);
+  // The mean absolute error this table has been reproduced to (docs/validation.md: 3.8%) must not
+  // grow as the engine model grows.
+  EXPECT_LT(sum_abs / std::size(kTable1), 0.038);
 }
 
 TEST(MegatronTable1, PlannerIsAtLeastAsFastAsThePaper) {
@@ -79,7 +81,7 @@ TEST(MegatronTable1, PlannerIsAtLeastAsFastAsThePaper) {
     const ModelSpec m = LoadModel(r.model).value();
     auto plan = PlanTraining(m, Selene(r.gpus), e, Request(r));
     ASSERT_TRUE(plan.ok()) << r.model << ": " << plan.status().message();
-    const double planned = plan->ranked.front().estimate.model_tflops_per_gpu;
+    const double planned = plan->ranked.front().estimate.hardware_tflops_per_gpu;
     EXPECT_GE(planned, PaperLayoutTflops(r) * (1 - 1e-9))
         << r.model << " planner chose " << plan->ranked.front().estimate.layout.ToString();
   }
@@ -102,7 +104,7 @@ TEST(MegatronTable2, PtdpGpt3WithinTenPercent) {
     req.only_layout = l;
     auto plan = PlanTraining(m, Selene(gpus), e, req);
     ASSERT_TRUE(plan.ok()) << plan.status().message();
-    const double predicted = plan->ranked.front().estimate.model_tflops_per_gpu;
+    const double predicted = plan->ranked.front().estimate.hardware_tflops_per_gpu;
     EXPECT_NEAR(predicted / tflops, 1.0, 0.10) << gpus << " GPUs: " << predicted;
   }
 }

@@ -16,7 +16,7 @@ TEST(ModelStates, ZeroPaperFigureOne) {
   //   P_os+g (2 + 14/64) x 7.5e9 = 16.6 GB; P_os+g+p 16/64 x 7.5e9 = 1.9 GB.
   const double psi = 7.5e9;
   auto total = [&](int zero) {
-    const ModelStates s = ModelStateBytes(psi, 64, zero, 2, false);
+    const ModelStates s = ModelStateBytes(psi, 64, zero, 2, 2);
     return (s.weight_bytes + s.grad_bytes + s.optimizer_bytes) / 1e9;
   };
   EXPECT_NEAR(total(0), 120.0, 0.05);
@@ -28,16 +28,24 @@ TEST(ModelStates, ZeroPaperFigureOne) {
 TEST(ModelStates, BytesPerParameterByStage) {
   // Hand calculation, fp32 gradient buffer (4 B) over 8 replicas: weights 2, grads 4 (ZeRO-2+:
   // 0.5), optimizer 12 (ZeRO-1+: 1.5); ZeRO-3 also shards the weights: 0.25.
-  const ModelStates z0 = ModelStateBytes(1, 8, 0, 4, false);
+  const ModelStates z0 = ModelStateBytes(1, 8, 0, 2, 4);
   EXPECT_DOUBLE_EQ(z0.weight_bytes + z0.grad_bytes + z0.optimizer_bytes, 18.0);
-  const ModelStates z1 = ModelStateBytes(1, 8, 1, 4, false);
+  const ModelStates z1 = ModelStateBytes(1, 8, 1, 2, 4);
   EXPECT_DOUBLE_EQ(z1.weight_bytes + z1.grad_bytes + z1.optimizer_bytes, 2 + 4 + 1.5);
-  const ModelStates z2 = ModelStateBytes(1, 8, 2, 4, false);
+  const ModelStates z2 = ModelStateBytes(1, 8, 2, 2, 4);
   EXPECT_DOUBLE_EQ(z2.weight_bytes + z2.grad_bytes + z2.optimizer_bytes, 2 + 0.5 + 1.5);
-  const ModelStates z3 = ModelStateBytes(1, 8, 3, 4, false);
+  const ModelStates z3 = ModelStateBytes(1, 8, 3, 2, 4);
   EXPECT_DOUBLE_EQ(z3.weight_bytes + z3.grad_bytes + z3.optimizer_bytes, 0.25 + 0.5 + 1.5);
-  // fp8 GEMMs keep an fp8 copy of the weights beside the bf16 ones.
-  EXPECT_DOUBLE_EQ(ModelStateBytes(1, 8, 0, 4, true).weight_bytes, 3.0);
+  // Megatron-Core keeps FP8 weights alone under --fp8-param-gather (1 B), else the bf16 weights and
+  // an FP8 copy (3 B); bf16 runs keep bf16 weights (2 B).
+  TrainEngine e = LoadTrainEngine("megatron-core").value();
+  TrainConfig c;
+  EXPECT_DOUBLE_EQ(WeightBytesPerParam(e, c), 2.0);
+  c.dtype = Dtype::kFp8;
+  e.fp8_param_gather = true;
+  EXPECT_DOUBLE_EQ(WeightBytesPerParam(e, c), 1.0);
+  e.fp8_param_gather = false;
+  EXPECT_DOUBLE_EQ(WeightBytesPerParam(e, c), 3.0);
 }
 
 TrainEngine Sc21() { return LoadTrainEngine("megatron-lm-sc21").value(); }

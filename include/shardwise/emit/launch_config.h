@@ -35,6 +35,9 @@ struct PoolLaunch {
   int64_t max_batched_tokens = 8192;  // tokens per iteration (prefill chunk) per attention rank
   // TensorRT-LLM sizes its KV cache as a fraction of the memory left free after the weights.
   double kv_free_fraction = 0.9;
+  // Prompts split into chunks of max_batched_tokens (TensorRT-LLM's enable_chunked_prefill; vLLM
+  // V1 and SGLang always chunk).
+  bool chunked_prefill = true;
 };
 
 struct LaunchInputs {

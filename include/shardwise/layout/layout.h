@@ -44,12 +44,6 @@ struct Layout {
   bool operator==(const Layout&) const = default;
 };
 
-// KV heads one TP rank must hold: the distinct KV heads used by its num_heads / tp query heads
-// (GQA groups of num_heads / num_kv_heads query heads share one KV head). Equals kv / tp when
-// tp divides the KV heads, 1 when the KV heads divide tp (replication), and covers the general
-// case (12 query heads, 2 KV heads, tp 3: the middle rank needs both).
-int64_t KvHeadsPerRank(int64_t num_heads, int64_t num_kv_heads, int64_t tp);
-
 // Parses "tp8pp2", "ep16", "tp4ep8dp2", "dp2tp4cp2" (case-insensitive, any order).
 StatusOr<Layout> ParseLayout(std::string_view text);
 

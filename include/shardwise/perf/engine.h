@@ -59,8 +59,11 @@ struct EngineProfile {
   bool fused_allreduce_norm = false;      // all-reduce + residual + RMSNorm in one kernel
   double attention_efficiency = 1;        // attention kernels' fraction of the GEMM rate
   double max_batched_tokens = 8192;       // tokens per iteration (chunked prefill)
-  double max_num_seqs = 256;              // sequences running at once
-  double kv_block_tokens = 16;            // KV allocation granularity
+  // Without chunked prefill a prompt must fit whole beside the running decodes: the budget is
+  // configured to at least the prompt plus this (0: the budget stays max_batched_tokens).
+  double prompt_headroom_tokens = 0;
+  double max_num_seqs = 256;    // sequences running at once
+  double kv_block_tokens = 16;  // KV allocation granularity
   KvMemoryRule kv_rule = KvMemoryRule::kFractionOfTotal;
   double memory_fraction = 0.9;         // of total, or of free after weights (kv_rule)
   double runtime_reserve_bytes = 0;     // CUDA context and allocator outside the fraction
@@ -78,6 +81,11 @@ struct EngineProfile {
 };
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
+// The tokens per iteration (per attention rank) a deployment of `engine` is configured with for
+// prompts of `prompt_tokens`: max_batched_tokens, raised to the prompt plus
+// prompt_headroom_tokens where the engine needs whole prompts to fit.
+int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens);
+
 // Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.
 std::vector<std::string> BuiltinEngineNames();
 // A built-in profile by name ("vllm" is the newest vLLM profile, "vllm-0.11" a version) or a

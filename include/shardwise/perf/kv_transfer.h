@@ -7,11 +7,21 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
+#include "shardwise/common/status.h"
 #include "shardwise/hw/cluster.h"
-#include "shardwise/layout/deployment.h"
 
 namespace shardwise {
+
+// How the KV leaves the prefill worker.
+enum class KvTransferMode {
+  kAfterPrefill,  // the whole cache once the prompt is done (the engines' default)
+  kLayerByLayer,  // each layer's cache as soon as it is written
+};
+std::string_view KvTransferModeName(KvTransferMode mode);
+// "after-prefill" or "layer-by-layer".
+StatusOr<KvTransferMode> ParseKvTransferMode(std::string_view text);
 
 // The link one GPU of each pool reaches the other pool's GPUs over.
 struct KvLink {

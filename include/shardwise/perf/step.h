@@ -22,6 +22,7 @@
 #include "shardwise/perf/ops.h"
 #include "shardwise/perf/options.h"
 #include "shardwise/perf/overlap.h"
+#include "shardwise/perf/schedule.h"
 #include "shardwise/perf/shard.h"
 
 namespace shardwise {
@@ -77,6 +78,14 @@ class StepModel {
   // TensorRT-LLM's micro-batches): the tokens pass as up to pp micro-batches, and the slowest stage
   // serves them all.
   double PrefillIterationS(double tokens, double keys_per_token) const;
+  // One iteration of a pipeline's virtual engine, as vLLM's virtual engines and TensorRT-LLM's
+  // micro-batches in flight run a pipeline: the iteration's `batch` decoding sequences (at KV
+  // length `context`), or its `tokens` prompt tokens, pass every stage as one micro-batch, so a
+  // prompt's first token waits for all of them (the TTFT explain gives), while up to pp such
+  // iterations share the stages. Without a pipeline these are the decode step and
+  // PrefillIterationS.
+  double VirtualDecodeS(double batch, double context) const;
+  double VirtualPrefillS(double tokens, double keys_per_token) const;
   const ModelShard& shard() const { return shard_; }
   const Layout& layout() const { return layout_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
@@ -107,6 +116,11 @@ class StepModel {
   PhaseBreakdown DraftPasses(double sequences, double context) const;
   DraftMemory DraftMemoryPerGpu(const Workload& workload) const;
   double HandOff(double tokens) const;  // PP send/recv of `tokens` activations
+  // The decode step of `w`'s batch passed through the stages as `mb`: fills e.decode, e.tpot_s,
+  // the draft and the per-layer figures.
+  void DecodeStep(const Workload& w, const MicroBatches& mb, StepEstimate& e) const;
+  // A prefill iteration of `tokens` passed through the stages as `mb`.
+  double PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb) const;
   // Host time of an iteration whose stages take `gpu_s` each for `passes` passes: the engine's
   // per-step time, plus the kernel launches the GPU does not hide when not in a CUDA graph.
   double StepOverheadS(bool graphed, double passes, double gpu_s) const;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "shardwise/common/status.h"
+#include "shardwise/deploy/deployment.h"
 #include "shardwise/hw/cluster.h"
-#include "shardwise/layout/deployment.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/perf/kv_transfer.h"
 #include "shardwise/perf/step.h"
@@ -18,6 +18,27 @@
 #include "shardwise/plan/planner.h"
 
 namespace shardwise {
+
+// A candidate worker of one pool: its layout and EP exchange, and what one worker does. A prefill
+// worker's estimate is one prompt (TTFT) and its rate packs whole prompts into each attention
+// rank's budget; a decode worker's is at the largest batch within the TPOT SLO (mean), its rate
+// that batch over OSL decode steps.
+struct PoolWorker {
+  Layout layout;
+  EpSetting ep;
+  StepEstimate estimate;
+  double requests_per_s_per_gpu = 0;
+};
+
+// One instance of each layout of `gpus` GPUs: no replicas inside a worker.
+std::vector<Layout> WorkerLayouts(const ModelSpec& model, int64_t gpus, const PlanRequest& req);
+// Adds the prefill and decode workers of `size` GPUs that fit and meet the request's SLOs
+// (unloaded), each EP exchange the request tries.
+void AddPoolWorkers(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
+                    int64_t size, std::vector<PoolWorker>& prefill,
+                    std::vector<PoolWorker>& decode);
+// Keeps the `keep` workers with the most requests per second per GPU, best first.
+void KeepBestWorkers(std::vector<PoolWorker>& workers, size_t keep);
 
 struct DisaggPlanEntry {
   Deployment deployment;
@@ -43,5 +64,17 @@ struct DisaggPlanEntry {
 StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& model,
                                                            const ClusterSpec& cluster,
                                                            const PlanRequest& request);
+
+// Which deployment plan answers with: the best aggregated entry or the disaggregated one
+// (absent: aggregated wins), by what each does at the load (throughput per GPU, or TPOT at the
+// SLO's percentile for the latency objective); a side that meets the SLOs beats one that does
+// not, and the reason quotes both at the SLOs' percentile.
+struct DeploymentVerdict {
+  bool disaggregated_wins = false;
+  std::string why;  // one line with both figures
+};
+DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
+                                     const std::optional<DisaggPlanEntry>& disaggregated,
+                                     Objective objective, const Slo& slo);
 
 }  // namespace shardwise

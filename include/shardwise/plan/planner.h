@@ -28,8 +28,7 @@ std::string_view ObjectiveName(Objective objective);
 struct PlanRequest {
   Workload workload;  // prompt and output lengths; the batch is chosen by the planner
   Objective objective = Objective::kThroughput;
-  double max_ttft_s = std::numeric_limits<double>::infinity();
-  double max_tpot_s = std::numeric_limits<double>::infinity();
+  Slo slo;                   // judged at its percentile where the load is simulated
   int64_t max_batch = 2048;  // engine cap on concurrent sequences per attention rank
   int top = 5;
   PerfOptions perf;
@@ -70,5 +69,10 @@ std::vector<EpSetting> EpSettingsToTry(const ModelSpec& model, const Layout& lay
 
 StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                           const PlanRequest& request);
+
+// The aggregated deployment of a ranked entry: its layout and EP exchange on the whole cluster,
+// with the request's options and engine scheduler.
+StatusOr<Deployment> EntryDeployment(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanRequest& request, const PlanEntry& entry);
 
 }  // namespace shardwise

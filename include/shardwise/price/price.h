@@ -24,8 +24,13 @@ struct PriceInputs {
 
 struct PricePoint {
   double utilization = 0;
-  double usd_per_mtok_input = 0;
+  // The whole bill over the output tokens (UsdPerMtok): the figure plan, simulate and recommend
+  // give for the same deployment and load.
   double usd_per_mtok_output = 0;
+  // The bill split by where the GPU time goes (prefill for input tokens, decode for output), to
+  // set against an API that prices input and output apart.
+  double usd_per_mtok_input_share = 0;
+  double usd_per_mtok_output_share = 0;
 };
 
 struct DemandSizing {
@@ -39,12 +44,17 @@ struct DemandSizing {
 // Utilisations (during the busy hours, at a duty cycle) at which self-hosting costs what an
 // API charges; > 1 means never. Each is absent when its API price was not given.
 struct BreakEven {
-  std::optional<double> input;   // $/Mtok input against the API's input price
-  std::optional<double> output;  // $/Mtok output against the API's output price
+  std::optional<double> input;   // the input share of the bill against the API's input price
+  std::optional<double> output;  // the output share against the API's output price
   // The whole bill against what the API charges for the same input and output tokens (needs
   // both prices): the comparison that decides.
   std::optional<double> bill;
 };
+
+// Dollars per million output tokens: the hourly bill of every GPU paid for over the output
+// tokens they produce. The one $/Mtok formula of every command (plan, simulate, recommend and
+// price's headline figure); 0 when nothing is produced.
+double UsdPerMtok(double usd_per_hour, double output_tokens_per_s);
 
 // Prefill and decode shares of a replica's time from a step estimate at its batch.
 PriceInputs PriceInputsFrom(const StepEstimate& estimate, double usd_per_gpu_hour);

@@ -2,7 +2,8 @@
 // product rate of one core for each weight storage (a prefill-shaped product), the read
 // bandwidth of the decode kernel (one row of activations against a matrix far larger than the
 // caches) on one core and on all cores, the memory size, the core count, and the threads
-// backend's all-reduce latency and bandwidth. Measured once (a few seconds) and stored as JSON;
+// backend's all-reduce latency and bandwidth, each the median of a few passes (the sustained
+// rate a run gets, not its luckiest moment). Measured once (a few seconds) and stored as JSON;
 // hw/host_cluster.h turns it into a device and cluster for the perf model.
 #pragma once
 

@@ -1,9 +1,13 @@
 // CPU kernels of the runtime. Activations are fp32; weights fp32, bf16 or int8
-// (weight_matrix.h), widened to fp32 as they are read, with fp32 accumulation. The matrix
-// products, dot products, exponentials and SwiGLU run on the widest instruction set this CPU
-// has, chosen at run time (AVX-512, AVX2+FMA, or portable code at the baseline ISA; the build
-// sets no -march): register tiles of 4 x 4 (AVX-512) outputs, each a sum of 16-lane partial
-// sums, over blocks of weight rows kept in L2 (src/runtime/simd/). A pool's threads split a
+// (weight_matrix.h), with fp32 accumulation. The matrix products, dot products, exponentials
+// and SwiGLU run on the widest instruction set this CPU has, chosen at run time (AVX-512 with
+// AVX512-BF16 and VNNI, AVX-512, AVX2+FMA, or portable code at the baseline ISA; the build sets
+// no -march): register tiles of 4 x 4 (AVX-512) outputs, each a sum of 16-lane partial sums,
+// over blocks of weight rows kept in L2 (src/runtime/simd/). Without the dot-product
+// instructions, bf16 and int8 weights are widened to fp32 as they are read; with them, the
+// activations are rounded to the weights' format instead (bf16, or int8 per block of 32 values
+// with one scale each, as llama.cpp's BF16 and Q8_0 products do) and multiplied natively, so a
+// product costs one instruction per 32 (bf16) or 64 (int8) weights. A pool's threads split a
 // product's weight rows. Thread-compatible; a ThreadPool is used by one caller at a time.
 #pragma once
 
@@ -15,7 +19,8 @@
 
 namespace shardwise::kernels {
 
-// The instruction set the kernels run on here: "avx512", "avx2" or "portable".
+// The instruction set the kernels run on here: "avx512-bf16-vnni", "avx512", "avx2" or
+// "portable".
 std::string KernelIsa();
 
 // y[m x n] = x[m x k] . w[n x k]^T (+ bias[n]): every weight row is read once for all m rows.

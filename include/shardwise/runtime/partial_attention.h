@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "shardwise/common/status.h"
@@ -18,18 +19,6 @@
 #include "shardwise/runtime/thread_pool.h"
 
 namespace shardwise {
-
-// Where one forward step's rows sit: shared by every layer of the step.
-struct AttentionStep {
-  std::vector<int64_t> positions;   // absolute position of each sequence's rows
-  std::vector<int64_t> store_slot;  // per row: the local KV-cache slot it is written to, or -1
-                                    // (its keys are kept by another CP rank)
-  // Per sequence index: absolute positions of the local cache slots, this step's included.
-  const std::vector<std::vector<int64_t>>* cached = nullptr;
-  int64_t context = 0;         // tokens every sequence holds after the step (rope's seq_len)
-  bool split = false;          // rows differ across the CP group (prefill): ring attention
-  Communicator* cp = nullptr;  // the CP group (size 1 without CP)
-};
 
 // Queries of `rows` rows x `heads` heads of width `dim`, head h reading key head kv_head[h].
 struct QueryBlock {
@@ -49,37 +38,42 @@ struct KeyBlock {
   int64_t n = 0;
 };
 
-struct PartialAttention {
-  PartialAttention(int64_t rows, int64_t heads, int64_t value_dim);
+// A partial result of `rows` x `heads` cells in caller memory: max [rows x heads], sum
+// [rows x heads], out [rows x heads x value_dim].
+struct PartialView {
+  float* max = nullptr;
+  float* sum = nullptr;
+  float* out = nullptr;
   int64_t rows = 0, heads = 0, value_dim = 0;
-  // One flat buffer, so it travels in one collective: max [rows x heads], sum [rows x heads],
-  // out [rows x heads x value_dim].
-  std::vector<float> data;
-  float* max() { return data.data(); }
-  float* sum() { return data.data() + rows * heads; }
-  float* out() { return data.data() + 2 * rows * heads; }
-  const float* max() const { return data.data(); }
-  const float* sum() const { return data.data() + rows * heads; }
-  const float* out() const { return data.data() + 2 * rows * heads; }
+  // The cells of rows [first, first + count).
+  PartialView Rows(int64_t first, int64_t count) const;
+  // max = -inf, sum = 0, out = 0: no key seen yet.
+  void Reset() const;
 };
+// Floats of a partial result of rows x heads cells laid out in one buffer, max then sum then
+// out, so it travels in one collective.
+int64_t PartialFloats(int64_t rows, int64_t heads, int64_t value_dim);
+// The view of such a buffer.
+PartialView PartialOf(float* data, int64_t rows, int64_t heads, int64_t value_dim);
 
 // Adds the keys of `block` that each query may see (position <= the query's, and inside the
 // last `window` positions when window > 0) to `state`, scores scaled by `scale`; the heads are
 // split over `pool`'s threads when there is one.
 void AccumulateAttention(const QueryBlock& q, const KeyBlock& block, int64_t window, float scale,
-                         PartialAttention& state, ThreadPool* pool = nullptr);
+                         const PartialView& state, ThreadPool* pool = nullptr);
 // state = state (+) other over disjoint keys (log-sum-exp merge).
-void MergeAttention(PartialAttention& state, const PartialAttention& other);
+void MergeAttention(const PartialView& state, const PartialView& other);
 // out[rows x heads x value_dim] = the normalised attention; `sinks` (per head logits, or null)
 // join each softmax's denominator without a value (gpt-oss's attention sinks).
-void FinishAttention(const PartialAttention& state, const float* sinks, float* out);
+void FinishAttention(const PartialView& state, const float* sinks, float* out);
 
 // Runs `attend` on this rank's packed key block and then on every other CP rank's, passed
 // round the ring (cp.size() - 1 hops). Blocks are equal-sized on every rank.
 Status RingPass(Communicator& cp, std::vector<float> block,
                 const std::function<void(const std::vector<float>&)>& attend);
-// Gathers every CP rank's partial over its own keys and merges them (in rank order, so every
-// rank ends with bit-identical results).
-Status MergeAcrossRanks(Communicator& cp, PartialAttention& state);
+// Gathers every CP rank's partial over its own keys (`data` as PartialOf lays it out) and
+// merges them (in rank order, so every rank ends with bit-identical results).
+Status MergeAcrossRanks(Communicator& cp, std::span<float> data, int64_t rows, int64_t heads,
+                        int64_t value_dim);
 
 }  // namespace shardwise

@@ -3,7 +3,11 @@
 // another fp32 summation order) moves each logit by up to tolerance x the row's largest
 // |logit|; when the reference's best two logits are closer than twice that, the run may
 // legitimately pick the other one, and its sequence then continues from a different token. Such
-// sequences are counted, not failed, and their later logits are not compared.
+// sequences are counted, not failed, and their later logits are not compared. MoE routing is a
+// choice too: a sequence one of whose tokens the reference routed with a margin (routing.h) of
+// at most twice the tolerance may legitimately reach other experts, which changes its hidden
+// state without changing its greedy token; when such a sequence's logits are off by more than
+// the tolerance, it is counted and not compared either.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@ struct ReferenceComparison {
   double max_relative_error = 0;  // over the compared sequences' final logits, / ref's max |logit|
   int64_t compared = 0;           // sequences whose tokens all agree
   int64_t near_ties = 0;          // first differing token where the reference margin <= 2 x tol
+  int64_t router_ties = 0;        // same tokens, logits off, a reference routing margin <= 2 x tol
   int64_t diverged = 0;           // first differing token where the margin was wider: a failure
   bool Matches(double tolerance) const { return diverged == 0 && max_relative_error <= tolerance; }
 };

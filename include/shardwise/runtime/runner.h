@@ -14,7 +14,7 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/runtime/comm/communicator.h"
-#include "shardwise/runtime/rank_model.h"
+#include "shardwise/runtime/forward/stage_forward.h"
 
 namespace shardwise {
 
@@ -32,7 +32,7 @@ struct RunConfig {
   // Progress: called on world rank 0 after each generated token (step 1 of N is the prefill).
   std::function<void(int64_t step, int64_t steps)> on_step;
   std::string device_compute = "cpu";  // compute_registry.h: cpu or cuda
-  // CPU ranks: weight storage (fp32, bf16, int8) and threads per rank (rank_model.h).
+  // Weight storage (fp32, bf16, int8) and threads per CPU rank (forward/stage_forward.h).
   KernelOptions kernels;
 };
 
@@ -59,6 +59,9 @@ struct RunResult {
   int64_t micro_batches = 0;
   PhaseTime prefill, decode;
   int64_t routed_pairs = 0, dropped_pairs = 0;  // MoE (token, expert) pairs, all layers and steps
+  // [batch]: each sequence's smallest MoE routing margin over all layers and steps (1 without
+  // MoE; reference_check.h: how close an expert choice was).
+  std::vector<float> router_margins;
 };
 
 // The prompt token ids the run uses: deterministic from the seed.

@@ -13,14 +13,12 @@
 #include <vector>
 
 #include "shardwise/common/status.h"
+#include "shardwise/layout/shard_geometry.h"
 
 namespace shardwise {
 
-struct Slice {
-  int64_t begin = 0;
-  int64_t end = 0;  // exclusive
-  int64_t size() const { return end - begin; }
-};
+// Rows or columns [begin, end) of a tensor.
+using Slice = Range;
 
 class WeightSource {
  public:

@@ -1,66 +1,186 @@
-// How a layout is served in simulation: the simulator's configuration for a layout on an engine
-// (replicas, attention-DP ranks, the engine's batch and token limits, KV block size, admission
-// and the replica's KV capacity) and the step table it runs on. `simulate` and the load-aware
-// planner both build their runs here, so they simulate the same thing. Pure functions.
+// One serving evaluation: a deployment (deploy/deployment.h) under a scenario (request lengths,
+// an open or closed loop, SLOs, a seed) in the discrete-event simulator. PrepareServing builds
+// what every run of a deployment shares (its estimate, one step table per pool, the simulator's
+// configuration); Serve runs it. simulate, plan's load ranking, recommend and price all call
+// these, so for one deployment, workload and seed they print the same numbers. Pure functions;
+// a prepared setup is immutable and may be served many times.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 #include "shardwise/common/status.h"
-#include "shardwise/hw/cluster.h"
-#include "shardwise/layout/deployment.h"
-#include "shardwise/layout/layout.h"
-#include "shardwise/perf/kv_transfer.h"
-#include "shardwise/perf/step.h"
+#include "shardwise/deploy/deployment.h"
+#include "shardwise/deploy/estimate.h"
+#include "shardwise/model/model_spec.h"
 #include "shardwise/sim/simulator.h"
 #include "shardwise/sim/step_table.h"
+#include "shardwise/sim/workload.h"
 
 namespace shardwise {
 
-// `kv_capacity_tokens` per replica (StepEstimate::memory); `max_batch` sequences per attention
-// rank, as engines apply max_num_seqs per DP attention rank (SGLang --enable-dp-attention, vLLM
-// data-parallel MoE), so a replica of an attention-DP layout runs up to max_batch x AttentionDp.
-SimConfig ServingConfig(const ClusterSpec& cluster, const Layout& layout, const PerfOptions& perf,
-                        double kv_capacity_tokens, int64_t max_batch, Admission admission);
+// Requests arriving on their own: Poisson at `rate_per_s` (bursty gamma gaps for a CV above 1),
+// or all at once (offline) for an infinite rate.
+struct OpenLoop {
+  double rate_per_s = std::numeric_limits<double>::infinity();
+  double burstiness_cv = 1.0;
+};
+// `clients` each send their next request the moment their previous one completes (vllm bench
+// serve --max-concurrency, genai-perf, aiperf --concurrency, trtllm-bench).
+struct ClosedLoop {
+  int64_t clients = 1;
+};
+using Load = std::variant<OpenLoop, ClosedLoop>;
 
-// The step table for requests up to `longest_tokens` (prompt + output), batches up to what the
-// KV cache admits (`max_sequences`, per replica) within `max_batch` per attention rank.
-StatusOr<StepTable> ServingTable(const StepModel& step, const PerfOptions& perf,
-                                 int64_t max_sequences, int64_t max_batch, int64_t longest_tokens);
-
-// The load a disaggregated deployment is checked against: requests arriving per second (an open
-// loop; infinite for a closed one) and the most in flight at once (a closed loop's clients;
-// infinite for an open one).
+// The load a disaggregated deployment's pools are checked against: requests arriving per second
+// (an open loop; infinite for a closed one) and the most in flight at once (a closed loop's
+// clients; infinite for an open one).
 struct OfferedLoad {
   double rate_per_s = std::numeric_limits<double>::infinity();
   double max_in_flight = std::numeric_limits<double>::infinity();
 };
+OfferedLoad Offered(const Load& load);
 
-// A disaggregated deployment ready to simulate: each pool's step table and memory, the KV link
-// and transfer, and the simulator's configuration (the prefill pool's replicas, with the decode
-// pool pointing at decode_table). Held by pointer: config refers into it.
-struct DisaggregatedServing {
-  StepTable prefill_table;
-  StepTable decode_table;
-  StepEstimate prefill_probe;  // one request of the workload's lengths on a prefill worker
-  StepEstimate decode_probe;   // on a decode worker
-  KvLink link;
-  KvTransfer transfer;
-  SimConfig config;
+// What a deployment's runs share. The simulator's pools point into `tables`, which this owns
+// (copies share them).
+struct ServingSetup {
+  DeploymentEstimate estimate;
+  std::vector<std::shared_ptr<const StepTable>> tables;  // one per pool
+  SimConfig config;  // pools, transfer; no load, SLOs or progress yet
 };
 
-// Builds the simulation of `deployment` (disaggregated) for requests of `workload`'s lengths up
-// to `longest_tokens`: `prefill_step` and `decode_step` model one worker of each pool on its
-// cluster. Errors when a pool does not fit in memory (naming the pool) or when the decode pool
-// cannot hold what the prefill pool turns out at its full rate (the KV of every request in
+// Prepares `deployment` for requests of `lengths`' mean prompt and output tokens, the longest
+// `longest_tokens` (prompt + output). Errors as EstimateDeployment's, and where a disaggregated
+// decode pool cannot hold what its prefill pool sends it at `offered` (the KV of every request in
 // flight there), with the numbers and a fix.
-StatusOr<std::unique_ptr<DisaggregatedServing>> BuildDisaggregatedServing(
-    const ModelSpec& model, const Deployment& deployment, const StepModel& prefill_step,
-    const StepModel& decode_step, const ClusterSpec& prefill_cluster,
-    const ClusterSpec& decode_cluster, bool same_cluster, const PerfOptions& perf,
-    const Workload& workload, int64_t longest_tokens, int64_t max_batch, Admission admission,
-    const OfferedLoad& offered);
+StatusOr<ServingSetup> PrepareServing(const ModelSpec& model, const Deployment& deployment,
+                                      const Workload& lengths, int64_t longest_tokens,
+                                      const OfferedLoad& offered = {});
+
+// Service-level objectives: the TTFT and TPOT a deployment must hold at a percentile of its
+// requests (nearest rank), or on average. The default percentile, p99, is the one MLPerf's
+// Server scenario and most serving SLOs state.
+inline constexpr double kDefaultSloPercentile = 99;
+struct Slo {
+  double max_ttft_s = std::numeric_limits<double>::infinity();
+  double max_tpot_s = std::numeric_limits<double>::infinity();
+  std::optional<double> percentile = kDefaultSloPercentile;  // nullopt: the mean
+
+  bool Given() const { return std::isfinite(max_ttft_s) || std::isfinite(max_tpot_s); }
+  // "p99" or "mean".
+  std::string PercentileName() const;
+  // The value of `samples` the SLO judges.
+  double At(const Samples& samples) const;
+};
+// "p50", "p90", "p99", "p99.9" (or a number in (0, 100)), or "mean".
+StatusOr<std::optional<double>> ParseSloPercentile(std::string_view text);
+
+struct Scenario {
+  LengthSpec input;                 // generated requests' prompt tokens
+  LengthSpec output;                // and output tokens
+  std::vector<TraceRequest> trace;  // non-empty: these requests instead (their own arrivals)
+  Load load;
+  // 0: as many as the steady state needs (SteadyState); else exactly these, all measured.
+  int64_t requests = 0;
+  uint64_t seed = 1;
+  double stop_after_s = std::numeric_limits<double>::infinity();  // no arrivals after this
+  std::optional<RouterPolicy> router;  // unset: round-robin; least-loaded in a closed loop
+  Slo slo;                             // judged at its percentile, and per request for goodput
+  // A closed loop at fixed output lengths also runs out of phase (its band covers both).
+  bool out_of_phase = true;
+  std::function<void(int64_t, double)> progress;  // (requests finished, simulated seconds)
+};
+
+// The mean TTFT and TPOT of a closed loop at fixed lengths run again with its clients out of
+// phase: output lengths spread by kOutOfPhaseOutputCv (sim/workload.h).
+struct OutOfPhase {
+  double ttft_s = 0;
+  double tpot_s = 0;
+};
+
+// How a load simulation reached its steady state. Unless the scenario fixes the requests (a
+// count, a trace, a cutoff, or an offline batch), the run sizes itself: the in-flight requests
+// per replica L (a closed loop's clients; an open loop's rate x end-to-end time by Little's law)
+// set a warm-up of max(2 L, kMinWarmup) requests, as benchmark harnesses warm up with twice the
+// concurrency, and a measured window of max(20 L, kMinMeasured) per replica; the run is
+// doubled (up to kMaxDoublings times) until the mean TTFT and TPOT of the window's two halves
+// agree within kTtftDriftTolerance and kTpotDriftTolerance. Identical replicas of an aggregated
+// deployment behind a round-robin router (or a balanced closed loop) are independent, so at most
+// kSampledReplicas of them are simulated at their share of the load, and rates scale back up.
+inline constexpr int64_t kMinWarmupPerReplica = 50;
+inline constexpr int64_t kMinMeasuredPerReplica = 500;
+inline constexpr int kMaxDoublings = 3;
+inline constexpr double kTtftDriftTolerance = 0.10;
+inline constexpr double kTpotDriftTolerance = 0.05;
+inline constexpr int64_t kSampledReplicas = 8;
+// An open loop is overloaded when its measured window emits less than this share of the output
+// tokens its arrivals ask for, or when its TTFT still grows through the window after every
+// doubling: the queue grows for as long as the run lasts.
+inline constexpr double kServedShareOfOffered = 0.95;
+
+struct SteadyState {
+  bool sized = false;           // false: the scenario fixed the requests, all measured
+  int64_t warmup_requests = 0;  // arrivals before the window, not measured
+  int64_t measured_requests = 0;
+  double in_flight_per_replica = 0;  // L
+  int64_t simulated_replicas = 0;    // of the first pool
+  int64_t replicas = 0;              // the first pool's in all
+  double ttft_drift = 0;             // (second half's mean TTFT - first half's) / the window's mean
+  double tpot_drift = 0;
+  bool converged = true;
+  int runs = 1;
+};
+
+struct ServingRun {
+  ServingSetup setup;
+  SimResult result;  // of the simulated replicas
+  SteadyState steady;
+  double replica_scale = 1;  // replicas / simulated replicas: rates of the whole deployment
+  int64_t requests = 0;      // simulated, warm-up and cool-down included
+  // The rate offered (NaN in a closed loop, whose clients offer none of their own) and whether
+  // the deployment falls behind it (kServedShareOfOffered).
+  double offered_requests_per_s = std::numeric_limits<double>::quiet_NaN();
+  double offered_output_tokens_per_s = std::numeric_limits<double>::quiet_NaN();
+  bool overloaded = false;
+  std::optional<OutOfPhase> out_of_phase;
+  bool out_of_phase_failed = false;  // the spread requests did not fit the KV cache
+  Slo slo;
+
+  double OutputTokensPerS() const { return result.OutputTokensPerS() * replica_scale; }
+  double InputTokensPerS() const { return result.InputTokensPerS() * replica_scale; }
+  double RequestsPerS() const { return result.RequestsPerS() * replica_scale; }
+  // The output tokens/s a bill is spread over: the load offered where the deployment keeps up
+  // with it (exact, where the window's count carries its arrivals' Poisson noise), else what
+  // the window served.
+  double BilledOutputTokensPerS() const;
+  // The TTFT and TPOT the SLO judges (its percentile, or the mean).
+  double TtftAtSlo() const { return slo.At(result.ttft_s); }
+  double TpotAtSlo() const { return slo.At(result.tpot_s); }
+  // Within both SLOs at their percentile, keeping up with the load.
+  bool MeetsSlo() const;
+};
+
+// The lengths a scenario's requests have: their means and the longest (prompt + output).
+Workload ScenarioLengths(const Scenario& scenario);
+int64_t LongestRequest(const Scenario& scenario);
+
+// The requests Serve runs first for `scenario` on `setup` (for a progress count): the count
+// asked for, or the steady state's first run.
+int64_t ScenarioRequests(const ServingSetup& setup, const Scenario& scenario);
+
+// Prepares and serves `deployment` under `scenario`.
+StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
+                           const Scenario& scenario);
+// Serves a prepared setup (PrepareServing with the scenario's lengths).
+StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
+                           const Scenario& scenario);
 
 }  // namespace shardwise

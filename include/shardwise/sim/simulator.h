@@ -12,82 +12,117 @@
 #include <vector>
 
 #include "shardwise/common/status.h"
+#include "shardwise/deploy/deployment.h"
+#include "shardwise/deploy/policy.h"
 #include "shardwise/model/model_spec.h"
-#include "shardwise/sim/histogram.h"
-#include "shardwise/sim/policy.h"
+#include "shardwise/sim/samples.h"
 #include "shardwise/sim/step_table.h"
 #include "shardwise/sim/workload.h"
 
 namespace shardwise {
 
-// The decode pool of a disaggregated deployment: the replicas of SimConfig then only prefill;
-// a request whose prompt is done sends its KV cache to one of these replicas (least loaded) and
-// decodes there. Its first token leaves once the KV has arrived.
-struct DecodePoolConfig {
-  const StepTable* table = nullptr;  // the decode replicas' iteration times
-  int64_t replicas = 1;
-  int64_t gpus_per_replica = 1;
-  int64_t attention_dp = 1;
-  BatchPolicy batch;
-  double kv_capacity_tokens = 0;  // per replica
-  double state_tokens_per_sequence = 0;
-  double peak_flops_per_s = 0;  // per GPU, for MFU
-  double usd_per_gpu_hour = 0;
-  // The KV transfer of one request's prompt: a fixed latency plus a time per prompt token (the
-  // part of it the prefill does not hide).
-  double transfer_latency_s = 0;
-  double transfer_s_per_token = 0;
-};
-
-struct SimConfig {
+// A pool of identical replicas (sim/serving.h builds them from a Deployment's pools): an
+// aggregated pool prefills and decodes; a disaggregated deployment has a prefill pool, whose
+// replicas send each prompt's KV cache to one of the decode pool's (least loaded), where it
+// decodes and its first token leaves once the KV has arrived.
+struct SimPool {
+  const StepTable* table = nullptr;  // the replicas' iteration times
+  PoolRole role = PoolRole::kAggregated;
   int64_t replicas = 1;
   int64_t gpus_per_replica = 1;
   int64_t attention_dp = 1;  // attention-DP ranks per replica, each prefilling its own prompts
+  // A pipeline of this many stages runs as as many virtual engines (vLLM's; TensorRT-LLM keeps
+  // micro-batches in flight alike): each schedules its own requests with `batch`'s limits and
+  // 1/stages of the KV cache (vLLM divides the cache's blocks between them), its iterations
+  // take the table's time (one micro-batch through every stage) and share the stages with the
+  // other engines' iterations, a stage serving one at a time.
+  int64_t pipeline_stages = 1;
   BatchPolicy batch;
-  RouterPolicy router = RoundRobinRouter{};
   double kv_capacity_tokens = 0;  // per replica
+  // Fixed recurrent (linear-attention/SSM) state each admitted sequence holds, in KV tokens.
+  double state_tokens_per_sequence = 0;
+  double peak_flops_per_s = 0;  // per GPU, for MFU
+  double usd_per_gpu_hour = 0;
+};
+
+struct SimConfig {
+  // Aggregated: one pool. Disaggregated: the prefill pool, then the decode pool.
+  std::vector<SimPool> pools;
+  RouterPolicy router = RoundRobinRouter{};  // over the first pool's replicas
   // Closed loop: this many clients, each sending its next request (lengths from the source,
   // arrival times ignored) the moment its previous one completes, as `vllm bench serve
   // --max-concurrency`, genai-perf and trtllm-bench do. 0: open loop, arrivals from the source.
   int64_t concurrency = 0;
+  // A closed loop's clients send no request after this time (an open loop's source stops).
+  double stop_after_s = std::numeric_limits<double>::infinity();
+  // The requests measured, in arrival order: [measure_from, measure_from + measure_count). Those
+  // before warm the deployment up; the run ends once every measured one has finished (those
+  // after keep its load up meanwhile), and rates are taken over the window from the first
+  // measured arrival to the first arrival after them. measure_count < 0: every request, the run
+  // drains, and the window is the whole run.
+  int64_t measure_from = 0;
+  int64_t measure_count = -1;
   // Fraction of each prompt found in the prefix cache: its prefill starts after those tokens,
   // whose KV its chunks attend to (PerfOptions::prefix_hit_rate).
   double prefix_hit_rate = 0;
-  // Fixed recurrent (linear-attention/SSM) state each admitted sequence holds, in KV tokens.
-  double state_tokens_per_sequence = 0;
   double max_ttft_s = std::numeric_limits<double>::infinity();  // goodput SLOs
   double max_tpot_s = std::numeric_limits<double>::infinity();
-  double peak_flops_per_s = 0;  // per GPU, for MFU
-  double usd_per_gpu_hour = 0;
-  // Set: a disaggregated deployment, the replicas above its prefill pool.
-  std::optional<DecodePoolConfig> decode_pool;
+  // Disaggregated: the KV transfer of one request's prompt, a fixed latency plus a time per
+  // prompt token (the part of it the prefill does not hide).
+  double transfer_latency_s = 0;
+  double transfer_s_per_token = 0;
   // Called now and then with (requests finished, simulated seconds); may be empty.
   std::function<void(int64_t, double)> progress;
+
+  bool disaggregated() const { return pools.size() == 2; }
 };
 
 struct SimResult {
-  int64_t requests = 0;
+  int64_t requests = 0;  // measured requests finished
+  int64_t arrived = 0;   // requests that arrived in all, warm-up and cool-down included
   int64_t preemptions = 0;
   int64_t steps = 0;
-  double makespan_s = 0;
-  double input_tokens = 0;
-  double output_tokens = 0;
-  LogHistogram ttft_s, tpot_s, itl_s, e2e_s;
-  double goodput_requests = 0;       // requests that met both SLOs
+  double makespan_s = 0;     // the whole run: first arrival to last event
+  double window_s = 0;       // the measured window
+  double input_tokens = 0;   // prompts that arrived in the window
+  double output_tokens = 0;  // tokens emitted in the window
+  // Output tokens the window's arrivals ask for: more than the window emits when the deployment
+  // cannot keep up with the load.
+  double output_tokens_asked = 0;
+  Samples ttft_s, tpot_s, itl_s, e2e_s;
+  // Mean TTFT and TPOT of the first and the second half of the measured requests (in arrival
+  // order): close in a steady state, apart where a queue grows or the warm-up was too short.
+  struct Half {
+    double ttft_sum_s = 0;
+    double tpot_sum_s = 0;
+    int64_t requests = 0;
+    int64_t tpot_requests = 0;  // those with more than one output token
+    double TtftMean() const { return requests > 0 ? ttft_sum_s / requests : 0; }
+    double TpotMean() const { return tpot_requests > 0 ? tpot_sum_s / tpot_requests : 0; }
+  };
+  Half halves[2];
+  double goodput_requests = 0;       // measured requests that met both SLOs
   double goodput_output_tokens = 0;  // their output tokens
-  double utilization = 0;            // busy fraction of the GPUs
-  double mfu = 0;                    // model FLOPs / (peak x GPUs x makespan)
+  double utilization = 0;            // busy fraction of the GPUs in the window
+  double mfu = 0;                    // model FLOPs / (peak x GPUs x window)
   double kv_transfer_s_mean = 0;     // disaggregated: time from prefill done to decode start
-  double kv_occupancy_mean = 0;      // time-weighted, fraction of capacity
+  double kv_occupancy_mean = 0;      // time-weighted over the window, fraction of capacity
   double kv_occupancy_max = 0;
   std::vector<std::pair<double, double>> kv_occupancy;  // (time, fraction), <= 512 samples
   double usd_per_mtok_output = 0;
 
-  double OutputTokensPerS() const { return makespan_s > 0 ? output_tokens / makespan_s : 0; }
-  double InputTokensPerS() const { return makespan_s > 0 ? input_tokens / makespan_s : 0; }
+  double OutputTokensPerS() const { return window_s > 0 ? output_tokens / window_s : 0; }
+  double InputTokensPerS() const { return window_s > 0 ? input_tokens / window_s : 0; }
+  int64_t window_arrivals = 0;  // requests that arrived in the window
+  // Requests served per second: the tokens the window emits per second over the tokens its
+  // arrivals ask for each (the arrival rate in a steady state, less when the queue grows).
+  double RequestsPerS() const {
+    if (window_s <= 0 || output_tokens_asked <= 0) return 0;
+    return OutputTokensPerS() / (output_tokens_asked / static_cast<double>(window_arrivals));
+  }
 };
 
-StatusOr<SimResult> Simulate(const ModelSpec& model, const StepTable& table, RequestSource& source,
+StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config);
 
 }  // namespace shardwise

@@ -1,4 +1,5 @@
-// StepTable: a replica's iteration times, tabulated once from the step-time model and
+// StepTable: one scheduler's iteration times (a replica's, or a pipeline's virtual engine's:
+// StepModel::VirtualDecodeS and VirtualPrefillS), tabulated once from the step-time model and
 // interpolated, so the simulator never re-runs the model per step. Decode time is tabulated
 // over batch x KV context (powers of two), prefill time over the tokens of an iteration x the
 // keys each of their queries attends to (its prefix in the cache and its chunk). A mixed iteration
@@ -14,8 +15,8 @@ namespace shardwise {
 
 class StepTable {
  public:
-  static StatusOr<StepTable> Build(const StepModel& model, int64_t max_batch,
-                                   int64_t max_context, int64_t max_chunk);
+  static StatusOr<StepTable> Build(const StepModel& model, int64_t max_batch, int64_t max_context,
+                                   int64_t max_chunk);
   // Iteration time with `decode` sequences at mean KV length `context` and `prefill` prompt
   // tokens (on the busiest attention-DP rank) attending to `keys_per_token` keys on average.
   double StepSeconds(double decode, double context, double prefill, double keys_per_token) const;

@@ -54,6 +54,10 @@ class RequestSource {
   RequestSource(ArrivalSpec arrivals, LengthSpec input, LengthSpec output, int64_t count,
                 uint64_t seed, double stop_after_s = std::numeric_limits<double>::infinity());
   explicit RequestSource(std::vector<TraceRequest> trace);
+  // Keeps `keep` of every `of` generated requests (those whose index mod `of` is below `keep`),
+  // as a round-robin router over `of` replicas hands `keep` of them their arrivals; `count`
+  // then counts the requests kept. Generated streams only.
+  void KeepOnly(int64_t keep, int64_t of);
   std::optional<TraceRequest> Next();
 
  private:
@@ -69,6 +73,8 @@ class RequestSource {
   std::vector<TraceRequest> trace_;
   size_t trace_next_ = 0;
   bool from_trace_ = false;
+  int64_t keep_ = 1, of_ = 1;  // KeepOnly
+  int64_t drawn_ = 0;          // requests generated, kept or not
 };
 
 }  // namespace shardwise

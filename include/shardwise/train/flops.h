@@ -25,6 +25,9 @@ struct IterationFlops {
 // Forward FLOPs of one token in a sequence of `seq_len` (sliding-window layers see the window).
 double ForwardFlopsPerToken(const ModelSpec& model, int64_t seq_len);
 
-IterationFlops CountIterationFlops(const ModelSpec& model, const TrainConfig& config);
+// `recomputed_fraction`: the share of layers a full-recompute config recomputes (1 unless it
+// recomputes only some layers of each model chunk).
+IterationFlops CountIterationFlops(const ModelSpec& model, const TrainConfig& config,
+                                   double recomputed_fraction = 1);
 
 }  // namespace shardwise::train

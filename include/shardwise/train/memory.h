@@ -17,22 +17,28 @@ namespace shardwise::train {
 inline constexpr double kBf16Bytes = 2;
 
 struct ModelStates {
-  double weight_bytes = 0;     // bf16 weights (plus an fp8 copy when computing in fp8)
+  double weight_bytes = 0;     // bf16 weights, their fp8 copy or fp8 weights alone
   double grad_bytes = 0;       // gradient buffer in the engine's format
   double optimizer_bytes = 0;  // fp32 master weights, Adam m and v: 12 bytes per parameter
 };
 
 // Model states of `params` parameters held by one GPU, replicated over `replicas` data-parallel
 // ranks that ZeRO may shard them over.
-ModelStates ModelStateBytes(double params, double replicas, int zero, double grad_bytes_per_param,
-                            bool fp8_copy);
+ModelStates ModelStateBytes(double params, double replicas, int zero, double weight_bytes_per_param,
+                            double grad_bytes_per_param);
+
+// Bytes per parameter of the weights a GPU computes with: bf16; under FP8 the bf16 weights and
+// their FP8 copy, or the FP8 weights alone when the engine keeps its parameters in FP8 (Megatron's
+// --fp8-param-gather; the fp32 master copy is the optimizer's).
+double WeightBytesPerParam(const TrainEngine& engine, const TrainConfig& config);
 
 // Activation bytes one layer keeps per token of this GPU's sequence slice for the backward pass
 // (`moe` for a MoE layer), under the engine's kernels and the recompute mode; `keys` is the
-// attention span of a query. Full recompute keeps the layer input only.
+// attention span of a query; `fp8_inputs` when FP8 GEMMs keep their inputs in FP8 (1 byte) for
+// the weight gradient. Full recompute keeps the layer input only.
 double ActivationBytesPerToken(const ModelSpec& model, const ModelShard& shard,
                                const TrainEngine& engine, Recompute recompute, bool moe,
-                               double keys);
+                               double keys, bool fp8_inputs = false);
 
 struct TrainMemory {
   double hbm_bytes = 0;

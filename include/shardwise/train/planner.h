@@ -17,6 +17,7 @@
 #include "shardwise/layout/layout.h"
 #include "shardwise/model/model_spec.h"
 #include "shardwise/train/engine.h"
+#include "shardwise/train/goodput.h"
 #include "shardwise/train/step.h"
 
 namespace shardwise::train {
@@ -29,8 +30,9 @@ struct TrainRequest {
   bool search_recompute = true;
   std::optional<Layout> only_layout;
   int top = 5;
-  double tokens = 300e9;  // training budget for time, GPU-hours and dollars
-  bool sizes = true;      // also the best layout per cluster size (Pareto of time vs cost)
+  double tokens = 300e9;    // training budget for time, GPU-hours and dollars
+  Reliability reliability;  // interruptions and checkpoints (the engine's unless overridden)
+  bool sizes = true;        // also the best layout per cluster size (Pareto of time vs cost)
 };
 
 // Critical batch sizes ("How to Think About GPUs", LLM rooflines): DP/FSDP stays compute-bound

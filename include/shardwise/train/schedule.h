@@ -20,9 +20,10 @@ double BubbleFraction(const Schedule& schedule, int64_t pp, int64_t micro_batche
 // Micro-batches of the first stage's layers whose activations are alive at once.
 double InFlightMicroBatches(const Schedule& schedule, int64_t pp, int64_t micro_batches);
 
-// Whether the schedule can run: interleaving needs pp >= 2, micro-batches divisible by pp and
-// layers divisible by pp x V (Megatron's constraints); zero-bubble needs pp >= 2 and at least pp
-// micro-batches. The error names the fix.
-Status CheckSchedule(const Schedule& schedule, int64_t pp, int64_t micro_batches, int64_t layers);
+// Whether the schedule can run: interleaving needs pp >= 2 and micro-batches divisible by pp
+// (Megatron's constraints; how the layers spread over the pp x V model chunks is the pipeline
+// split's, pipeline_split.h); zero-bubble needs pp >= 2 and at least pp micro-batches. The error
+// names the fix.
+Status CheckSchedule(const Schedule& schedule, int64_t pp, int64_t micro_batches);
 
 }  // namespace shardwise::train

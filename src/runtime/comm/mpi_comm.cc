@@ -1,11 +1,10 @@
 #include "mpi_comm.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace shardwise {
 namespace {
@@ -15,7 +14,8 @@ using Clock = std::chrono::steady_clock;
 // Owns an MPI communicator (frees it unless it is MPI_COMM_WORLD). Move-only.
 class MpiComm final : public Communicator {
  public:
-  MpiComm(MPI_Comm comm, double timeout_s, bool owned) : comm_(comm), timeout_s_(timeout_s), owned_(owned) {
+  MpiComm(MPI_Comm comm, double timeout_s, bool owned)
+      : comm_(comm), timeout_s_(timeout_s), owned_(owned) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
   }
@@ -50,7 +50,8 @@ class MpiComm final : public Communicator {
                      std::vector<float>& recv, std::vector<int64_t>& recv_counts) override {
     recv_counts.assign(static_cast<size_t>(size_), 0);
     MPI_Request req;
-    MPI_Ialltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm_, &req);
+    MPI_Ialltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm_,
+                  &req);
     SW_RETURN_IF_ERROR(Wait(req, "all-to-all"));
     std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
     int so = 0, ro = 0;
@@ -110,8 +111,8 @@ class MpiComm final : public Communicator {
         int world_rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
         return RuntimeFailure(fmt::format(
-            "{} timed out after {:g} s on rank {} (group of {}): a peer rank died or stalled",
-            what, timeout_s_, world_rank, size_));
+            "{} timed out after {:g} s on rank {} (group of {}): a peer rank died or stalled", what,
+            timeout_s_, world_rank, size_));
       }
       if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -134,16 +135,17 @@ Status RunOnMpi(int ranks, double timeout_s, const std::function<Status(Communic
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (size != ranks) {
     MPI_Finalize();
-    return Error(fmt::format("the layout needs {} ranks but mpirun started {}; run 'mpirun -np {} "
-                             "shardwise run ... --backend mpi'",
-                             ranks, size, ranks));
+    return Error(
+        fmt::format("the layout needs {} ranks but mpirun started {}; run 'mpirun -np {} "
+                    "shardwise run ... --backend mpi'",
+                    ranks, size, ranks));
   }
   Status result;
   {
     MpiComm world(MPI_COMM_WORLD, timeout_s, false);
     result = body(world);
   }
-  if (result.ok() || result.kind() != Status::Kind::kRuntime) MPI_Finalize();
+  if (result.ok() || result.code() != StatusCode::kUnavailable) MPI_Finalize();
   return result;
 }
 

@@ -73,6 +73,10 @@ StatusOr<BlasHandles> BlasHandles::Create(cudaStream_t stream) {
   SW_RETURN_IF_ERROR(CublasStatus(cublasSetStream(h.blas_, stream), "cublasSetStream"));
   SW_RETURN_IF_ERROR(CublasStatus(cublasLtCreate(&h.lt_), "cublasLtCreate"));
   SW_ASSIGN_OR_RETURN(h.workspace_, DeviceBuffer<std::byte>::Allocate(kLtWorkspaceBytes));
+  // cuBLAS shares it (one stream): it then never allocates, which CUDA graph capture forbids.
+  SW_RETURN_IF_ERROR(
+      CublasStatus(cublasSetWorkspace(h.blas_, h.workspace_.data(), h.workspace_.bytes()),
+                   "cublasSetWorkspace"));
   return h;
 }
 

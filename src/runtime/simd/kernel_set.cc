@@ -98,6 +98,7 @@ const KernelSet& PortableKernels() { return kPortable; }
 #if !defined(__x86_64__)
 const KernelSet* Avx2Kernels() { return nullptr; }
 const KernelSet* Avx512Kernels() { return nullptr; }
+KernelSet Avx512DotKernels(const KernelSet& avx512) { return avx512; }
 #endif
 
 std::vector<const KernelSet*> SupportedKernelSets() {
@@ -106,6 +107,10 @@ std::vector<const KernelSet*> SupportedKernelSets() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    if (__builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vnni")) {
+      static const KernelSet dot = Avx512DotKernels(*Avx512Kernels());
+      sets.push_back(&dot);
+    }
     sets.push_back(Avx512Kernels());
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {

@@ -25,11 +25,17 @@ constexpr int64_t kWeightBlockBytes = 256 << 10;
 
 inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// Decode streams each weight once, faster than the hardware prefetcher follows the tile's
+// interleaved rows on some machines (a shared 2-core VM: 5.7 against 8.3-8.7 GB/s for int8 rows
+// of 768 bytes): each load also asks for the byte this many tiles further on.
+constexpr int64_t kPrefetchTiles = 2;
+
 // y[MR x NR] = x[MR rows] . w[NR rows]: MR x NR accumulators of kLanes partial sums along k,
-// each w vector widened once and used for all MR rows of x.
+// each w vector widened once and used for all MR rows of x; `ahead` > 0: prefetch w that many
+// values past each load.
 template <class V, int MR, int NR, typename W>
 inline void Tile(const float* x, int64_t ldx, const W* w, int64_t ldw, int64_t k,
-                 const float* scales, float* y, int64_t ldy) {
+                 const float* scales, float* y, int64_t ldy, int64_t ahead) {
   using Vec = typename V::Vec;
   Vec acc[MR][NR];
   for (int i = 0; i < MR; ++i) {
@@ -39,6 +45,9 @@ inline void Tile(const float* x, int64_t ldx, const W* w, int64_t ldw, int64_t k
   for (; kk + V::kLanes <= k; kk += V::kLanes) {
     Vec b[NR];
     for (int j = 0; j < NR; ++j) b[j] = V::Load(w + j * ldw + kk);
+    if (ahead > 0) {
+      for (int j = 0; j < NR; ++j) __builtin_prefetch(w + j * ldw + kk + ahead);
+    }
     for (int i = 0; i < MR; ++i) {
       const Vec a = V::Load(x + i * ldx + kk);
       for (int j = 0; j < NR; ++j) acc[i][j] = V::Fma(a, b[j], acc[i][j]);
@@ -64,14 +73,14 @@ inline void Tile(const float* x, int64_t ldx, const W* w, int64_t ldw, int64_t k
 // The tile for an edge block of mr <= MR rows and nr <= NR columns.
 template <class V, int MR, int NR, typename W>
 inline void EdgeTile(int mr, int nr, const float* x, int64_t ldx, const W* w, int64_t ldw,
-                     int64_t k, const float* scales, float* y, int64_t ldy) {
+                     int64_t k, const float* scales, float* y, int64_t ldy, int64_t ahead = 0) {
   if constexpr (MR > 1) {
-    if (mr < MR) return EdgeTile<V, MR - 1, NR>(mr, nr, x, ldx, w, ldw, k, scales, y, ldy);
+    if (mr < MR) return EdgeTile<V, MR - 1, NR>(mr, nr, x, ldx, w, ldw, k, scales, y, ldy, ahead);
   }
   if constexpr (NR > 1) {
-    if (nr < NR) return EdgeTile<V, MR, NR - 1>(mr, nr, x, ldx, w, ldw, k, scales, y, ldy);
+    if (nr < NR) return EdgeTile<V, MR, NR - 1>(mr, nr, x, ldx, w, ldw, k, scales, y, ldy, ahead);
   }
-  Tile<V, MR, NR>(x, ldx, w, ldw, k, scales, y, ldy);
+  Tile<V, MR, NR>(x, ldx, w, ldw, k, scales, y, ldy, ahead);
 }
 
 // The whole product, in blocks of W rows that stay in L2 (kWeightBlockBytes) while all of x's
@@ -88,7 +97,8 @@ void MatMul(const MatMulArgs<W>& a) {
       for (int64_t j = j0; j < j1; j += NR1) {
         const int nr = static_cast<int>(Min(NR1, j1 - j));
         EdgeTile<V, 1, NR1>(1, nr, a.x, a.ldx, a.w + j * a.ldw, a.ldw, a.k,
-                            a.scales ? a.scales + j : nullptr, a.y + j, a.ldy);
+                            a.scales ? a.scales + j : nullptr, a.y + j, a.ldy,
+                            kPrefetchTiles * NR1 * a.ldw);
       }
       continue;
     }

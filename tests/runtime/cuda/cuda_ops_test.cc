@@ -65,118 +65,24 @@ TEST(CudaOps, GemmMatchesCpuMatMul) {
   ExpectClose(want, ToHost(dy, m * n), 1e-5);  // same inputs, fp32 accumulation in both
 }
 
-TEST(CudaOps, DecodeAttentionMatchesSoftmaxByHand) {
+// The decode product kernel against the CPU's, for every row count it takes and a bias.
+TEST(CudaOps, GemvMatchesCpuMatMul) {
   SW_SKIP_WITHOUT_GPU();
-  // One sequence, 2 query heads sharing 1 KV head, head_dim 8, the query at position 5.
-  const int64_t hd = 8, keys = 6, heads = 2;
-  const std::vector<float> q = Values(heads * hd, 3), kc = Values(keys * hd, 4),
-                           vc = Values(keys * hd, 5);
-  std::vector<float> want(heads * hd, 0.0f);
-  for (int64_t h = 0; h < heads; ++h) {
-    std::vector<float> p(keys);
-    for (int64_t j = 0; j < keys; ++j)
-      p[j] = kernels::Dot(q.data() + h * hd, kc.data() + j * hd, hd) / std::sqrt(8.0f);
-    kernels::Softmax(p.data(), keys);
-    for (int64_t j = 0; j < keys; ++j) {
-      for (int64_t d = 0; d < hd; ++d) want[h * hd + d] += p[j] * vc[j * hd + d];
-    }
+  const int64_t n = 300, k = 264;  // k a multiple of 8, not of the warp's 256
+  const std::vector<float> w = Values(n * k, 7), bias = Values(n, 8);
+  for (int64_t m = 1; m <= 8; ++m) {
+    const std::vector<float> x = Values(m * k, 9 + static_cast<uint32_t>(m));
+    std::vector<float> want(m * n);
+    kernels::MatMulT(x.data(), w.data(), want.data(), m, n, k, bias.data());
+    auto dx = ToDevice(AsBf16(x)), dw = ToDevice(AsBf16(w));
+    auto db = ToDevice(bias);
+    auto dy = DeviceBuffer<float>::Allocate(m * n).value();
+    ASSERT_TRUE(GemvFits(m, k, dx.data(), dw.data()));
+    ASSERT_TRUE(Gemv(dx.data(), dw.data(), db.data(), dy.data(), m, n, k, nullptr).ok());
+    ExpectClose(want, ToHost(dy, m * n), 1e-5);
   }
-  auto dq = ToDevice(q);
-  auto dk = ToDevice(AsBf16(kc)), dv = ToDevice(AsBf16(vc));
-  auto seqs = ToDevice(std::vector<int32_t>{0});
-  auto out = DeviceBuffer<float>::Allocate(heads * hd).value();
-  AttentionShape sh;
-  sh.rows = 1;
-  sh.len = 1;
-  sh.pos0 = keys - 1;
-  sh.heads = heads;
-  sh.kv_heads = 1;
-  sh.head_dim = hd;
-  sh.group = 2;
-  sh.max_tokens = keys;
-  sh.scale = 1.0f / std::sqrt(8.0f);
-  ASSERT_EQ(AttentionSplits(sh), 1);  // 2 blocks, 6 keys: one split, no workspace
-  ASSERT_TRUE(
-      Attention(dq.data(), dk.data(), dv.data(), seqs.data(), out.data(), nullptr, sh, nullptr)
-          .ok());
-  ExpectClose(want, ToHost(out, heads * hd), 1e-5);
-}
-
-// Causal GQA attention over a cache, computed directly on the CPU for any shape.
-std::vector<float> AttentionOnCpu(const std::vector<float>& q, const std::vector<float>& kc,
-                                  const std::vector<float>& vc, const std::vector<int32_t>& seqs,
-                                  const AttentionShape& sh) {
-  const int64_t hd = sh.head_dim, kw = sh.kv_heads * hd;
-  std::vector<float> out(static_cast<size_t>(sh.rows * sh.heads * hd), 0.0f);
-  for (int64_t r = 0; r < sh.rows; ++r) {
-    const int64_t seq = seqs[static_cast<size_t>(r / sh.len)], p = sh.pos0 + r % sh.len;
-    for (int64_t h = 0; h < sh.heads; ++h) {
-      const int64_t kv = h / sh.group;
-      std::vector<float> w(static_cast<size_t>(p + 1));
-      for (int64_t j = 0; j <= p; ++j) {
-        w[j] = sh.scale * kernels::Dot(q.data() + (r * sh.heads + h) * hd,
-                                       kc.data() + (seq * sh.max_tokens + j) * kw + kv * hd, hd);
-      }
-      kernels::Softmax(w.data(), p + 1);
-      for (int64_t j = 0; j <= p; ++j) {
-        for (int64_t d = 0; d < hd; ++d) {
-          out[(r * sh.heads + h) * hd + d] +=
-              w[j] * vc[(seq * sh.max_tokens + j) * kw + kv * hd + d];
-        }
-      }
-    }
-  }
-  return out;
-}
-
-// Decode (2 sequences, 300 keys: the keys split over blocks and merged) and a 130-token prefill
-// (2 splits, so the first rows' second split holds no key) against the CPU.
-TEST(CudaOps, SplitAttentionMatchesCpu) {
-  SW_SKIP_WITHOUT_GPU();
-  struct Case {
-    int64_t rows, len, pos0, heads, kv_heads, hd;
-    std::vector<int32_t> seqs;
-  };
-  for (const Case& t : {Case{2, 1, 299, 4, 2, 64, {1, 0}}, Case{130, 130, 0, 2, 1, 32, {0}}}) {
-    AttentionShape sh;
-    sh.rows = t.rows;
-    sh.len = t.len;
-    sh.pos0 = t.pos0;
-    sh.heads = t.heads;
-    sh.kv_heads = t.kv_heads;
-    sh.head_dim = t.hd;
-    sh.group = t.heads / t.kv_heads;
-    sh.max_tokens = t.pos0 + t.len;
-    sh.scale = 1.0f / std::sqrt(static_cast<float>(t.hd));
-    ASSERT_GT(AttentionSplits(sh), 1) << t.rows;
-    const size_t cache = static_cast<size_t>(2 * sh.max_tokens * t.kv_heads * t.hd);
-    const std::vector<float> q = Values(static_cast<size_t>(t.rows * t.heads * t.hd), 21),
-                             kc = Values(cache, 22), vc = Values(cache, 23);
-    const std::vector<float> want = AttentionOnCpu(q, kc, vc, t.seqs, sh);
-    auto dq = ToDevice(q);
-    auto dk = ToDevice(AsBf16(kc)), dv = ToDevice(AsBf16(vc));
-    auto seqs = ToDevice(t.seqs);
-    auto out = DeviceBuffer<float>::Allocate(want.size()).value();
-    auto work = DeviceBuffer<float>::Allocate(AttentionWorkspaceFloats(sh)).value();
-    ASSERT_TRUE(Attention(dq.data(), dk.data(), dv.data(), seqs.data(), out.data(), work.data(), sh,
-                          nullptr)
-                    .ok());
-    ExpectClose(want, ToHost(out, want.size()), 1e-5);
-  }
-}
-
-TEST(CudaOps, TopKPicksTheLargestAndRenormalises) {
-  SW_SKIP_WITHOUT_GPU();
-  // Logits ln(1), ln(4), ln(2), ln(3): softmax 0.1, 0.4, 0.2, 0.3; top-2 = experts 1 and 3,
-  // renormalised 0.4 / 0.7 and 0.3 / 0.7.
-  auto logits = ToDevice(std::vector<float>{0.0f, std::log(4.0f), std::log(2.0f), std::log(3.0f)});
-  auto ids = DeviceBuffer<int32_t>::Allocate(2).value();
-  auto weights = DeviceBuffer<float>::Allocate(2).value();
-  ASSERT_TRUE(TopK(logits.data(), 1, 4, 2, true, ids.data(), weights.data(), nullptr).ok());
-  EXPECT_EQ(ToHost(ids, 2), (std::vector<int32_t>{1, 3}));
-  const std::vector<float> w = ToHost(weights, 2);
-  EXPECT_NEAR(w[0], 0.4 / 0.7, 1e-6);
-  EXPECT_NEAR(w[1], 0.3 / 0.7, 1e-6);
+  EXPECT_FALSE(GemvFits(9, 264, nullptr, nullptr));
+  EXPECT_FALSE(GemvFits(1, 100, nullptr, nullptr));  // k not a multiple of 8
 }
 
 TEST(CudaOps, Fp8GemmMatchesTheDequantizedProduct) {

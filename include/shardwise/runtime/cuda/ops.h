@@ -1,11 +1,9 @@
-// The CUDA backend's ops: one launch each, on a caller's stream, for every op of the CPU
-// runtime (embedding, RMSNorm, RoPE, KV-cache append, GQA attention over the cache for prefill
-// and decode, SwiGLU, router top-k, gather/scatter of expert rows) (the GEMMs of every
-// projection are in gemm.h). Weights are bf16; the residual stream and every GEMM output are
-// fp32 (fp32 accumulation), GEMM inputs bf16. Row-major throughout; "rows" are tokens in
-// sequence-major order (row = sequence index * len + t). The kernels are deliberately plain
-// (one block per row or per (row, head)); correctness first, checked against the CPU kernels
-// in tests/runtime/cuda. Functions only enqueue work; errors surface as Status from the launch.
+// The CUDA backend's element-wise, row and reduction ops (the attention ops are in
+// attention_ops.h, the products in gemm.h): one launch each, on a caller's stream. fp32 for the
+// residual stream, products' outputs and parameters; bf16 for products' inputs, caches and
+// weights. Row-major throughout; rows are tokens, sequence-major. Checked against the CPU
+// backend op by op (tests/runtime/backend_ops_test.cc). Functions only enqueue work; errors
+// surface as Status from the launch. C++17 (the .cu files include it).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -19,69 +17,56 @@ namespace shardwise::cuda {
 
 using bf16 = __nv_bfloat16;
 
+// The element type of a buffer.
+enum class Elem { kF32, kBf16 };
+
 // x[r] = float(table[tokens[r]]) for r < rows; table is [vocab x h].
 Status Embed(const bf16* table, const int32_t* tokens, float* x, int64_t rows, int64_t h,
              cudaStream_t s);
-// y = x / rms(x) * w per row of n (fp32 statistics). y may alias x for the float version.
-Status RmsNorm(const float* x, const bf16* w, bf16* y, int64_t rows, int64_t n, double eps,
-               cudaStream_t s);
-Status RmsNorm(const float* x, const bf16* w, float* y, int64_t rows, int64_t n, double eps,
-               cudaStream_t s);
-// Rotates the halves (i, i + dim/2) of `heads` vectors of `head_dim` per row in place, at
-// position pos0 + (row % len), by inv_freq[dim/2] radians per position, cos and sin times
-// `scale` (rope_scaling's attention factor; 1 for plain RoPE). dim = head_dim.
-Status Rope(float* v, int64_t rows, int64_t heads, int64_t head_dim, int64_t len, int64_t pos0,
-            const float* inv_freq, float scale, cudaStream_t s);
-// Writes each row's K and V ([rows x width] fp32) into the bf16 caches at
-// cache[seqs[row / len]][pos0 + row % len], caches being [sequences][max_tokens][width].
-Status AppendKv(const float* k, const float* v, bf16* k_cache, bf16* v_cache, const int32_t* seqs,
-                int64_t rows, int64_t len, int64_t pos0, int64_t max_tokens, int64_t width,
-                cudaStream_t s);
-
-// Causal GQA attention of `rows` query rows against the caches (which already hold this
-// step's keys): row r of sequence seqs[r / len] at position p = pos0 + r % len attends keys
-// 0..p. Query head hh uses KV head (head_begin + hh) / group - kv_begin. q and out are
-// [rows x heads x head_dim] fp32; out is written (not accumulated).
-struct AttentionShape {
-  int64_t rows = 0, len = 0, pos0 = 0;
-  int64_t heads = 0, kv_heads = 0, head_dim = 0;
-  int64_t head_begin = 0, kv_begin = 0, group = 1;
-  int64_t max_tokens = 0;
-  float scale = 1.0f;  // 1 / sqrt(head_dim)
-};
-// `workspace`: AttentionWorkspaceFloats(shape) floats (none when that is 0), where the blocks of
-// a split (row, head) leave their partial sums.
-Status Attention(const float* q, const bf16* k_cache, const bf16* v_cache, const int32_t* seqs,
-                 float* out, float* workspace, const AttentionShape& shape, cudaStream_t s);
-// Key splits per (row, head): 1 when rows x heads blocks are plenty (prefill), more in decode.
-int64_t AttentionSplits(const AttentionShape& shape);
-size_t AttentionWorkspaceFloats(const AttentionShape& shape);
-// Keys one block can attend with the scores held in shared memory.
-int64_t MaxAttentionKeys();
-
-// out = bf16(silu(gate) * up), n elements.
-Status SiluMul(const float* gate, const float* up, bf16* out, int64_t n, cudaStream_t s);
+// y = x / rms(x) * w per row of n (fp32 statistics), y of type `y_type`.
+Status RmsNorm(const float* x, const float* w, void* y, Elem y_type, int64_t rows, int64_t n,
+               float eps, cudaStream_t s);
+// x += y, then out = RmsNorm(x): the residual add fused with the next norm.
+Status AddRmsNorm(float* x, const float* y, const float* w, void* out, Elem out_type, int64_t rows,
+                  int64_t n, float eps, cudaStream_t s);
 // x += y, n elements.
 Status Add(float* x, const float* y, int64_t n, cudaStream_t s);
+// out[i] = in[i] for n elements, converting types.
+Status Convert(const void* in, Elem in_type, void* out, Elem out_type, int64_t n, cudaStream_t s);
 // y[r][j] += bias[j].
-Status AddBias(float* y, const bf16* bias, int64_t rows, int64_t n, cudaStream_t s);
-// Element-wise conversion.
-Status ToBf16(const float* x, bf16* y, int64_t n, cudaStream_t s);
-// y[r] = sigmoid(dot(h[r], w)) for the gated shared expert (h bf16 [rows x n], w bf16 [n]).
-Status SigmoidGate(const bf16* h, const bf16* w, float* y, int64_t rows, int64_t n, cudaStream_t s);
-// x[r][:] *= scale[r].
-Status ScaleRows(float* x, const float* scale, int64_t rows, int64_t n, cudaStream_t s);
+Status AddBias(float* y, const float* bias, int64_t rows, int64_t n, cudaStream_t s);
+// act[r] = bf16(silu(g) * u) over gate_up[r] = [g | u] (inter each); limit > 0: gpt-oss's
+// clamped SwiGLU.
+Status SwiGlu(const float* gate_up, bf16* act, int64_t rows, int64_t inter, float limit,
+              cudaStream_t s);
+// out[i] = in[index[i]] for n rows of `width` elements of `type`.
+Status GatherRows(const void* in, Elem type, const int32_t* index, void* out, int64_t n,
+                  int64_t width, cudaStream_t s);
+// out[index[i]] += weight[i] * in[i] for n rows of `width` (indices distinct within one call).
+Status ScatterAddRows(const float* in, const int32_t* index, const float* weight, float* out,
+                      int64_t n, int64_t width, cudaStream_t s);
+// y[r] += g[r] * shared[r], g[r] = sigmoid(x[r] . gate) (gate null: 1), rows of `width`.
+Status AddGatedRows(float* y, const float* shared, const float* x, const float* gate, int64_t rows,
+                    int64_t width, cudaStream_t s);
 
-// Router: per row, softmax over `experts` logits, the k largest (ties to the lower index),
-// weights renormalised to sum 1 when `renormalise`. ids and weights are [rows x k].
-Status TopK(const float* logits, int64_t rows, int64_t experts, int64_t k, bool renormalise,
-            int32_t* ids, float* weights, cudaStream_t s);
-// out[i] = in[index[i]] for n rows of width h.
-Status GatherRows(const bf16* in, const int32_t* index, bf16* out, int64_t n, int64_t h,
-                  cudaStream_t s);
-// out[index[i]] += weight[i] * y[i] for n rows of width h (indices distinct within one call).
-Status ScatterAddRows(const float* y, const int32_t* index, const float* weight, float* out,
-                      int64_t n, int64_t h, cudaStream_t s);
+// A row of logits reduced (backend/kernels.h's LogitStat).
+struct DeviceLogitStat {
+  int64_t best_index;
+  float best, second, max_abs;
+  int64_t non_finite;
+};
+// Per row of logits [rows x width], over its first `valid` columns.
+Status LogitStats(const float* logits, int64_t rows, int64_t width, int64_t valid,
+                  DeviceLogitStat* out, cudaStream_t s);
+// *first = the smallest i < n with x[i] not finite (left as is when none; start it at ~0).
+Status FirstNonFinite(const float* x, int64_t n, unsigned long long* first, cudaStream_t s);
+
+// y[m x n] (fp32) = x[m x k] (bf16) . w[n x k]^T (bf16) (+ bias[n]), fp32 accumulation, for
+// decode's few rows: every weight read once at the bandwidth of the memory. Takes what GemvFits
+// accepts (m <= 8, k a multiple of 8, 16-byte aligned x and w); cuBLAS takes the rest (gemm.h).
+bool GemvFits(int64_t m, int64_t k, const void* x, const void* w);
+Status Gemv(const bf16* x, const bf16* w, const float* bias, float* y, int64_t m, int64_t n,
+            int64_t k, cudaStream_t s);
 
 // x[i] = offset + scale * u_i with u_i uniform in [-1, 1) from a counter hash of (seed, i):
 // generated weights made on the device (benchmarks of full-size shapes).

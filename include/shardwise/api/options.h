@@ -1,0 +1,88 @@
+// The options every serving command shares, as a caller states them (ServingOverrides: empty or
+// unset means "the default"), and the one resolver that turns them into what the models run with
+// (ServingOptions): the checkpoint's own weight formats, the KV format, the engine profile with
+// its memory fraction, batch limits and token budget, the MoE and speculative settings. The
+// command line, the Python package and the tests all resolve through ResolveServingOptions, so
+// they get the same defaults; its errors name the field (Status::field()). Plain value types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shardwise/api/catalog.h"
+#include "shardwise/common/status.h"
+#include "shardwise/deploy/deployment.h"
+#include "shardwise/model/model_spec.h"
+#include "shardwise/perf/options.h"
+#include "shardwise/sim/serving.h"
+
+namespace shardwise::api {
+
+struct ServingOverrides {
+  std::string engine = "trtllm";  // a profile name (trtllm, vllm-0.12, ...) or a profile file
+  std::string dtype;              // weights, every module: empty for the checkpoint's own formats
+  std::string kv_dtype;           // empty: fp8 with fp8 weights, else bf16
+  std::optional<double> gpu_memory_utilization;  // unset: the engine's
+  std::optional<int64_t> max_batched_tokens;     // per attention rank; unset: the engine's rule
+  std::optional<int64_t> max_batch;              // per attention rank; unset: max_num_seqs
+  std::string admission;                         // no-evict or max-utilization; empty: the engine's
+  double expert_imbalance = 0;                   // 0: a statistical estimate
+  int64_t redundant_experts = 0;
+  std::optional<double> expert_skew;  // Zipf exponent
+  std::string expert_load;            // a file of measured per-expert loads
+  std::optional<double> capacity_factor;
+  std::string shared_experts = "replicated";  // or routed
+  // How EP layouts exchange tokens; empty: flat, and plan searches the DeepEP-class kernels.
+  std::string ep_algorithm;
+  std::string ep_dispatch_dtype;
+  std::string overlap;  // tbo or none
+  double prefix_hit_rate = 0;
+  std::string speculative = "none";  // mtp, eagle, draft:MODEL
+  int64_t spec_tokens = 0;           // 0: the count of `acceptance`
+  std::string acceptance;            // "0.8" or "0.8,0.6"
+
+  bool ChoseEpExchange() const {
+    return !ep_algorithm.empty() || !ep_dispatch_dtype.empty() || !overlap.empty();
+  }
+};
+
+struct ServingOptions {
+  PerfOptions perf;
+  int64_t max_batch = 0;                     // sequences per attention rank
+  std::optional<AdmissionPolicy> admission;  // unset: the engine's
+  bool search_ep = true;                     // no EP exchange given: plan searches them
+
+  // A pool of `workers` x `layout` on `cluster` with these options.
+  Pool PoolFor(PoolRole role, const Layout& layout, int64_t workers,
+               const ClusterSpec& cluster) const;
+};
+
+// The requests' mean lengths and their longest (prompt + output), for the limits that depend on
+// them (the model's context, the engine's token budget).
+struct RequestLengths {
+  int64_t prompt_tokens = 1024;
+  int64_t output_tokens = 256;
+  int64_t longest_tokens = 0;        // 0: prompt + output
+  const char* prompt_field = "isl";  // the request's field of the prompt length (explain: context)
+  int64_t Longest() const {
+    return longest_tokens > 0 ? longest_tokens : prompt_tokens + output_tokens;
+  }
+};
+
+// SLOs as a caller states them: 0 means none.
+struct SloRequest {
+  std::optional<double> max_ttft_ms;  // unset: no limit
+  std::optional<double> max_tpot_ms;
+  std::string percentile = "p99";  // p50, p90, p99, p99.9 or mean
+};
+StatusOr<Slo> ResolveSlo(const SloRequest& request);
+
+// Checks lengths against the model: positive, and within its context (max_position_embeddings).
+Status CheckLengths(const ModelSpec& model, const RequestLengths& lengths);
+
+StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const ModelSpec& model,
+                                               const ServingOverrides& overrides,
+                                               const RequestLengths& lengths);
+
+}  // namespace shardwise::api

@@ -1,0 +1,64 @@
+// Plan: every valid layout of a cluster for a workload, ranked by an objective under SLOs at a
+// percentile (plan/planner.h), the leading ones simulated at the load by the one serving
+// evaluation; the best prefill/decode split of the same GPUs beside it (plan/disagg_planner.h);
+// the deployment the verdict picks, which --emit deploys and --json saves. Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardwise/api/catalog.h"
+#include "shardwise/api/deployment_spec.h"
+#include "shardwise/api/options.h"
+#include "shardwise/api/saved.h"
+#include "shardwise/api/simulate.h"
+#include "shardwise/plan/disagg_planner.h"
+#include "shardwise/plan/planner.h"
+#include "shardwise/sim/bands.h"
+
+namespace shardwise::api {
+
+struct PlanRequest {
+  std::string model = "llama-3.1-70b";
+  ClusterRef cluster;
+  ServingOverrides serving;
+  int64_t isl = 1024;
+  int64_t osl = 256;
+  std::string objective = "throughput";  // latency, throughput or cost
+  SloRequest slo;
+  std::optional<int64_t> concurrency;  // rank at a closed loop of this many clients
+  std::optional<double> rate;          // or at an open loop of this many requests/s
+  int top = 5;
+  std::string layout;         // evaluate only this layout (its best batch)
+  bool disaggregated = true;  // also search prefill/decode splits (xPyD)
+};
+
+struct PlanReport {
+  ModelSpec model;
+  ClusterSpec cluster;
+  ServingOptions options;
+  shardwise::PlanRequest request;  // as the planner ran it
+  PlanResult result;
+  std::vector<LoadBands> bands;  // of result.ranked's entries at the load
+  bool searched_disaggregated = false;
+  std::optional<DisaggPlanEntry> disaggregated;
+  DeploymentVerdict verdict;
+  Deployment winner;      // the deployment the verdict picks
+  SavedDeployment saved;  // the winner
+
+  std::vector<std::string> notes;
+  double elapsed_s = 0;
+};
+
+StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& request);
+
+// The deployment of a plan to deploy: `which` is "winner" (the verdict's), "aggregated" (ranked
+// entry `rank`, 1 = the best) or "disaggregated" (the best split); a rank implies aggregated.
+// Errors name `emit_deployment` or `emit_rank`.
+StatusOr<Deployment> ChooseDeployment(const PlanReport& report, std::string_view which,
+                                      std::optional<int> rank);
+
+}  // namespace shardwise::api

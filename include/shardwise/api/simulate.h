@@ -1,0 +1,73 @@
+// Simulate: a deployment under traffic in the discrete-event simulator (sim/serving.h, the one
+// serving evaluation), at its steady state unless the request fixes the run: latency
+// distributions with their bands, throughput, goodput under SLOs at a percentile, utilisation,
+// MFU, KV occupancy and cost. Deterministic for a seed. Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardwise/api/catalog.h"
+#include "shardwise/api/deployment_spec.h"
+#include "shardwise/api/options.h"
+#include "shardwise/api/saved.h"
+#include "shardwise/common/status.h"
+#include "shardwise/sim/bands.h"
+#include "shardwise/sim/serving.h"
+
+namespace shardwise::api {
+
+// Requests as a caller states them: generated lengths, or a trace file.
+struct WorkloadRequest {
+  int64_t isl = 1024;
+  int64_t osl = 256;
+  std::string isl_dist = "fixed";  // fixed, uniform or lognormal
+  std::string osl_dist = "fixed";
+  std::optional<double> length_cv;  // uniform and lognormal lengths; unset: 0.5
+  std::string trace;                // a CSV of arrival_s,input_tokens,output_tokens
+};
+
+struct SimulateRequest {
+  std::string model = "llama-3.1-8b";
+  ClusterRef cluster;
+  ServingOverrides serving;
+  DeploymentSpec deployment;  // empty: the planner's best aggregated layout for the lengths
+  WorkloadRequest workload;
+  std::optional<double> rate;          // requests/s (infinity: offline); unset: 10
+  std::optional<int64_t> concurrency;  // a closed loop of this many clients instead
+  std::optional<double> burstiness;    // CV of the gaps of an open loop; unset: 1 (Poisson)
+  int64_t requests = 0;                // 0: as many as the steady state needs
+  double duration_s = 0;               // 0: no cutoff
+  uint64_t seed = 1;
+  std::string router;  // round-robin or least-loaded; empty: least-loaded for a closed loop
+  SloRequest slo;
+  std::function<void(int64_t, double)> progress;  // (requests finished, simulated seconds)
+};
+
+struct ServingReport {
+  ModelSpec model;
+  ClusterSpec cluster;
+  ServingOptions options;
+  Deployment deployment;
+  Scenario scenario;  // without its progress callback
+  ServingRun run;
+  LoadBands bands;
+  bool layout_chosen = false;  // the planner picked the layout (none was given)
+  SavedDeployment saved;
+  std::vector<std::string> notes;
+  double wall_s = 0;  // the simulation's own time, for the user
+
+  double OutputTokensPerSPerGpu() const {
+    return run.OutputTokensPerS() / static_cast<double>(deployment.gpus());
+  }
+};
+
+// The scenario a request describes (its lengths, load, SLOs, seed), validated by field.
+StatusOr<Scenario> ResolveScenario(const SimulateRequest& request);
+
+StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& request);
+
+}  // namespace shardwise::api

@@ -1,0 +1,58 @@
+// Train: plan, explain and price a pre-training or fine-tuning run (train/planner.h). Without a
+// layout it searches and ranks layouts (micro-batch, schedule, ZeRO stage and recompute searched
+// unless given); with one it explains that layout. The request's fields are checked by name.
+// Pure; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "shardwise/api/catalog.h"
+#include "shardwise/common/status.h"
+#include "shardwise/train/engine.h"
+#include "shardwise/train/planner.h"
+
+namespace shardwise::api {
+
+struct TrainRunRequest {
+  std::string model = "llama-3.1-8b";
+  ClusterRef cluster;
+  std::string engine = "megatron-core";  // data/training
+  std::string layout;                    // empty: search
+  int64_t seq_len = 4096;
+  int64_t global_batch = 512;
+  std::optional<int64_t> micro_batch;  // unset: searched (and schedule, zero, recompute alike)
+  std::string schedule;
+  std::string pipeline_layout;  // Megatron's --pipeline-model-parallel-layout
+  std::optional<int64_t> first_stage_layers;
+  std::optional<int64_t> last_stage_layers;
+  std::optional<int> zero;
+  std::string recompute;
+  double tokens = 300e9;  // to train on, for time and cost
+  std::string dtype = "bf16";
+  std::string fp8_recipe = "current";
+  bool moe_token_drop = false;
+  int64_t mtp_layers = 0;
+  std::optional<double> interruption_rate;  // per GPU-hour; unset: the engine's
+  std::optional<double> restart_s;          // unset: the engine's
+  int top = 5;
+  bool no_sizes = false;  // skip the time-versus-cost search at smaller cluster sizes
+};
+
+struct TrainReport {
+  ModelSpec model;
+  ClusterSpec cluster;
+  train::TrainEngine engine;
+  train::TrainRequest request;
+  train::TrainPlan plan;
+  std::string cluster_note;  // a profile fitted on another cluster, for the user
+  double elapsed_s = 0;      // the search's wall time
+};
+
+StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request);
+
+nlohmann::json ToJson(const TrainReport& report);
+
+}  // namespace shardwise::api

@@ -1,0 +1,56 @@
+#include "shardwise/api/explain.h"
+
+#include <fmt/format.h>
+
+namespace shardwise::api {
+
+StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
+  if (r.batch < 1 || r.batch > 1'000'000) {
+    return FieldError("batch", "`batch` must be between 1 and 1,000,000");
+  }
+  if (r.context < 1 || r.context > 10'000'000) {
+    return FieldError("context", "`context` must be between 1 and 10,000,000");
+  }
+  Explanation e;
+  SW_ASSIGN_OR_RETURN(e.model, catalog.Model(r.model));
+  std::string profile_note;
+  SW_ASSIGN_OR_RETURN(e.cluster, catalog.Cluster(r.cluster, &profile_note));
+  if (!profile_note.empty()) e.notes.push_back(profile_note);
+  RequestLengths lengths{r.context, r.osl, r.context + r.osl, "context"};
+  StatusOr<ServingOptions> options = ResolveServingOptions(catalog, e.model, r.serving, lengths);
+  if (!options.ok()) {
+    // explain's prompt is its `context`: name that field.
+    const Status s = options.status();
+    return s.field() == "isl" ? Status(s.code(), s.message(), "context") : s;
+  }
+  e.options = std::move(options).value();
+  SW_ASSIGN_OR_RETURN(e.deployment,
+                      ResolveDeployment(catalog, e.model, e.cluster, e.options, r.deployment));
+  e.saved = Save("explain", r.model, r.cluster, r.serving, e.deployment, r.context, r.osl);
+  e.workload.batch = r.batch;
+  e.workload.prompt_tokens = r.context;
+  e.workload.output_tokens = r.osl;
+  e.workload.decode_context_tokens = r.context;
+  SW_ASSIGN_OR_RETURN(e.estimate, EstimateDeployment(e.model, e.deployment, e.workload, r.batch));
+  const Pool& prefill = e.deployment.prefill();
+  const Pool& decode = e.deployment.decode();
+  // The prefill's relative band stands for the whole TTFT, the KV transfer included.
+  e.ttft_band =
+      PhaseBand(e.estimate.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine);
+  e.tpot_band = PhaseBand(e.Step().decode, decode.cluster.gpu, decode.perf.engine);
+  const StepModel& step = *e.estimate.decode().step;
+  e.tp_link = step.TpLink();
+  e.ep_link = step.EpLink();
+  e.experts_per_gpu = step.shard().experts_per_gpu;
+  e.expert_placement_imbalance = step.shard().expert_placement_imbalance;
+  for (const Pool& pool : e.deployment.pools()) {
+    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
+      if (std::find(e.notes.begin(), e.notes.end(), note) == e.notes.end()) {
+        e.notes.push_back(std::move(note));
+      }
+    }
+  }
+  return e;
+}
+
+}  // namespace shardwise::api

@@ -1,0 +1,45 @@
+// `models --json`: a catalog model with its exact parameter, KV and weight accounting.
+#include "shardwise/api/json.h"
+#include "shardwise/model/accounting.h"
+
+namespace shardwise::api {
+
+nlohmann::json ToJson(const ModelSpec& m) {
+  const ParamBreakdown p = CountParams(m);
+  nlohmann::json j = {
+      {"name", m.name},
+      {"architecture", m.architecture},
+      {"layers", m.num_layers()},
+      {"hidden_size", m.hidden_size},
+      {"heads", m.num_heads},
+      {"kv_heads", m.num_kv_heads},
+      {"head_dim", m.head_dim},
+      {"attention", AttentionKindName(m.attention)},
+      {"experts", m.moe.num_experts},
+      {"experts_per_token", m.moe.experts_per_token},
+      {"shared_experts", m.moe.num_shared_experts},
+      {"moe_layers", m.num_moe_layers()},
+      {"sliding_window_layers", m.num_sliding_layers()},
+      {"vocab_size", m.vocab_size},
+      {"total_params", p.total},
+      {"active_params", p.active},
+      {"active_matmul_params", p.active_matmul},
+      {"embedding_params", p.embedding},
+      {"attention_layers", m.num_attention_layers()},
+      {"recurrent_layers", m.num_recurrent_layers()},
+      {"sparse_attention_topk", m.indexer ? m.indexer->topk : 0},
+      {"kv_bytes_per_token", KvBytesPerToken(m, Dtype::kBf16)},
+      {"state_bytes_per_sequence", StateBytesPerSequence(m)},
+      {"weight_bytes", WeightBytes(m, Dtype::kBf16)},
+      {"native_dtype", DtypeName(m.native_dtype)},
+      {"native_formats", m.native_formats.Describe()},
+      {"native_weight_bytes", NativeWeightBytes(m)},
+      {"notes", m.notes},
+  };
+  for (Dtype d : {Dtype::kBf16, Dtype::kFp8, Dtype::kInt4, Dtype::kMxfp4}) {
+    j["weight_bytes_by_dtype"][std::string(DtypeName(d))] = WeightBytes(m, d);
+  }
+  return j;
+}
+
+}  // namespace shardwise::api

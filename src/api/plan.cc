@@ -1,0 +1,161 @@
+#include "shardwise/api/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace shardwise::api {
+namespace {
+
+StatusOr<PlanLoad> Load(const PlanRequest& r) {
+  if (r.concurrency && r.rate) {
+    return FieldError("concurrency",
+                      "`concurrency` and `rate` exclude each other: pick a closed or an open loop");
+  }
+  if (r.concurrency) {
+    if (*r.concurrency < 1 || *r.concurrency > 10'000'000) {
+      return FieldError(
+          "concurrency",
+          fmt::format("`concurrency` must be between 1 and 10,000,000 clients, got {}",
+                      *r.concurrency));
+    }
+    return PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency)};
+  }
+  if (r.rate) {
+    if (!(*r.rate > 0 && *r.rate <= 1e7)) {
+      return FieldError("rate", fmt::format("`rate` must be a positive number of requests per "
+                                            "second (at most 1e7), got {:g}",
+                                            *r.rate));
+    }
+    return PlanLoad{PlanLoad::Kind::kRate, *r.rate};
+  }
+  return PlanLoad{};
+}
+
+// The bands of a ranked entry at the load (sim/bands.h).
+LoadBands EntryBands(const PlanEntry& e, const ClusterSpec& cluster, const EngineProfile& engine,
+                     bool closed_loop) {
+  return BandsAtLoad(PhaseBand(e.estimate.prefill, cluster.gpu, engine),
+                     PhaseBand(e.estimate.decode, cluster.gpu, engine),
+                     e.at_load ? e.at_load->out_of_phase : std::nullopt, engine, cluster.gpu.name,
+                     closed_loop);
+}
+
+}  // namespace
+
+StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
+  PlanReport rep;
+  SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(r.model));
+  std::string profile_note;
+  SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
+  if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         RequestLengths{r.isl, r.osl, 0}));
+  shardwise::PlanRequest& req = rep.request;
+  req.perf = rep.options.perf;
+  req.search_ep = rep.options.search_ep;
+  req.max_batch = rep.options.max_batch;
+  StatusOr<Objective> objective = ParseObjective(r.objective);
+  if (!objective.ok()) return objective.status().WithField("objective");
+  req.objective = *objective;
+  if (r.top < 1 || r.top > 1000) return FieldError("top", "`top` must be between 1 and 1000");
+  req.top = r.top;
+  req.workload.prompt_tokens = r.isl;
+  req.workload.output_tokens = r.osl;
+  SW_ASSIGN_OR_RETURN(req.slo, ResolveSlo(r.slo));
+  SW_ASSIGN_OR_RETURN(req.load, Load(r));
+  if (!r.layout.empty()) {
+    DeploymentSpec only;
+    only.layout = r.layout;
+    // Validates the layout against the model and the options as a deployment would.
+    SW_RETURN_IF_ERROR(
+        ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, only).status());
+    req.only_layout = ParseLayout(r.layout).value();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SW_ASSIGN_OR_RETURN(rep.result, shardwise::Plan(rep.model, rep.cluster, req));
+  rep.searched_disaggregated = r.disaggregated && !req.only_layout;
+  if (rep.searched_disaggregated) {
+    SW_ASSIGN_OR_RETURN(rep.disaggregated, PlanDisaggregated(rep.model, rep.cluster, req));
+  }
+  rep.verdict =
+      CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
+  if (rep.verdict.disaggregated_wins) {
+    rep.winner = rep.disaggregated->deployment;
+  } else {
+    SW_ASSIGN_OR_RETURN(rep.winner,
+                        EntryDeployment(rep.model, rep.cluster, req, rep.result.ranked.front()));
+  }
+  rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
+  rep.saved.slo = r.slo;
+  const OperatingPoint& at = rep.verdict.disaggregated_wins ? *rep.disaggregated->at_load
+                                                            : *rep.result.ranked.front().at_load;
+  if (req.load.kind == PlanLoad::Kind::kRate) {
+    rep.saved.rate = req.load.value;
+  } else {
+    rep.saved.concurrency = std::llround(at.concurrency);  // offline: the winner's clients
+  }
+  const bool closed = req.load.kind == PlanLoad::Kind::kConcurrency;
+  std::string unfit;  // layouts whose loop out of phase did not fit their KV cache
+  for (const PlanEntry& e : rep.result.ranked) {
+    rep.bands.push_back(EntryBands(e, rep.cluster, req.perf.engine, closed));
+    if (e.at_load && e.at_load->out_of_phase_failed) {
+      unfit += (unfit.empty() ? "" : ", ") + e.estimate.layout.ToString();
+    }
+  }
+  rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
+  if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  if (!unfit.empty()) {
+    rep.notes.push_back(
+        fmt::format("the clients out of phase need longer requests than the KV "
+                    "cache of {} holds; those bands cover the lockstep loop only",
+                    unfit));
+  }
+  if (req.objective == Objective::kCost) {
+    // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /
+    // tokens/s per GPU, so cost and throughput rank alike; a load makes them differ.
+    rep.notes.push_back(fmt::format(
+        "every layout here pays for the same {} GPUs, so cost per token ranks them as throughput "
+        "per GPU does; for the cheapest deployment of a load use 'shardwise recommend --rate R "
+        "--max-ttft-ms T --max-tpot-ms P --objective cost'",
+        rep.cluster.num_gpus));
+  }
+  return rep;
+}
+
+StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view which,
+                                      std::optional<int> rank) {
+  if (which != "winner" && which != "aggregated" && which != "disaggregated") {
+    return FieldError("emit_deployment",
+                      "`emit_deployment` must be winner, aggregated or disaggregated");
+  }
+  if (rank && which == "disaggregated") {
+    return FieldError("emit_rank",
+                      "`emit_rank` picks an aggregated layout; drop it to deploy the "
+                      "disaggregated deployment");
+  }
+  if (which == "disaggregated") {
+    if (rep.disaggregated) return rep.disaggregated->deployment;
+    return FieldError("emit_deployment",
+                      rep.searched_disaggregated
+                          ? "`emit_deployment` disaggregated: plan found no prefill/decode split "
+                            "of these GPUs that fits and meets the SLOs; deploy the aggregated "
+                            "layout or relax the SLOs"
+                          : "`emit_deployment` disaggregated needs plan's disaggregated search, "
+                            "which `disagg` off and a `layout` turn off");
+  }
+  if (which == "winner" && !rank) return rep.winner;
+  const int n = rank.value_or(1);
+  if (n < 1 || n > static_cast<int>(rep.result.ranked.size())) {
+    return FieldError("emit_rank", fmt::format("`emit_rank` {}: {} layouts were ranked (raise "
+                                               "`top`)",
+                                               n, rep.result.ranked.size()));
+  }
+  return EntryDeployment(rep.model, rep.cluster, rep.request,
+                         rep.result.ranked[static_cast<size_t>(n - 1)]);
+}
+
+}  // namespace shardwise::api

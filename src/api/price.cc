@@ -1,0 +1,255 @@
+#include "shardwise/api/price.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "shardwise/common/format.h"
+#include "shardwise/plan/planner.h"
+
+namespace shardwise::api {
+namespace {
+
+Status CheckRequest(const PriceRequest& r) {
+  if (!(r.duty_cycle > 0 && r.duty_cycle <= 1)) {
+    return FieldError("duty_cycle", "`duty_cycle` must be in (0, 1]");
+  }
+  if (r.usd_per_gpu_hour && !(*r.usd_per_gpu_hour > 0 && std::isfinite(*r.usd_per_gpu_hour))) {
+    return FieldError("usd_per_gpu_hour", "`usd_per_gpu_hour` must be positive");
+  }
+  for (const auto& [price, field] :
+       {std::pair{r.api_usd_per_mtok_input, "api_usd_per_mtok_input"},
+        std::pair{r.api_usd_per_mtok_output, "api_usd_per_mtok_output"}}) {
+    if (price && !(*price > 0 && *price < 1e6)) {
+      return FieldError(field, fmt::format("`{}` must be a positive price in $ per million "
+                                           "tokens",
+                                           field));
+    }
+  }
+  if (r.demand_tokens_per_s && !(*r.demand_tokens_per_s > 0)) {
+    return FieldError("demand_tokens_per_s", "`demand_tokens_per_s` must be positive");
+  }
+  if (r.rate && r.concurrency) {
+    return FieldError("concurrency",
+                      "`concurrency` and `rate` exclude each other: pick a closed "
+                      "or an open loop");
+  }
+  if (r.rate && !(*r.rate > 0 && *r.rate <= 1e7)) {
+    return FieldError("rate", "`rate` must be a positive number of requests per second");
+  }
+  if (r.concurrency && (*r.concurrency < 1 || *r.concurrency > 10'000'000)) {
+    return FieldError("concurrency", "`concurrency` must be between 1 and 10,000,000 clients");
+  }
+  return Status();
+}
+
+// Serves `d` at `load` with the request's run length and seed.
+StatusOr<OperatingPoint> Point(const ModelSpec& model, const Deployment& d, const Workload& w,
+                               const PlanLoad& load, double clients, const Slo& slo,
+                               const PriceRequest& r) {
+  Scenario s = LoadScenario(w, load, clients, slo);
+  s.requests = r.requests;
+  s.seed = r.seed;
+  SW_ASSIGN_OR_RETURN(const ServingRun run, Serve(model, d, s));
+  OperatingPoint p = Summarize(run, d, load);
+  if (load.kind == PlanLoad::Kind::kOffline) p.concurrency = clients;
+  return p;
+}
+
+// The most closed-loop clients `d` holds within the SLOs (meeting them gets no easier with more
+// clients): doubling from one, then bisection, up to the sequences the deployment runs at once.
+StatusOr<std::pair<int64_t, OperatingPoint>> MostWithinSlo(const ModelSpec& model,
+                                                           const Deployment& d, const Workload& w,
+                                                           const Slo& slo, const PriceRequest& r) {
+  SW_ASSIGN_OR_RETURN(const DeploymentEstimate e, EstimateDeployment(model, d, w));
+  const Pool& decode = d.decode();
+  const int64_t slots = std::max<int64_t>(1, e.decode().decode_batch * decode.Replicas());
+  const auto at = [&](int64_t clients) {
+    return Point(model, d, w, PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(clients)},
+                 0, slo, r);
+  };
+  SW_ASSIGN_OR_RETURN(OperatingPoint best, at(1));
+  if (!best.meets_slo) {
+    return FailedPrecondition(
+        fmt::format("{} misses the SLOs even for one client: {} TTFT {} against {}, TPOT {} "
+                    "against {}; relax the SLOs or use a faster deployment",
+                    d.ToString(), slo.PercentileName(), FormatSeconds(best.ttft.at_slo_s),
+                    FormatSeconds(slo.max_ttft_s), FormatSeconds(best.tpot.at_slo_s),
+                    FormatSeconds(slo.max_tpot_s)),
+        "max_ttft_ms");
+  }
+  int64_t lo = 1, hi = 0;  // lo meets; hi (when set) misses
+  for (int64_t n = 2; hi == 0 && lo < slots; n = std::min(slots, 2 * n)) {
+    SW_ASSIGN_OR_RETURN(OperatingPoint p, at(n));
+    if (p.meets_slo) {
+      lo = n;
+      best = p;
+    } else {
+      hi = n;
+    }
+  }
+  while (hi - lo > 1) {
+    const int64_t n = (lo + hi) / 2;
+    SW_ASSIGN_OR_RETURN(OperatingPoint p, at(n));
+    if (p.meets_slo) {
+      lo = n;
+      best = p;
+    } else {
+      hi = n;
+    }
+  }
+  return std::pair{lo, best};
+}
+
+// The deployment's best batch as plan ranks it (aggregated: plan's own operating point of the
+// layout; disaggregated: as many clients as its analytic rate keeps in flight, as plan's split).
+StatusOr<std::pair<double, OperatingPoint>> BestBatch(const ModelSpec& model,
+                                                      const ClusterSpec& cluster,
+                                                      const ServingOptions& options,
+                                                      const Deployment& d, const Workload& w,
+                                                      const Slo& slo, const PriceRequest& r) {
+  if (!d.disaggregated() && r.requests == 0 && r.seed == 1) {
+    shardwise::PlanRequest req;
+    req.perf = d.prefill().perf;
+    req.max_batch = options.max_batch;
+    req.workload = w;
+    req.slo = slo;
+    req.top = 1;
+    req.only_layout = d.prefill().layout;
+    SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(model, cluster, req));
+    const PlanEntry& e = plan.ranked.front();
+    return std::pair{static_cast<double>(e.estimate.workload.batch * e.estimate.layout.Replicas()),
+                     *e.at_load};
+  }
+  SW_ASSIGN_OR_RETURN(const DeploymentEstimate e, EstimateDeployment(model, d, w));
+  const double clients = std::max(
+      1.0, std::ceil(e.capacity_requests_per_s *
+                     (e.unloaded_ttft_s + static_cast<double>(w.output_tokens) * e.decode_tpot_s)));
+  SW_ASSIGN_OR_RETURN(const OperatingPoint p, Point(model, d, w, PlanLoad{}, clients, slo, r));
+  return std::pair{clients, p};
+}
+
+// The share of the bill the input tokens cost: the prefill's share of the GPU time (aggregated)
+// or the prefill pool's share of the bill (disaggregated).
+double InputShare(const Deployment& d, const DeploymentEstimate& e, const Workload& w) {
+  if (d.disaggregated()) return d.prefill().UsdPerHour() / d.UsdPerHour();
+  const StepEstimate& s = e.decode().at_batch;
+  const double batch = static_cast<double>(s.workload.batch);
+  const double prefill_s = batch * s.prefill_s_per_request;
+  const double decode_s = static_cast<double>(w.output_tokens) * s.tpot_s;
+  return prefill_s / (prefill_s + decode_s);
+}
+
+}  // namespace
+
+std::string_view PricedAtName(PricedAt at) {
+  switch (at) {
+    case PricedAt::kLoad:
+      return "load";
+    case PricedAt::kMostWithinSlo:
+      return "most_within_slo";
+    case PricedAt::kBestBatch:
+      return "best_batch";
+  }
+  return "?";
+}
+
+StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
+  SW_RETURN_IF_ERROR(CheckRequest(r));
+  PriceReport rep;
+  SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(r.model));
+  std::string profile_note;
+  SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
+  if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  // --usd-per-gpu-hour prices the cluster's GPUs; another prefill cluster keeps the catalog's.
+  if (r.usd_per_gpu_hour) rep.cluster.gpu.usd_per_gpu_hour = *r.usd_per_gpu_hour;
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         RequestLengths{r.isl, r.osl, 0}));
+  SW_ASSIGN_OR_RETURN(rep.slo, ResolveSlo(r.slo));
+  Workload w;
+  w.prompt_tokens = r.isl;
+  w.output_tokens = r.osl;
+  DeploymentSpec spec = r.deployment;
+  if (spec.Empty()) {
+    shardwise::PlanRequest req;
+    req.perf = rep.options.perf;
+    req.max_batch = rep.options.max_batch;
+    req.workload = w;
+    req.top = 1;
+    SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(rep.model, rep.cluster, req));
+    spec.layout = plan.ranked.front().estimate.layout.ToString();
+    rep.layout_chosen = true;
+  }
+  SW_ASSIGN_OR_RETURN(rep.deployment,
+                      ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
+  const Deployment& d = rep.deployment;
+  if (r.rate || r.concurrency) {
+    rep.priced_at = PricedAt::kLoad;
+    rep.load = r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate}
+                      : PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency)};
+    SW_ASSIGN_OR_RETURN(rep.point, Point(rep.model, d, w, rep.load, 0, rep.slo, r));
+  } else if (rep.slo.Given()) {
+    rep.priced_at = PricedAt::kMostWithinSlo;
+    SW_ASSIGN_OR_RETURN(const auto most, MostWithinSlo(rep.model, d, w, rep.slo, r));
+    rep.load = PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(most.first)};
+    rep.point = most.second;
+  } else {
+    rep.priced_at = PricedAt::kBestBatch;
+    SW_ASSIGN_OR_RETURN(const auto best,
+                        BestBatch(rep.model, rep.cluster, rep.options, d, w, rep.slo, r));
+    rep.offline_clients = best.first;
+    rep.point = best.second;
+  }
+  rep.saved = Save("price", r.model, r.cluster, r.serving, d, r.isl, r.osl);
+  rep.saved.slo = r.slo;
+  if (rep.load.kind == PlanLoad::Kind::kRate) {
+    rep.saved.rate = rep.load.value;
+  } else {
+    rep.saved.concurrency = std::llround(
+        rep.load.kind == PlanLoad::Kind::kConcurrency ? rep.load.value : rep.offline_clients);
+  }
+  if (rep.point.overloaded) {
+    return FailedPrecondition(fmt::format("{} falls behind a load of {:g} requests/s (it serves "
+                                          "{:.3g}); price it at a lower `rate`",
+                                          d.ToString(), rep.load.value, rep.point.requests_per_s),
+                              "rate");
+  }
+  rep.usd_per_hour = d.UsdPerHour();
+  rep.usd_per_mtok_output = rep.point.usd_per_mtok_output;
+  SW_ASSIGN_OR_RETURN(const DeploymentEstimate e, EstimateDeployment(rep.model, d, w));
+  PriceInputs& in = rep.inputs;
+  in.gpus_per_replica = d.gpus();
+  in.usd_per_gpu_hour = rep.usd_per_hour / static_cast<double>(d.gpus());
+  in.replica_output_tokens_per_s = rep.point.billed_output_tokens_per_s;
+  in.replica_input_tokens_per_s =
+      in.replica_output_tokens_per_s * static_cast<double>(r.isl) / static_cast<double>(r.osl);
+  in.input_time_share = InputShare(d, e, w);
+  rep.duty_cycle = r.duty_cycle;
+  const double duty = DutyCycleMultiplier(r.duty_cycle);
+  for (int pct = 10; pct <= 100; pct += 10) {
+    PricePoint p = PriceAt(in, pct / 100.0);
+    p.usd_per_mtok_output *= duty;
+    p.usd_per_mtok_input_share *= duty;
+    p.usd_per_mtok_output_share *= duty;
+    rep.curve.push_back(p);
+  }
+  rep.api_usd_per_mtok_input = r.api_usd_per_mtok_input;
+  rep.api_usd_per_mtok_output = r.api_usd_per_mtok_output;
+  rep.break_even =
+      BreakEvenUtilization(in, r.duty_cycle, r.api_usd_per_mtok_input, r.api_usd_per_mtok_output);
+  if (r.demand_tokens_per_s) {
+    SW_ASSIGN_OR_RETURN(rep.sizing,
+                        SizeForDemand(in, *r.demand_tokens_per_s, r.target_utilization));
+  }
+  for (const Pool& pool : d.pools()) {
+    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
+      if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) {
+        rep.notes.push_back(std::move(note));
+      }
+    }
+  }
+  return rep;
+}
+
+}  // namespace shardwise::api

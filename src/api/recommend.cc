@@ -1,0 +1,160 @@
+#include "shardwise/api/recommend.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "shardwise/common/format.h"
+
+namespace shardwise::api {
+namespace {
+
+constexpr size_t kMaxClusters = 8;
+
+Status CheckRequest(const RecommendRequest& r) {
+  if (r.clusters.empty() || r.clusters.size() > kMaxClusters) {
+    return FieldError("cluster", fmt::format("`cluster` names {} clusters; compare 1 to {} at once",
+                                             r.clusters.size(), kMaxClusters));
+  }
+  if (!r.slo.max_ttft_ms || !r.slo.max_tpot_ms) {
+    return FieldError(r.slo.max_ttft_ms ? "max_tpot_ms" : "max_ttft_ms",
+                      "recommend needs both SLOs: `max_ttft_ms` and `max_tpot_ms` (e.g. 1000 and "
+                      "50)");
+  }
+  if (!(r.rate >= 0) || !std::isfinite(r.rate) || r.rate > 1e6) {
+    return FieldError("rate",
+                      "`rate` must be requests per second between 0 and 1,000,000 (0: "
+                      "find the most)");
+  }
+  if (r.max_gpus < 1 || r.max_gpus > 100'000) {
+    return FieldError("max_gpus", "`max_gpus` must be between 1 and 100,000");
+  }
+  if (r.requests != 0 && (r.requests < 50 || r.requests > 1'000'000)) {
+    return FieldError("requests", "`requests` must be between 50 and 1,000,000");
+  }
+  return Status();
+}
+
+// No layout meets the SLOs even unloaded: which limit binds, and by how much.
+Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::string& what) {
+  if (!std::isfinite(res.best_unloaded_ttft_s)) {
+    return FailedPrecondition(what +
+                                  "; no layout of these GPUs holds the model and one request; "
+                                  "raise `max_gpus` or use larger GPUs",
+                              "max_gpus");
+  }
+  std::string binds;
+  const char* field = "max_ttft_ms";
+  for (const auto& [name, best_s, limit_s, f] :
+       {std::tuple{"TTFT", res.best_unloaded_ttft_s, slo.max_ttft_s, "max_ttft_ms"},
+        std::tuple{"TPOT", res.best_unloaded_tpot_s, slo.max_tpot_s, "max_tpot_ms"}}) {
+    if (best_s <= limit_s) continue;
+    if (binds.empty()) field = f;
+    binds += fmt::format(
+        "{}{} binds: the fastest layout's unloaded {} is {} against the SLO's {} "
+        "({:.1f}x over)",
+        binds.empty() ? "" : "; ", name, name, FormatSeconds(best_s), FormatSeconds(limit_s),
+        best_s / limit_s);
+  }
+  return FailedPrecondition(
+      fmt::format("{}; {}; relax `{}` or use faster GPUs", what, binds, field), field);
+}
+
+// Why nothing was found, with the closest candidate's figures.
+Status NoneServes(const RecommendReport& rep, const RecommendRequest& r) {
+  const Recommendation& res = rep.result;
+  const RecommendCandidate* closest = nullptr;
+  double worst = std::numeric_limits<double>::infinity();
+  const Slo& slo = rep.request.plan.slo;
+  for (const RecommendCandidate& c : res.tried) {
+    if (!c.point) continue;
+    const double ratio =
+        std::max(c.point->ttft.at_slo_s / slo.max_ttft_s, c.point->tpot.at_slo_s / slo.max_tpot_s);
+    if (ratio < worst) {
+      worst = ratio;
+      closest = &c;
+    }
+  }
+  const std::string what =
+      r.rate > 0 ? fmt::format(
+                       "no deployment of up to {} GPUs serves {:g} requests/s within the "
+                       "SLOs",
+                       r.max_gpus, r.rate)
+                 : std::string("no deployment of these clusters meets the SLOs at any load");
+  if (closest == nullptr) return NoneMeetsUnloaded(res, slo, what);
+  const Slo& s = slo;
+  return FailedPrecondition(
+      fmt::format("{}: the closest, {} GPUs as {}, has {} TTFT {} (SLO {}) and TPOT {} (SLO {}); "
+                  "raise `max_gpus` or relax the SLOs",
+                  what, closest->deployment.gpus(), closest->deployment.ToString(),
+                  s.PercentileName(), FormatSeconds(closest->point->ttft.at_slo_s),
+                  FormatSeconds(s.max_ttft_s), FormatSeconds(closest->point->tpot.at_slo_s),
+                  FormatSeconds(s.max_tpot_s)),
+      "max_gpus");
+}
+
+}  // namespace
+
+StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendRequest& r) {
+  SW_RETURN_IF_ERROR(CheckRequest(r));
+  RecommendReport rep;
+  SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(r.model));
+  for (const ClusterRef& ref : r.clusters) {
+    if (ref.name.empty()) {
+      return FieldError("cluster",
+                        "`cluster` has an empty name; separate clusters with single "
+                        "commas");
+    }
+    std::string note;
+    SW_ASSIGN_OR_RETURN(ClusterSpec node, catalog.Cluster(ref, &note));
+    if (!note.empty()) rep.notes.push_back(note);
+    rep.clusters.push_back({ref.name, std::move(node)});
+  }
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         RequestLengths{r.isl, r.osl, 0}));
+  shardwise::RecommendRequest& req = rep.request;
+  req.plan.perf = rep.options.perf;
+  req.plan.search_ep = rep.options.search_ep;
+  req.plan.max_batch = rep.options.max_batch;
+  req.plan.workload.prompt_tokens = r.isl;
+  req.plan.workload.output_tokens = r.osl;
+  req.plan.top = 3;
+  SW_ASSIGN_OR_RETURN(req.plan.slo, ResolveSlo(r.slo));
+  SW_ASSIGN_OR_RETURN(req.objective, ParseRecommendObjective(r.objective));
+  req.rate_per_s = r.rate;
+  req.max_gpus = r.max_gpus;
+  req.requests = r.requests;
+  req.seed = r.seed;
+  req.disaggregated = r.disaggregated;
+  for (const NamedCluster& c : rep.clusters) {
+    for (std::string& note : FormatNotes(c.node.gpu, req.plan.perf)) {
+      rep.notes.push_back(std::move(note));
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SW_ASSIGN_OR_RETURN(rep.result, shardwise::Recommend(rep.model, rep.clusters, req));
+  rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!rep.result.best) return NoneServes(rep, r);
+  const RecommendCandidate& best = *rep.result.best;
+  const NamedCluster* named = &rep.clusters.front();
+  for (const NamedCluster& c : rep.clusters) {
+    if (c.name == best.cluster) named = &c;
+  }
+  ClusterRef ref = RefOf(named->name, best.deployment.decode().cluster);
+  for (const ClusterRef& given : r.clusters) {
+    if (given.name == named->name) ref.profile = given.profile;
+  }
+  rep.saved = Save("recommend", r.model, ref, r.serving, best.deployment, r.isl, r.osl);
+  rep.saved.slo = r.slo;
+  if (r.rate > 0) {
+    rep.saved.rate = r.rate;
+  } else {
+    rep.saved.rate = best.rate_per_s;  // the most load it serves
+  }
+  return rep;
+}
+
+}  // namespace shardwise::api

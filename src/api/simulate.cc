@@ -1,0 +1,200 @@
+#include "shardwise/api/simulate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "shardwise/plan/planner.h"
+
+namespace shardwise::api {
+namespace {
+
+constexpr double kDefaultRatePerS = 10;
+constexpr double kDefaultLengthCv = 0.5;
+
+StatusOr<LengthDistribution> Distribution(const std::string& text, const char* field) {
+  StatusOr<LengthDistribution> d = ParseLengthDistribution(text);
+  if (!d.ok()) return d.status().WithField(field);
+  return d;
+}
+
+// Checks the load's options against each other: one loop, and only its own knobs.
+Status CheckLoad(const SimulateRequest& r) {
+  if (r.concurrency) {
+    if (*r.concurrency < 1 || *r.concurrency > 10'000'000) {
+      return FieldError(
+          "concurrency",
+          fmt::format("`concurrency` must be between 1 and 10,000,000 clients, got {}",
+                      *r.concurrency));
+    }
+    if (!r.workload.trace.empty()) {
+      return FieldError("concurrency",
+                        "`concurrency` and `trace` exclude each other: a trace "
+                        "fixes the arrival times");
+    }
+    if (r.rate) {
+      return FieldError("concurrency",
+                        "`concurrency` and `rate` exclude each other: pick a "
+                        "closed or an open loop");
+    }
+    if (r.burstiness) {
+      return FieldError("burstiness",
+                        "`burstiness` shapes open-loop arrivals, which a closed "
+                        "loop (`concurrency`) has none of: drop one of them");
+    }
+  }
+  if (r.rate && !(*r.rate > 0)) {
+    return FieldError("rate", fmt::format("`rate` must be a positive number of requests per "
+                                          "second, or infinite for offline; got {:g}",
+                                          *r.rate));
+  }
+  if (r.burstiness && !(*r.burstiness > 0 && *r.burstiness <= 100)) {
+    return FieldError("burstiness", "`burstiness` must be in (0, 100]");
+  }
+  if (r.requests < 0 || r.requests > 100'000'000) {
+    return FieldError("requests", "`requests` must be between 1 and 100,000,000");
+  }
+  if (!(r.duration_s >= 0) || !std::isfinite(r.duration_s)) {
+    return FieldError("duration", "`duration` must be positive seconds");
+  }
+  return Status();
+}
+
+// The layout the planner ranks first for the scenario's mean lengths.
+StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
+                                const ServingOptions& options, const Workload& one) {
+  shardwise::PlanRequest req;
+  req.perf = options.perf;
+  req.max_batch = options.max_batch;
+  req.workload.prompt_tokens = one.prompt_tokens;
+  req.workload.output_tokens = one.output_tokens;
+  SW_ASSIGN_OR_RETURN(PlanResult plan, shardwise::Plan(model, cluster, req));
+  return plan.ranked.front().estimate.layout;
+}
+
+// A layout that leaves cluster GPUs idle, and the data-parallel layout that would use them all.
+std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
+  if (d.disaggregated() || d.gpus() >= cluster.num_gpus) return "";
+  const Layout& layout = d.prefill().layout;
+  std::string more;
+  if (cluster.num_gpus % layout.gpus() == 0 && layout.ep == 1) {
+    Layout wider = layout;
+    wider.dp *= cluster.num_gpus / layout.gpus();
+    if (ParseLayout(wider.ToString()).ok()) {
+      more = fmt::format("; `layout` {} would use them all", wider.ToString());
+    }
+  }
+  return fmt::format("layout {} uses {} of the cluster's {} GPUs{}", layout.ToString(),
+                     layout.gpus(), cluster.num_gpus, more);
+}
+
+}  // namespace
+
+StatusOr<Scenario> ResolveScenario(const SimulateRequest& r) {
+  SW_RETURN_IF_ERROR(CheckLoad(r));
+  const WorkloadRequest& w = r.workload;
+  Scenario s;
+  SW_ASSIGN_OR_RETURN(const LengthDistribution isl, Distribution(w.isl_dist, "isl_dist"));
+  SW_ASSIGN_OR_RETURN(const LengthDistribution osl, Distribution(w.osl_dist, "osl_dist"));
+  const bool fixed = isl == LengthDistribution::kFixed && osl == LengthDistribution::kFixed;
+  if (fixed && w.length_cv) {
+    return FieldError("length_cv",
+                      "`length_cv` spreads uniform or lognormal lengths: set "
+                      "`osl_dist` (or `isl_dist`) uniform|lognormal, or drop it");
+  }
+  const double cv = w.length_cv.value_or(kDefaultLengthCv);
+  if (!(cv >= 0 && cv <= 10)) return FieldError("length_cv", "`length_cv` must be in [0, 10]");
+  if (w.isl < 1 || w.isl > 10'000'000 || w.osl < 1 || w.osl > 10'000'000) {
+    return FieldError(w.isl < 1 || w.isl > 10'000'000 ? "isl" : "osl",
+                      "`isl` and `osl` must be between 1 and 10,000,000");
+  }
+  s.input = {isl, static_cast<double>(w.isl), cv};
+  s.output = {osl, static_cast<double>(w.osl), cv};
+  if (!w.trace.empty()) {
+    StatusOr<std::vector<TraceRequest>> trace = LoadTrace(w.trace);
+    if (!trace.ok()) return trace.status().WithField("trace");
+    s.trace = std::move(trace).value();
+  }
+  if (r.concurrency) {
+    s.load = ClosedLoop{*r.concurrency};
+  } else {
+    s.load = OpenLoop{r.rate.value_or(kDefaultRatePerS), r.burstiness.value_or(1.0)};
+  }
+  s.requests = r.requests;
+  s.seed = r.seed;
+  s.stop_after_s = r.duration_s > 0 ? r.duration_s : std::numeric_limits<double>::infinity();
+  if (!r.router.empty()) {
+    SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(r.router));
+    s.router = router;
+  }
+  SW_ASSIGN_OR_RETURN(s.slo, ResolveSlo(r.slo));
+  s.progress = r.progress;
+  return s;
+}
+
+StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& r) {
+  ServingReport rep;
+  SW_ASSIGN_OR_RETURN(rep.scenario, ResolveScenario(r));
+  SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(r.model));
+  std::string profile_note;
+  SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
+  if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  const Workload one = ScenarioLengths(rep.scenario);
+  const RequestLengths lengths{one.prompt_tokens, one.output_tokens, LongestRequest(rep.scenario)};
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving, lengths));
+  DeploymentSpec spec = r.deployment;
+  if (spec.Empty()) {
+    SW_ASSIGN_OR_RETURN(Layout layout, PlannersLayout(rep.model, rep.cluster, rep.options, one));
+    spec.layout = layout.ToString();
+    rep.layout_chosen = true;
+  }
+  SW_ASSIGN_OR_RETURN(rep.deployment,
+                      ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
+  rep.saved = Save("simulate", r.model, r.cluster, r.serving, rep.deployment, one.prompt_tokens,
+                   one.output_tokens);
+  if (r.concurrency) {
+    rep.saved.concurrency = r.concurrency;
+  } else if (const auto* open = std::get_if<OpenLoop>(&rep.scenario.load)) {
+    if (std::isfinite(open->rate_per_s)) rep.saved.rate = open->rate_per_s;
+  }
+  rep.saved.slo = r.slo;
+  const auto start = std::chrono::steady_clock::now();
+  SW_ASSIGN_OR_RETURN(const ServingSetup setup,
+                      PrepareServing(rep.model, rep.deployment, one, lengths.Longest(),
+                                     Offered(rep.scenario.load)));
+  SW_ASSIGN_OR_RETURN(rep.run, Serve(rep.model, setup, rep.scenario));
+  rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.scenario.progress = nullptr;
+  const Pool& prefill = rep.deployment.prefill();
+  const Pool& decode = rep.deployment.decode();
+  const DeploymentEstimate& est = rep.run.setup.estimate;
+  // A closed loop of aggregated replicas is what the serving validation measured: its bands also
+  // cover where those measurements fell.
+  const bool closed = std::holds_alternative<ClosedLoop>(rep.scenario.load);
+  rep.bands =
+      BandsAtLoad(PhaseBand(est.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine),
+                  PhaseBand(est.decode().one.decode, decode.cluster.gpu, decode.perf.engine),
+                  rep.run.out_of_phase, decode.perf.engine, decode.cluster.gpu.name,
+                  closed && !rep.deployment.disaggregated());
+  for (const Pool& pool : rep.deployment.pools()) {
+    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
+      if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) {
+        rep.notes.push_back(std::move(note));
+      }
+    }
+  }
+  if (rep.run.out_of_phase_failed) {
+    rep.notes.push_back(
+        "the clients out of phase need longer requests than the KV cache holds; the band covers "
+        "the lockstep loop only");
+  }
+  if (!rep.layout_chosen) {
+    const std::string idle = IdleGpusNote(rep.deployment, rep.cluster);
+    if (!idle.empty()) rep.notes.push_back(idle);
+  }
+  return rep;
+}
+
+}  // namespace shardwise::api

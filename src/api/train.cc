@@ -1,0 +1,171 @@
+#include "shardwise/api/train.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "shardwise/train/json.h"
+
+namespace shardwise::api {
+namespace {
+
+// An integer field's range, checked by name.
+Status CheckRange(const char* field, int64_t value, int64_t low, int64_t high,
+                  const std::string& what) {
+  if (value >= low && value <= high) return Status();
+  return FieldError(field, fmt::format("`{}` must be {}", field, what));
+}
+
+// The pipeline split asked for: Megatron's layout string, or first/last stage layer counts.
+StatusOr<train::PipelineSplitRequest> SplitRequest(const TrainRunRequest& o) {
+  train::PipelineSplitRequest r;
+  const bool counts = o.first_stage_layers || o.last_stage_layers;
+  if (!o.pipeline_layout.empty() && counts) {
+    return FieldError("pipeline_layout",
+                      "`pipeline_layout` places every layer itself; drop `first_stage_layers` "
+                      "and `last_stage_layers`, or the layout");
+  }
+  if (!o.pipeline_layout.empty()) {
+    r.kind = train::PipelineSplitRequest::Kind::kLayout;
+    r.layout = o.pipeline_layout;
+  } else if (counts) {
+    r.kind = train::PipelineSplitRequest::Kind::kFirstLast;
+    r.first_stage_layers = o.first_stage_layers.value_or(0);
+    r.last_stage_layers = o.last_stage_layers.value_or(0);
+    if (r.first_stage_layers < 0 || r.last_stage_layers < 0 ||
+        (o.first_stage_layers && r.first_stage_layers == 0) ||
+        (o.last_stage_layers && r.last_stage_layers == 0)) {
+      return FieldError(o.first_stage_layers && r.first_stage_layers < 1 ? "first_stage_layers"
+                                                                         : "last_stage_layers",
+                        "`first_stage_layers` and `last_stage_layers` must be at least 1");
+    }
+  }
+  return r;
+}
+
+// The searched knobs a request fixes: micro-batch, schedule, ZeRO stage, recompute.
+Status FixKnobs(const TrainRunRequest& o, train::TrainRequest& req) {
+  if (o.micro_batch) {
+    SW_RETURN_IF_ERROR(CheckRange("micro_batch", *o.micro_batch, 1, o.global_batch,
+                                  "between 1 and the global batch"));
+    req.config.micro_batch = *o.micro_batch;
+    req.search_micro_batch = false;
+  }
+  if (!o.schedule.empty()) {
+    StatusOr<train::Schedule> schedule = train::ParseSchedule(o.schedule);
+    if (!schedule.ok()) return schedule.status().WithField("schedule");
+    req.config.schedule = *schedule;
+    req.search_schedule = false;
+  }
+  if (o.zero) {
+    SW_RETURN_IF_ERROR(CheckRange("zero", *o.zero, 0, 3, "0, 1, 2 or 3"));
+    req.config.zero = *o.zero;
+    req.search_zero = false;
+  }
+  if (!o.recompute.empty()) {
+    const Status st = train::ParseRecompute(o.recompute, req.config);
+    if (!st.ok()) return st.WithField("recompute");
+    req.search_recompute = false;
+  }
+  return Status();
+}
+
+Status SetPrecision(const TrainRunRequest& o, train::TrainRequest& req) {
+  StatusOr<Dtype> dtype = ParseDtype(o.dtype);
+  if (!dtype.ok()) return dtype.status().WithField("dtype");
+  if (*dtype == Dtype::kFp4 || *dtype == Dtype::kMxfp4) {
+    return FieldError("dtype",
+                      "FP4 (NVFP4, MXFP4) training is not modelled; set `dtype` to fp8 "
+                      "or bf16");
+  }
+  if (*dtype != Dtype::kBf16 && *dtype != Dtype::kFp8) {
+    return FieldError("dtype", "`dtype` must be bf16 or fp8 for training");
+  }
+  req.config.dtype = *dtype;
+  StatusOr<train::Fp8Recipe> recipe = train::ParseFp8Recipe(o.fp8_recipe);
+  if (!recipe.ok()) return recipe.status().WithField("fp8_recipe");
+  req.config.fp8_recipe = *recipe;
+  return Status();
+}
+
+Status SetReliability(const TrainRunRequest& o, const train::TrainEngine& e,
+                      train::TrainRequest& req) {
+  req.reliability = e.reliability;
+  if (o.interruption_rate) {
+    if (!(*o.interruption_rate >= 0 && *o.interruption_rate <= 1)) {
+      return FieldError("interruption_rate",
+                        "`interruption_rate` must be between 0 and 1 per GPU-hour");
+    }
+    req.reliability.interruptions_per_gpu_hour = *o.interruption_rate;
+  }
+  if (o.restart_s) {
+    if (!(*o.restart_s >= 0 && *o.restart_s <= 1e6)) {
+      return FieldError("restart_s", "`restart_s` must be between 0 and 1,000,000 seconds");
+    }
+    req.reliability.restart_s = *o.restart_s;
+  }
+  return Status();
+}
+
+StatusOr<train::TrainRequest> MakeRequest(const TrainRunRequest& o, const train::TrainEngine& e) {
+  train::TrainRequest req;
+  SW_RETURN_IF_ERROR(
+      CheckRange("seq_len", o.seq_len, 1, 10'000'000, "between 1 and 10,000,000 tokens"));
+  SW_RETURN_IF_ERROR(CheckRange("global_batch", o.global_batch, 1, 100'000'000,
+                                "between 1 and 100,000,000 sequences"));
+  SW_RETURN_IF_ERROR(CheckRange("top", o.top, 1, 1000, "between 1 and 1000"));
+  SW_RETURN_IF_ERROR(CheckRange("mtp_layers", o.mtp_layers, 0, 16, "0 to 16"));
+  if (!(o.tokens >= 1 && o.tokens <= 1e18)) {
+    return FieldError("tokens", "`tokens` must be a token count between 1 and 1e18");
+  }
+  req.config.seq_len = o.seq_len;
+  req.config.global_batch = o.global_batch;
+  req.config.moe_token_drop = o.moe_token_drop;
+  req.config.mtp_layers = o.mtp_layers;
+  SW_ASSIGN_OR_RETURN(req.config.split, SplitRequest(o));
+  SW_RETURN_IF_ERROR(FixKnobs(o, req));
+  SW_RETURN_IF_ERROR(SetPrecision(o, req));
+  req.tokens = o.tokens;
+  SW_RETURN_IF_ERROR(SetReliability(o, e, req));
+  req.top = o.top;
+  req.sizes = !o.no_sizes;
+  if (!o.layout.empty()) {
+    StatusOr<Layout> layout = ParseLayout(o.layout);
+    if (!layout.ok()) return layout.status().WithField("layout");
+    req.only_layout = *layout;
+  }
+  return req;
+}
+
+}  // namespace
+
+StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request) {
+  TrainReport rep;
+  SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(request.model));
+  SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(request.cluster, &rep.cluster_note));
+  StatusOr<train::TrainEngine> engine = train::LoadTrainEngine(request.engine);
+  if (!engine.ok()) return engine.status().WithField("engine");
+  rep.engine = *engine;
+  SW_ASSIGN_OR_RETURN(rep.request, MakeRequest(request, rep.engine));
+  const auto start = std::chrono::steady_clock::now();
+  SW_ASSIGN_OR_RETURN(rep.plan,
+                      train::PlanTraining(rep.model, rep.cluster, rep.engine, rep.request));
+  rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return rep;
+}
+
+nlohmann::json ToJson(const TrainReport& rep) {
+  nlohmann::json out = train::PlanJson(rep.plan);
+  out["model"] = rep.model.name;
+  out["cluster"] = rep.cluster.name;
+  out["cluster_gpus"] = rep.cluster.num_gpus;
+  out["gpu"] = rep.cluster.gpu.name;
+  out["engine"] = rep.engine.name;
+  out["seq_len"] = rep.request.config.seq_len;
+  out["global_batch"] = rep.request.config.global_batch;
+  out["dtype"] = std::string(DtypeName(rep.request.config.dtype));
+  out["elapsed_s"] = rep.elapsed_s;
+  return out;
+}
+
+}  // namespace shardwise::api

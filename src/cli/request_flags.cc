@@ -1,0 +1,177 @@
+#include "request_flags.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "validators.h"
+
+namespace shardwise::cli {
+
+bool AnyGiven(const std::vector<CLI::Option*>& options) {
+  for (const CLI::Option* o : options) {
+    if (o != nullptr && *o) return true;
+  }
+  return false;
+}
+
+void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
+  api::ServingOverrides& v = values;
+  given = {
+      sub->add_option("--engine", v.engine,
+                      "Serving engine profile: trtllm, vllm, sglang, a versioned name "
+                      "(trtllm-1.0) or a profile .json (see data/engines/)")
+          ->capture_default_str(),
+      sub->add_option("--dtype", v.dtype,
+                      "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
+                      "checkpoint's own, per module, from its quantization config)"),
+      sub->add_option("--kv-dtype", v.kv_dtype,
+                      "KV-cache format (default: fp8 with fp8 weights, else bf16)"),
+      sub->add_option("--gpu-memory-utilization", v.gpu_memory_utilization,
+                      "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM "
+                      "applies it to the memory free after weights)"),
+      sub->add_option("--max-batched-tokens", v.max_batched_tokens,
+                      "Tokens per iteration per attention rank (default: the engine's; "
+                      "TensorRT-LLM without chunked prefill: at least the prompt + 1,500)"),
+      sub->add_option("--expert-imbalance", v.expert_imbalance,
+                      "Busiest expert rank's load over the mean (default: statistical estimate)"),
+      sub->add_option("--redundant-experts", v.redundant_experts,
+                      "Extra expert copies per EP group (DeepSeek-V3 decode: 32 over ep144); "
+                      "each EP rank holds (routed + redundant) / ep experts, hot experts copied "
+                      "first (default 0; layouts with ep > 1)"),
+      sub->add_option("--expert-skew", v.expert_skew,
+                      "Routing skew as a Zipf exponent s >= 0: expert i (hottest first) draws "
+                      "(i+1)^-s of the tokens (default: uniform routing)"),
+      sub->add_option("--expert-load", v.expert_load,
+                      "Measured per-expert loads instead of --expert-skew: a JSON array of the "
+                      "routed experts' token counts, or one such array per MoE layer"),
+      sub->add_option("--capacity-factor", v.capacity_factor,
+                      "MoE: each expert computes at most F x its mean share of the step's (token, "
+                      "expert) pairs and drops the rest (GShard capacity; default: no limit)"),
+      sub->add_option("--shared-experts", v.shared_experts,
+                      "replicated: each GPU computes the shared expert for its own tokens; "
+                      "routed: it sits in routed experts' slots of the EP group, as DeepSeek-V3 "
+                      "decodes (EP layouts)")
+          ->capture_default_str(),
+      sub->add_option("--ep-algorithm", v.ep_algorithm,
+                      "EP dispatch/combine kernels: flat (NCCL all-to-all, the engines' default), "
+                      "node-dedup (DeepEP normal), low-latency (DeepEP low-latency) or auto; "
+                      "plan and recommend search these unless an EP flag is given"),
+      sub->add_option("--ep-dispatch-dtype", v.ep_dispatch_dtype,
+                      "Format tokens are dispatched in: fp8 (DeepEP, with per-128 scales) or "
+                      "bf16 (default); combine stays in bf16"),
+      sub->add_option("--overlap", v.overlap,
+                      "tbo: two micro-batches per step, one's EP exchange hidden behind the "
+                      "other's compute (DeepSeek, SGLang --enable-two-batch-overlap); none "
+                      "(default)"),
+      sub->add_option("--prefix-hit-rate", v.prefix_hit_rate,
+                      "Fraction of each prompt's tokens already in the prefix cache, in [0, 1] "
+                      "(default 0)"),
+      sub->add_option("--speculative", v.speculative,
+                      "Speculative decoding: mtp (the model's multi-token-prediction module), "
+                      "eagle (an EAGLE head), draft:MODEL (a smaller model, same vocabulary), or "
+                      "none (default)"),
+      sub->add_option("--spec-tokens", v.spec_tokens,
+                      "Draft tokens proposed per decode step, k (default: the count of "
+                      "--acceptance)"),
+      sub->add_option("--acceptance", v.acceptance,
+                      "Chance each draft token is accepted given the earlier ones were, in (0, "
+                      "1]: one value or a comma list per position (e.g. 0.8,0.6)")};
+  if (max_batch) {
+    given.push_back(sub->add_option(
+        "--max-batch", v.max_batch,
+        "Sequences running at once per attention rank: per replica, or per DP attention rank of "
+        "an attention-DP layout such as dp8ep8 (default: the engine's max_num_seqs)"));
+  }
+  if (admission) {
+    given.push_back(sub->add_option(
+        "--admission", v.admission,
+        "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or max-utilization "
+        "(reserve the prompt, preempt when full, as vLLM); default: the engine's"));
+  }
+}
+
+void ClusterFlags::AddTo(CLI::App* sub) {
+  given = {
+      sub->add_option("--cluster", values.name, "Catalog cluster name or path to a cluster file")
+          ->capture_default_str(),
+      sub->add_option("--nodes", values.nodes, "Scale a node-type cluster to N nodes"),
+      sub->add_option("--gpus", values.gpus, "Use only the first N GPUs of the cluster"),
+      sub->add_option("--profile", values.profile,
+                      "Measured level profile (from 'collectives --import') replacing the "
+                      "catalog's calibration")};
+}
+
+StatusOr<ClusterSpec> LoadClusterFlags(const ClusterFlags& flags) {
+  std::string note;
+  SW_ASSIGN_OR_RETURN(ClusterSpec c, api::Catalog::BuiltIn().Cluster(flags.values, &note));
+  if (!note.empty()) std::fprintf(stderr, "shardwise: warning: %s\n", note.c_str());
+  return c;
+}
+
+void DeploymentFlags::AddTo(CLI::App* sub, const std::string& layout_help) {
+  api::DeploymentSpec& v = values;
+  layout = sub->add_option("--layout", v.layout, layout_help);
+  disaggregated = {
+      sub->add_option("--prefill-layout", v.prefill_layout,
+                      "Disaggregated: the layout of each prefill worker (with --decode-layout)"),
+      sub->add_option("--decode-layout", v.decode_layout,
+                      "Disaggregated: the layout of each decode worker (with --prefill-layout)"),
+      sub->add_option("--prefill-workers", v.prefill_workers, "Disaggregated: prefill workers (xP)")
+          ->capture_default_str(),
+      sub->add_option("--decode-workers", v.decode_workers, "Disaggregated: decode workers (yD)")
+          ->capture_default_str(),
+      sub->add_option("--prefill-cluster", v.prefill_cluster,
+                      "Disaggregated: the cluster (GPU type) of the prefill pool, when it is not "
+                      "--cluster's; the KV then crosses both clusters' scale-out networks"),
+      sub->add_option("--prefill-redundant-experts", v.prefill_redundant_experts,
+                      "Disaggregated: extra expert copies per EP group of the prefill pool, when "
+                      "it differs from --redundant-experts (the decode pool's)"),
+      sub->add_option("--prefill-shared-experts", v.prefill_shared_experts,
+                      "Disaggregated: replicated or routed shared experts in the prefill pool, "
+                      "when it differs from --shared-experts"),
+      sub->add_option("--kv-transfer", v.kv_transfer,
+                      "Disaggregated: send each prompt's KV cache after-prefill (the engines' "
+                      "default) or layer-by-layer while it is prefilled")
+          ->capture_default_str()};
+  sub->add_option("--deployment", file,
+                  "A saved plan, recommend, explain, simulate or price --json: run its deployment "
+                  "(model, cluster, options and layout or pools) under its workload and load, "
+                  "unless given here");
+}
+
+void SloFlags::AddTo(CLI::App* sub, const std::string& what) {
+  given = {sub->add_option("--max-ttft-ms", values.max_ttft_ms, what + ": time to first token")
+               ->check(kPositiveFinite),
+           sub->add_option("--max-tpot-ms", values.max_tpot_ms, what + ": time per output token")
+               ->check(kPositiveFinite),
+           sub->add_option("--percentile", values.percentile,
+                           "Where the SLOs hold: p50, p90, p99, p99.9 or mean (the same in plan, "
+                           "recommend, simulate and price)")
+               ->capture_default_str()};
+}
+
+StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& deployment,
+                                                         const ServingFlags& serving,
+                                                         const ClusterFlags& cluster,
+                                                         CLI::Option* model) {
+  if (deployment.file.empty()) return std::optional<api::SavedDeployment>();
+  const std::vector<std::pair<std::vector<CLI::Option*>, const char*>> conflicts = {
+      {{deployment.layout}, "--layout"},
+      {deployment.disaggregated, "--prefill-layout and --decode-layout"},
+      {{model}, "--model"},
+      {cluster.given, "--cluster, --nodes and --gpus"},
+      {serving.given, "the serving options (--engine, --dtype, ...)"}};
+  for (const auto& [options, names] : conflicts) {
+    if (AnyGiven(options)) {
+      return Error(
+          fmt::format("--deployment {} names the model, cluster, options and layout it "
+                      "was chosen with; drop {}, or drop --deployment",
+                      deployment.file, names));
+    }
+  }
+  SW_ASSIGN_OR_RETURN(api::SavedDeployment saved, api::LoadSavedDeployment(deployment.file));
+  return std::optional<api::SavedDeployment>(std::move(saved));
+}
+
+}  // namespace shardwise::cli

@@ -1,0 +1,64 @@
+// The flags every command that serves a model shares, each group filling one of the API's plain
+// request values (api/): the serving options (--engine, --dtype, the MoE and speculative flags),
+// the cluster (--cluster, --nodes, --gpus, --profile), the deployment (--layout, the
+// disaggregated pools, --deployment FILE) and the SLOs. A flag means the same in every command.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardwise/api/saved.h"
+#include "shardwise/common/status.h"
+
+namespace shardwise::cli {
+
+// True when any of `options` was given on the command line.
+bool AnyGiven(const std::vector<CLI::Option*>& options);
+
+struct ServingFlags {
+  api::ServingOverrides values;
+  std::vector<CLI::Option*> given;
+
+  // `max_batch`: also --max-batch; `admission`: also --admission (simulate).
+  void AddTo(CLI::App* sub, bool max_batch, bool admission = false);
+};
+
+struct ClusterFlags {
+  api::ClusterRef values;
+  std::vector<CLI::Option*> given;
+
+  void AddTo(CLI::App* sub);
+};
+
+// The cluster the flags name, a profile fitted on another cluster said so on stderr.
+StatusOr<ClusterSpec> LoadClusterFlags(const ClusterFlags& flags);
+
+struct DeploymentFlags {
+  api::DeploymentSpec values;
+  std::string file;  // --deployment FILE
+  CLI::Option* layout = nullptr;
+  std::vector<CLI::Option*> disaggregated;
+
+  // `layout_help` describes --layout for this command (its default, if any).
+  void AddTo(CLI::App* sub, const std::string& layout_help);
+  bool LayoutGiven() const { return layout != nullptr && *layout; }
+};
+
+struct SloFlags {
+  api::SloRequest values;
+  std::vector<CLI::Option*> given;
+
+  void AddTo(CLI::App* sub, const std::string& what);
+};
+
+// A saved deployment (--deployment FILE) as the command's question: its model, cluster, options
+// and deployment, unless the command line names them too (an error naming the flag); the
+// workload, load and SLOs the command line gives override the saved ones.
+StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& deployment,
+                                                         const ServingFlags& serving,
+                                                         const ClusterFlags& cluster,
+                                                         CLI::Option* model);
+
+}  // namespace shardwise::cli

@@ -1,0 +1,37 @@
+#include "shardwise/sim/bands.h"
+
+#include <algorithm>
+
+namespace shardwise {
+
+Band LatencyBand(double mean, const BandSpec& spec) {
+  Band band = Widen(mean, spec.relative);
+  const auto cover = [&band](const Band& other) {
+    band.low = std::min(band.low, other.low);
+    band.high = std::max(band.high, other.high);
+  };
+  if (spec.other_mean) cover(Widen(*spec.other_mean, spec.relative));
+  if (spec.measured) cover(MeasuredSpread(mean, *spec.measured));
+  return band;
+}
+
+LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot,
+                      const std::optional<OutOfPhase>& phase, const EngineProfile& engine,
+                      const std::string& gpu, bool measured) {
+  const auto spread = [measured](const MeasuredRatios& r) {
+    return measured ? std::optional<MeasuredRatios>(r) : std::nullopt;
+  };
+  LoadBands bands{{ttft.relative, phase ? std::optional<double>(phase->ttft_s) : std::nullopt,
+                   spread(engine.closed_loop_ttft)},
+                  {tpot.relative, phase ? std::optional<double>(phase->tpot_s) : std::nullopt,
+                   spread(engine.closed_loop_tpot)},
+                  AssumedInputs(ttft, tpot),
+                  measured};
+  if (phase) bands.assumed_inputs.push_back("closed_loop.client_phase");
+  if (measured && gpu != engine.closed_loop_measured_on) {
+    bands.assumed_inputs.push_back("engine.closed_loop_measured_on");
+  }
+  return bands;
+}
+
+}  // namespace shardwise

@@ -1,0 +1,47 @@
+#include "shardwise/train/goodput.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace shardwise::train {
+
+StatusOr<TrainingCost> CostToTrain(const TrainEstimate& e, const Reliability& r, double params,
+                                   double usd_per_gpu_hour, double tokens) {
+  constexpr double kHourS = 3600;
+  TrainingCost t;
+  const double gpus = static_cast<double>(e.layout.gpus());
+  t.tokens = tokens;
+  t.steps = tokens / static_cast<double>(e.config.TokensPerIteration());
+  t.compute_s = t.steps * e.step_s;
+  t.time_s = t.compute_s;
+  if (r.interruptions_per_gpu_hour > 0) {
+    const double mtbi_s = kHourS / (gpus * r.interruptions_per_gpu_hour);
+    // Every GPU writes its shard of the checkpoint at once.
+    t.checkpoint_write_s = r.checkpoint_write_bytes_per_s_per_gpu > 0
+                               ? params * r.checkpoint_bytes_per_param /
+                                     (gpus * r.checkpoint_write_bytes_per_s_per_gpu)
+                               : 0.0;
+    t.checkpoint_interval_s = std::sqrt(2 * t.checkpoint_write_s * mtbi_s);
+    const double per_interruption_s = r.restart_s + t.checkpoint_interval_s / 2;
+    const double left = 1 - per_interruption_s / mtbi_s;
+    if (left <= 0.01) {
+      return Error(fmt::format(
+          "{:.0f} GPUs at {:.3g} interruptions per GPU-hour are interrupted every {:.1f} min, "
+          "about as often as a restart and the lost work take ({:.1f} min): the run would not "
+          "progress; use fewer GPUs or a lower --interruption-rate",
+          gpus, r.interruptions_per_gpu_hour, mtbi_s / 60, per_interruption_s / 60));
+    }
+    const double checkpoints =
+        t.checkpoint_interval_s > 0 ? t.compute_s / t.checkpoint_interval_s : 0.0;
+    t.time_s = (t.compute_s + checkpoints * t.checkpoint_write_s) / left;
+    t.interruptions = t.time_s / mtbi_s;
+    t.lost_s = t.interruptions * per_interruption_s;
+  }
+  t.goodput = t.compute_s / t.time_s;
+  t.gpu_hours = t.time_s * gpus / kHourS;
+  t.usd = t.gpu_hours * usd_per_gpu_hour;
+  return t;
+}
+
+}  // namespace shardwise::train

@@ -1,0 +1,90 @@
+// End-to-end: load simulations at their steady state, as a user sees them. plan never ranks a
+// layout that falls behind the offered rate, SLOs hold at the stated percentile, simulate says
+// how it reached its steady state, and percentiles are exact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+TEST(SteadyStateCli, PlanNeverRanksALayoutThatFallsBehindTheRate) {
+  // Llama-3.1-70B on one DGX H100: no layout serves 40 requests/s of 1,024 + 256 tokens (the
+  // earlier planner ranked layouts serving 22-24 of them). The error names the closest.
+  ExpectOneLineError(RunShardwise("plan --rate 40"), "serves 40 requests/s: the closest");
+  // At 20 requests/s every ranked layout keeps up with what arrives.
+  const RunResult r = RunShardwise("plan --rate 20 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto plan = r.Json();
+  for (const auto& l : plan["layouts"]) {
+    EXPECT_GE(l["requests_per_s"].get<double>(), 0.95 * 20) << l["layout"];
+  }
+}
+
+TEST(SteadyStateCli, PlanJudgesSlosAtTheStatedPercentile) {
+  // Llama-3.1-70B at 20 requests/s: means of ~150-300 ms, p99s of ~400-650 ms. A 450 ms limit at
+  // p99 (the default) keeps only layouts whose p99 holds it; judged at the mean (as plan did
+  // before) it also lets in layouts whose p99 is well above it.
+  const std::string base = "plan --rate 20 --max-ttft-ms 450 --json";
+  const RunResult at_p99 = RunShardwise(base);
+  ASSERT_EQ(at_p99.exit_code, 0) << at_p99.err;
+  const auto p99_plan = at_p99.Json();
+  EXPECT_EQ(p99_plan["slo"]["percentile"], "p99");
+  for (const auto& l : p99_plan["layouts"]) {
+    EXPECT_LE(l["ttft_s"]["p99"].get<double>(), 0.45) << l["layout"];
+  }
+  const RunResult at_mean = RunShardwise(base + " --percentile mean");
+  ASSERT_EQ(at_mean.exit_code, 0) << at_mean.err;
+  double worst_p99 = 0;
+  const auto mean_plan = at_mean.Json();
+  for (const auto& l : mean_plan["layouts"]) {
+    EXPECT_LE(l["ttft_s"]["mean"].get<double>(), 0.45) << l["layout"];
+    worst_p99 = std::max(worst_p99, l["ttft_s"]["p99"].get<double>());
+  }
+  EXPECT_GT(worst_p99, 0.45);
+  // A limit no layout holds at p99 says which constraint binds and by how much.
+  ExpectOneLineError(RunShardwise("plan --rate 20 --max-ttft-ms 300"), "has p99 TTFT");
+  ExpectOneLineError(RunShardwise("plan --rate 20 --percentile p100"), "--percentile 'p100'");
+}
+
+TEST(SteadyStateCli, SimulateSaysHowItReachedItsSteadyState) {
+  // Llama-3.1-8B, one tp1 replica, 16 clients: a warm-up of max(2 x 16, 50) requests and a
+  // window of max(20 x 16, 500), as docs/commands/simulate.md states.
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --layout tp1 --concurrency 16 --isl 512 --osl 64 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = r.Json()["steady_state"];
+  EXPECT_TRUE(s["sized"].get<bool>());
+  EXPECT_EQ(s["warmup_requests"], 50);
+  EXPECT_EQ(s["measured_requests"], 500);
+  EXPECT_EQ(r.Json()["requests"], 500);
+  EXPECT_TRUE(s["converged"].get<bool>());
+  const RunResult text = RunShardwise(
+      "simulate --model llama-3.1-8b --layout tp1 --concurrency 16 --isl 512 --osl 64");
+  EXPECT_NE(text.out.find("steady state 50 warm-up requests excluded, 500 measured"),
+            std::string::npos)
+      << text.out;
+}
+
+TEST(SteadyStateCli, PercentilesAreExactEvenWhenTheQueueGrows) {
+  // An overloaded open loop (the bucketed histogram printed end-to-end p50 = TTFT p50 here):
+  // each request's end-to-end time is its TTFT plus 255 decode steps, so the medians differ by
+  // about 255 TPOTs, and p50 <= p90 <= p99 in every metric.
+  const RunResult r =
+      RunShardwise("simulate --model llama-3.1-8b --layout tp1 --rate 300 --requests 20000 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_TRUE(j["load"]["overloaded"].get<bool>());
+  const double gap = j["e2e_s"]["p50"].get<double>() - j["ttft_s"]["p50"].get<double>();
+  EXPECT_NEAR(gap / (255 * j["tpot_s"]["p50"].get<double>()), 1.0, 0.2);
+  for (const char* m : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
+    EXPECT_LE(j[m]["p50"].get<double>(), j[m]["p90"].get<double>()) << m;
+    EXPECT_LE(j[m]["p90"].get<double>(), j[m]["p99"].get<double>()) << m;
+  }
+}
+
+}  // namespace
+}  // namespace shardwise::testing

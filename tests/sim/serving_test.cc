@@ -1,0 +1,144 @@
+// The one serving evaluation (Serve): a load simulation warms up, measures its steady state and
+// checks it settled; an open loop that outruns the deployment is overloaded whatever its SLOs;
+// identical replicas are sampled exactly; SLO percentiles parse by field.
+#include "shardwise/sim/serving.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/model/catalog.h"
+
+namespace shardwise {
+namespace {
+
+// Llama-3.1-8B replicas of one H100 each (fp8), 512-token prompts and 64 output tokens.
+struct Replicas {
+  ModelSpec model = LoadModel("llama-3.1-8b").value();
+  Deployment deployment;
+  Scenario scenario;
+
+  explicit Replicas(const std::string& layout, int64_t nodes = 1) {
+    const ClusterSpec cluster = WithNodes(LoadCluster("dgx-h100").value(), nodes).value();
+    PerfOptions perf;
+    perf.weight_dtype = perf.kv_dtype = Dtype::kFp8;
+    deployment =
+        Deployment::Aggregated(model, EnginePool(PoolRole::kAggregated, ParseLayout(layout).value(),
+                                                 1, cluster, perf, 256))
+            .value();
+    scenario.input = {LengthDistribution::kFixed, 512, 0};
+    scenario.output = {LengthDistribution::kFixed, 64, 0};
+  }
+
+  ServingRun Run() const {
+    StatusOr<ServingRun> run = Serve(model, deployment, scenario);
+    EXPECT_TRUE(run.ok()) << run.status().message();
+    return std::move(run).value();
+  }
+};
+
+TEST(Serve, ClosedLoopWarmsUpThenMeasuresItsSteadyState) {
+  // 16 clients on one replica: L = 16 in flight, so the warm-up is max(2 x 16, 50) = 50
+  // requests and the window max(20 x 16, 500) = 500, as SteadyState states.
+  Replicas r("tp1");
+  r.scenario.load = ClosedLoop{16};
+  const ServingRun run = r.Run();
+  EXPECT_TRUE(run.steady.sized);
+  EXPECT_DOUBLE_EQ(run.steady.in_flight_per_replica, 16);
+  EXPECT_EQ(run.steady.warmup_requests, 50);
+  EXPECT_EQ(run.steady.measured_requests, 500);
+  EXPECT_EQ(run.result.requests, 500);
+  EXPECT_GE(run.result.arrived, 550);
+  EXPECT_TRUE(run.steady.converged);
+  EXPECT_LE(std::abs(run.steady.ttft_drift), kTtftDriftTolerance);
+  // A closed loop's clients each have one request in flight: Little's law gives the request
+  // rate from the mean end-to-end time, whatever the scheduler did.
+  EXPECT_NEAR(run.RequestsPerS() * run.result.e2e_s.Mean() / 16.0, 1.0, 0.05);
+}
+
+TEST(Serve, AnOpenLoopBelowCapacityEmitsWhatItsArrivalsAskFor) {
+  // 16 replicas (two DGX nodes) at 100 requests/s, well below what 16 H100s serve of 512/64
+  // requests: in a steady state the tokens emitted per second are the arrivals' rate x 64. Eight
+  // of the replicas are simulated, each with exactly the arrivals round-robin gives it.
+  Replicas r("dp16", 2);
+  r.scenario.load = OpenLoop{100, 1.0};
+  const ServingRun run = r.Run();
+  EXPECT_EQ(run.steady.replicas, 16);
+  EXPECT_EQ(run.steady.simulated_replicas, kSampledReplicas);
+  EXPECT_DOUBLE_EQ(run.replica_scale, 2.0);
+  EXPECT_FALSE(run.overloaded);
+  EXPECT_NEAR(run.OutputTokensPerS() / (100.0 * 64), 1.0, 0.05);
+  EXPECT_NEAR(run.RequestsPerS() / 100.0, 1.0, 0.05);
+  EXPECT_TRUE(run.MeetsSlo());  // no SLO given: keeping up is all it asks
+}
+
+TEST(Serve, AnOpenLoopAboveCapacityIsOverloadedWhateverItsSlos) {
+  // One replica at ten times what the step model says it serves at its largest batch: the
+  // queue grows for the whole run, the window emits far less than its arrivals ask for, and
+  // no SLO (none is given) can make that a deployment that serves the load.
+  Replicas r("tp1");
+  const ServingSetup setup =
+      PrepareServing(r.model, r.deployment, ScenarioLengths(r.scenario), LongestRequest(r.scenario))
+          .value();
+  const double capacity = setup.estimate.capacity_requests_per_s;
+  r.scenario.load = OpenLoop{10 * capacity, 1.0};
+  const ServingRun run = r.Run();
+  EXPECT_TRUE(run.overloaded);
+  EXPECT_FALSE(run.MeetsSlo());
+  EXPECT_LT(run.result.output_tokens, kServedShareOfOffered * run.result.output_tokens_asked);
+  EXPECT_LT(run.RequestsPerS(), 0.5 * 10 * capacity);
+}
+
+TEST(Serve, AFixedRequestCountIsMeasuredWhole) {
+  // --requests overrides the steady state: every request measured, none warm-up.
+  Replicas r("tp1");
+  r.scenario.load = ClosedLoop{4};
+  r.scenario.requests = 40;
+  const ServingRun run = r.Run();
+  EXPECT_FALSE(run.steady.sized);
+  EXPECT_EQ(run.result.requests, 40);
+  EXPECT_EQ(run.result.arrived, 40);
+}
+
+TEST(RequestSource, KeepOnlyTakesWhatRoundRobinHandsTheFirstReplicas) {
+  // Round-robin over 8 replicas hands replicas 0 and 1 the arrivals whose index mod 8 is 0 or 1:
+  // the kept stream is exactly those of the full one.
+  const LengthSpec input{LengthDistribution::kLognormal, 1000, 0.5};
+  const LengthSpec output{LengthDistribution::kUniform, 200, 0.3};
+  RequestSource full({50, 1.0}, input, output, 80, 7);
+  RequestSource kept({50, 1.0}, input, output, 20, 7);
+  kept.KeepOnly(2, 8);
+  std::vector<TraceRequest> expected;
+  for (int i = 0; i < 80; ++i) {
+    const TraceRequest t = *full.Next();
+    if (i % 8 < 2) expected.push_back(t);
+  }
+  for (const TraceRequest& e : expected) {
+    const std::optional<TraceRequest> k = kept.Next();
+    ASSERT_TRUE(k.has_value());
+    EXPECT_DOUBLE_EQ(k->arrival_s, e.arrival_s);
+    EXPECT_EQ(k->input_tokens, e.input_tokens);
+    EXPECT_EQ(k->output_tokens, e.output_tokens);
+  }
+  EXPECT_FALSE(kept.Next().has_value());
+}
+
+TEST(Slo, PercentilesParseByField) {
+  EXPECT_EQ(*ParseSloPercentile("p99"), 99.0);
+  EXPECT_EQ(*ParseSloPercentile("P99.9"), 99.9);
+  EXPECT_EQ(*ParseSloPercentile("50"), 50.0);
+  EXPECT_FALSE(ParseSloPercentile("mean")->has_value());
+  for (const char* bad : {"p100", "p0", "q99", "", "p99x"}) {
+    const auto p = ParseSloPercentile(bad);
+    ASSERT_FALSE(p.ok()) << bad;
+    EXPECT_EQ(p.status().field(), "percentile");
+  }
+  Slo slo;
+  Samples s;
+  for (int i = 1; i <= 100; ++i) s.Add(i);
+  EXPECT_DOUBLE_EQ(slo.At(s), 99);  // the default percentile is p99
+  slo.percentile.reset();
+  EXPECT_DOUBLE_EQ(slo.At(s), 50.5);
+  EXPECT_EQ(slo.PercentileName(), "mean");
+}
+
+}  // namespace
+}  // namespace shardwise

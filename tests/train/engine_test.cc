@@ -1,0 +1,115 @@
+// Training engine profiles: every number sourced, per-GPU rates (and GPUs "like" another), the
+// FP8 recipes a GPU lacks, and the one-line errors of a malformed profile.
+#include "shardwise/train/engine.h"
+
+#include <gtest/gtest.h>
+
+#include "shardwise/catalog/embedded.h"
+#include "shardwise/hw/gpu.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/train/step.h"
+
+namespace shardwise::train {
+namespace {
+
+TEST(TrainEngine, BuiltinsParseWithEverySource) {
+  for (const std::string& name : BuiltinTrainEngineNames()) {
+    auto e = LoadTrainEngine(name);
+    ASSERT_TRUE(e.ok()) << name << ": " << e.status().message();
+    EXPECT_FALSE(e->provenance.empty()) << name;
+    for (const auto& [key, provenance] : e->provenance) {
+      EXPECT_FALSE(e->sources.at(key).empty()) << name << " " << key;
+    }
+  }
+}
+
+TEST(TrainEngine, GpuLikeAnotherSharesItsRates) {
+  const TrainEngine e = LoadTrainEngine("megatron-core").value();
+  const TrainGpuRates h100 = e.RatesOn(LoadGpu("h100-sxm").value());
+  const TrainGpuRates h200 = e.RatesOn(LoadGpu("h200").value());
+  EXPECT_EQ(h200.gemm_fraction, h100.gemm_fraction);
+  EXPECT_EQ(h200.attention_forward_fraction, h100.attention_forward_fraction);
+  // A GPU without an entry takes the GPU catalog's bf16 fraction and the default entry's
+  // attention as a share of it.
+  const GpuSpec a100 = LoadGpu("a100-80g").value();
+  const TrainGpuRates rates = e.RatesOn(a100);
+  EXPECT_DOUBLE_EQ(rates.gemm_fraction.at("bf16"), a100.gemm_fraction.at(Dtype::kBf16));
+  EXPECT_FALSE(rates.gemm_fraction.contains("fp8-tensor"));  // A100 has no FP8 tensor cores
+}
+
+TEST(TrainEngine, RecipeKeys) {
+  TrainConfig c;
+  EXPECT_EQ(GemmRateKey(c), "bf16");
+  c.dtype = Dtype::kFp8;
+  c.fp8_recipe = Fp8Recipe::kDelayed;
+  EXPECT_EQ(GemmRateKey(c), "fp8-tensor");
+  c.fp8_recipe = Fp8Recipe::kCurrent;
+  EXPECT_EQ(GemmRateKey(c), "fp8-tensor");
+  c.fp8_recipe = Fp8Recipe::kBlockwise;
+  EXPECT_EQ(GemmRateKey(c), "fp8-block");
+  c.fp8_recipe = Fp8Recipe::kMxfp8;
+  EXPECT_EQ(GemmRateKey(c), "mxfp8");
+  EXPECT_EQ(c.PrecisionName(), "fp8-mxfp8");
+  EXPECT_FALSE(ParseFp8Recipe("nvfp4").ok());
+}
+
+TEST(TrainEngine, RecipeTheGpuLacksIsAnError) {
+  // MXFP8 needs Blackwell's block-scaled tensor cores; Hopper has none.
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = LoadCluster("dgx-h100").value();
+  const TrainEngine e = LoadTrainEngine("megatron-core").value();
+  auto model = TrainModel::Create(m, c, ParseLayout("dp8").value(), e);
+  ASSERT_TRUE(model.ok());
+  TrainConfig cfg;
+  cfg.global_batch = 64;
+  cfg.dtype = Dtype::kFp8;
+  cfg.fp8_recipe = Fp8Recipe::kMxfp8;
+  auto est = model->Estimate(cfg);
+  ASSERT_FALSE(est.ok());
+  EXPECT_NE(est.status().message().find("no FP8 mxfp8 recipe on h100-sxm"), std::string::npos)
+      << est.status().message();
+  cfg.fp8_recipe = Fp8Recipe::kBlockwise;
+  EXPECT_TRUE(model->Estimate(cfg).ok());
+}
+
+nlohmann::json Minimal() {
+  nlohmann::json j = nlohmann::json::parse(
+      R"({"name": "x", "schedules": ["1f1b"], "zero_stages": [0], "fields": {}, "gpus": {}})");
+  const nlohmann::json core =
+      nlohmann::json::parse(catalog::ReadEmbedded("training/megatron-core.json").value());
+  j["fields"] = core["fields"];
+  j["gpus"] = core["gpus"];
+  return j;
+}
+
+void ExpectError(const nlohmann::json& j, const std::string& text) {
+  auto e = ParseTrainEngine(j, "test.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find(text), std::string::npos) << e.status().message();
+  EXPECT_EQ(e.status().message().find('\n'), std::string::npos);
+}
+
+TEST(TrainEngine, MalformedProfiles) {
+  ASSERT_TRUE(ParseTrainEngine(Minimal(), "test.json").ok());
+  nlohmann::json j = Minimal();
+  j["fields"].erase("host_sync_s");
+  ExpectError(j, "lacks 'host_sync_s'");
+  j = Minimal();
+  j["fields"]["hidden_tensors"]["provenance"] = "guessed";
+  ExpectError(j, "'hidden_tensors'");
+  j = Minimal();
+  j["fields"]["usable_hbm_fraction"]["value"] = 2;
+  ExpectError(j, "'usable_hbm_fraction' must be a number in [0.01, 1]");
+  j = Minimal();
+  j["gpus"]["h200"] = {{"like", "mi300x"}, {"source", "no"}};
+  ExpectError(j, "like 'mi300x', which has no entry");
+  j = Minimal();
+  j["gpus"].erase("default");
+  ExpectError(j, "\"default\" entry");
+  j = Minimal();
+  j["gpus"]["b200"].erase("gemm_fraction_bf16");
+  ExpectError(j, "gemm_fraction_bf16");
+}
+
+}  // namespace
+}  // namespace shardwise::train
