@@ -16,6 +16,10 @@ namespace {
 constexpr size_t kPoolCandidates = 3;
 // Splits (pair of worker layouts, xPyD) simulated at the load, best analytic rate first.
 constexpr size_t kSimulatedSplits = 6;
+// The largest xPyD unit searched: a larger cluster deploys whole copies of the best unit (its
+// tokens per GPU are the unit's), so the search and the load simulation, which serves one copy
+// (sim/serving.h), do not grow with the GPU count.
+constexpr int64_t kSplitUnitGpus = 256;
 
 // Worker sizes: powers of two up to half the cluster (the other half at least for the other pool).
 std::vector<int64_t> WorkerSizes(int64_t gpus) {
@@ -105,7 +109,9 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
                                                            const ClusterSpec& cluster,
                                                            const PlanRequest& req) {
   std::vector<PoolWorker> prefill, decode;
-  for (int64_t size : WorkerSizes(cluster.num_gpus)) {
+  const int64_t unit = std::min(cluster.num_gpus, kSplitUnitGpus);
+  const int64_t copies = cluster.num_gpus / unit;
+  for (int64_t size : WorkerSizes(unit)) {
     AddPoolWorkers(model, cluster, req, size, prefill, decode);
   }
   KeepBestWorkers(prefill, kPoolCandidates);
@@ -116,16 +122,16 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
       const int64_t gp = p.layout.gpus(), gd = d.layout.gpus();
       const double rp = p.requests_per_s_per_gpu * static_cast<double>(gp);
       const double rd = d.requests_per_s_per_gpu * static_cast<double>(gd);
-      // xPyD within the cluster's GPUs: for each x, the decode workers just below and above
-      // the balance x rp = y rd.
-      for (int64_t x = 1; x * gp + gd <= cluster.num_gpus; ++x) {
-        const int64_t most = (cluster.num_gpus - x * gp) / gd;
+      // xPyD within a unit's GPUs: for each x, the decode workers just below and above the
+      // balance x rp = y rd; the cluster holds `copies` of the unit.
+      for (int64_t x = 1; x * gp + gd <= unit; ++x) {
+        const int64_t most = (unit - x * gp) / gd;
         const double balance = static_cast<double>(x) * rp / rd;
         for (int64_t y : {static_cast<int64_t>(std::floor(balance)),
                           static_cast<int64_t>(std::ceil(balance))}) {
           y = std::clamp<int64_t>(y, 1, most);
           const double rate = std::min(static_cast<double>(x) * rp, static_cast<double>(y) * rd);
-          splits.push_back({&p, &d, x, y,
+          splits.push_back({&p, &d, x * copies, y * copies,
                             rate * static_cast<double>(req.workload.output_tokens) /
                                 static_cast<double>(x * gp + y * gd)});
         }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "shardwise/common/format.h"
 
@@ -108,14 +109,27 @@ double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Wo
 }
 
 // The replicas of the first pool simulated: at most kSampledReplicas of an aggregated pool whose
-// replicas are independent (round-robin arrivals, or a balanced closed loop).
+// replicas are independent (round-robin arrivals, or a balanced closed loop). A disaggregated
+// deployment of x prefill and y decode workers is k = gcd(x, y) identical sub-deployments of
+// x/k and y/k workers, each seeing every k-th request: one of them is simulated.
 int64_t SimulatedReplicas(const ServingSetup& setup, const Scenario& s) {
   const int64_t replicas = setup.config.pools.front().replicas;
-  if (setup.config.disaggregated()) return replicas;
+  if (setup.config.disaggregated()) {
+    return replicas / std::gcd(replicas, setup.config.pools.back().replicas);
+  }
   const bool closed = IsClosedLoop(s);
   const bool round_robin =
       !s.router || std::holds_alternative<RoundRobinRouter>(*s.router) || closed;
-  return round_robin ? std::min(replicas, kSampledReplicas) : replicas;
+  if (!round_robin) return replicas;
+  int64_t sampled = std::min(replicas, kSampledReplicas);
+  if (const auto* loop = std::get_if<ClosedLoop>(&s.load)) {
+    const double per_replica =
+        std::max(1.0, static_cast<double>(loop->clients) / static_cast<double>(replicas));
+    sampled = std::min(
+        sampled,
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(kSampledInFlight / per_replica))));
+  }
+  return sampled;
 }
 
 // Requests after the measured window, enough to keep the load up while its last ones finish.
@@ -279,6 +293,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
       Sized(scenario) ? SimulatedReplicas(setup, scenario) : steady.replicas;
   const int64_t replicas = steady.simulated_replicas;
   config.pools.front().replicas = replicas;
+  if (config.disaggregated()) config.pools.back().replicas /= steady.replicas / replicas;
   run.replica_scale = static_cast<double>(steady.replicas) / static_cast<double>(replicas);
   if (closed) {
     // The simulated replicas' share of the clients.
@@ -308,8 +323,9 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     const double r = static_cast<double>(replicas), l = steady.in_flight_per_replica;
     int64_t warmup = static_cast<int64_t>(
         std::ceil(r * std::max(2 * l, static_cast<double>(kMinWarmupPerReplica))));
+    const double windows = closed ? kClosedLoopWindows : kOpenLoopWindows;
     int64_t measured = static_cast<int64_t>(
-        std::ceil(r * std::max(20 * l, static_cast<double>(kMinMeasuredPerReplica))));
+        std::ceil(r * std::max(windows * l, static_cast<double>(kMinMeasuredPerReplica))));
     const int64_t tail = TailRequests(r, l);
     for (steady.runs = 1;; ++steady.runs) {
       SW_ASSIGN_OR_RETURN(run.result, RunWindow(model, config, scenario, warmup, measured, tail,

@@ -110,13 +110,21 @@ struct OutOfPhase {
 // count, a trace, a cutoff, or an offline batch), the run sizes itself: the in-flight requests
 // per replica L (a closed loop's clients; an open loop's rate x end-to-end time by Little's law)
 // set a warm-up of max(2 L, kMinWarmup) requests, as benchmark harnesses warm up with twice the
-// concurrency, and a measured window of max(20 L, kMinMeasured) per replica; the run is
-// doubled (up to kMaxDoublings times) until the mean TTFT and TPOT of the window's two halves
-// agree within kTtftDriftTolerance and kTpotDriftTolerance. Identical replicas of an aggregated
-// deployment behind a round-robin router (or a balanced closed loop) are independent, so at most
-// kSampledReplicas of them are simulated at their share of the load, and rates scale back up.
+// concurrency, and a measured window of max(kOpenLoopWindows L, kMinMeasured) per replica for
+// an open loop, whose queue must settle, or max(kClosedLoopWindows L, kMinMeasured) for a
+// closed loop, whose clients fix the requests in flight (each client's requests then cover
+// every phase of the replica's cycle within a few generations); the run is doubled (up to
+// kMaxDoublings times) until the mean TTFT and TPOT of the window's two halves agree within
+// kTtftDriftTolerance and kTpotDriftTolerance. Identical replicas of an aggregated deployment
+// behind a round-robin router (or a balanced closed loop) are independent, so at most
+// kSampledReplicas of them are simulated at their share of the load, and rates scale back up;
+// a closed loop simulates no more of them than hold kSampledInFlight requests between them
+// (at least one).
 inline constexpr int64_t kMinWarmupPerReplica = 50;
 inline constexpr int64_t kMinMeasuredPerReplica = 500;
+inline constexpr double kOpenLoopWindows = 20;
+inline constexpr double kClosedLoopWindows = 4;
+inline constexpr double kSampledInFlight = 2048;
 inline constexpr int kMaxDoublings = 3;
 inline constexpr double kTtftDriftTolerance = 0.10;
 inline constexpr double kTpotDriftTolerance = 0.05;
