@@ -37,6 +37,19 @@ std::string EngineModel(const std::string& model_arg) {
   return dir.empty() ? "." : dir;
 }
 
+// The context the engine accepts: the model's own (a request longer than the planned lengths
+// is served, not refused), capped where one worker's KV cache holds less (the engines refuse to
+// start with a context no worker can hold), and never below the planned request.
+int64_t MaxModelLen(const ModelSpec& model, const DeploymentEstimate& e, const Workload& lengths) {
+  const int64_t planned = lengths.prompt_tokens + lengths.output_tokens;
+  int64_t context = model.max_position_embeddings > 0 ? model.max_position_embeddings : planned;
+  for (const PoolEstimate& pool : e.pools) {
+    const double kv_tokens = pool.one.memory.kv_capacity_tokens;
+    if (kv_tokens > 0) context = std::min(context, static_cast<int64_t>(kv_tokens));
+  }
+  return std::max(context, planned);
+}
+
 // The engine profile family an emitted engine runs (Dynamo's workers are vLLM's).
 std::string_view ProfileFamily(emit::Engine engine) {
   return engine == emit::Engine::kDynamo ? "vllm" : emit::EngineName(engine);
@@ -61,7 +74,7 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   in.kv_dtype = perf.kv_dtype;
   in.gpu_memory_utilization = perf.gpu_memory_utilization;
   in.gpus_per_node = d.decode().cluster.GpusPerNode();
-  in.max_model_len = lengths.prompt_tokens + lengths.output_tokens;
+  in.max_model_len = MaxModelLen(model, estimate, lengths);
   in.pool = PoolLaunchOf(d.decode(), estimate.decode().at_batch);
   if (d.disaggregated()) in.prefill_pool = PoolLaunchOf(d.prefill(), estimate.prefill().one);
   SW_ASSIGN_OR_RETURN(rep.config, emit::MakeLaunchConfig(rep.engine, in));

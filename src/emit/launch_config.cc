@@ -66,7 +66,7 @@ StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in) {
 
 std::string HuggingFaceRepo(std::string_view name) {
   // data/models/SOURCES.md: the repository each catalog config.json was copied from.
-  static const std::array<std::pair<std::string_view, std::string_view>, 14> kRepos = {{
+  static const std::array<std::pair<std::string_view, std::string_view>, 24> kRepos = {{
       {"llama-2-7b", "meta-llama/Llama-2-7b-hf"},
       {"llama-2-70b", "meta-llama/Llama-2-70b-hf"},
       {"llama-3.1-8b", "meta-llama/Llama-3.1-8B"},
@@ -81,6 +81,16 @@ std::string HuggingFaceRepo(std::string_view name) {
       {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},
       {"gpt-oss-20b", "openai/gpt-oss-20b"},
       {"gpt-oss-120b", "openai/gpt-oss-120b"},
+      {"qwen3-32b", "Qwen/Qwen3-32B"},
+      {"deepseek-r1", "deepseek-ai/DeepSeek-R1"},
+      {"deepseek-v3.2", "deepseek-ai/DeepSeek-V3.2"},
+      {"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5"},
+      {"qwen3.5-397b-a17b", "Qwen/Qwen3.5-397B-A17B"},
+      {"qwen3.5-35b-a3b", "Qwen/Qwen3.5-35B-A3B"},
+      {"glm-5", "zai-org/GLM-5"},
+      {"kimi-k2.5", "moonshotai/Kimi-K2.5"},
+      {"nemotron-h-56b", "nvidia/Nemotron-H-56B-Base-8K"},
+      {"llama-4-maverick", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"},
   }};
   for (const auto& [catalog, repo] : kRepos) {
     if (catalog == name) return std::string(repo);

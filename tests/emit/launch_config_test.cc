@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+
 #include "engine_flags.h"
 
 namespace shardwise::emit {
@@ -144,6 +147,28 @@ TEST(LaunchConfig, CatalogModelsMapToTheirRepositories) {
   EXPECT_EQ(HuggingFaceRepo("deepseek-v3"), "deepseek-ai/DeepSeek-V3");
   EXPECT_EQ(HuggingFaceRepo("llama-3.1-8b"), "meta-llama/Llama-3.1-8B");
   EXPECT_EQ(HuggingFaceRepo("my-model"), "");
+}
+
+TEST(LaunchConfig, EveryPublishedCatalogModelHasItsRepository) {
+  // The table of data/models/SOURCES.md (| catalog | repository | ...) is the independent record
+  // of where each catalog config.json came from: every row's repository is what --emit loads.
+  std::ifstream in(std::string(SHARDWISE_SOURCE_DIR) + "/data/models/SOURCES.md");
+  ASSERT_TRUE(in.good());
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("| ") || line.starts_with("| catalog") || line.starts_with("|--")) {
+      continue;
+    }
+    const size_t a = line.find(" | ");
+    const size_t b = line.find(" | ", a + 3);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string name = line.substr(2, a - 2);
+    const std::string repo = line.substr(a + 3, b - a - 3);
+    if (repo.find('/') == std::string::npos) continue;  // not a Hugging Face repository
+    EXPECT_EQ(HuggingFaceRepo(name), repo) << name;
+    ++rows;
+  }
+  EXPECT_GE(rows, 24);
 }
 
 }  // namespace
