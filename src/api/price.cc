@@ -80,25 +80,21 @@ StatusOr<std::pair<int64_t, OperatingPoint>> MostWithinSlo(const ModelSpec& mode
         "max_ttft_ms");
   }
   int64_t lo = 1, hi = 0;  // lo meets; hi (when set) misses
+  // Serves `n` clients and moves the bracket.
+  const auto probe = [&](int64_t n) -> Status {
+    SW_ASSIGN_OR_RETURN(OperatingPoint p, at(n));
+    if (p.meets_slo) {
+      lo = n;
+      best = p;
+    } else {
+      hi = n;
+    }
+    return Status();
+  };
   for (int64_t n = 2; hi == 0 && lo < slots; n = std::min(slots, 2 * n)) {
-    SW_ASSIGN_OR_RETURN(OperatingPoint p, at(n));
-    if (p.meets_slo) {
-      lo = n;
-      best = p;
-    } else {
-      hi = n;
-    }
+    SW_RETURN_IF_ERROR(probe(n));
   }
-  while (hi - lo > 1) {
-    const int64_t n = (lo + hi) / 2;
-    SW_ASSIGN_OR_RETURN(OperatingPoint p, at(n));
-    if (p.meets_slo) {
-      lo = n;
-      best = p;
-    } else {
-      hi = n;
-    }
-  }
+  while (hi - lo > 1) SW_RETURN_IF_ERROR(probe((lo + hi) / 2));
   return std::pair{lo, best};
 }
 

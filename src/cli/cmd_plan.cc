@@ -132,20 +132,18 @@ Status RunPlan(PlanOptions& o) {
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.rate_option) r.rate = o.rate;
   r.disaggregated = o.disagg == "auto";
-  SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
+  o.emit.force = o.html.force;
+  SW_RETURN_IF_ERROR(o.emit.Validate(o.emit.force));
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(const api::PlanReport rep, api::Plan(api::Catalog::BuiltIn(), r));
   PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
-  EmitOptions emit = o.emit;
-  emit.force = o.html.force;
+  const EmitOptions& emit = o.emit;
   std::optional<api::LaunchReport> launch;
-  if (!emit.engine.empty()) {
+  if (emit.Enabled()) {
     SW_ASSIGN_OR_RETURN(const Deployment d,
                         api::ChooseDeployment(rep, emit.deployment, emit.Rank()));
-    SW_ASSIGN_OR_RETURN(launch,
-                        api::Launch(emit.engine, r.model, rep.model, d, rep.request.workload));
-    PrintNotes(launch->notes);
+    SW_ASSIGN_OR_RETURN(launch, emit.LaunchOf(r.model, rep.model, d, rep.request.workload));
   }
   if (o.json) {
     if (launch) {

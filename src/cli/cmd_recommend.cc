@@ -105,19 +105,17 @@ Status RunRecommend(RecommendOptions& o) {
     ref.name = name;
     r.clusters.push_back(ref);
   }
-  SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
+  o.emit.force = o.html.force;
+  SW_RETURN_IF_ERROR(o.emit.Validate(o.emit.force));
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(const api::RecommendReport rep, api::Recommend(api::Catalog::BuiltIn(), r));
   PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
-  EmitOptions emit = o.emit;
-  emit.force = o.html.force;
+  const EmitOptions& emit = o.emit;
   std::optional<api::LaunchReport> launch;
-  if (!emit.engine.empty()) {
-    SW_ASSIGN_OR_RETURN(launch,
-                        api::Launch(emit.engine, r.model, rep.model, rep.result.best->deployment,
-                                    rep.request.plan.workload));
-    PrintNotes(launch->notes);
+  if (emit.Enabled()) {
+    SW_ASSIGN_OR_RETURN(launch, emit.LaunchOf(r.model, rep.model, rep.result.best->deployment,
+                                              rep.request.plan.workload));
   }
   if (o.json) {
     if (launch) {

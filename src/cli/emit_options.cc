@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "command.h"
 #include "output_guard.h"
 
 namespace shardwise::cli {
@@ -79,6 +80,16 @@ Status EmitOptions::Validate(bool force_files) const {
 std::optional<int> EmitOptions::Rank() const {
   if (rank_option && *rank_option) return rank;
   return std::nullopt;
+}
+
+StatusOr<api::LaunchReport> EmitOptions::LaunchOf(const std::string& model_arg,
+                                                  const ModelSpec& model,
+                                                  const Deployment& deployment,
+                                                  const Workload& lengths) const {
+  SW_ASSIGN_OR_RETURN(api::LaunchReport launch,
+                      api::Launch(engine, model_arg, model, deployment, lengths));
+  PrintNotes(launch.notes);
+  return launch;
 }
 
 StatusOr<nlohmann::json> EmitOptions::Write(const api::LaunchReport& launch, bool print) const {

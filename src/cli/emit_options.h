@@ -30,6 +30,10 @@ struct EmitOptions {
   Status Validate(bool force) const;
   // --emit-rank when given.
   std::optional<int> Rank() const;
+  bool Enabled() const { return !engine.empty(); }
+  // The launch of `deployment` for --emit's engine, its notes printed on stderr.
+  StatusOr<api::LaunchReport> LaunchOf(const std::string& model_arg, const ModelSpec& model,
+                                       const Deployment& deployment, const Workload& lengths) const;
   // The launch files of `launch`: written into --emit-dir, or printed when `print`. Returns
   // their JSON (api/launch.h).
   StatusOr<nlohmann::json> Write(const api::LaunchReport& launch, bool print) const;
