@@ -12,6 +12,7 @@
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 #include "shardwise/shardwise.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -186,7 +187,8 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       "--rate", opts->rate,
       "Rank layouts by what they do at R requests/s (Poisson); excludes --concurrency");
   sub->add_option("--top", r.top, "Layouts to show")->capture_default_str();
-  sub->add_option("--layout", r.layout, "Evaluate only this layout (choosing its batch)");
+  sub->add_option("--layout", r.layout, "Evaluate only this layout (choosing its batch)")
+      ->check(kLayoutText);
   sub->add_option("--disagg", opts->disagg,
                   "auto: also search prefill/decode disaggregated deployments (xPyD) and say "
                   "which wins; off: aggregated layouts only")

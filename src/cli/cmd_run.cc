@@ -173,6 +173,7 @@ void AddRunCommand(CLI::App& app, Status& result) {
   sub->add_option("--model", opts->request.model, "Catalog model or config.json")
       ->capture_default_str();
   sub->add_option("--layout", opts->request.layout, "tp, pp, cp, ep and dp degrees, e.g. tp2pp2")
+      ->check(kLayoutText)
       ->capture_default_str();
   sub->add_option(
          "--backend", opts->request.backend,

@@ -13,6 +13,7 @@
 #include "shardwise/api/train.h"
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -214,7 +215,8 @@ void AddTrainCommand(CLI::App& app, Status& result) {
                   "Training engine profile (data/training): megatron-core or megatron-lm-sc21")
       ->capture_default_str();
   sub->add_option("--layout", opts->request.layout,
-                  "Explain this layout, e.g. tp8pp2dp4 or tp4ep8dp2pp4");
+                  "Explain this layout, e.g. tp8pp2dp4 or tp4ep8dp2pp4")
+      ->check(kLayoutText);
   sub->add_option("--seq-len", opts->request.seq_len, "Tokens per sequence")->capture_default_str();
   sub->add_option("--global-batch", opts->request.global_batch, "Sequences per iteration")
       ->capture_default_str();

@@ -111,12 +111,14 @@ StatusOr<ClusterSpec> LoadClusterFlags(const ClusterFlags& flags) {
 
 void DeploymentFlags::AddTo(CLI::App* sub, const std::string& layout_help) {
   api::DeploymentSpec& v = values;
-  layout = sub->add_option("--layout", v.layout, layout_help);
+  layout = sub->add_option("--layout", v.layout, layout_help)->check(kLayoutText);
   disaggregated = {
       sub->add_option("--prefill-layout", v.prefill_layout,
-                      "Disaggregated: the layout of each prefill worker (with --decode-layout)"),
+                      "Disaggregated: the layout of each prefill worker (with --decode-layout)")
+          ->check(kLayoutText),
       sub->add_option("--decode-layout", v.decode_layout,
-                      "Disaggregated: the layout of each decode worker (with --prefill-layout)"),
+                      "Disaggregated: the layout of each decode worker (with --prefill-layout)")
+          ->check(kLayoutText),
       sub->add_option("--prefill-workers", v.prefill_workers, "Disaggregated: prefill workers (xP)")
           ->capture_default_str(),
       sub->add_option("--decode-workers", v.decode_workers, "Disaggregated: decode workers (yD)")

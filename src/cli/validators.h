@@ -1,6 +1,7 @@
-// CLI11 validators for numeric options whose bad values the conversion alone lets through:
-// 0, NaN and infinity for quantities that must be positive (an SLO, a duration), and a minus
-// sign on an unsigned value (which would wrap to 2^64 - 1).
+// CLI11 validators for options whose bad values the conversion alone lets through: 0, NaN and
+// infinity for quantities that must be positive (an SLO, a duration), a minus sign on an
+// unsigned value (which would wrap to 2^64 - 1), and an empty layout (which would read as none
+// given).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -31,5 +32,15 @@ inline const CLI::Validator kUnsignedInteger(
       return "";
     },
     "UINT");
+
+// A layout given on the command line: not empty.
+inline const CLI::Validator kLayoutText(
+    [](std::string& text) -> std::string {
+      if (text.find_first_not_of(" \t") == std::string::npos) {
+        return "is empty; give a layout such as tp8 or dp8ep8";
+      }
+      return "";
+    },
+    "LAYOUT");
 
 }  // namespace shardwise::cli

@@ -59,6 +59,16 @@ TEST(Cli, NoInternalSourceNumbersInDocs) {
   EXPECT_GE(pages, 5);
 }
 
+TEST(Cli, AnEmptyLayoutIsOneLineInEveryCommand) {
+  // An empty --layout once read as "none given" in simulate, price and plan, which then ran the
+  // planner's layout instead.
+  for (const char* command : {"explain", "simulate", "price", "plan", "train", "run"}) {
+    ExpectOneLineError(RunShardwise(std::string(command) + " --layout ''"), "--layout: is empty");
+  }
+  ExpectOneLineError(RunShardwise("simulate --prefill-layout '' --decode-layout tp4"),
+                     "--prefill-layout: is empty");
+}
+
 TEST(Cli, DtypesAreCaseInsensitive) {
   const RunResult r = RunShardwise("plan --dtype FP8 --kv-dtype BF16 --top 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
