@@ -1,0 +1,77 @@
+// End-to-end: issue 24's reproductions of the decision commands' wrong answers, each checked
+// against an independent figure (another command's model, or arithmetic written here).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+TEST(Reproductions, PriceTakesSlosAndPricesThePointThatMeetsThem) {
+  // price once priced the largest batch (~7 tokens/s per user for 70B tp4) and refused
+  // --max-tpot-ms. Now it prices the most load within the SLOs and says what that point is.
+  const RunResult r =
+      RunShardwise("price --layout tp4 --gpus 4 --max-ttft-ms 2000 --max-tpot-ms 50 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["operating_point"]["priced_at"], "most_within_slo");
+  const auto& p = j["operating_point"]["point"];
+  EXPECT_TRUE(p["meets_slo"].get<bool>());
+  EXPECT_LE(p["ttft_s"]["p99"].get<double>(), 2.0);
+  EXPECT_LE(p["tpot_s"]["p99"].get<double>(), 0.050);
+  // Within a 50 ms TPOT a user sees at least 1 / 0.050 = 20 tokens/s (the mean TPOT is at most
+  // the p99), not the largest batch's ~7.
+  EXPECT_GE(p["output_tokens_per_s_per_user"].get<double>(), 20.0);
+  // The bill by hand: 4 GPUs at the catalog's $/GPU-hour over the billed output tokens.
+  const double usd_per_hour = 4 * j["usd_per_gpu_hour"].get<double>();
+  const double tokens_per_hour = j["billed"]["output_tokens_per_s"].get<double>() * 3600;
+  EXPECT_NEAR(j["usd_per_mtok_output"].get<double>(), usd_per_hour / tokens_per_hour * 1e6,
+              1e-9 * usd_per_hour / tokens_per_hour * 1e6);
+  // The text says which TTFT, TPOT and tokens/s per user it assumed.
+  const RunResult text = RunShardwise(
+      "price --layout tp4 --gpus 4 --max-ttft-ms 2000 "
+      "--max-tpot-ms 50");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("p99 TTFT"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("tokens/s per user"), std::string::npos) << text.out;
+}
+
+TEST(Reproductions, PromptsBeyondTheContextAreRefusedEverywhere) {
+  // Llama-3.1-8B's max_position_embeddings is 131,072 (its config.json); plan and simulate
+  // accepted a 200k-token prompt.
+  for (const char* command : {"plan", "simulate", "price", "recommend --rate 1"}) {
+    ExpectOneLineError(
+        RunShardwise(std::string(command) + " --model llama-3.1-8b --isl 200000 --max-ttft-ms "
+                                            "5000 --max-tpot-ms 100"),
+        "context of 131072 tokens");
+  }
+}
+
+TEST(Reproductions, TensorRtLlmLongPromptsAreNotSerialised) {
+  // gpt-oss-120b on 4 B200 under TensorRT-LLM at 8,192-token prompts and 128 clients once ran
+  // one request at a time (TTFT 352 s, KV cache 0.1% full): its token budget was 8,192, which a
+  // whole 8,192-token prompt and the running decodes overflow. The budget is now the prompt plus
+  // the engine's headroom, as NVIDIA's AIConfigurator writes TensorRT-LLM's max_num_tokens
+  // (data/engines/trtllm-1.0.json, prompt_headroom_tokens), so the 128 requests are in flight
+  // together. Independent check: explain's
+  // memory model says how many 9,216-token sequences one replica holds; all 128 clients' KV must
+  // be resident at once, so the peak occupancy is at least 128 over that (less rounding).
+  const std::string where =
+      "--model gpt-oss-120b --cluster dgx-b200 --gpus 4 --layout tp4 --engine trtllm";
+  const RunResult e = RunShardwise("explain " + where + " --context 9216 --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const double max_sequences = e.Json()["memory"]["max_sequences"].get<double>();
+  ASSERT_GT(max_sequences, 128);
+  const RunResult s =
+      RunShardwise("simulate " + where + " --isl 8192 --osl 1024 --concurrency 128 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto j = s.Json();
+  EXPECT_GE(j["kv_occupancy"]["max_fraction"].get<double>(), 0.9 * 128 / max_sequences);
+  // Serialised, each request would wait for the 127 others' whole generation: TTFT in seconds.
+  EXPECT_LT(j["ttft_s"]["p99"].get<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace shardwise::testing
