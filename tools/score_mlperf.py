@@ -149,6 +149,32 @@ def knot_mean(knots):
                for i in range(1, len(KNOT_P)))
 
 
+def capped_mean(knots, scale, cap):
+    """The mean of min(cap, scale x Q(u)) for u uniform in [0, 1], Q linear between the knots."""
+    total = 0.0
+    for i in range(1, len(KNOT_P)):
+        a, b, w = knots[i - 1] * scale, knots[i] * scale, KNOT_P[i] - KNOT_P[i - 1]
+        if b <= cap:
+            total += w * (a + b) / 2
+        elif a >= cap:
+            total += w * cap
+        else:  # the segment crosses the cap at fraction t
+            t = (cap - a) / (b - a)
+            total += w * (t * (a + cap) / 2 + (1 - t) * cap)
+    return total
+
+
+def scale_to_mean(knots, mean, cap):
+    """The scale whose capped distribution has `mean` (bisection; without a cap, mean / knot mean)."""
+    lo, hi = 0.0, 2 * mean / knot_mean(knots)
+    while capped_mean(knots, hi, cap) < mean:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if capped_mean(knots, mid, cap) < mean else (lo, mid)
+    return (lo + hi) / 2
+
+
 def length_mapping(model, scenario):
     """{"input": (knots, scale, cap), "output": (knots, scale, cap) or (None, fixed, cap)}: the
     length distributions of a benchmark's trace, the knots scaled by `scale` to the stated mean."""
@@ -158,7 +184,9 @@ def length_mapping(model, scenario):
         out["output"] = (None, spec["output_fixed"], spec["cap"])
     else:
         mean = spec["output_mean"][scenario]
-        out["output"] = (spec["output"], mean / knot_mean(spec["output"]), spec["cap"])
+        # Scaled so that the mean after the cap is the stated one.
+        out["output"] = (spec["output"], scale_to_mean(spec["output"], mean, spec["cap"]),
+                         spec["cap"])
     return out
 
 
@@ -329,7 +357,9 @@ def run(argv):
 
 
 def score_row(row, argv, out):
-    s = {"row": row, "argv": argv, "overloaded": out["load"]["overloaded"] if "load" in out else None}
+    load = out.get("load") or {}
+    s = {"row": row, "argv": argv, "overloaded": load.get("overloaded"),
+         "capacity_rps": load.get("capacity_requests_per_s")}
     if row["scenario"] == "Offline":
         s["throughput"] = out["throughput"]["output_tokens_per_s"]
         s["throughput_err"] = s["throughput"] / measured_result(row) - 1
@@ -356,9 +386,9 @@ def print_lengths():
             if knots is None:
                 text += f"; output fixed {scale}"
             else:
-                text += (f"; output knot mean {knot_mean(knots):.3f} scale {scale:.4f} mean "
-                         f"{knot_mean(knots) * scale:.1f} median {quantile(knots, 0.5) * scale:.1f}"
-                         f" cap {cap}")
+                text += (f"; output knot mean {knot_mean(knots):.3f} scale {scale:.4f} capped "
+                         f"mean {capped_mean(knots, scale, cap):.1f} median "
+                         f"{quantile(knots, 0.5) * scale:.1f} cap {cap}")
             print(text)
 
 
@@ -443,7 +473,8 @@ def main():
         w.writerow(["id", "submitter", "model", "scenario", "accelerator", "engine", "layout",
                     "layout_run", "requests", "ttft_p99_ms", "ttft_p99_pred_ms", "tpot_p99_ms",
                     "tpot_p99_pred_ms", "ttft_p50_ms", "ttft_p50_pred_ms", "tpot_p50_ms",
-                    "tpot_p50_pred_ms", "tokens_per_s", "tokens_per_s_pred", "overloaded"])
+                    "tpot_p50_pred_ms", "tokens_per_s", "tokens_per_s_pred", "overloaded",
+                    "target_qps", "capacity_rps_pred"])
         fmt = lambda x: "" if x is None else f"{x:.3f}"
         for s in scored:
             r = s["row"]
@@ -454,9 +485,12 @@ def main():
                         fmt(s.get("tpot_p99_ms")), r["ttft_p50_ms"], fmt(s.get("ttft_p50_ms")),
                         r["tpot_p50_ms"], fmt(s.get("tpot_p50_ms")),
                         measured_result(r) if r["scenario"] == "Offline" else "",
-                        fmt(s.get("throughput")), s["overloaded"]])
+                        fmt(s.get("throughput")), s["overloaded"],
+                        r["target_qps"], fmt(s.get("capacity_rps"))])
         if f is not sys.stdout:
             f.close()
+    if failed:
+        sys.exit(f"score_mlperf: {sum(failed.values())} covered rows failed to run")
 
 
 if __name__ == "__main__":
