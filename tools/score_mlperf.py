@@ -21,7 +21,8 @@ scenario) and capped at the benchmark's output limit; requests take the quantile
 (i + 0.5) / N, shuffled with a fixed seed (input and output independently: no per-sample pairs
 are public). Server and Interactive (LoadGen's Server scenario) arrive as a Poisson process at
 the row's target_qps; N = the dataset's sample count, at most --server-requests. Offline puts the
-benchmark's minimum Offline sample count (one query, all at time 0) in the trace and takes the
+samples LoadGen issues (target_qps x 600 s x 1.1, at least the minimum Offline count, in whole
+dataset passes; one query, all at time 0) in the trace and takes the
 simulated system's output tokens/s over the whole run.
 
 Errors are predicted / measured - 1: TTFT p99 and TPOT p99 (LoadGen's per-sample
@@ -270,6 +271,15 @@ def row_command(row, binary, trace):
     return argv, f"{layout} ({how})" if layout else how
 
 
+def offline_requests(spec, target_qps, most):
+    """LoadGen's Offline sample count: the expected samples/s (the row's target_qps, a submitter
+    setting) x 600 s x 1.1, at least the benchmark's minimum, padded to whole dataset passes
+    (equal-issue mode); at most `most`."""
+    want = max(spec["offline_samples"], 600 * 1.1 * float(target_qps or 0))
+    passes = -(-int(want) // spec["samples"])
+    return min(most, passes * spec["samples"])
+
+
 def measured_result(row):
     """The row's tokens/s (a few Interactive rows write Queries/s as the unit of a tokens/s
     number: their tokps column holds the same value)."""
@@ -325,8 +335,8 @@ def pct(x, signed=False):
 
 
 def print_table(summary, markdown):
-    header = ["scenario", "accelerator", "engine", "covered", "TTFT p99 |err|", "TTFT p99 signed",
-              "TPOT p99 |err|", "TPOT p99 signed", "tok/s |err|", "tok/s signed", "overloaded"]
+    header = ["scenario", "accelerator", "engine", "covered", "TTFT p99 med abs", "TTFT p99 med signed",
+              "TPOT p99 med abs", "TPOT p99 med signed", "tok/s med abs", "tok/s med signed", "overloaded"]
     rows = []
     for e in summary:
         rows.append([e["scenario"], e["accelerator"], e["engine"], f"{e['covered']}/{e['total']}",
@@ -407,6 +417,8 @@ def main():
                     help="score Offline rows of these MLPerf models only (comma list; default all)")
     ap.add_argument("--server-requests", type=int, default=6000,
                     help="most requests in a Server/Interactive trace (default: %(default)s)")
+    ap.add_argument("--offline-requests", type=int, default=150000,
+                    help="most requests in an Offline trace (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="trace seed (default: %(default)s)")
     ap.add_argument("--lengths", action="store_true",
                     help="print the length mapping of every benchmark and exit")
@@ -435,7 +447,7 @@ def main():
             model = MODELS[r["model"]]
             spec = LENGTHS[model]
             if r["scenario"] == "Offline":
-                n = spec["offline_samples"]
+                n = offline_requests(spec, r["target_qps"], args.offline_requests)
                 write_trace(trace, model, "Offline", None, n, args.seed)
             else:
                 n = min(spec["samples"], args.server_requests)
