@@ -1,0 +1,509 @@
+#!/usr/bin/env python3
+"""Scores shardwise's serving predictions against the public MLPerf Inference v5.1 results
+(closed division, datacenter, every LLM result: /work/shared/validation/mlperf-v5.1-llm.csv and
+its notes mlperf-v5.1-llm.md; the benchmarks' length distributions from mlperf-lengths.md).
+
+Held out: nothing here feeds a profile or a fit; it only runs `shardwise simulate` and compares.
+
+Each row is mapped to a simulation: model name -> catalog model, accelerator -> catalog cluster
+(all of the system's accelerators, via --gpus or --nodes), software -> engine profile
+(TensorRT -> trtllm, vLLM -> vllm, SGLang -> sglang), weights -> --dtype (FP4/FP8 checkpoints
+serve an FP8 KV cache, as the submitters' configs do), and the published tp/pp/ep/attn_dp ->
+--layout and batch -> --max-batch (where a row publishes none, simulate picks its own layout; the
+`layout` column of --details says which). Rows the catalog cannot express are counted as not
+covered, with the reason.
+
+Workload: a trace (`--trace`, CSV arrival_s,input_tokens,output_tokens) written per row from the
+benchmark's own length distribution: the quantile function through the published percentiles
+(min, p10, p25, p50, p75, p90, p99, max), linear between them, scaled to the published mean
+(inputs: the dataset mean; outputs: the median tokens per sample the v5.1 runs generated in that
+scenario) and capped at the benchmark's output limit; requests take the quantiles at
+(i + 0.5) / N, shuffled with a fixed seed (input and output independently: no per-sample pairs
+are public). Server and Interactive (LoadGen's Server scenario) arrive as a Poisson process at
+the row's target_qps; N = the dataset's sample count, at most --server-requests. Offline puts the
+samples LoadGen issues (target_qps x 600 s x 1.1, at least the minimum Offline count, in whole
+dataset passes; one query, all at time 0) in the trace and takes the
+simulated system's output tokens/s over the whole run.
+
+Errors are predicted / measured - 1: TTFT p99 and TPOT p99 (LoadGen's per-sample
+(E2E - TTFT) / (n - 1), whose p99 is over samples; simulate's tpot_s is the same per-request
+quantity) for Server and Interactive, output tokens/s for Offline. Rows whose measurements repeat
+another row's to the last digit (llama2-70b-99 and -99.9 of one run) count once.
+
+Usage: tools/score_mlperf.py [--binary build/shardwise] [--csv FILE] [--json] [--markdown]
+       [--details FILE|-] [--scenarios Server,Interactive,Offline] [--offline-models M,...]
+       [--server-requests N] [--lengths]
+Only the Python standard library is used.
+"""
+import argparse
+import collections
+import csv
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_CSV = "/work/shared/validation/mlperf-v5.1-llm.csv"
+
+# MLPerf benchmark -> shardwise catalog model.
+MODELS = {
+    "llama2-70b-99": "llama-2-70b",
+    "llama2-70b-99.9": "llama-2-70b",
+    "llama3.1-405b": "llama-3.1-405b",
+    "llama3.1-8b": "llama-3.1-8b",
+    "mixtral-8x7b": "mixtral-8x7b",
+    "deepseek-r1": "deepseek-r1",
+}
+MOE = {"mixtral-8x7b", "deepseek-r1"}
+
+# Per benchmark (mlperf-lengths.md): quantile knots at KNOT_P of the inputs and the outputs
+# (section 2b), the means they are scaled to (input: 2b; output: section 2c, the median tokens
+# per sample of the v5.1 runs per scenario), the output cap (2a) and the sample counts (3d).
+KNOT_P = (0.0, 0.10, 0.25, 0.50, 0.75, 0.90, 0.99, 1.0)
+LENGTHS = {
+    "llama-2-70b": {
+        # Outputs: the shape of the GPT-4 reference answers (the only per-sample output column),
+        # scaled to the ~293 tokens Llama2-70B generates.
+        "input": (48, 85, 109, 152, 266, 519, 791, 1021), "input_mean": 222.33,
+        "output": (3, 31, 84, 190, 303, 449, 779, 1016),
+        "output_mean": {"Offline": 293.0, "Server": 293.3, "Interactive": 292.8},
+        "cap": 1024, "samples": 24576, "offline_samples": 24576},
+    "llama-3.1-405b": {
+        "input": (476, 3678, 5996, 10112, 12281, 14156, 18956, 19988), "input_mean": 9428.64,
+        "output": (3, 217, 436, 753, 855, 974, 1174, 1830),
+        "output_mean": {"Offline": 653.1, "Server": 655.2, "Interactive": 653.4},
+        "cap": 2000, "samples": 8313, "offline_samples": 8313},
+    "llama-3.1-8b": {
+        # Practically every sample stops at the 128-token cap (section 2c).
+        "input": (79, 391, 544, 784, 1109, 1479, 2118, 2540), "input_mean": 870.73,
+        "output": None, "output_fixed": 128,
+        "cap": 128, "samples": 13368, "offline_samples": 13368},
+    "mixtral-8x7b": {
+        "input": (35, 112, 154, 283, 660, 701, 1561, 1948), "input_mean": 427.39,
+        "output": (2, 47, 74, 113, 179, 279, 582, 1024),
+        "output_mean": {"Offline": 143.6, "Server": 143.8, "Interactive": 143.8},
+        "cap": 1024, "samples": 15000, "offline_samples": 15000},
+    "deepseek-r1": {
+        # The 32K-capped reference outputs clipped at the 20,000-token v5.1 cap.
+        "input": (52, 124, 479, 901.5, 1088, 1281, 1432, 3140), "input_mean": 803.79,
+        "output": (209, 627, 996, 2194, 4913, 9477, 20000, 20000),
+        "output_mean": {"Offline": 3662.5, "Server": 3682.5, "Interactive": 3682.5},
+        "cap": 20000, "samples": 4388, "offline_samples": 4388},
+}
+
+# Accelerator (as the CSV writes it) -> (short label, catalog cluster, GPUs per node of it).
+ACCELERATORS = {
+    "NVIDIA B200-SXM-180GB": ("B200", "dgx-b200", 8),
+    "NVIDIA H200-SXM-141GB": ("H200", "dgx-h200", 8),
+    "Virtualized NVIDIA H200-SXM-141GB": ("H200", "dgx-h200", 8),
+    "NVIDIA H100-SXM-80GB": ("H100", "dgx-h100", 8),
+    "NVIDIA GB200": ("GB200", "gb200-nvl72", 72),
+    "NVIDIA GB300": ("GB300", "gb300-nvl72", 72),
+    "AMD Instinct MI300X 192GB HBM3": ("MI300X", "mi300x-8", 8),
+    "AMD Instinct MI325X 256GB HBM3e": ("MI325X", "mi325x-8", 8),
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": ("RTX PRO 6000", "rtx-pro-6000-8", 8),
+    "NVIDIA L40S": ("L40S", "l40s-pcie-8", 8),
+}
+# Accelerators the catalog lacks: short label and why.
+UNCOVERED_ACCELERATORS = {
+    "NVIDIA H200-NVL-141GB": ("H200 NVL", "H200 NVL (PCIe card, 600 W, 2/4-way NVLink bridges) "
+                              "is not in the catalog"),
+    "[MAXSUN] MS-Intel Arc Pro B60 Dual 48G Turbo": ("Arc Pro B60", "Intel Arc Pro B60 is not "
+                                                     "in the catalog"),
+}
+ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
+DTYPES = {"fp8": "fp8", "fp4": "fp4", "int4": "int4", "uint4": "int4"}
+
+
+def accelerator_label(text):
+    if text in ACCELERATORS:
+        return ACCELERATORS[text][0]
+    if text in UNCOVERED_ACCELERATORS:
+        return UNCOVERED_ACCELERATORS[text][0]
+    if "(x" in text:
+        return "MI300X+MI325X"
+    return text or "(unpublished)"
+
+
+def engine_label(software):
+    first = software.split(" ")[0].rstrip(":,") if software else "(unpublished)"
+    return ENGINES.get(first, "Mango LLMBoost" if first == "Mango" else first)
+
+
+def quantile(knots, u):
+    """The piecewise-linear quantile function through `knots` at KNOT_P, at u in [0, 1]."""
+    for i in range(1, len(KNOT_P)):
+        if u <= KNOT_P[i]:
+            p0, p1 = KNOT_P[i - 1], KNOT_P[i]
+            return knots[i - 1] + (knots[i] - knots[i - 1]) * (u - p0) / (p1 - p0)
+    return knots[-1]
+
+
+def knot_mean(knots):
+    """The mean of the distribution whose quantile function is `knots` joined linearly: each
+    segment contributes its probability width times its midpoint."""
+    return sum((KNOT_P[i] - KNOT_P[i - 1]) * (knots[i - 1] + knots[i]) / 2
+               for i in range(1, len(KNOT_P)))
+
+
+def capped_mean(knots, scale, cap):
+    """The mean of min(cap, scale x Q(u)) for u uniform in [0, 1], Q linear between the knots."""
+    total = 0.0
+    for i in range(1, len(KNOT_P)):
+        a, b, w = knots[i - 1] * scale, knots[i] * scale, KNOT_P[i] - KNOT_P[i - 1]
+        if b <= cap:
+            total += w * (a + b) / 2
+        elif a >= cap:
+            total += w * cap
+        else:  # the segment crosses the cap at fraction t
+            t = (cap - a) / (b - a)
+            total += w * (t * (a + cap) / 2 + (1 - t) * cap)
+    return total
+
+
+def scale_to_mean(knots, mean, cap):
+    """The scale whose capped distribution has `mean` (bisection; without a cap, mean / knot mean)."""
+    lo, hi = 0.0, 2 * mean / knot_mean(knots)
+    while capped_mean(knots, hi, cap) < mean:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if capped_mean(knots, mid, cap) < mean else (lo, mid)
+    return (lo + hi) / 2
+
+
+def length_mapping(model, scenario):
+    """{"input": (knots, scale, cap), "output": (knots, scale, cap) or (None, fixed, cap)}: the
+    length distributions of a benchmark's trace, the knots scaled by `scale` to the stated mean."""
+    spec = LENGTHS[model]
+    out = {"input": (spec["input"], spec["input_mean"] / knot_mean(spec["input"]), None)}
+    if spec["output"] is None:
+        out["output"] = (None, spec["output_fixed"], spec["cap"])
+    else:
+        mean = spec["output_mean"][scenario]
+        # Scaled so that the mean after the cap is the stated one.
+        out["output"] = (spec["output"], scale_to_mean(spec["output"], mean, spec["cap"]),
+                         spec["cap"])
+    return out
+
+
+def lengths(knots, scale, cap, n, rng):
+    """n lengths: the scaled quantiles at (i + 0.5) / n, rounded, in [1, cap], shuffled."""
+    if knots is None:
+        values = [int(scale)] * n
+    else:
+        values = [max(1, round(quantile(knots, (i + 0.5) / n) * scale)) for i in range(n)]
+        if cap:
+            values = [min(cap, v) for v in values]
+    rng.shuffle(values)
+    return values
+
+
+def write_trace(path, model, scenario, qps, n, seed=1):
+    """Writes a row's trace; returns (requests, mean input, mean output)."""
+    mapping = length_mapping(model, scenario)
+    rng = random.Random(seed)
+    isl = lengths(*mapping["input"], n, rng)
+    osl = lengths(*mapping["output"], n, rng)
+    t = 0.0
+    with open(path, "w") as f:
+        f.write("arrival_s,input_tokens,output_tokens\n")
+        for a, b in zip(isl, osl):
+            if scenario != "Offline":
+                t += rng.expovariate(qps)
+            f.write(f"{t:.6f},{a},{b}\n")
+    return n, statistics.fmean(isl), statistics.fmean(osl)
+
+
+def layout_of(row, model, gpus):
+    """(layout or None, how it was chosen) from the published tp/pp/ep/attn_dp."""
+    if not row["tp"]:
+        return None, "simulate default"
+    tp, pp = int(row["tp"]), int(row["pp"] or 1)
+    ep = int(row["ep"] or 1)
+    if row["attn_dp"] == "True":
+        # Attention data-parallel over each instance's tp GPUs, experts over ep of them.
+        return f"dp{gpus}" + (f"ep{ep}" if ep > 1 else ""), "published"
+    dp = gpus // (tp * pp)
+    text = (f"dp{dp}" if dp > 1 else "") + (f"tp{tp}" if tp > 1 or dp == 1 else "")
+    text += (f"ep{ep}" if ep > 1 and model in MOE else "") + (f"pp{pp}" if pp > 1 else "")
+    return text, "published"
+
+
+def row_command(row, binary, trace):
+    """(argv, layout note) for a row shardwise can express, or (None, why not)."""
+    model = MODELS.get(row["model"])
+    if model is None:
+        return None, f"model {row['model']} not in the catalog"
+    acc = row["accelerator"]
+    if not acc:
+        return None, "accelerator not published"
+    if acc in UNCOVERED_ACCELERATORS:
+        return None, UNCOVERED_ACCELERATORS[acc][1]
+    if acc not in ACCELERATORS:
+        return None, "mixed MI300X + MI325X systems (one cluster has one GPU type)"
+    engine = engine_label(row["software"])
+    if engine not in ENGINES.values():
+        return None, f"engine {engine} has no profile (trtllm, vllm, sglang)"
+    dtype = DTYPES.get(row["weights"].lower())
+    if dtype is None:
+        return None, f"weight format {row['weights']} not in simulate's --dtype"
+    _, cluster, per_node = ACCELERATORS[acc]
+    gpus = int(row["n_acc"]) * int(row["nodes"] or 1)
+    argv = [binary, "simulate", "--model", model, "--cluster", cluster]
+    if per_node == 72 or gpus < per_node:
+        argv += ["--gpus", str(gpus)]
+    else:
+        argv += ["--nodes", str(gpus // per_node)]
+    argv += ["--engine", engine, "--dtype", dtype]
+    if dtype in ("fp8", "fp4"):
+        argv += ["--kv-dtype", "fp8"]
+    layout, how = layout_of(row, model, gpus)
+    if layout:
+        argv += ["--layout", layout]
+    if row["batch"]:
+        argv += ["--max-batch", row["batch"]]
+    argv += ["--trace", trace, "--json"]
+    return argv, f"{layout} ({how})" if layout else how
+
+
+def offline_requests(spec, target_qps, most):
+    """LoadGen's Offline sample count: the expected samples/s (the row's target_qps, a submitter
+    setting) x 600 s x 1.1, at least the benchmark's minimum, padded to whole dataset passes
+    (equal-issue mode); at most `most`."""
+    want = max(spec["offline_samples"], 600 * 1.1 * float(target_qps or 0))
+    passes = -(-int(want) // spec["samples"])
+    return min(most, passes * spec["samples"])
+
+
+def measured_result(row):
+    """The row's tokens/s (a few Interactive rows write Queries/s as the unit of a tokens/s
+    number: their tokps column holds the same value)."""
+    return float(row["tokps"] or row["result"])
+
+
+def dedupe(rows):
+    """Rows that repeat another row's measurement (llama2-70b-99 and -99.9 of one run) count once."""
+    seen, out = set(), []
+    for r in rows:
+        key = (r["id"], r["system"], MODELS.get(r["model"], r["model"]), r["scenario"],
+               r["result"], r["ttft_p99_ms"], r["tpot_p99_ms"])
+        if key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
+
+
+def median_or_none(values):
+    return statistics.median(values) if values else None
+
+
+def summarise(scored, rows):
+    """Per (scenario, accelerator, engine): covered/total and the median absolute and signed
+    errors."""
+    groups = collections.OrderedDict()
+    for r in sorted(rows, key=lambda r: (r["scenario"], accelerator_label(r["accelerator"]),
+                                         engine_label(r["software"]))):
+        key = (r["scenario"], accelerator_label(r["accelerator"]), engine_label(r["software"]))
+        groups.setdefault(key, {"total": 0, "scored": []})["total"] += 1
+    for s in scored:
+        r = s["row"]
+        key = (r["scenario"], accelerator_label(r["accelerator"]), engine_label(r["software"]))
+        groups[key]["scored"].append(s)
+    out = []
+    for (scenario, acc, engine), g in groups.items():
+        ss = g["scored"]
+        entry = {"scenario": scenario, "accelerator": acc, "engine": engine,
+                 "covered": len(ss), "total": g["total"],
+                 "overloaded": sum(1 for s in ss if s.get("overloaded"))}
+        for key in ("ttft_p99_err", "tpot_p99_err", "throughput_err"):
+            errs = [s[key] for s in ss if s.get(key) is not None]
+            entry[key + "_median_abs"] = median_or_none([abs(e) for e in errs])
+            entry[key + "_median_signed"] = median_or_none(errs)
+        out.append(entry)
+    return out
+
+
+def pct(x, signed=False):
+    if x is None:
+        return "-"
+    return f"{100 * x:+.0f}%" if signed else f"{100 * x:.0f}%"
+
+
+def print_table(summary, markdown):
+    header = ["scenario", "accelerator", "engine", "covered", "TTFT p99 med abs", "TTFT p99 med signed",
+              "TPOT p99 med abs", "TPOT p99 med signed", "tok/s med abs", "tok/s med signed", "overloaded"]
+    rows = []
+    for e in summary:
+        rows.append([e["scenario"], e["accelerator"], e["engine"], f"{e['covered']}/{e['total']}",
+                     pct(e["ttft_p99_err_median_abs"]), pct(e["ttft_p99_err_median_signed"], True),
+                     pct(e["tpot_p99_err_median_abs"]), pct(e["tpot_p99_err_median_signed"], True),
+                     pct(e["throughput_err_median_abs"]),
+                     pct(e["throughput_err_median_signed"], True),
+                     str(e["overloaded"]) if e["scenario"] != "Offline" else "-"])
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+                  for i, h in enumerate(header)]
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        for r in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+
+
+def run(argv):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines()
+        return None, lines[-1] if lines else "failed"
+    return json.loads(p.stdout), None
+
+
+def score_row(row, argv, out):
+    load = out.get("load") or {}
+    s = {"row": row, "argv": argv, "overloaded": load.get("overloaded"),
+         "capacity_rps": load.get("capacity_requests_per_s")}
+    if row["scenario"] == "Offline":
+        s["throughput"] = out["throughput"]["output_tokens_per_s"]
+        s["throughput_err"] = s["throughput"] / measured_result(row) - 1
+        return s
+    for name, key in (("ttft", "ttft_s"), ("tpot", "tpot_s")):
+        for q in ("p50", "p99"):
+            pred = out[key][q] * 1e3
+            s[f"{name}_{q}_ms"] = pred
+            measured = row[f"{name}_{q}_ms"]
+            s[f"{name}_{q}_err"] = pred / float(measured) - 1 if measured else None
+    return s
+
+
+def print_lengths():
+    """The length mapping of every benchmark and scenario (the trace's distributions)."""
+    for model, spec in LENGTHS.items():
+        for scenario in ("Offline", "Server", "Interactive"):
+            m = length_mapping(model, scenario)
+            knots, scale, _ = m["input"]
+            text = (f"{model} {scenario}: input knot mean {knot_mean(knots):.2f} scale "
+                    f"{scale:.4f} mean {knot_mean(knots) * scale:.2f} median "
+                    f"{quantile(knots, 0.5) * scale:.1f}")
+            knots, scale, cap = m["output"]
+            if knots is None:
+                text += f"; output fixed {scale}"
+            else:
+                text += (f"; output knot mean {knot_mean(knots):.3f} scale {scale:.4f} capped "
+                         f"mean {capped_mean(knots, scale, cap):.1f} median "
+                         f"{quantile(knots, 0.5) * scale:.1f} cap {cap}")
+            print(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"),
+                    help="the shardwise binary (default: %(default)s)")
+    ap.add_argument("--csv", default=DEFAULT_CSV, help="MLPerf rows (default: %(default)s)")
+    ap.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--details", help="write per-row results as CSV to this file ('-': stdout)")
+    ap.add_argument("--scenarios", default="Server,Interactive,Offline",
+                    help="scenarios to score (default: %(default)s)")
+    ap.add_argument("--offline-models", default="",
+                    help="score Offline rows of these MLPerf models only (comma list; default all)")
+    ap.add_argument("--server-requests", type=int, default=6000,
+                    help="most requests in a Server/Interactive trace (default: %(default)s)")
+    ap.add_argument("--offline-requests", type=int, default=150000,
+                    help="most requests in an Offline trace (default: %(default)s)")
+    ap.add_argument("--seed", type=int, default=1, help="trace seed (default: %(default)s)")
+    ap.add_argument("--lengths", action="store_true",
+                    help="print the length mapping of every benchmark and exit")
+    args = ap.parse_args()
+    if args.lengths:
+        print_lengths()
+        return
+    if not os.path.exists(args.binary):
+        sys.exit(f"score_mlperf: no shardwise binary at {args.binary}; pass --binary")
+    with open(args.csv, newline="") as f:
+        all_rows = list(csv.DictReader(f))
+    rows = dedupe(all_rows)
+    duplicates = len(all_rows) - len(rows)
+    scenarios = set(args.scenarios.split(","))
+    offline_models = set(filter(None, args.offline_models.split(",")))
+    rows = [r for r in rows if r["scenario"] in scenarios and
+            (r["scenario"] != "Offline" or not offline_models or r["model"] in offline_models)]
+    skipped, failed, scored = collections.Counter(), collections.Counter(), []
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "trace.csv")
+        for r in rows:  # one simulation at a time
+            argv, note = row_command(r, args.binary, trace)
+            if argv is None:
+                skipped[(r["scenario"], note)] += 1
+                continue
+            model = MODELS[r["model"]]
+            spec = LENGTHS[model]
+            if r["scenario"] == "Offline":
+                n = offline_requests(spec, r["target_qps"], args.offline_requests)
+                write_trace(trace, model, "Offline", None, n, args.seed)
+            else:
+                n = min(spec["samples"], args.server_requests)
+                write_trace(trace, model, r["scenario"], float(r["target_qps"]), n, args.seed)
+            out, err = run(argv)
+            if out is None:
+                failed[(r["scenario"], err)] += 1
+                continue
+            s = score_row(r, argv, out)
+            s["layout"] = note
+            s["layout_run"] = out.get("layout")
+            s["requests"] = n
+            scored.append(s)
+    summary = summarise(scored, rows)
+    if args.json:
+        print(json.dumps({"rows": len(rows), "duplicates_counted_once": duplicates,
+                          "scored": len(scored),
+                          "not_covered": [{"scenario": k[0], "reason": k[1], "rows": v}
+                                          for k, v in skipped.most_common()],
+                          "failed": [{"scenario": k[0], "error": k[1], "rows": v}
+                                     for k, v in failed.most_common()],
+                          "groups": summary}, indent=2))
+    else:
+        print(f"rows: {len(rows)} ({duplicates} repeated measurements counted once); "
+              f"scored: {len(scored)}")
+        for (scenario, why), n in sorted(skipped.items()):
+            print(f"  not covered ({scenario}, {n}): {why}")
+        for (scenario, why), n in sorted(failed.items()):
+            print(f"  failed ({scenario}, {n}): {why}")
+        print()
+        print_table(summary, args.markdown)
+    if args.details:
+        f = sys.stdout if args.details == "-" else open(args.details, "w", newline="")
+        w = csv.writer(f)
+        w.writerow(["id", "submitter", "model", "scenario", "accelerator", "engine", "layout",
+                    "layout_run", "requests", "ttft_p99_ms", "ttft_p99_pred_ms", "tpot_p99_ms",
+                    "tpot_p99_pred_ms", "ttft_p50_ms", "ttft_p50_pred_ms", "tpot_p50_ms",
+                    "tpot_p50_pred_ms", "tokens_per_s", "tokens_per_s_pred", "overloaded",
+                    "target_qps", "capacity_rps_pred"])
+        fmt = lambda x: "" if x is None else f"{x:.3f}"
+        for s in scored:
+            r = s["row"]
+            w.writerow([r["id"], r["submitter"], r["model"], r["scenario"],
+                        accelerator_label(r["accelerator"]), engine_label(r["software"]),
+                        s["layout"], s["layout_run"], s["requests"],
+                        r["ttft_p99_ms"], fmt(s.get("ttft_p99_ms")), r["tpot_p99_ms"],
+                        fmt(s.get("tpot_p99_ms")), r["ttft_p50_ms"], fmt(s.get("ttft_p50_ms")),
+                        r["tpot_p50_ms"], fmt(s.get("tpot_p50_ms")),
+                        measured_result(r) if r["scenario"] == "Offline" else "",
+                        fmt(s.get("throughput")), s["overloaded"],
+                        r["target_qps"], fmt(s.get("capacity_rps"))])
+        if f is not sys.stdout:
+            f.close()
+    if failed:
+        sys.exit(f"score_mlperf: {sum(failed.values())} covered rows failed to run")
+
+
+if __name__ == "__main__":
+    main()
