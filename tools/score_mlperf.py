@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scores shardwise's serving predictions against the public MLPerf Inference v5.1 results
-(closed division, datacenter, every LLM result: /work/shared/validation/mlperf-v5.1-llm.csv and
+(closed division, datacenter, every LLM result: data/validation/mlperf-v5.1-llm.csv and
 its notes mlperf-v5.1-llm.md; the benchmarks' length distributions from mlperf-lengths.md).
 
 Held out: nothing here feeds a profile or a fit; it only runs `shardwise simulate` and compares.
@@ -47,7 +47,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_CSV = "/work/shared/validation/mlperf-v5.1-llm.csv"
+DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
+                           "validation", "mlperf-v5.1-llm.csv")
 
 # MLPerf benchmark -> shardwise catalog model.
 MODELS = {
