@@ -16,14 +16,15 @@ bench() {
   local name="$1" target="$2" before="$3"
   shift 3
   "$bin" "$@" >/dev/null 2>&1  # warm-up (and the cached catalog pages)
-  local cpu=() wall=()
+  local cpu=() wall=() times
+  times=$(mktemp)
   for ((i = 0; i < runs; ++i)); do
-    local out
-    out=$( { /usr/bin/time -f "%U %S %e" "$bin" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    read -r user sys elapsed <<<"$out"
+    /usr/bin/time -o "$times" -f "%U %S %e" "$bin" "$@" >/dev/null 2>&1 || true
+    read -r user sys elapsed <"$times"
     cpu+=("$(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}')")
     wall+=("$elapsed")
   done
+  rm -f "$times"
   printf '%-58s cpu %6.2f s  wall %6.2f s  target < %s s  before: %s\n' "$name" \
     "$(printf '%s\n' "${cpu[@]}" | median)" "$(printf '%s\n' "${wall[@]}" | median)" \
     "$target" "$before"
