@@ -13,11 +13,11 @@ namespace shardwise {
 StatusOr<ModelSpec> SharedExpertsAsRouted(const ModelSpec& model) {
   const MoeSpec& moe = model.moe;
   if (moe.num_shared_experts == 0) {
-    return Error(fmt::format("--shared-experts routed: {} has no shared expert", model.name));
+    return Error(fmt::format("`shared_experts` routed: {} has no shared expert", model.name));
   }
   if (moe.shared_intermediate_size != moe.expert_intermediate_size || moe.shared_expert_gate) {
     return Error(fmt::format(
-        "--shared-experts routed places a shared expert in a routed expert's slot; {}'s "
+        "`shared_experts` routed places a shared expert in a routed expert's slot; {}'s "
         "shared experts are {} wide{} against {} for a routed one; use replicated",
         model.name, moe.shared_intermediate_size, moe.shared_expert_gate ? " and gated" : "",
         moe.expert_intermediate_size));

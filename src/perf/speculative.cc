@@ -33,7 +33,7 @@ StatusOr<SpeculativeMethod> ParseSpeculativeMethod(std::string_view text) {
   if (text == "mtp") return SpeculativeMethod::kMtp;
   if (text == "eagle") return SpeculativeMethod::kEagle;
   if (text == "draft") return SpeculativeMethod::kDraftModel;
-  return Error(fmt::format("--speculative '{}': use mtp, eagle or draft:MODEL", text));
+  return Error(fmt::format("`speculative` '{}': use mtp, eagle or draft:MODEL", text));
 }
 
 StageLayers DraftHeadLayers(SpeculativeMethod method, const ModelSpec& target) {

@@ -40,7 +40,7 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec&
                     layout.ToString(), layout.gpus(), cluster.name, cluster.num_gpus));
   }
   if (!(options.gpu_memory_utilization > 0 && options.gpu_memory_utilization <= 1)) {
-    return Error("--gpu-memory-utilization must be in (0, 1]");
+    return Error("`gpu_memory_utilization` must be in (0, 1]");
   }
   StepModel s;
   s.derived_model_ = derived;

@@ -378,7 +378,7 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t p
 
 StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                           const PlanRequest& req) {
-  if (req.max_batch < 1) return Error("--max-batch must be at least 1");
+  if (req.max_batch < 1) return Error("`max_batch` must be at least 1");
   PlanResult result;
   std::vector<PlanEntry> best_per_layout;
   std::vector<PlanEntry> all_points;
@@ -436,8 +436,8 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   }
   if (best_per_layout.empty()) {
     return Error(
-        fmt::format("no layout of {} on {} meets the SLOs (--max-ttft-ms, "
-                    "--max-tpot-ms); relax them or add GPUs",
+        fmt::format("no layout of {} on {} meets the SLOs (`max_ttft_ms`, "
+                    "`max_tpot_ms`); relax them or add GPUs",
                     model.name, cluster.name));
   }
   std::stable_sort(best_per_layout.begin(), best_per_layout.end(),

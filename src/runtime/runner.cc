@@ -56,38 +56,38 @@ Status CheckRunConfig(const RunConfig& c) {
   SW_RETURN_IF_ERROR(CheckDeviceCompute(c.device_compute, c.model, c.layout, c.kernels.weights));
   if (c.kernels.threads < 1 || c.kernels.threads > kMaxRankThreads) {
     return Error(
-        fmt::format("--threads ({}) must be between 1 and {}", c.kernels.threads, kMaxRankThreads));
+        fmt::format("`threads` ({}) must be between 1 and {}", c.kernels.threads, kMaxRankThreads));
   }
   if (c.batch < 1 || c.prompt_tokens < 1 || c.generate_tokens < 1) {
-    return Error("--batch, --prompt-len and --gen must be at least 1");
+    return Error("`batch`, `prompt_len` and `gen` must be at least 1");
   }
   if (c.batch % c.layout.dp != 0) {
     return Error(
-        fmt::format("--batch ({}) must be a multiple of dp ({}): each data-parallel rank "
+        fmt::format("`batch` ({}) must be a multiple of dp ({}): each data-parallel rank "
                     "serves its own sequences",
                     c.batch, c.layout.dp));
   }
   if (c.batch > kMaxRunBatch) {
     return Error(
-        fmt::format("--batch {} is more than a run takes ({}); the runtime checks the "
+        fmt::format("`batch` {} is more than a run takes ({}); the runtime checks the "
                     "split, it does not serve traffic (see 'shardwise simulate')",
                     c.batch, kMaxRunBatch));
   }
   const int64_t context =
       c.model.max_position_embeddings > 0 ? c.model.max_position_embeddings : 1'000'000;
   if (c.prompt_tokens > context || c.generate_tokens > context - c.prompt_tokens) {
-    return Error(fmt::format("--prompt-len {} plus --gen {} exceeds {}'s context of {} tokens",
+    return Error(fmt::format("`prompt_len` {} plus `gen` {} exceeds {}'s context of {} tokens",
                              c.prompt_tokens, c.generate_tokens, c.model.name, context));
   }
   if (c.micro_batches < 0 || c.micro_batches > c.batch / c.layout.dp) {
     return Error(
-        fmt::format("--micro-batches ({}) must be between 1 and the sequences per DP "
+        fmt::format("`micro_batches` ({}) must be between 1 and the sequences per DP "
                     "rank ({}); 0 picks min(pp, sequences)",
                     c.micro_batches, c.batch / c.layout.dp));
   }
   if (c.redundant_experts != 0 && (!c.model.is_moe() || c.layout.ep == 1)) {
     return Error(
-        fmt::format("--redundant-experts ({}) needs a mixture-of-experts model and "
+        fmt::format("`redundant_experts` ({}) needs a mixture-of-experts model and "
                     "ep > 1 (replicas sit on different EP ranks)",
                     c.redundant_experts));
   }
@@ -106,7 +106,7 @@ Status CheckRunConfig(const RunConfig& c) {
   const int64_t chunks = 2 * c.layout.cp;
   if (c.layout.cp > 1 && c.prompt_tokens % chunks != 0) {
     return Error(fmt::format(
-        "--prompt-len ({}) must split into 2 x cp = {} equal chunks: context parallelism gives "
+        "`prompt_len` ({}) must split into 2 x cp = {} equal chunks: context parallelism gives "
         "each of the {} CP ranks two mirrored chunks of the prompt (causal load balancing); use "
         "a multiple of {} or a smaller cp",
         c.prompt_tokens, chunks, c.layout.cp, chunks));

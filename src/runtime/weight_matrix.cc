@@ -46,7 +46,7 @@ StatusOr<WeightStorage> ParseWeightStorage(std::string_view text) {
   for (const FormatInfo& info : kFormats) {
     if (info.name == text) return info.format;
   }
-  return Error(UnknownNameMessage("--dtype", text, WeightStorageNames(),
+  return Error(UnknownNameMessage("`dtype`", text, WeightStorageNames(),
                                   "the runtime keeps weights in fp32, bf16 or int8"));
 }
 

@@ -31,7 +31,7 @@ StatusOr<Schedule> ParseSchedule(std::string_view text) {
     }
   }
   return Error(
-      fmt::format("--schedule '{}' is not a schedule; use 1f1b, interleaved:V (V = 2..64 "
+      fmt::format("`schedule` '{}' is not a schedule; use 1f1b, interleaved:V (V = 2..64 "
                   "model chunks per GPU) or zero-bubble",
                   text));
 }
@@ -68,7 +68,7 @@ Status ParseRecompute(std::string_view text, TrainConfig& config) {
     }
   }
   return Error(
-      fmt::format("--recompute '{}' is not a mode; use none, selective, full, or full:N to "
+      fmt::format("`recompute` '{}' is not a mode; use none, selective, full, or full:N to "
                   "recompute N layers of each model chunk",
                   text));
 }
@@ -100,7 +100,7 @@ StatusOr<Fp8Recipe> ParseFp8Recipe(std::string_view text) {
     if (text == Fp8RecipeName(r)) return r;
   }
   return Error(
-      fmt::format("--fp8-recipe '{}' is not a recipe; use delayed, current (FP8-CS), blockwise "
+      fmt::format("`fp8_recipe` '{}' is not a recipe; use delayed, current (FP8-CS), blockwise "
                   "or mxfp8 (FP8-MX)",
                   text));
 }

@@ -67,7 +67,7 @@ class LayoutExpander {
 
   Status Fail(const std::string& what) const {
     return Error(fmt::format(
-        "--pipeline-layout '{}': {} at character {}; write Megatron's layout, e.g. "
+        "`pipeline_layout` '{}': {} at character {}; write Megatron's layout, e.g. "
         "\"Et*3|(tt|)*29m|L\" (E embedding, t layer, m MTP module, L loss, | between chunks)",
         text_.substr(0, 80), what, pos_ + 1));
   }
@@ -116,7 +116,7 @@ StatusOr<PipelineSplit> FromLayout(int64_t layers, int64_t mtp, int64_t pp, int6
                         mtps);
   }
   if (!wrong.empty()) {
-    return Error(fmt::format("--pipeline-layout '{}' {}", text.substr(0, 80), wrong));
+    return Error(fmt::format("`pipeline_layout` '{}' {}", text.substr(0, 80), wrong));
   }
   return split;
 }
@@ -127,7 +127,7 @@ StatusOr<PipelineSplit> FromFirstLast(int64_t layers, int64_t mtp, int64_t pp, i
                                       const PipelineSplitRequest& r) {
   if (pp < 2) {
     return Error(
-        "--first-stage-layers and --last-stage-layers need pipeline parallelism (pp >= 2)");
+        "`first_stage_layers` and `last_stage_layers` need pipeline parallelism (pp >= 2)");
   }
   const int64_t given = r.first_stage_layers + r.last_stage_layers;
   const int64_t others =
@@ -135,7 +135,7 @@ StatusOr<PipelineSplit> FromFirstLast(int64_t layers, int64_t mtp, int64_t pp, i
   const int64_t rest = layers - given;
   if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && (rest < others || rest % others))) {
     return Error(fmt::format(
-        "--first-stage-layers {} and --last-stage-layers {} leave {} of the {} layers for the "
+        "`first_stage_layers` {} and `last_stage_layers` {} leave {} of the {} layers for the "
         "other {} pipeline stage(s), which must share them evenly (at least one each)",
         r.first_stage_layers, r.last_stage_layers, rest, layers, others));
   }

@@ -252,7 +252,7 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
                                  const TrainRequest& r) {
   SW_RETURN_IF_ERROR(TrainModel::Supports(m));
   if (m.position_embeddings > 0 && r.config.seq_len > m.position_embeddings) {
-    return Error(fmt::format("--seq-len {} exceeds {}'s learned position table ({} positions)",
+    return Error(fmt::format("`seq_len` {} exceeds {}'s learned position table ({} positions)",
                              r.config.seq_len, m.name, m.position_embeddings));
   }
   if (r.only_layout) {

@@ -231,10 +231,10 @@ double TrainModel::RankTime(const std::vector<PipelineChunk>& chunks, const Laye
 Status TrainModel::Check(const TrainConfig& c) const {
   const Layout& l = layout_;
   if (c.seq_len < 1 || c.global_batch < 1 || c.micro_batch < 1) {
-    return Error("--seq-len, --global-batch and --micro-batch must be positive");
+    return Error("`seq_len`, `global_batch` and `micro_batch` must be positive");
   }
   if (model_->position_embeddings > 0 && c.seq_len > model_->position_embeddings) {
-    return Error(fmt::format("--seq-len {} exceeds {}'s learned position table ({} positions)",
+    return Error(fmt::format("`seq_len` {} exceeds {}'s learned position table ({} positions)",
                              c.seq_len, model_->name, model_->position_embeddings));
   }
   if (c.seq_len % l.cp != 0) {
@@ -252,11 +252,11 @@ Status TrainModel::Check(const TrainConfig& c) const {
         "ZeRO-3 re-gathers every layer's weights for each micro-batch and does not combine "
         "with pipeline parallelism; use --zero 1 with pp, or a layout without pp");
   }
-  if (c.zero < 0 || c.zero > 3) return Error("--zero must be 0, 1, 2 or 3");
+  if (c.zero < 0 || c.zero > 3) return Error("`zero` must be 0, 1, 2 or 3");
   if (!engine_->OffersZero(c.zero)) {
     return Error(
-        fmt::format("engine '{}' does not offer ZeRO-{}; choose another --zero or "
-                    "--engine",
+        fmt::format("engine '{}' does not offer ZeRO-{}; choose another `zero` or "
+                    "`engine`",
                     engine_->name, c.zero));
   }
   if (!engine_->Offers(c.schedule.kind)) {

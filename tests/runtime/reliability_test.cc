@@ -158,13 +158,13 @@ TEST(RunBudget, ContextAndBatchAreChecked) {
   RunConfig c = TinyConfig("tp1");
   c.prompt_tokens = 5000;  // tiny-dense has 2048 positions
   EXPECT_EQ(CheckRunConfig(c).message(),
-            "--prompt-len 5000 plus --gen 4 exceeds tiny-dense's context of 2048 tokens");
+            "`prompt_len` 5000 plus `gen` 4 exceeds tiny-dense's context of 2048 tokens");
   c = TinyConfig("tp1");
   c.generate_tokens = 100000;
   EXPECT_FALSE(CheckRunConfig(c).ok());
   c = TinyConfig("tp1");
   c.batch = 100000;
-  EXPECT_NE(CheckRunConfig(c).message().find("--batch 100000 is more than a run takes (4096)"),
+  EXPECT_NE(CheckRunConfig(c).message().find("`batch` 100000 is more than a run takes (4096)"),
             std::string::npos);
 }
 
@@ -182,7 +182,7 @@ TEST(Timeouts, FireForAnyPositiveValue) {
 TEST(Threads, AbsurdRankCountsStartNoThreads) {
   EXPECT_EQ(CheckRankCount("threads", 100000).message(),
             "the threads backend runs at most 256 ranks in one process, the layout needs 100000; "
-            "use a smaller layout or --backend mpi");
+            "use a smaller layout or `backend` mpi");
   int calls = 0;
   EXPECT_FALSE(LaunchRanks("threads", 100000, 10, [&](Communicator&) {
                  ++calls;

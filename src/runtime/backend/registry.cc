@@ -65,20 +65,20 @@ StatusOr<int> RequireGpus(std::string_view what) {
   if (gpus.count == 0) {
     return Error(
         fmt::format("{} needs a GPU and this machine has none ({}); use --backend threads "
-                    "--device-compute cpu",
+                    "`device_compute` cpu",
                     what, gpus.why_none));
   }
   return gpus.count;
 }
 
 Status LaunchCuda(int ranks, double timeout_s, const Body& body) {
-  SW_RETURN_IF_ERROR(RequireGpus("--backend cuda").status());
+  SW_RETURN_IF_ERROR(RequireGpus("`backend` cuda").status());
   return RunOnThreads(ranks, timeout_s, body);
 }
 
 // NCCL over one thread per GPU, or over the processes of an mpirun job (one per GPU).
 Status LaunchNccl(int ranks, double timeout_s, const Body& body) {
-  SW_ASSIGN_OR_RETURN(const int gpus, RequireGpus("--backend nccl"));
+  SW_ASSIGN_OR_RETURN(const int gpus, RequireGpus("`backend` nccl"));
   auto on_nccl = [&](Communicator& boot) -> Status {
     SW_ASSIGN_OR_RETURN(auto nccl, NcclWorld(boot, boot.rank() % gpus, timeout_s));
     return body(*nccl);
@@ -88,7 +88,7 @@ Status LaunchNccl(int ranks, double timeout_s, const Body& body) {
 #endif
   if (ranks > gpus) {
     return Error(
-        fmt::format("--backend nccl runs one rank per GPU: the layout needs {} ranks and "
+        fmt::format("`backend` nccl runs one rank per GPU: the layout needs {} ranks and "
                     "this machine has {} GPU{}; use --backend cuda (ranks share GPUs over "
                     "the threads communicator)",
                     ranks, gpus, gpus == 1 ? "" : "s"));
@@ -99,7 +99,7 @@ Status LaunchNccl(int ranks, double timeout_s, const Body& body) {
 Status CudaAvailable() { return RequireGpus("computing on CUDA").status(); }
 
 StatusOr<std::unique_ptr<Kernels>> MakeCuda(int world_rank, int) {
-  SW_ASSIGN_OR_RETURN(const int gpus, RequireGpus("--device-compute cuda"));
+  SW_ASSIGN_OR_RETURN(const int gpus, RequireGpus("`device_compute` cuda"));
   return cuda::MakeCudaKernels(world_rank % gpus);
 }
 #endif
@@ -149,7 +149,7 @@ Status Missing(std::string_view flag, std::string_view name, const std::vector<s
   if (name == "mpi") {
     return Error(
         "this build has no MPI backend (install libopenmpi-dev and rebuild); use "
-        "--backend threads");
+        "`backend` threads");
   }
   if (name == "cuda" || name == "nccl") {
     return Error(
@@ -168,14 +168,14 @@ Status CheckRankCount(const std::string& backend, int64_t ranks) {
   if (backend == "threads" && ranks > kMaxThreadRanks) {
     return Error(
         fmt::format("the threads backend runs at most {} ranks in one process, the "
-                    "layout needs {}; use a smaller layout or --backend mpi",
+                    "layout needs {}; use a smaller layout or `backend` mpi",
                     kMaxThreadRanks, ranks));
   }
   return Status();
 }
 
 Status LaunchRanks(const std::string& backend, int ranks, double timeout_s, const Body& body) {
-  if (!(timeout_s > 0)) return Error("--timeout-s must be positive");
+  if (!(timeout_s > 0)) return Error("`timeout_s` must be positive");
   SW_RETURN_IF_ERROR(CheckRankCount(backend, ranks));
   const CommEntry* e = Find(CommBackends(), backend);
   if (e == nullptr) {
@@ -209,7 +209,7 @@ Status CheckDeviceCompute(const std::string& device, const ModelSpec& model, con
   (void)layout;  // every parallel layout runs on every backend: the pass is the same
   const ComputeEntry* e = Find(ComputeBackends(), device);
   if (e == nullptr) {
-    return Missing("--device-compute", device, DeviceComputeNames(), "use cpu or cuda");
+    return Missing("`device_compute`", device, DeviceComputeNames(), "use cpu or cuda");
   }
   SW_RETURN_IF_ERROR(e->available());
   for (const OpNeed& op : StageOpNeeds(model, storage)) {
@@ -224,7 +224,7 @@ StatusOr<std::unique_ptr<Kernels>> MakeKernels(const std::string& device, int wo
                                                int threads) {
   const ComputeEntry* e = Find(ComputeBackends(), device);
   if (e == nullptr) {
-    return Missing("--device-compute", device, DeviceComputeNames(), "use cpu or cuda");
+    return Missing("`device_compute`", device, DeviceComputeNames(), "use cpu or cuda");
   }
   return e->make(world_rank, threads);
 }

@@ -13,13 +13,13 @@ Status SupportsOp(const OpNeed& op) {
   if (op.kind == OpNeed::Kind::kGemm && op.storage == WeightStorage::kInt8) {
     return Error(
         "int8 weights run on the CPU kernels only (the CUDA backend computes in bf16); use "
-        "--dtype bf16 or --device-compute cpu");
+        "`dtype` bf16 or `device_compute` cpu");
   }
   if (op.kind == OpNeed::Kind::kAttention &&
       std::max(op.key_dim, op.value_dim) > MaxAttentionHeadDim()) {
     return Error(fmt::format(
         "the CUDA attention kernel takes heads up to {} wide, this attention needs {}; use "
-        "--device-compute cpu",
+        "`device_compute` cpu",
         MaxAttentionHeadDim(), std::max(op.key_dim, op.value_dim)));
   }
   return Status();
