@@ -172,6 +172,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
     req.perf = rep.options.perf;
     req.max_batch = rep.options.max_batch;
     req.workload = w;
+    req.slo = rep.slo;  // plan's answer under the same SLOs
     req.top = 1;
     SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(rep.model, rep.cluster, req));
     spec.layout = plan.ranked.front().estimate.layout.ToString();

@@ -62,12 +62,16 @@ Status CheckLoad(const SimulateRequest& r) {
   return Status();
 }
 
-// The layout the planner ranks first for the scenario's mean lengths.
+// The layout the planner ranks first for the scenario's mean lengths under its SLOs (as plan
+// ranks them, so simulate and price start from plan's answer).
 StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
-                                const ServingOptions& options, const Workload& one) {
+                                const ServingOptions& options, const Workload& one,
+                                const Slo& slo) {
   shardwise::PlanRequest req;
   req.perf = options.perf;
   req.max_batch = options.max_batch;
+  req.slo = slo;
+  req.top = 1;
   req.workload.prompt_tokens = one.prompt_tokens;
   req.workload.output_tokens = one.output_tokens;
   SW_ASSIGN_OR_RETURN(PlanResult plan, shardwise::Plan(model, cluster, req));
@@ -146,7 +150,8 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving, lengths));
   DeploymentSpec spec = r.deployment;
   if (spec.Empty()) {
-    SW_ASSIGN_OR_RETURN(Layout layout, PlannersLayout(rep.model, rep.cluster, rep.options, one));
+    SW_ASSIGN_OR_RETURN(Layout layout,
+                        PlannersLayout(rep.model, rep.cluster, rep.options, one, rep.scenario.slo));
     spec.layout = layout.ToString();
     rep.layout_chosen = true;
   }

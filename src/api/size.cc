@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "shardwise/deploy/deployment.h"
+
 namespace shardwise::api {
 namespace {
 
@@ -43,12 +45,17 @@ StatusOr<SizeReport> Size(const Catalog& catalog, const SizeRequest& r) {
     if (!d.ok()) return d.status().WithField("kv_dtype");
     req.kv_dtype = *d;
   }
+  SW_RETURN_IF_ERROR(CheckKvFormat(req.kv_dtype, rep.gpu));
   const bool exact = r.context > 0 || r.concurrency > 0;
   if (exact && r.kv_alloc) {
     return FieldError("kv_alloc", "give `kv_alloc`, or `context` with `concurrency`, not both");
   }
-  if (exact && (r.context <= 0 || r.concurrency <= 0)) {
-    return FieldError(r.context <= 0 ? "context" : "concurrency",
+  if (exact && (r.context < 0 || r.concurrency < 0)) {
+    return FieldError(r.context < 0 ? "context" : "concurrency",
+                      "`context` and `concurrency` must be positive");
+  }
+  if (exact && (r.context == 0 || r.concurrency == 0)) {
+    return FieldError(r.context == 0 ? "context" : "concurrency",
                       "`context` and `concurrency` go together: give both (e.g. `context` 8192 "
                       "and `concurrency` 32)");
   }

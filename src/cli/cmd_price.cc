@@ -37,15 +37,12 @@ Status BuildRequest(PriceOptions& o) {
   r.cluster = saved->cluster;
   r.serving = saved->serving;
   r.deployment = saved->deployment;
-  if (!AnyGiven(o.lengths)) {
-    r.isl = saved->isl;
-    r.osl = saved->osl;
-  }
+  MergeSavedLengths(o.lengths, *saved, r.isl, r.osl);
   if (!AnyGiven(o.load) && !AnyGiven(o.slo.given)) {
     r.rate = saved->rate;
     r.concurrency = saved->concurrency;
   }
-  if (!AnyGiven(o.slo.given)) r.slo = saved->slo;
+  MergeSavedSlo(o.slo, *saved, r.slo);
   return Status();
 }
 

@@ -78,15 +78,12 @@ Status BuildRequest(SimulateOptions& o) {
   r.cluster = saved->cluster;
   r.serving = saved->serving;
   r.deployment = saved->deployment;
-  if (!AnyGiven(o.lengths)) {
-    r.workload.isl = saved->isl;
-    r.workload.osl = saved->osl;
-  }
+  MergeSavedLengths(o.lengths, *saved, r.workload.isl, r.workload.osl);
   if (!AnyGiven({o.rate_option, o.concurrency_option}) && r.workload.trace.empty()) {
     if (saved->rate) r.rate = saved->rate;
     if (saved->concurrency) r.concurrency = saved->concurrency;
   }
-  if (!AnyGiven(o.slo.given)) r.slo = saved->slo;
+  MergeSavedSlo(o.slo, *saved, r.slo);
   return Status();
 }
 

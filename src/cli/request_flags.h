@@ -53,6 +53,13 @@ struct SloFlags {
   void AddTo(CLI::App* sub, const std::string& what);
 };
 
+// The saved question's lengths and SLOs under the flags given here, field by field: --isl alone
+// keeps the saved OSL, --max-tpot-ms alone keeps the saved TTFT limit and percentile.
+// `lengths` are the --isl and --osl options.
+void MergeSavedLengths(const std::vector<CLI::Option*>& lengths, const api::SavedDeployment& saved,
+                       int64_t& isl, int64_t& osl);
+void MergeSavedSlo(const SloFlags& flags, const api::SavedDeployment& saved, api::SloRequest& slo);
+
 // A saved deployment (--deployment FILE) as the command's question: its model, cluster, options
 // and deployment, unless the command line names them too (an error naming the flag); the
 // workload, load and SLOs the command line gives override the saved ones.

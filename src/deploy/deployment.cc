@@ -10,26 +10,6 @@ namespace {
 // Most workers of one pool (far above any cluster the catalog describes).
 constexpr int64_t kMaxWorkers = 1'000'000;
 
-// Whether `gpu` can hold a KV cache in `kv`: the engines store it in 16 or 8 bits on any GPU
-// (8-bit on GPUs without fp8 tensor cores as a storage format, vLLM's fp8 KV on Ampere), and in
-// NVFP4 only on GPUs with fp4 tensor cores (TensorRT-LLM's NVFP4 KV cache on Blackwell); no
-// engine keeps it in int4 or mxfp4.
-Status CheckKvFormat(Dtype kv, const GpuSpec& gpu) {
-  if (kv == Dtype::kInt4 || kv == Dtype::kMxfp4) {
-    return FieldError("kv_dtype", fmt::format("no serving engine keeps the KV cache in {}; use "
-                                              "`kv_dtype` fp8 or bf16",
-                                              DtypeName(kv)));
-  }
-  if (kv == Dtype::kFp4 && !gpu.Supports(Dtype::kFp4)) {
-    return FailedPrecondition(fmt::format("{} has no fp4 tensor cores, so no engine keeps its KV "
-                                          "cache in fp4 (NVFP4 KV needs Blackwell); use "
-                                          "`kv_dtype` fp8",
-                                          gpu.name),
-                              "kv_dtype");
-  }
-  return Status();
-}
-
 // The pool against the model: its layout's degrees, its expert copies, its worker count.
 Status CheckPool(const ModelSpec& model, const Pool& pool) {
   if (pool.workers < 1 || pool.workers > kMaxWorkers) {
@@ -74,6 +54,26 @@ Status NeedsGpus(const std::string& what, int64_t gpus, const ClusterSpec& clust
 }
 
 }  // namespace
+
+// Whether `gpu` can hold a KV cache in `kv`: the engines store it in 16 or 8 bits on any GPU
+// (8-bit on GPUs without fp8 tensor cores as a storage format, vLLM's fp8 KV on Ampere), and in
+// NVFP4 only on GPUs with fp4 tensor cores (TensorRT-LLM's NVFP4 KV cache on Blackwell); no
+// engine keeps it in int4 or mxfp4.
+Status CheckKvFormat(Dtype kv, const GpuSpec& gpu) {
+  if (kv == Dtype::kInt4 || kv == Dtype::kMxfp4) {
+    return FieldError("kv_dtype", fmt::format("no serving engine keeps the KV cache in {}; use "
+                                              "`kv_dtype` fp8 or bf16",
+                                              DtypeName(kv)));
+  }
+  if (kv == Dtype::kFp4 && !gpu.Supports(Dtype::kFp4)) {
+    return FailedPrecondition(fmt::format("{} has no fp4 tensor cores, so no engine keeps its KV "
+                                          "cache in fp4 (NVFP4 KV needs Blackwell); use "
+                                          "`kv_dtype` fp8",
+                                          gpu.name),
+                              "kv_dtype");
+  }
+  return Status();
+}
 
 std::string_view PoolRoleName(PoolRole role) {
   switch (role) {

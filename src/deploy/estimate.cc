@@ -149,7 +149,8 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
                 FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
       "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
-      "by {}. Use more TP or PP, a smaller `batch` or `context`, {}or a larger GPU",
+      "by {}. Use more TP or PP, fewer sequences at once or shorter requests, {}or a larger "
+      "GPU",
       model.name, WeightFormatName(o), e.layout.ToString(), what, cluster.gpu.name,
       FormatBytes(m.usable_bytes), rule, FormatBytes(m.ShortfallBytes()),
       BytesPerElement(o.weight_dtype) > 1 ? "`dtype` fp8, " : "");

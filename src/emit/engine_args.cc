@@ -44,7 +44,7 @@ std::string Header(Engine engine, const LaunchInputs& in) {
                         p.layout.Replicas());
   }
   return fmt::format(
-      "#!/usr/bin/env bash\n# Written by 'shardwise plan --emit {}' for {} of {}.\n"
+      "#!/usr/bin/env bash\n# Written by 'shardwise --emit {}' for {} of {}.\n"
       "# Flags as documented for {}.\n{}\nset -euo pipefail\n",
       EngineName(engine), what, in.model, EngineVersion(engine), shape);
 }

@@ -68,6 +68,14 @@ TEST(ExplainApi, Fp4KvOnHopperIsRefusedByField) {
   EXPECT_EQ(e.status().field(), "kv_dtype") << e.status().message();
 }
 
+TEST(SizeApi, Fp4KvOnHopperIsRefusedAsEverywhereElse) {
+  SizeRequest r;
+  r.kv_dtype = "fp4";
+  const StatusOr<SizeReport> rep = Size(Catalog::BuiltIn(), r);
+  ASSERT_FALSE(rep.ok());
+  EXPECT_EQ(rep.status().field(), "kv_dtype") << rep.status().message();
+}
+
 TEST(ExplainApi, PipelinePrefillCrossesEveryStage) {
   // One prompt through pp8 runs all 80 layers, 10 per stage, one stage after another: its TTFT
   // is at least the eight stages' compute, never one stage's. The same layers on tp8 split

@@ -2,6 +2,7 @@
 // against an independent figure (another command's model, or arithmetic written here).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "run_binary.h"
@@ -71,6 +72,40 @@ TEST(Reproductions, TensorRtLlmLongPromptsAreNotSerialised) {
   EXPECT_GE(j["kv_occupancy"]["max_fraction"].get<double>(), 0.9 * 128 / max_sequences);
   // Serialised, each request would wait for the 127 others' whole generation: TTFT in seconds.
   EXPECT_LT(j["ttft_s"]["p99"].get<double>(), 1.0);
+}
+
+TEST(Reproductions, SimulateAndPriceStartFromPlansLayoutUnderTheSameSlos) {
+  // Without --layout, simulate and price took the planner's layout ranked with no SLO (tp2pp4,
+  // p99 TPOT 82 ms against a 30 ms SLO) while plan under the SLOs answers another.
+  const std::string slo = " --model llama-3.1-70b --max-ttft-ms 1000 --max-tpot-ms 30 --json";
+  const RunResult plan = RunShardwise("plan --top 1 --disagg off" + slo);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string layout = plan.Json()["layouts"][0]["layout"];
+  for (const char* command : {"simulate", "price"}) {
+    const RunResult r = RunShardwise(command + slo);
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_EQ(r.Json()["deployment"]["name"], layout) << command;
+  }
+}
+
+TEST(Reproductions, AReplayKeepsWhatTheFlagsDoNotOverride) {
+  // --isl alone on a replay dropped the saved OSL; --max-tpot-ms alone dropped the saved TTFT
+  // limit and percentile. Each flag now overrides its own field.
+  const RunResult plan = RunShardwise(
+      "plan --model llama-3.1-8b --gpus 4 --isl 2048 --osl 512 --rate 4 --max-ttft-ms 3000 "
+      "--percentile p90 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string saved = "/tmp/shardwise_replay_plan.json";
+  std::ofstream(saved) << plan.out;
+  const RunResult s = RunShardwise("simulate --deployment " + saved +
+                                   " --isl 1024 --max-tpot-ms 40 --requests 300 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const auto j = s.Json();
+  EXPECT_EQ(j["lengths"]["input_tokens_mean"].get<double>(), 1024);
+  EXPECT_EQ(j["lengths"]["output_tokens_mean"].get<double>(), 512);
+  EXPECT_EQ(j["slo"]["percentile"], "p90");
+  EXPECT_DOUBLE_EQ(j["slo"]["max_ttft_s"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["slo"]["max_tpot_s"].get<double>(), 0.040);
 }
 
 }  // namespace

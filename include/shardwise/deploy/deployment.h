@@ -49,6 +49,10 @@ struct Pool {
   double UsdPerHour() const;  // all its GPUs at the cluster's price
 };
 
+// Whether `gpu` can hold a KV cache in `kv` (fp4 only with fp4 tensor cores; never int4 or
+// mxfp4); errors name "kv_dtype".
+Status CheckKvFormat(Dtype kv, const GpuSpec& gpu);
+
 // The scheduler an engine profile runs by default: its admission and its schedule.
 AdmissionPolicy EngineAdmission(const EngineProfile& engine);
 SchedulePolicy EngineSchedule(const EngineProfile& engine);
