@@ -58,6 +58,12 @@ struct Reader {
     into = v;
     return Status();
   }
+  Status Bool(const std::string& key, bool& into) const {
+    if (!Present(key)) return Status();
+    if (!json.at(key).is_boolean()) return TypeError(key, "true or false");
+    into = json.at(key).get<bool>();
+    return Status();
+  }
   Status Int(const std::string& key, int64_t& into) const {
     if (!Present(key)) return Status();
     const nlohmann::json& v = json.at(key);
@@ -203,8 +209,19 @@ nlohmann::json ToJson(const SavedDeployment& s) {
             {"kv_transfer", d.kv_transfer},
             {"ep", EpJson(d.ep)},
             {"prefill_ep", EpJson(d.prefill_ep)}}},
-          {"workload", {{"isl", s.isl}, {"osl", s.osl}}},
-          {"load", {{"rate", Optional(s.rate)}, {"concurrency", Optional(s.concurrency)}}},
+          {"workload",
+           {{"isl", s.isl},
+            {"osl", s.osl},
+            {"isl_dist", s.isl_dist},
+            {"osl_dist", s.osl_dist},
+            {"length_cv", Optional(s.length_cv)}}},
+          {"load",
+           {{"rate", Optional(s.rate)},
+            {"concurrency", Optional(s.concurrency)},
+            {"offline", s.offline},
+            {"burstiness", Optional(s.burstiness)},
+            {"seed", s.seed},
+            {"router", s.router}}},
           {"slo",
            {{"max_ttft_ms", Optional(s.slo.max_ttft_ms)},
             {"max_tpot_ms", Optional(s.slo.max_tpot_ms)},
@@ -238,9 +255,19 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_ASSIGN_OR_RETURN(const Reader workload, saved.Object("workload"));
   SW_RETURN_IF_ERROR(workload.Int("isl", s.isl));
   SW_RETURN_IF_ERROR(workload.Int("osl", s.osl));
+  SW_RETURN_IF_ERROR(workload.Text("isl_dist", s.isl_dist));
+  SW_RETURN_IF_ERROR(workload.Text("osl_dist", s.osl_dist));
+  SW_RETURN_IF_ERROR(workload.Number("length_cv", s.length_cv));
   SW_ASSIGN_OR_RETURN(const Reader load, saved.Object("load"));
   SW_RETURN_IF_ERROR(load.Number("rate", s.rate));
   SW_RETURN_IF_ERROR(load.Int("concurrency", s.concurrency));
+  SW_RETURN_IF_ERROR(load.Bool("offline", s.offline));
+  SW_RETURN_IF_ERROR(load.Number("burstiness", s.burstiness));
+  int64_t seed = static_cast<int64_t>(s.seed);
+  SW_RETURN_IF_ERROR(load.Int("seed", seed));
+  if (seed < 0) return load.TypeError("seed", "a whole number from 0");
+  s.seed = static_cast<uint64_t>(seed);
+  SW_RETURN_IF_ERROR(load.Text("router", s.router));
   SW_ASSIGN_OR_RETURN(const Reader slo, saved.Object("slo"));
   SW_RETURN_IF_ERROR(slo.Number("max_ttft_ms", s.slo.max_ttft_ms));
   SW_RETURN_IF_ERROR(slo.Number("max_tpot_ms", s.slo.max_tpot_ms));

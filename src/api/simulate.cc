@@ -163,8 +163,15 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
     rep.saved.concurrency = r.concurrency;
   } else if (const auto* open = std::get_if<OpenLoop>(&rep.scenario.load)) {
     if (std::isfinite(open->rate_per_s)) rep.saved.rate = open->rate_per_s;
+    rep.saved.offline = std::isinf(open->rate_per_s);
   }
   rep.saved.slo = r.slo;
+  rep.saved.isl_dist = r.workload.isl_dist;
+  rep.saved.osl_dist = r.workload.osl_dist;
+  rep.saved.length_cv = r.workload.length_cv;
+  rep.saved.burstiness = r.burstiness;
+  rep.saved.seed = r.seed;
+  rep.saved.router = r.router;
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(const ServingSetup setup,
                       PrepareServing(rep.model, rep.deployment, one, lengths.Longest(),

@@ -35,6 +35,9 @@ struct SimulateOptions {
   double length_cv = 0.5;
   CLI::Option* length_cv_option = nullptr;
   std::vector<CLI::Option*> lengths;  // --isl, --osl
+  std::vector<CLI::Option*> dists;    // --isl-dist, --osl-dist
+  CLI::Option* seed = nullptr;
+  CLI::Option* router = nullptr;
   CLI::Option* requests = nullptr;
   bool json = false;
   HtmlOptions html;
@@ -81,8 +84,16 @@ Status BuildRequest(SimulateOptions& o) {
   MergeSavedLengths(o.lengths, *saved, r.workload.isl, r.workload.osl);
   if (!AnyGiven({o.rate_option, o.concurrency_option}) && r.workload.trace.empty()) {
     if (saved->rate) r.rate = saved->rate;
+    if (saved->offline) r.rate = std::numeric_limits<double>::infinity();
     if (saved->concurrency) r.concurrency = saved->concurrency;
+    if (!*o.burstiness_option) r.burstiness = saved->burstiness;
   }
+  // A saved simulate's request generator (the other commands save fixed lengths and seed 1).
+  if (!*o.dists[0]) r.workload.isl_dist = saved->isl_dist;
+  if (!*o.dists[1]) r.workload.osl_dist = saved->osl_dist;
+  if (!*o.length_cv_option) r.workload.length_cv = saved->length_cv;
+  if (!*o.seed) r.seed = saved->seed;
+  if (!*o.router) r.router = saved->router;
   MergeSavedSlo(o.slo, *saved, r.slo);
   return Status();
 }
@@ -324,10 +335,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->lengths = {
       sub->add_option("--isl", r.workload.isl, "Mean prompt tokens")->capture_default_str(),
       sub->add_option("--osl", r.workload.osl, "Mean output tokens")->capture_default_str()};
-  sub->add_option("--isl-dist", r.workload.isl_dist, "fixed, uniform or lognormal")
-      ->capture_default_str();
-  sub->add_option("--osl-dist", r.workload.osl_dist, "fixed, uniform or lognormal")
-      ->capture_default_str();
+  opts->dists = {sub->add_option("--isl-dist", r.workload.isl_dist, "fixed, uniform or lognormal")
+                     ->capture_default_str(),
+                 sub->add_option("--osl-dist", r.workload.osl_dist, "fixed, uniform or lognormal")
+                     ->capture_default_str()};
   opts->length_cv_option = sub->add_option("--length-cv", opts->length_cv,
                                            "CV of the uniform or lognormal length distributions")
                                ->capture_default_str();
@@ -337,10 +348,13 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
                       "needs: a warm-up, then a window checked to have settled)");
   sub->add_option("--duration", r.duration_s, "Stop arrivals after this many seconds")
       ->check(kPositiveFinite);
-  sub->add_option("--seed", r.seed, "Random seed")->check(kUnsignedInteger)->capture_default_str();
-  sub->add_option("--router", r.router,
-                  "round-robin or least-loaded (default: round-robin; least-loaded for "
-                  "--concurrency)");
+  opts->seed = sub->add_option("--seed", r.seed, "Random seed")
+                   ->check(kUnsignedInteger)
+                   ->capture_default_str();
+  opts->router =
+      sub->add_option("--router", r.router,
+                      "round-robin or least-loaded (default: round-robin; least-loaded for "
+                      "--concurrency)");
   opts->slo.AddTo(sub, "Goodput SLO");
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);

@@ -32,6 +32,16 @@ struct SavedDeployment {
   std::optional<double> rate;
   std::optional<int64_t> concurrency;
   SloRequest slo;
+  // How simulate generated its requests (the other commands serve fixed lengths and Poisson
+  // arrivals): the length distributions, the arrivals' burstiness, offline (every request at
+  // t = 0), the seed and the router, so a replay draws the very same requests.
+  std::string isl_dist = "fixed";
+  std::string osl_dist = "fixed";
+  std::optional<double> length_cv;
+  std::optional<double> burstiness;
+  bool offline = false;
+  uint64_t seed = 1;
+  std::string router;
 };
 
 // The record of `deployment` (its spec, EP exchanges included) for a question without a load
