@@ -23,6 +23,7 @@ struct ExplainOptions {
   DeploymentFlags deployment;
   CLI::Option* context = nullptr;
   CLI::Option* osl = nullptr;
+  CLI::Option* batch = nullptr;
   bool json = false;
   HtmlOptions html;
 };
@@ -158,6 +159,18 @@ void PrintDisaggregated(const api::Explanation& e) {
       dp.layout.ToString());
 }
 
+// The batch of a saved closed loop: its clients shared by the replicas (aggregated) or the
+// decode workers (disaggregated), as the saved run held them; a saved rate keeps --batch's.
+Status SavedBatch(const api::SavedDeployment& saved, int64_t& batch) {
+  if (!saved.concurrency) return Status();
+  const api::DeploymentSpec& d = saved.deployment;
+  SW_ASSIGN_OR_RETURN(const Layout layout,
+                      ParseLayout(d.Disaggregated() ? d.decode_layout : d.layout));
+  const int64_t holders = d.Disaggregated() ? d.decode_workers : layout.Replicas();
+  batch = std::max<int64_t>(1, (*saved.concurrency + holders - 1) / std::max<int64_t>(1, holders));
+  return Status();
+}
+
 Status RunExplain(ExplainOptions& o) {
   api::ExplainRequest& r = o.request;
   r.cluster = o.cluster.values;
@@ -171,6 +184,7 @@ Status RunExplain(ExplainOptions& o) {
     r.deployment = saved->deployment;
     if (!*o.context) r.context = saved->isl;
     if (!*o.osl) r.osl = saved->osl;
+    if (!*o.batch) SW_RETURN_IF_ERROR(SavedBatch(*saved, r.batch));
   } else if (r.deployment.Disaggregated()) {
     if (o.deployment.LayoutGiven()) {
       return Error(
@@ -210,8 +224,9 @@ void AddExplainCommand(CLI::App& app, Status& result) {
   opts->serving.AddTo(sub, false);
   opts->deployment.values.layout = "tp8";
   opts->deployment.AddTo(sub, "Parallel layout (default tp8)");
-  sub->add_option("--batch", r.batch, "Concurrent sequences per replica (or per decode worker)")
-      ->capture_default_str();
+  opts->batch =
+      sub->add_option("--batch", r.batch, "Concurrent sequences per replica (or per decode worker)")
+          ->capture_default_str();
   opts->context =
       sub->add_option("--context", r.context, "Prompt length and decode KV length, tokens")
           ->capture_default_str();

@@ -128,5 +128,19 @@ TEST(Reproductions, ASimulateReplayDrawsTheSameRequests) {
                    a.Json()["tpot_s"]["mean"].get<double>());
 }
 
+TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
+  // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
+  // clients on a deployment shares them among its replicas (aggregated) or decode workers.
+  const RunResult plan =
+      RunShardwise("plan --model llama-3.1-8b --gpus 4 --concurrency 64 --disagg off --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string saved = "/tmp/shardwise_replay_explain.json";
+  std::ofstream(saved) << plan.out;
+  const int replicas = plan.Json()["layouts"][0]["replicas"];
+  const RunResult e = RunShardwise("explain --deployment " + saved + " --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.Json()["batch"].get<int>(), (64 + replicas - 1) / replicas);
+}
+
 }  // namespace
 }  // namespace shardwise::testing
