@@ -234,7 +234,8 @@ nlohmann::json DeploymentJson(const Deployment& d, const DeploymentEstimate* e,
                            {"engine_settings", EngineSettingsJson(p)}};
     if (e != nullptr) {
       const PoolEstimate& pe = e->pools[i];
-      pool["kv_capacity_tokens_per_worker"] = pe.one.memory.kv_capacity_tokens;
+      pool["kv_capacity_tokens_per_worker"] =
+          static_cast<int64_t>(pe.one.memory.kv_capacity_tokens);
       pool["max_sequences_per_worker"] = pe.one.memory.max_sequences;
       pool["requests_per_s"] = pe.requests_per_s;
     }

@@ -147,7 +147,7 @@ nlohmann::json ToJson(const PlanReport& rep) {
       {"verdict",
        {{"winner", rep.verdict.disaggregated_wins ? "disaggregated" : "aggregated"},
         {"why", rep.verdict.why}}},
-      {"deployment", json::DeploymentJson(rep.winner, nullptr, rep.saved)},
+      {"deployment", json::DeploymentJson(rep.winner, &rep.winner_estimate, rep.saved)},
       {"notes", rep.notes}};
 }
 

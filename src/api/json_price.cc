@@ -53,7 +53,7 @@ nlohmann::json ToJson(const PriceReport& rep) {
                         {"model", rep.model.name},
                         {"cluster", rep.cluster.name},
                         {"layout", d.ToString()},
-                        {"deployment", json::DeploymentJson(d, nullptr, rep.saved)},
+                        {"deployment", json::DeploymentJson(d, &rep.estimate, rep.saved)},
                         {"gpus", d.gpus()},
                         {"isl", rep.saved.isl},
                         {"osl", rep.saved.osl},
@@ -118,7 +118,7 @@ nlohmann::json ToJson(const RecommendReport& rep) {
           {"elapsed_s", rep.elapsed_s},
           {"candidates", all},
           {"recommendation", CandidateJson(best)},
-          {"deployment", json::DeploymentJson(best.deployment, nullptr, rep.saved)},
+          {"deployment", json::DeploymentJson(best.deployment, &rep.estimate, rep.saved)},
           {"notes", rep.notes}};
 }
 

@@ -89,6 +89,8 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
                         EntryDeployment(rep.model, rep.cluster, req, rep.result.ranked.front()));
   }
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  SW_ASSIGN_OR_RETURN(rep.winner_estimate,
+                      EstimateDeployment(rep.model, rep.winner, rep.request.workload));
   rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
   rep.saved.slo = r.slo;
   const OperatingPoint& at = rep.verdict.disaggregated_wins ? *rep.disaggregated->at_load

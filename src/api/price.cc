@@ -198,6 +198,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
     rep.offline_clients = best.first;
     rep.point = best.second;
   }
+  SW_ASSIGN_OR_RETURN(rep.estimate, EstimateDeployment(rep.model, d, w));
   rep.saved = Save("price", r.model, r.cluster, r.serving, d, r.isl, r.osl);
   rep.saved.slo = r.slo;
   if (rep.load.kind == PlanLoad::Kind::kRate) {

@@ -147,6 +147,8 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
   for (const ClusterRef& given : r.clusters) {
     if (given.name == named->name) ref.profile = given.profile;
   }
+  SW_ASSIGN_OR_RETURN(rep.estimate,
+                      EstimateDeployment(rep.model, best.deployment, rep.request.plan.workload));
   rep.saved = Save("recommend", r.model, ref, r.serving, best.deployment, r.isl, r.osl);
   rep.saved.slo = r.slo;
   if (r.rate > 0) {

@@ -37,6 +37,20 @@ std::vector<std::string> SplitNames(const std::string& text) {
   return names;
 }
 
+// The deployment's name and, where its pools exchange tokens over EP, how (candidates differ by
+// it alone: "dp8ep8 (deepep-normal fp8)").
+std::string CandidateName(const Deployment& d) {
+  std::string exchange;
+  for (const Pool& pool : d.pools()) {
+    if (pool.layout.ep <= 1) continue;
+    const EpSetting& ep = pool.perf.ep;
+    exchange +=
+        fmt::format("{}{} {}{}", exchange.empty() ? "" : ", ", EpAlgorithmName(ep.algorithm),
+                    DtypeName(ep.dispatch_dtype), ep.two_batch_overlap ? " tbo" : "");
+  }
+  return exchange.empty() ? d.ToString() : fmt::format("{} ({})", d.ToString(), exchange);
+}
+
 void PrintCandidates(const api::RecommendReport& rep) {
   const std::string pct = rep.request.plan.slo.PercentileName();
   const bool several = rep.clusters.size() > 1;
@@ -48,7 +62,7 @@ void PrintCandidates(const api::RecommendReport& rep) {
   for (const RecommendCandidate& c : rep.result.tried) {
     std::vector<std::string> row = {
         std::to_string(c.deployment.gpus()),
-        c.deployment.ToString(),
+        CandidateName(c.deployment),
         fmt::format("{:.2f}", c.capacity_requests_per_s),
         fmt::format("{:.2f}", c.rate_per_s),
         c.point ? FormatSeconds(c.point->ttft.at_slo_s) : "-",

@@ -107,9 +107,14 @@ struct Search {
     out.capacity_requests_per_s = run->setup.estimate.capacity_requests_per_s;
     out.point = Summarize(*run, d, load);
     out.meets = out.point->meets_slo;
+    const Slo& slo = req.plan.slo;
+    const bool ttft = out.point->ttft.at_slo_s > slo.max_ttft_s;
+    const bool tpot = out.point->tpot.at_slo_s > slo.max_tpot_s;
     out.note = out.meets               ? "meets the SLOs"
                : out.point->overloaded ? "falls behind the rate"
-                                       : "misses the SLOs under queueing";
+               : ttft && tpot          ? "misses both SLOs at the rate"
+               : ttft                  ? "misses the TTFT SLO at the rate"
+                                       : "misses the TPOT SLO at the rate";
     return out;
   }
 

@@ -15,6 +15,7 @@
 #include "shardwise/api/options.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/api/simulate.h"
+#include "shardwise/deploy/estimate.h"
 #include "shardwise/plan/disagg_planner.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/sim/bands.h"
@@ -46,8 +47,9 @@ struct PlanReport {
   bool searched_disaggregated = false;
   std::optional<DisaggPlanEntry> disaggregated;
   DeploymentVerdict verdict;
-  Deployment winner;      // the deployment the verdict picks
-  SavedDeployment saved;  // the winner
+  Deployment winner;                   // the deployment the verdict picks
+  DeploymentEstimate winner_estimate;  // its analytic estimate at the request's lengths
+  SavedDeployment saved;               // the winner
 
   std::vector<std::string> notes;
   double elapsed_s = 0;

@@ -17,6 +17,7 @@
 #include "shardwise/api/options.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/api/simulate.h"
+#include "shardwise/deploy/estimate.h"
 #include "shardwise/plan/load.h"
 #include "shardwise/price/price.h"
 
@@ -50,7 +51,8 @@ struct PriceReport {
   ClusterSpec cluster;
   ServingOptions options;
   Deployment deployment;
-  bool layout_chosen = false;  // the planner picked it
+  DeploymentEstimate estimate;  // its analytic estimate at the request's lengths
+  bool layout_chosen = false;   // the planner picked it
   PricedAt priced_at = PricedAt::kBestBatch;
   PlanLoad load;  // the operating point's load (offline: `offline_clients` clients)
   double offline_clients = 0;

@@ -12,6 +12,7 @@
 #include "shardwise/api/options.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/api/simulate.h"
+#include "shardwise/deploy/estimate.h"
 #include "shardwise/plan/recommend.h"
 
 namespace shardwise::api {
@@ -36,8 +37,9 @@ struct RecommendReport {
   std::vector<NamedCluster> clusters;
   ServingOptions options;
   shardwise::RecommendRequest request;
-  Recommendation result;  // result.best is set (an error otherwise)
-  SavedDeployment saved;  // the best
+  Recommendation result;        // result.best is set (an error otherwise)
+  DeploymentEstimate estimate;  // the best's analytic estimate at the request's lengths
+  SavedDeployment saved;        // the best
 
   std::vector<std::string> notes;
   double elapsed_s = 0;
