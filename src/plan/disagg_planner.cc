@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shardwise/common/format.h"
+#include "shardwise/common/parallel.h"
 
 namespace shardwise {
 namespace {
@@ -142,9 +143,11 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
   std::stable_sort(splits.begin(), splits.end(), [](const Split& a, const Split& b) {
     return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
   });
-  std::optional<DisaggPlanEntry> best;
-  std::set<std::string> simulated;
-  for (size_t i = 0; i < splits.size() && simulated.size() < kSimulatedSplits; ++i) {
+  // The leading distinct splits (by layouts, counts and EP exchanges), simulated at the load in
+  // parallel; the best by the objective, the earlier on a tie.
+  std::vector<const Split*> leaders;
+  std::set<std::string> distinct;
+  for (size_t i = 0; i < splits.size() && leaders.size() < kSimulatedSplits; ++i) {
     const Split& split = splits[i];
     const EpSetting& pe = split.prefill->ep;
     const EpSetting& de = split.decode->ep;
@@ -153,11 +156,17 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
         split.decode->layout.ToString(), EpAlgorithmName(pe.algorithm),
         DtypeName(pe.dispatch_dtype), pe.two_batch_overlap, EpAlgorithmName(de.algorithm),
         DtypeName(de.dispatch_dtype), de.two_batch_overlap);
-    if (!simulated.insert(key).second) continue;
-    SW_ASSIGN_OR_RETURN(std::optional<DisaggPlanEntry> e, AtLoad(model, cluster, req, split));
-    if (!e) continue;
-    if (!best || Score(req.objective, *e->at_load) > Score(req.objective, *best->at_load)) {
-      best = std::move(e);
+    if (distinct.insert(key).second) leaders.push_back(&split);
+  }
+  const std::function<StatusOr<std::optional<DisaggPlanEntry>>(size_t)> simulate = [&](size_t i) {
+    return AtLoad(model, cluster, req, *leaders[i]);
+  };
+  std::optional<DisaggPlanEntry> best;
+  for (StatusOr<std::optional<DisaggPlanEntry>>& e : ParallelMap(leaders.size(), simulate)) {
+    if (!e.ok()) return e.status();
+    if (!*e) continue;
+    if (!best || Score(req.objective, *(*e)->at_load) > Score(req.objective, *best->at_load)) {
+      best = std::move(**e);
     }
   }
   return best;

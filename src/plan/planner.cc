@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "shardwise/common/format.h"
+#include "shardwise/common/parallel.h"
 #include "shardwise/common/suggest.h"
 #include "shardwise/price/price.h"
 
@@ -141,33 +142,56 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
   const bool offline = req.load.kind == PlanLoad::Kind::kOffline;
   const size_t limit =
       offline ? static_cast<size_t>(req.top) + kExtraSimulatedOffline : kMaxSimulatedAtLoad;
-  std::vector<PlanEntry> kept;
-  for (size_t i = 0; i < entries.size() && i < limit; ++i) {
+  // Each leading entry at the load (independent simulations, run in parallel): the operating
+  // points it was simulated at, and the entry when one met the SLOs.
+  struct Outcome {
+    Status status;
+    std::vector<OperatingPoint> tried;
+    std::optional<PlanEntry> kept;
+  };
+  const std::function<Outcome(size_t)> evaluate = [&](size_t i) {
+    Outcome out;
     PlanEntry entry = entries[i];
     PerfOptions perf = req.perf;
     perf.ep = entry.ep;
-    SW_ASSIGN_OR_RETURN(StepModel step,
-                        StepModel::Create(model, cluster, entry.estimate.layout, perf));
-    SW_ASSIGN_OR_RETURN(const Deployment deployment, EntryDeployment(model, cluster, req, entry));
+    StatusOr<StepModel> step = StepModel::Create(model, cluster, entry.estimate.layout, perf);
+    StatusOr<Deployment> deployment = EntryDeployment(model, cluster, req, entry);
+    if (!step.ok() || !deployment.ok()) {
+      out.status = !step.ok() ? step.status() : deployment.status();
+      return out;
+    }
     Workload w = entry.estimate.workload;
     while (true) {
       const double clients = static_cast<double>(w.batch * entry.estimate.layout.Replicas());
-      SW_ASSIGN_OR_RETURN(OperatingPoint p,
-                          SimulateOperatingPoint(model, deployment, w, req.load, clients, req.slo));
-      closest.Consider(entry.estimate.layout.ToString(), p, req);
-      if (p.meets_slo) {
+      StatusOr<OperatingPoint> p =
+          SimulateOperatingPoint(model, *deployment, w, req.load, clients, req.slo);
+      if (!p.ok()) {
+        out.status = p.status();
+        return out;
+      }
+      out.tried.push_back(*p);
+      if (p->meets_slo) {
         if (w.batch != entry.estimate.workload.batch) {
-          entry.estimate = step.Estimate(w);
+          entry.estimate = step->Estimate(w);
           entry.limited_by = "the SLO";
         }
-        entry.at_load = p;
-        entry.usd_per_mtok_output = p.usd_per_mtok_output;
-        kept.push_back(entry);
-        break;
+        entry.at_load = *p;
+        entry.usd_per_mtok_output = p->usd_per_mtok_output;
+        out.kept = std::move(entry);
+        return out;
       }
-      if (!offline || w.batch == 1) break;
+      if (!offline || w.batch == 1) return out;
       w.batch /= 2;
     }
+  };
+  std::vector<Outcome> outcomes = ParallelMap(std::min(entries.size(), limit), evaluate);
+  std::vector<PlanEntry> kept;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    SW_RETURN_IF_ERROR(outcomes[i].status);
+    for (const OperatingPoint& p : outcomes[i].tried) {
+      closest.Consider(entries[i].estimate.layout.ToString(), p, req);
+    }
+    if (outcomes[i].kept) kept.push_back(std::move(*outcomes[i].kept));
   }
   if (kept.empty()) return closest.NoneMeets(model, cluster, req);
   // At a fixed load every layout that keeps up serves the same tokens per GPU: throughputs
