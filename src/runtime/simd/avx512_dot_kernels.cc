@@ -5,17 +5,8 @@
 // set widens every weight to fp32 first (two or three instructions per 16 weights). llama.cpp's
 // BF16 and Q8_0 dot products work the same way. CMake compiles this file alone with those
 // instruction sets; kernel_set.cc calls it only on a CPU that has them. It includes nothing but
-// the intrinsics and the kernels' own header (simd/tiles.h explains why).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
+// the intrinsics and the kernels' own headers (simd/tiles.h explains why).
+#include "avx512_intrinsics.h"
 #include "kernel_set.h"
 
 namespace shardwise::kernels {

@@ -2,17 +2,7 @@
 // CMake compiles this file alone with those instruction sets enabled; kernel_set.cc calls it only
 // on a CPU that has them. It includes nothing but the intrinsics and the kernels' own headers
 // (simd/tiles.h explains why).
-// GCC 12 warns of uninitialised values inside its own AVX-512 intrinsics (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-
+#include "avx512_intrinsics.h"
 #include "kernel_set.h"
 #include "tiles.h"
 
