@@ -85,13 +85,61 @@ std::string PoolLayout(const nlohmann::json& result, const std::string& role) {
   return "?";
 }
 
+// A latency object's value at the SLOs' percentile, in milliseconds ("-" when absent).
+std::string AtSloMs(const nlohmann::json& latency) {
+  if (!latency.is_object() || !latency.contains("at_slo")) return "-";
+  return fmt::format("{:.1f} ms", 1e3 * Num(latency, "at_slo"));
+}
+
+// recommend: the answer, then every candidate it simulated, the answer marked.
+std::string RecommendSections(const nlohmann::json& result) {
+  const nlohmann::json& best = result["recommendation"];
+  const nlohmann::json& slo = result["slo"];
+  const std::string pct = slo.value("percentile", std::string("p99"));
+  std::string out = fmt::format(
+      "<h2>Answer</h2>\n<p><b>{} x {} ({}) as {}</b> serves {:.2f} requests/s with {} TTFT {} "
+      "and TPOT {} against the SLOs' {} and {}; ${:.3f} per million output tokens at that "
+      "load.</p>\n",
+      best.value("gpus", 0), Escape(best.value("gpu", std::string("?"))),
+      Escape(best.value("cluster", std::string("?"))),
+      Escape(best.value("layout", std::string("?"))), Num(best, "rate_requests_per_s"), pct,
+      AtSloMs(best["ttft_s"]), AtSloMs(best["tpot_s"]),
+      slo["max_ttft_s"].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, "max_ttft_s")) : "-",
+      slo["max_tpot_s"].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, "max_tpot_s")) : "-",
+      best["usd_per_mtok_output"].is_number() ? Num(best, "usd_per_mtok_output") : 0.0);
+  std::string rows;
+  for (const nlohmann::json& c : result["candidates"]) {
+    const bool answer = c.value("layout", "") == best.value("layout", "") &&
+                        c.value("gpus", 0) == best.value("gpus", 0) &&
+                        c.value("cluster", "") == best.value("cluster", "");
+    rows += fmt::format(
+        "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        answer ? " style=\"font-weight:600\"" : "", Escape(c.value("cluster", std::string())),
+        c.value("gpus", 0), Escape(c.value("layout", std::string())),
+        Num(c, "capacity_requests_per_s"), Num(c, "rate_requests_per_s"), AtSloMs(c["ttft_s"]),
+        AtSloMs(c["tpot_s"]),
+        c["usd_per_mtok_output"].is_number() ? fmt::format("{:.3f}", Num(c, "usd_per_mtok_output"))
+                                             : "-",
+        Escape(c.value("note", std::string())));
+  }
+  out += fmt::format(
+      "<h2>Candidates simulated</h2>\n<table class=\"summary\"><tr><td>cluster</td><td>GPUs</td>"
+      "<td>deployment</td><td>max req/s</td><td>req/s</td><td>TTFT {}</td><td>TPOT {}</td>"
+      "<td>$/Mtok</td><td>verdict</td></tr>\n{}</table>\n<p class=\"note\">Each candidate was "
+      "simulated at the rate to its steady state; the answer (bold) is the first, by GPUs or "
+      "cost, that meets both SLOs at the percentile without falling behind.</p>\n",
+      pct, pct, rows);
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
   if (!result.is_object() || !result.contains("command") || !result["command"].is_string()) {
     return Error(
         "not a shardwise result: the JSON has no \"command\" field; write one with "
-        "'shardwise plan|explain|simulate|price ... --json > RESULT.json'");
+        "'shardwise plan|explain|simulate|price|recommend ... --json > RESULT.json'");
   }
   const std::string command = result["command"];
   std::string body;
@@ -139,10 +187,12 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
                          result["break_even"].value("api_usd_per_mtok_output", nlohmann::json())),
                 "Cost falls as 1 / (utilisation x duty cycle); where the curve crosses the "
                 "API's price is the break-even utilisation.");
+  } else if (command == "recommend" && result["recommendation"].is_object()) {
+    body += RecommendSections(result);
   } else {
     return Error(
-        fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate "
-                    "and price results",
+        fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate, price "
+                    "and recommend results",
                     command));
   }
   const std::string title =

@@ -214,6 +214,30 @@ TEST_F(HtmlReport, PricePageShowsTheBreakEven) {
   EXPECT_NE(b.dom.find("API $5/Mtok output"), std::string::npos);
 }
 
+TEST(HtmlReportFiles, RecommendPageLeadsWithTheAnswer) {
+  // recommend --html was refused after the search ("cannot draw a 'recommend' result").
+  const std::string dir = TempDir();
+  const std::string question =
+      "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 500 --max-tpot-ms 30";
+  const RunResult j = RunShardwise(question + " --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const RunResult r = RunShardwise(question + " --html " + dir + "/rec.html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = Slurp(dir + "/rec.html");
+  const std::string answer = j.Json()["recommendation"]["layout"];
+  EXPECT_NE(page.find("<h2>Answer</h2>"), std::string::npos);
+  EXPECT_NE(page.find("as " + answer + "</b>"), std::string::npos) << answer;
+  // The candidates' table: one row per candidate, plus the header.
+  const size_t begin = page.find("<h2>Candidates simulated</h2>");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string table = page.substr(begin, page.find("</table>", begin) - begin);
+  size_t rows = 0;
+  for (size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, j.Json()["candidates"].size() + 1);
+}
+
 TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
   const std::string dir = TempDir();
   std::ofstream(dir + "/notes.html") << "<html>my notes</html>";
