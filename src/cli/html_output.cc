@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "output_guard.h"
@@ -32,7 +33,10 @@ void HtmlOptions::AddTo(CLI::App* sub) {
 Status HtmlOptions::Write(const nlohmann::json& result) const {
   if (path.empty()) return Status();
   SW_ASSIGN_OR_RETURN(std::string html, report::RenderHtmlPage(result));
-  return WritePage(path, html, force);
+  SW_RETURN_IF_ERROR(WritePage(path, html, force));
+  // On stderr, so --json's stdout stays one document.
+  std::fprintf(stderr, "shardwise: wrote %s\n", path.c_str());
+  return Status();
 }
 
 Status HtmlOptions::Check() const { return path.empty() ? Status() : CheckPagePath(path, force); }
