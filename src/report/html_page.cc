@@ -91,6 +91,40 @@ std::string AtSloMs(const nlohmann::json& latency) {
   return fmt::format("{:.1f} ms", 1e3 * Num(latency, "at_slo"));
 }
 
+// An SLO limit in milliseconds, or "none".
+std::string LimitMs(const nlohmann::json& slo, const char* key) {
+  return slo[key].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, key)) : "none";
+}
+
+// plan: the answer (the verdict's deployment and why), then the ranked layouts at the load.
+std::string PlanAnswer(const nlohmann::json& result) {
+  const nlohmann::json& slo = result["slo"];
+  const std::string pct = slo.value("percentile", std::string("p99"));
+  const nlohmann::json& verdict = result["verdict"];
+  std::string out = fmt::format(
+      "<h2>Answer</h2>\n<p><b>{}</b> ({}). SLOs at {}: TTFT {}, TPOT {}.</p>\n<p "
+      "class=\"note\">{}</p>\n",
+      Escape(result["deployment"].value("name", std::string("?"))),
+      Escape(verdict.value("winner", std::string("aggregated"))), pct, LimitMs(slo, "max_ttft_s"),
+      LimitMs(slo, "max_tpot_s"), Escape(verdict.value("why", std::string())));
+  std::string rows;
+  for (const nlohmann::json& l : result["layouts"]) {
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
+        "<td>{:.1f}</td><td>{:.3f}</td><td>{}</td></tr>\n",
+        Escape(l.value("layout", std::string())), l.value("gpus", 0), l.value("batch", 0),
+        AtSloMs(l["ttft_s"]), AtSloMs(l["tpot_s"]), Num(l, "output_tokens_per_s_per_gpu"),
+        Num(l, "output_tokens_per_s_per_user"), Num(l, "usd_per_mtok_output"),
+        l.value("meets_slo", false) ? "yes" : "no");
+  }
+  out += fmt::format(
+      "<h2>Ranked layouts</h2>\n<table class=\"summary\"><tr><td>layout</td><td>GPUs</td>"
+      "<td>batch</td><td>TTFT {}</td><td>TPOT {}</td><td>tok/s/GPU</td><td>tok/s/user</td>"
+      "<td>$/Mtok</td><td>meets SLOs</td></tr>\n{}</table>\n",
+      pct, pct, rows);
+  return out;
+}
+
 // recommend: the answer, then every candidate it simulated, the answer marked.
 std::string RecommendSections(const nlohmann::json& result) {
   const nlohmann::json& best = result["recommendation"];
@@ -103,9 +137,8 @@ std::string RecommendSections(const nlohmann::json& result) {
       best.value("gpus", 0), Escape(best.value("gpu", std::string("?"))),
       Escape(best.value("cluster", std::string("?"))),
       Escape(best.value("layout", std::string("?"))), Num(best, "rate_requests_per_s"), pct,
-      AtSloMs(best["ttft_s"]), AtSloMs(best["tpot_s"]),
-      slo["max_ttft_s"].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, "max_ttft_s")) : "-",
-      slo["max_tpot_s"].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, "max_tpot_s")) : "-",
+      AtSloMs(best["ttft_s"]), AtSloMs(best["tpot_s"]), LimitMs(slo, "max_ttft_s"),
+      LimitMs(slo, "max_tpot_s"),
       best["usd_per_mtok_output"].is_number() ? Num(best, "usd_per_mtok_output") : 0.0);
   std::string rows;
   for (const nlohmann::json& c : result["candidates"]) {
@@ -147,6 +180,7 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
     if (!result["layouts"].is_array() || result["layouts"].empty()) {
       return Error("plan result has no layouts to draw");
     }
+    body += PlanAnswer(result);
     body += Section("Pareto front", ParetoPlot(result),
                     "Every point is a (layout, batch) that no other beats on both axes; the ring "
                     "marks the planner's choice and the dashed line the TPOT SLO, if one was set.");
@@ -200,10 +234,12 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
                   result.value("cluster", std::string("?")));
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{}\n<title>{}</title>"
-      "<style>{}</style></head>\n<body>\n<h1>{}</h1>\n{}{}"
+      "<style>{}</style></head>\n<body>\n<h1>{}</h1>\n{}"
+      "<h2>Inputs</h2><details><summary>The question's settings and scalar results</summary>{}"
+      "</details>\n"
       "<h2>Data</h2><details><summary>The JSON this page was drawn from (as --json prints "
       "it)</summary><pre>{}</pre></details>\n</body></html>\n",
-      kGeneratorMeta, Escape(title), kStyle, Escape(title), Summary(result), body,
+      kGeneratorMeta, Escape(title), kStyle, Escape(title), body, Summary(result),
       Escape(result.dump(2)));
 }
 

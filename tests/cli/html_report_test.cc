@@ -214,6 +214,34 @@ TEST_F(HtmlReport, PricePageShowsTheBreakEven) {
   EXPECT_NE(b.dom.find("API $5/Mtok output"), std::string::npos);
 }
 
+// The rows of the table that follows `heading` in `page`.
+size_t TableRows(const std::string& page, const std::string& heading) {
+  const size_t begin = page.find(heading);
+  if (begin == std::string::npos) return 0;
+  const std::string table = page.substr(begin, page.find("</table>", begin) - begin);
+  size_t rows = 0;
+  for (size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
+    ++rows;
+  }
+  return rows;
+}
+
+TEST(HtmlReportFiles, PlanPageLeadsWithTheAnswerAndTheRanking) {
+  // The page opened with a raw key/value dump; it now opens with the verdict's deployment and
+  // why, then the ranked layouts, and keeps the settings in a collapsed section below.
+  const std::string dir = TempDir();
+  const RunResult j = RunShardwise("plan --top 3 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  ASSERT_EQ(RunShardwise("plan --top 3 --html " + dir + "/plan.html").exit_code, 0);
+  const std::string page = Slurp(dir + "/plan.html");
+  const size_t answer = page.find("<h2>Answer</h2>");
+  ASSERT_NE(answer, std::string::npos);
+  EXPECT_NE(page.find("<b>" + j.Json()["deployment"]["name"].get<std::string>() + "</b>"),
+            std::string::npos);
+  EXPECT_LT(answer, page.find("<h2>Inputs</h2>"));
+  EXPECT_EQ(TableRows(page, "<h2>Ranked layouts</h2>"), j.Json()["layouts"].size() + 1);
+}
+
 TEST(HtmlReportFiles, RecommendPageLeadsWithTheAnswer) {
   // recommend --html was refused after the search ("cannot draw a 'recommend' result").
   const std::string dir = TempDir();
@@ -228,14 +256,7 @@ TEST(HtmlReportFiles, RecommendPageLeadsWithTheAnswer) {
   EXPECT_NE(page.find("<h2>Answer</h2>"), std::string::npos);
   EXPECT_NE(page.find("as " + answer + "</b>"), std::string::npos) << answer;
   // The candidates' table: one row per candidate, plus the header.
-  const size_t begin = page.find("<h2>Candidates simulated</h2>");
-  ASSERT_NE(begin, std::string::npos);
-  const std::string table = page.substr(begin, page.find("</table>", begin) - begin);
-  size_t rows = 0;
-  for (size_t at = table.find("<tr"); at != std::string::npos; at = table.find("<tr", at + 1)) {
-    ++rows;
-  }
-  EXPECT_EQ(rows, j.Json()["candidates"].size() + 1);
+  EXPECT_EQ(TableRows(page, "<h2>Candidates simulated</h2>"), j.Json()["candidates"].size() + 1);
 }
 
 TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
