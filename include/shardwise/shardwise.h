@@ -18,6 +18,7 @@
 #include "shardwise/api/plan.h"
 #include "shardwise/api/price.h"
 #include "shardwise/api/recommend.h"
+#include "shardwise/api/replay.h"
 #include "shardwise/api/roofline.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/api/simulate.h"

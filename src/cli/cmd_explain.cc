@@ -48,6 +48,19 @@ std::string EpExchangeLine(const api::Explanation& e) {
   return line;
 }
 
+// One phase's row of the breakdown table.
+std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
+  return {name,
+          FormatSeconds(p.compute_s),
+          FormatSeconds(p.memory_s),
+          FormatSeconds(p.tp_comm_s),
+          FormatSeconds(p.ep_comm_s),
+          FormatSeconds(p.cp_comm_s),
+          FormatSeconds(p.pp_comm_s),
+          FormatSeconds(p.bubble_s),
+          FormatSeconds(p.total_s)};
+}
+
 void PrintPhases(const std::string& prefill_name, const PhaseBreakdown& prefill,
                  const std::string& decode_name, const PhaseBreakdown& decode) {
   Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
@@ -159,18 +172,6 @@ void PrintDisaggregated(const api::Explanation& e) {
       dp.layout.ToString());
 }
 
-// The batch of a saved closed loop: its clients shared by the replicas (aggregated) or the
-// decode workers (disaggregated), as the saved run held them; a saved rate keeps --batch's.
-Status SavedBatch(const api::SavedDeployment& saved, int64_t& batch) {
-  if (!saved.concurrency) return Status();
-  const api::DeploymentSpec& d = saved.deployment;
-  SW_ASSIGN_OR_RETURN(const Layout layout,
-                      ParseLayout(d.Disaggregated() ? d.decode_layout : d.layout));
-  const int64_t holders = d.Disaggregated() ? d.decode_workers : layout.Replicas();
-  batch = std::max<int64_t>(1, (*saved.concurrency + holders - 1) / std::max<int64_t>(1, holders));
-  return Status();
-}
-
 Status RunExplain(ExplainOptions& o) {
   api::ExplainRequest& r = o.request;
   r.cluster = o.cluster.values;
@@ -178,13 +179,11 @@ Status RunExplain(ExplainOptions& o) {
   r.deployment = o.deployment.values;
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (saved) {
-    r.model = saved->model;
-    r.cluster = saved->cluster;
-    r.serving = saved->serving;
-    r.deployment = saved->deployment;
-    if (!*o.context) r.context = saved->isl;
-    if (!*o.osl) r.osl = saved->osl;
-    if (!*o.batch) SW_RETURN_IF_ERROR(SavedBatch(*saved, r.batch));
+    api::GivenFields given;
+    given.isl = Given(o.context);
+    given.osl = Given(o.osl);
+    given.batch = Given(o.batch);
+    SW_RETURN_IF_ERROR(api::Replay(*saved, given, r));
   } else if (r.deployment.Disaggregated()) {
     if (o.deployment.LayoutGiven()) {
       return Error(

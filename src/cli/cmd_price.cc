@@ -33,16 +33,9 @@ Status BuildRequest(PriceOptions& o) {
   r.slo = o.slo.values;
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
-  r.model = saved->model;
-  r.cluster = saved->cluster;
-  r.serving = saved->serving;
-  r.deployment = saved->deployment;
-  MergeSavedLengths(o.lengths, *saved, r.isl, r.osl);
-  if (!AnyGiven(o.load) && !AnyGiven(o.slo.given)) {
-    r.rate = saved->rate;
-    r.concurrency = saved->concurrency;
-  }
-  MergeSavedSlo(o.slo, *saved, r.slo);
+  api::GivenFields given = GivenOf(o.lengths, o.slo);
+  given.load = AnyGiven(o.load);
+  api::Replay(*saved, given, r);
   return Status();
 }
 

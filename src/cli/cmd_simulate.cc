@@ -77,24 +77,15 @@ Status BuildRequest(SimulateOptions& o) {
   if (*o.length_cv_option) r.workload.length_cv = o.length_cv;
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
-  r.model = saved->model;
-  r.cluster = saved->cluster;
-  r.serving = saved->serving;
-  r.deployment = saved->deployment;
-  MergeSavedLengths(o.lengths, *saved, r.workload.isl, r.workload.osl);
-  if (!AnyGiven({o.rate_option, o.concurrency_option}) && r.workload.trace.empty()) {
-    if (saved->rate) r.rate = saved->rate;
-    if (saved->offline) r.rate = std::numeric_limits<double>::infinity();
-    if (saved->concurrency) r.concurrency = saved->concurrency;
-    if (!*o.burstiness_option) r.burstiness = saved->burstiness;
-  }
-  // A saved simulate's request generator (the other commands save fixed lengths and seed 1).
-  if (!*o.dists[0]) r.workload.isl_dist = saved->isl_dist;
-  if (!*o.dists[1]) r.workload.osl_dist = saved->osl_dist;
-  if (!*o.length_cv_option) r.workload.length_cv = saved->length_cv;
-  if (!*o.seed) r.seed = saved->seed;
-  if (!*o.router) r.router = saved->router;
-  MergeSavedSlo(o.slo, *saved, r.slo);
+  api::GivenFields given = GivenOf(o.lengths, o.slo);
+  given.load = AnyGiven({o.rate_option, o.concurrency_option});
+  given.burstiness = Given(o.burstiness_option);
+  given.isl_dist = Given(o.dists[0]);
+  given.osl_dist = Given(o.dists[1]);
+  given.length_cv = Given(o.length_cv_option);
+  given.seed = Given(o.seed);
+  given.router = Given(o.router);
+  api::Replay(*saved, given, r);
   return Status();
 }
 

@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 
 #include "output_guard.h"
-#include "shardwise/common/format.h"
 #include "shardwise/report/html_page.h"
 
 namespace shardwise::cli {
@@ -49,18 +46,6 @@ Status WritePage(const std::string& path, const std::string& html, bool force) {
   if (!out)
     return Error(fmt::format("--html {}: cannot write the file (check the directory)", path));
   return Status();
-}
-
-std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p) {
-  return {name,
-          FormatSeconds(p.compute_s),
-          FormatSeconds(p.memory_s),
-          FormatSeconds(p.tp_comm_s),
-          FormatSeconds(p.ep_comm_s),
-          FormatSeconds(p.cp_comm_s),
-          FormatSeconds(p.pp_comm_s),
-          FormatSeconds(p.bubble_s),
-          FormatSeconds(p.total_s)};
 }
 
 }  // namespace shardwise::cli

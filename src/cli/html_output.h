@@ -1,14 +1,11 @@
-// --html FILE and --force, shared by the commands that draw the HTML report, and the text row of
-// a phase.
+// --html FILE and --force, shared by the commands that draw the HTML report.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "shardwise/common/status.h"
-#include "shardwise/perf/breakdown.h"
 
 namespace shardwise::cli {
 
@@ -26,9 +23,5 @@ struct HtmlOptions {
 
 // Writes `html` to `path`, refusing to overwrite a file that is not a shardwise page.
 Status WritePage(const std::string& path, const std::string& html, bool force);
-
-// A phase as a row of explain's table: name, compute, memory, TP, EP, CP and PP comm, bubble,
-// total.
-std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown& p);
 
 }  // namespace shardwise::cli

@@ -153,18 +153,14 @@ void SloFlags::AddTo(CLI::App* sub, const std::string& what) {
                ->capture_default_str()};
 }
 
-void MergeSavedLengths(const std::vector<CLI::Option*>& lengths, const api::SavedDeployment& saved,
-                       int64_t& isl, int64_t& osl) {
-  if (!*lengths[0]) isl = saved.isl;
-  if (!*lengths[1]) osl = saved.osl;
-}
-
-void MergeSavedSlo(const SloFlags& flags, const api::SavedDeployment& saved, api::SloRequest& slo) {
-  const api::SloRequest given = slo;
-  slo = saved.slo;
-  if (*flags.given[0]) slo.max_ttft_ms = given.max_ttft_ms;
-  if (*flags.given[1]) slo.max_tpot_ms = given.max_tpot_ms;
-  if (*flags.given[2]) slo.percentile = given.percentile;
+api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo) {
+  api::GivenFields given;
+  given.isl = Given(lengths[0]);
+  given.osl = Given(lengths[1]);
+  given.max_ttft = Given(slo.given[0]);
+  given.max_tpot = Given(slo.given[1]);
+  given.percentile = Given(slo.given[2]);
+  return given;
 }
 
 StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& deployment,

@@ -9,10 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "shardwise/api/replay.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/common/status.h"
 
 namespace shardwise::cli {
+
+// True when `option` was given on the command line.
+inline bool Given(const CLI::Option* option) { return option != nullptr && option->count() > 0; }
 
 // True when any of `options` was given on the command line.
 bool AnyGiven(const std::vector<CLI::Option*>& options);
@@ -53,12 +57,9 @@ struct SloFlags {
   void AddTo(CLI::App* sub, const std::string& what);
 };
 
-// The saved question's lengths and SLOs under the flags given here, field by field: --isl alone
-// keeps the saved OSL, --max-tpot-ms alone keeps the saved TTFT limit and percentile.
-// `lengths` are the --isl and --osl options.
-void MergeSavedLengths(const std::vector<CLI::Option*>& lengths, const api::SavedDeployment& saved,
-                       int64_t& isl, int64_t& osl);
-void MergeSavedSlo(const SloFlags& flags, const api::SavedDeployment& saved, api::SloRequest& slo);
+// The lengths (--isl, --osl: `lengths`) and SLO flags given on the command line, for a replay
+// (api/replay.h) that keeps them over the saved ones.
+api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo);
 
 // A saved deployment (--deployment FILE) as the command's question: its model, cluster, options
 // and deployment, unless the command line names them too (an error naming the flag); the

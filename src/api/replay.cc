@@ -1,0 +1,73 @@
+#include "shardwise/api/replay.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace shardwise::api {
+namespace {
+
+// The saved SLOs with the caller's own limits and percentile kept.
+void ReplaySlo(const SavedDeployment& saved, const GivenFields& given, SloRequest& slo) {
+  const SloRequest mine = slo;
+  slo = saved.slo;
+  if (given.max_ttft) slo.max_ttft_ms = mine.max_ttft_ms;
+  if (given.max_tpot) slo.max_tpot_ms = mine.max_tpot_ms;
+  if (given.percentile) slo.percentile = mine.percentile;
+}
+
+// What every replay takes from the file whole.
+template <typename Request>
+void ReplayQuestion(const SavedDeployment& saved, Request& r) {
+  r.model = saved.model;
+  r.cluster = saved.cluster;
+  r.serving = saved.serving;
+  r.deployment = saved.deployment;
+}
+
+}  // namespace
+
+void Replay(const SavedDeployment& saved, const GivenFields& given, SimulateRequest& r) {
+  ReplayQuestion(saved, r);
+  if (!given.isl) r.workload.isl = saved.isl;
+  if (!given.osl) r.workload.osl = saved.osl;
+  if (!given.load && r.workload.trace.empty()) {
+    if (saved.rate) r.rate = saved.rate;
+    if (saved.offline) r.rate = std::numeric_limits<double>::infinity();
+    if (saved.concurrency) r.concurrency = saved.concurrency;
+    if (!given.burstiness) r.burstiness = saved.burstiness;
+  }
+  // A saved simulate's request generator (the other commands save fixed lengths and seed 1).
+  if (!given.isl_dist) r.workload.isl_dist = saved.isl_dist;
+  if (!given.osl_dist) r.workload.osl_dist = saved.osl_dist;
+  if (!given.length_cv) r.workload.length_cv = saved.length_cv;
+  if (!given.seed) r.seed = saved.seed;
+  if (!given.router) r.router = saved.router;
+  ReplaySlo(saved, given, r.slo);
+}
+
+void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest& r) {
+  ReplayQuestion(saved, r);
+  if (!given.isl) r.isl = saved.isl;
+  if (!given.osl) r.osl = saved.osl;
+  if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
+    r.rate = saved.rate;
+    r.concurrency = saved.concurrency;
+  }
+  ReplaySlo(saved, given, r.slo);
+}
+
+Status Replay(const SavedDeployment& saved, const GivenFields& given, ExplainRequest& r) {
+  ReplayQuestion(saved, r);
+  if (!given.isl) r.context = saved.isl;
+  if (!given.osl) r.osl = saved.osl;
+  if (given.batch || !saved.concurrency) return Status();
+  const DeploymentSpec& d = saved.deployment;
+  StatusOr<Layout> layout = ParseLayout(d.Disaggregated() ? d.decode_layout : d.layout);
+  if (!layout.ok()) return layout.status().WithField("deployment");
+  const int64_t holders =
+      std::max<int64_t>(1, d.Disaggregated() ? d.decode_workers : layout->Replicas());
+  r.batch = std::max<int64_t>(1, (*saved.concurrency + holders - 1) / holders);
+  return Status();
+}
+
+}  // namespace shardwise::api

@@ -1,0 +1,82 @@
+// Replay: a saved question under the fields a caller set itself, field by field.
+#include "shardwise/api/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace shardwise::api {
+namespace {
+
+SavedDeployment Saved() {
+  SavedDeployment s;
+  s.model = "llama-3.1-8b";
+  s.deployment = DeploymentSpec::Aggregated("dp4tp2");
+  s.isl = 2048;
+  s.osl = 512;
+  s.concurrency = 64;
+  s.slo.max_ttft_ms = 3000;
+  s.slo.percentile = "p90";
+  s.osl_dist = "lognormal";
+  s.seed = 7;
+  return s;
+}
+
+TEST(Replay, SimulateKeepsOnlyTheFieldsTheCallerSet) {
+  SimulateRequest r;
+  r.workload.isl = 1024;  // the caller's
+  r.slo.max_tpot_ms = 40;
+  GivenFields given;
+  given.isl = given.max_tpot = true;
+  Replay(Saved(), given, r);
+  EXPECT_EQ(r.model, "llama-3.1-8b");
+  EXPECT_EQ(r.deployment.layout, "dp4tp2");
+  EXPECT_EQ(r.workload.isl, 1024);
+  EXPECT_EQ(r.workload.osl, 512);
+  EXPECT_EQ(r.concurrency, 64);
+  EXPECT_EQ(r.workload.osl_dist, "lognormal");
+  EXPECT_EQ(r.seed, 7u);
+  EXPECT_EQ(r.slo.max_ttft_ms, 3000);
+  EXPECT_EQ(r.slo.max_tpot_ms, 40);
+  EXPECT_EQ(r.slo.percentile, "p90");
+}
+
+TEST(Replay, AnOfflineSimulateStaysOffline) {
+  SavedDeployment s = Saved();
+  s.concurrency.reset();
+  s.offline = true;
+  SimulateRequest r;
+  Replay(s, GivenFields{}, r);
+  ASSERT_TRUE(r.rate.has_value());
+  EXPECT_TRUE(std::isinf(*r.rate));
+}
+
+TEST(Replay, PriceWithItsOwnSlosPricesThemNotTheSavedLoad) {
+  PriceRequest r;
+  GivenFields given;
+  given.max_ttft = true;
+  r.slo.max_ttft_ms = 1000;
+  Replay(Saved(), given, r);
+  EXPECT_FALSE(r.concurrency.has_value());
+  EXPECT_EQ(r.slo.max_ttft_ms, 1000);
+  PriceRequest plain;
+  Replay(Saved(), GivenFields{}, plain);
+  EXPECT_EQ(plain.concurrency, 64);
+}
+
+TEST(Replay, ExplainHoldsTheSavedClientsPerReplica) {
+  // 64 clients over dp4tp2's 4 replicas: 16 each (hand division).
+  ExplainRequest r;
+  ASSERT_TRUE(Replay(Saved(), GivenFields{}, r).ok());
+  EXPECT_EQ(r.batch, 16);
+  EXPECT_EQ(r.context, 2048);
+  ExplainRequest mine;
+  mine.batch = 3;
+  GivenFields given;
+  given.batch = true;
+  ASSERT_TRUE(Replay(Saved(), given, mine).ok());
+  EXPECT_EQ(mine.batch, 3);
+}
+
+}  // namespace
+}  // namespace shardwise::api
