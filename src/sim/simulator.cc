@@ -11,6 +11,7 @@
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/attention.h"
 #include "shardwise/price/price.h"
+#include "thinned_series.h"
 
 namespace shardwise {
 namespace {
@@ -509,15 +510,7 @@ class Sim {
   void SampleOccupancy() {
     const double occ = Occupancy();
     result_.kv_occupancy_max = std::max(result_.kv_occupancy_max, occ);
-    if (++sample_tick_ % sample_stride_ != 0) return;
-    result_.kv_occupancy.emplace_back(now_, occ);
-    if (result_.kv_occupancy.size() >= 512) {  // keep every other sample, sample half as often
-      std::vector<std::pair<double, double>> kept;
-      for (size_t i = 0; i < result_.kv_occupancy.size(); i += 2)
-        kept.push_back(result_.kv_occupancy[i]);
-      result_.kv_occupancy = std::move(kept);
-      sample_stride_ *= 2;
-    }
+    occupancy_series_.Offer(now_, occ, result_.kv_occupancy);
   }
 
   // Running totals the window's rates are differences of.
@@ -590,8 +583,7 @@ class Sim {
   double tokens_emitted_ = 0;  // output tokens, first tokens included
   std::optional<Snapshot> window_start_, window_end_;
   double matmul_flops_per_token_ = 0;
-  int64_t sample_tick_ = 0;
-  int64_t sample_stride_ = 1;
+  ThinnedSeries occupancy_series_;
   SimResult result_;
 };
 
@@ -599,24 +591,7 @@ class Sim {
 
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config) {
-  if (config.pools.empty() || config.pools.size() > 2) {
-    return Error("the simulation needs one pool (aggregated) or two (prefill and decode)");
-  }
-  for (const SimPool& p : config.pools) {
-    if (p.table == nullptr) return Error("a pool of the simulation has no step table");
-    if (p.replicas < 1) return Error("the simulation needs at least one replica per pool");
-    if (p.attention_dp < 1) return Error("a replica needs at least one attention rank");
-    if (p.kv_capacity_tokens <= 0) return Error("a replica has no room for KV cache");
-    if (p.batch.max_batch < 1 || p.batch.max_batched_tokens < 1) {
-      return Error("`max_batch` and `max_batched_tokens` must be positive");
-    }
-  }
-  if (!(config.prefix_hit_rate >= 0 && config.prefix_hit_rate <= 1)) {
-    return FieldError("prefix_hit_rate", "the `prefix_hit_rate` must be in [0, 1]");
-  }
-  if (config.concurrency < 0) {
-    return FieldError("concurrency", "`concurrency` must be a positive number of clients");
-  }
+  SW_RETURN_IF_ERROR(CheckSimConfig(config));
   Sim sim(model, source, config);
   return sim.Run();
 }

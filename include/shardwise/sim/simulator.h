@@ -122,6 +122,10 @@ struct SimResult {
   }
 };
 
+// Checks a configuration before a run: one or two pools with tables, replicas, attention ranks,
+// KV room and batch limits, a prefix hit rate in [0, 1], no negative concurrency.
+Status CheckSimConfig(const SimConfig& config);
+
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config);
 
