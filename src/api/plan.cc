@@ -128,6 +128,20 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   return rep;
 }
 
+StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
+                                const ServingOptions& options, const Workload& lengths,
+                                const Slo& slo) {
+  shardwise::PlanRequest req;
+  req.perf = options.perf;
+  req.max_batch = options.max_batch;
+  req.slo = slo;
+  req.top = 1;
+  req.workload.prompt_tokens = lengths.prompt_tokens;
+  req.workload.output_tokens = lengths.output_tokens;
+  SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(model, cluster, req));
+  return plan.ranked.front().estimate.layout;
+}
+
 StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view which,
                                       std::optional<int> rank) {
   if (which != "winner" && which != "aggregated" && which != "disaggregated") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardwise/api/plan.h"
 #include "shardwise/common/format.h"
 #include "shardwise/plan/planner.h"
 
@@ -168,14 +169,9 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   w.output_tokens = r.osl;
   DeploymentSpec spec = r.deployment;
   if (spec.Empty()) {
-    shardwise::PlanRequest req;
-    req.perf = rep.options.perf;
-    req.max_batch = rep.options.max_batch;
-    req.workload = w;
-    req.slo = rep.slo;  // plan's answer under the same SLOs
-    req.top = 1;
-    SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(rep.model, rep.cluster, req));
-    spec.layout = plan.ranked.front().estimate.layout.ToString();
+    SW_ASSIGN_OR_RETURN(const Layout layout,
+                        PlannersLayout(rep.model, rep.cluster, rep.options, w, rep.slo));
+    spec.layout = layout.ToString();
     rep.layout_chosen = true;
   }
   SW_ASSIGN_OR_RETURN(rep.deployment,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "shardwise/api/plan.h"
 #include "shardwise/plan/planner.h"
 
 namespace shardwise::api {
@@ -60,22 +61,6 @@ Status CheckLoad(const SimulateRequest& r) {
     return FieldError("duration", "`duration` must be positive seconds");
   }
   return Status();
-}
-
-// The layout the planner ranks first for the scenario's mean lengths under its SLOs (as plan
-// ranks them, so simulate and price start from plan's answer).
-StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
-                                const ServingOptions& options, const Workload& one,
-                                const Slo& slo) {
-  shardwise::PlanRequest req;
-  req.perf = options.perf;
-  req.max_batch = options.max_batch;
-  req.slo = slo;
-  req.top = 1;
-  req.workload.prompt_tokens = one.prompt_tokens;
-  req.workload.output_tokens = one.output_tokens;
-  SW_ASSIGN_OR_RETURN(PlanResult plan, shardwise::Plan(model, cluster, req));
-  return plan.ranked.front().estimate.layout;
 }
 
 // A layout that leaves cluster GPUs idle, and the data-parallel layout that would use them all.

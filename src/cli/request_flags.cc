@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "validators.h"
@@ -9,10 +10,7 @@
 namespace shardwise::cli {
 
 bool AnyGiven(const std::vector<CLI::Option*>& options) {
-  for (const CLI::Option* o : options) {
-    if (o != nullptr && *o) return true;
-  }
-  return false;
+  return std::any_of(options.begin(), options.end(), Given);
 }
 
 void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {

@@ -57,6 +57,13 @@ struct PlanReport {
 
 StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& request);
 
+// The layout plan ranks first for requests of `lengths`' prompt and output tokens under `slo`
+// (offline): where simulate and price start when no deployment is named, so they start from
+// plan's answer.
+StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
+                                const ServingOptions& options, const Workload& lengths,
+                                const Slo& slo);
+
 // The deployment of a plan to deploy: `which` is "winner" (the verdict's), "aggregated" (ranked
 // entry `rank`, 1 = the best) or "disaggregated" (the best split); a rank implies aggregated.
 // Errors name `emit_deployment` or `emit_rank`.
