@@ -254,6 +254,10 @@ StatusOr<ServingSetup> PrepareServing(const ModelSpec& model, const Deployment& 
     s.config.pools.push_back(pool);
   }
   s.config.prefix_hit_rate = d.prefill().perf.prefix_hit_rate;
+  // Requests enter through the front end of the pool that receives them.
+  const EngineProfile& front = d.prefill().perf.engine;
+  s.config.request_path_s = front.request_path_s;
+  s.config.tokenize_s_per_token = front.tokenize_s_per_token;
   if (d.disaggregated()) {
     s.config.transfer_latency_s = s.estimate.transfer.latency_s;
     s.config.transfer_s_per_token = s.estimate.transfer.exposed_s_per_token;
@@ -350,19 +354,17 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   config.progress = nullptr;
 
   // At fixed output lengths a closed loop runs in lockstep; the band covers the same loop out
-  // of phase (one client per replica has no wave to leave). It never fails the run.
+  // of phase (one client per replica has no wave to leave), run to its own steady state as plan
+  // runs it. It never fails the run.
   if (closed && scenario.out_of_phase && scenario.trace.empty() &&
       scenario.output.distribution == LengthDistribution::kFixed && config.concurrency > replicas) {
-    const LengthSpec spread{LengthDistribution::kUniform, scenario.output.mean,
-                            kOutOfPhaseOutputCv};
-    const int64_t tail = TailRequests(static_cast<double>(replicas), steady.in_flight_per_replica);
-    RequestSource source = Source(scenario, run.requests, spread);
-    const StatusOr<SimResult> drift =
-        steady.sized ? RunWindow(model, config, scenario, steady.warmup_requests,
-                                 steady.measured_requests, tail, 1, 1, spread)
-                     : Simulate(model, source, config);
+    Scenario spread = scenario;
+    spread.output = {LengthDistribution::kUniform, scenario.output.mean, kOutOfPhaseOutputCv};
+    spread.out_of_phase = false;
+    spread.progress = nullptr;
+    const StatusOr<ServingRun> drift = Serve(model, setup, spread);
     if (drift.ok()) {
-      run.out_of_phase = OutOfPhase{drift->ttft_s.Mean(), drift->tpot_s.Mean()};
+      run.out_of_phase = OutOfPhase{drift->result.ttft_s.Mean(), drift->result.tpot_s.Mean()};
     } else {
       run.out_of_phase_failed = true;
     }

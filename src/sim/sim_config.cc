@@ -1,4 +1,7 @@
-// The simulation's configuration, checked before a run (sim/simulator.h).
+// The simulation's configuration and the requests it can hold, checked before a run.
+// (sim/simulator.h).
+#include <fmt/format.h>
+
 #include "shardwise/sim/simulator.h"
 
 namespace shardwise {
@@ -21,6 +24,30 @@ Status CheckSimConfig(const SimConfig& config) {
   }
   if (config.concurrency < 0) {
     return FieldError("concurrency", "`concurrency` must be a positive number of clients");
+  }
+  for (const double delay_s : {config.request_path_s, config.tokenize_s_per_token}) {
+    if (!(delay_s >= 0 && delay_s < 1)) {
+      return Error("the front end's request path and tokenization times must be in [0, 1) s");
+    }
+  }
+  return Status();
+}
+
+Status CheckRequestFits(const std::vector<SimPool>& pools, const TraceRequest& t) {
+  for (const SimPool& p : pools) {
+    const int64_t held =
+        p.role == PoolRole::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
+    const double need =
+        static_cast<double>(held + p.batch.block_tokens) + p.state_tokens_per_sequence;
+    if (need > p.kv_capacity_tokens) {
+      return Error(fmt::format(
+          "a request of {} + {} tokens needs more KV than a{} replica holds ({:.0f} tokens); "
+          "use more GPUs per replica or shorter requests",
+          t.input_tokens, t.output_tokens,
+          p.role == PoolRole::kPrefill ? " prefill"
+                                       : (p.role == PoolRole::kDecode ? " decode" : ""),
+          p.kv_capacity_tokens));
+    }
   }
   return Status();
 }

@@ -1,7 +1,5 @@
 #include "shardwise/sim/simulator.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -11,6 +9,7 @@
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/attention.h"
 #include "shardwise/price/price.h"
+#include "shardwise/sim/front_end.h"
 #include "thinned_series.h"
 
 namespace shardwise {
@@ -25,6 +24,7 @@ struct Request {
   int64_t prefilled = 0;
   double prefill_done_s = 0;  // disaggregated: when its prompt finished in the prefill pool
   int64_t join_step = 0;      // replica decode step at which it joined the decode set
+  size_t replica = 0;         // where the router sent it
   bool admitted = false;      // holds KV for its prompt
   bool done = false;
 };
@@ -57,13 +57,15 @@ struct Replica {
   }
 };
 
-enum class EventKind { kArrival, kStepDone, kTransferDone };
+// kArrival: an open loop's request is sent; kVisible: a routed request reaches its replica's
+// scheduler.
+enum class EventKind { kArrival, kVisible, kStepDone, kTransferDone };
 
 struct Event {
   double time_s;
   int64_t order;  // tie-break: insertion order, for determinism
   EventKind kind;
-  int64_t index;  // replica for kStepDone, request for kTransferDone
+  int64_t index;  // replica for kStepDone, request for kVisible and kTransferDone
   bool operator>(const Event& o) const {
     return time_s != o.time_s ? time_s > o.time_s : order > o.order;
   }
@@ -93,25 +95,32 @@ class Sim {
       }
     }
     if (!c.disaggregated()) decode_first_ = static_cast<int64_t>(replicas_.size());
+    // Each physical replica of the first pool is an engine instance with its own API server.
+    front_ends_.assign(stage_free_s_.size(), FrontEnd(c.request_path_s, c.tokenize_s_per_token));
     for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
 
   StatusOr<SimResult> Run() {
     if (c_.concurrency > 0) {
       for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
-      SW_RETURN_IF_ERROR(RouteClosedLoop());
-    } else {
-      PullArrival();
+      SW_RETURN_IF_ERROR(closed_loop_status_);
+    } else if (auto r = source_.Next()) {
+      pending_.push_back(*r);
+      Push(r->arrival_s, EventKind::kArrival, 0);
     }
     while (!events_.empty()) {
       const Event e = events_.top();
       events_.pop();
       AdvanceClock(e.time_s);
       if (e.kind == EventKind::kArrival) {
-        const TraceRequest next = pending_.front();
+        SW_RETURN_IF_ERROR(Route(pending_.front()));
         pending_.pop_front();
-        SW_RETURN_IF_ERROR(Route(next));
-        if (c_.concurrency == 0) PullArrival();
+        if (auto r = source_.Next()) {
+          pending_.push_back(*r);
+          Push(r->arrival_s, EventKind::kArrival, 0);
+        }
+      } else if (e.kind == EventKind::kVisible) {
+        EnqueueVisible(e);
       } else if (e.kind == EventKind::kTransferDone) {
         ToDecodePool(e.index);
       } else {
@@ -126,39 +135,34 @@ class Sim {
  private:
   void Push(double t, EventKind kind, int64_t index) { events_.push({t, order_++, kind, index}); }
 
-  void PullArrival() {
-    if (auto r = source_.Next()) {
-      pending_.push_back(*r);
-      Push(r->arrival_s, EventKind::kArrival, 0);
-    }
-  }
-
-  // A client of the closed loop sends its next request now; it is routed before the replica
-  // that completed the previous one plans its next iteration (RouteClosedLoop), so it can join.
+  // A client of the closed loop sends its next request now, as its previous one completes: the
+  // replica that completed it plans its next iteration before the request can reach it.
   void PullClosedLoop() {
     if (now_ >= c_.stop_after_s) return;
     if (auto r = source_.Next()) {
       r->arrival_s = now_;
-      pending_.push_back(*r);
+      if (closed_loop_status_.ok()) closed_loop_status_ = Route(*r);
     }
   }
 
-  // Routes every waiting arrival, then starts the idle replicas, so requests arriving together
-  // share an iteration.
-  Status RouteClosedLoop() {
+  // Queues every request reaching its scheduler at `first`'s time, then starts the idle
+  // replicas, so requests arriving together share an iteration.
+  void EnqueueVisible(const Event& first) {
     defer_start_ = true;
-    while (!pending_.empty()) {
-      const TraceRequest next = pending_.front();
-      pending_.pop_front();
-      const Status s = Route(next);
-      if (!s.ok()) return s;
+    for (Event e = first;;) {
+      Enqueue(requests_[e.index].replica, e.index);
+      if (events_.empty() || events_.top().kind != EventKind::kVisible ||
+          events_.top().time_s != first.time_s) {
+        break;
+      }
+      e = events_.top();
+      events_.pop();
     }
     defer_start_ = false;
     for (size_t i : deferred_) {
       if (!replicas_[i].busy) StartStep(static_cast<int64_t>(i));
     }
     deferred_.clear();
-    return Status();
   }
 
   void AdvanceClock(double t) {
@@ -215,7 +219,6 @@ class Sim {
   void Enqueue(size_t index, int64_t id) {
     Replica& rep = replicas_[index];
     rep.waiting.push_back(id);
-    ++rep.in_flight;
     if (rep.busy) return;
     if (defer_start_) {
       deferred_.push_back(index);
@@ -225,21 +228,7 @@ class Sim {
   }
 
   Status Route(const TraceRequest& t) {
-    for (const SimPool& p : engine_pools_) {
-      const int64_t held =
-          p.role == PoolRole::kPrefill ? t.input_tokens : t.input_tokens + t.output_tokens;
-      const double need =
-          static_cast<double>(held + p.batch.block_tokens) + p.state_tokens_per_sequence;
-      if (need > p.kv_capacity_tokens) {
-        return Error(fmt::format(
-            "a request of {} + {} tokens needs more KV than a{} replica holds ({:.0f} tokens); "
-            "use more GPUs per replica or shorter requests",
-            t.input_tokens, t.output_tokens,
-            p.role == PoolRole::kPrefill ? " prefill"
-                                         : (p.role == PoolRole::kDecode ? " decode" : ""),
-            p.kv_capacity_tokens));
-      }
-    }
+    SW_RETURN_IF_ERROR(CheckRequestFits(engine_pools_, t));
     const int64_t id = static_cast<int64_t>(requests_.size());
     if (id == 0 && c_.measure_count < 0) window_start_ = Snap();
     if (c_.measure_count >= 0 && id == c_.measure_from) window_start_ = Snap();
@@ -257,8 +246,12 @@ class Sim {
     r.prefilled = std::min<int64_t>(
         std::max<int64_t>(0, r.prompt - 1),
         static_cast<int64_t>(std::llround(static_cast<double>(r.prompt) * c_.prefix_hit_rate)));
+    r.replica = PickReplica(0, static_cast<size_t>(decode_first_), next_rr_);
+    ++replicas_[r.replica].in_flight;
+    // It reaches the scheduler through the replica's front end.
+    Push(front_ends_[replicas_[r.replica].group].Visible(r.arrival_s, r.prompt),
+         EventKind::kVisible, id);
     requests_.push_back(r);
-    Enqueue(PickReplica(0, static_cast<size_t>(decode_first_), next_rr_), id);
     return Status();
   }
 
@@ -268,7 +261,9 @@ class Sim {
     Request& r = requests_[id];
     transfer_s_ += now_ - r.prefill_done_s;
     ++transfers_;
-    Enqueue(PickReplica(static_cast<size_t>(decode_first_), replicas_.size(), next_decode_rr_), id);
+    r.replica = PickReplica(static_cast<size_t>(decode_first_), replicas_.size(), next_decode_rr_);
+    ++replicas_[r.replica].in_flight;
+    Enqueue(r.replica, id);
   }
 
   // Frees the most recently admitted decoding sequence back to the queue's front (recompute).
@@ -433,7 +428,7 @@ class Sim {
     Request& r = requests_[id];
     r.done = true;
     Leave(rep, r);
-    if (c_.concurrency > 0) PullClosedLoop();
+    if (c_.concurrency > 0) ++sends_;  // its client's next request, once the iteration is done
     if (!Measured(id)) return;
     ++result_.requests;
     const double ttft = r.first_token_s - r.arrival_s;
@@ -503,7 +498,7 @@ class Sim {
       JoinDecode(rep, id);
     }
     SampleOccupancy();
-    if (c_.concurrency > 0) closed_loop_status_ = RouteClosedLoop();
+    for (; sends_ > 0; --sends_) PullClosedLoop();
     StartStep(index);
   }
 
@@ -568,8 +563,10 @@ class Sim {
   int64_t next_decode_rr_ = 0;
   std::vector<Request> requests_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::deque<TraceRequest> pending_;  // arrived, not yet routed
-  Status closed_loop_status_;
+  std::deque<TraceRequest> pending_;  // open loop: the next request to send
+  std::vector<FrontEnd> front_ends_;  // per physical replica of the first pool
+  Status closed_loop_status_;         // the first failure to route a closed loop's request
+  int64_t sends_ = 0;                 // closed-loop requests completed in this iteration
   bool defer_start_ = false;
   std::vector<size_t> deferred_;  // replicas given requests while starts were deferred
   double kv_used_total_ = 0;      // sum of the replicas' kv_used

@@ -113,6 +113,40 @@ TEST(Simulator, ClosedLoopKeepsExactlyNInFlight) {
   EXPECT_NEAR(r.makespan_s, 10 * s.table->PrefillSeconds(512, 32.5), 1e-9);
 }
 
+TEST(Simulator, AClosedLoopReplacementMissesTheIterationStartedAtTheCompletion) {
+  // Two clients (128-token prompts) with 2 and 4 output tokens, then a third request of 2
+  // (the trace's lengths; a closed loop ignores its arrival times). With no front-end delay:
+  //   iteration 1 prefills A and B together (256 tokens, 64.5 keys per query): S1
+  //   iteration 2 decodes both (context 129): A finishes; its client sends C at that instant
+  //   iteration 3 is planned at that same instant, without C: B decodes alone (context 130)
+  //   iteration 4 decodes B (context 131) beside C's prefill: C's first token.
+  // So C's TTFT is iterations 3 and 4, not one mixed iteration right away ("Why closed-loop TTFT
+  // grows", mechanism 1: the replacement cannot join the pass being built).
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  s.config.concurrency = 2;
+  RequestSource source(std::vector<TraceRequest>{{0, 128, 2}, {0, 128, 4}, {0, 128, 2}});
+  const SimResult r = Simulate(s.model, source, s.config).value();
+  ASSERT_EQ(r.requests, 3);
+  const double s1 = s.table->PrefillSeconds(256, 64.5);
+  const double c_ttft = s.table->DecodeSeconds(1, 130) + s.table->StepSeconds(1, 131, 128, 64.5);
+  EXPECT_NEAR(r.ttft_s.Mean() / ((2 * s1 + c_ttft) / 3), 1.0, 1e-9);
+  EXPECT_EQ(r.steps, 5);  // and C's last token alone
+}
+
+TEST(Simulator, ARequestReachingTheSchedulerDuringAnIterationWaitsForTheNext) {
+  // Tokenization makes two prompts sent together at t = 0 visible at P / 4 and P / 2 (P: one
+  // 128-token prefill). A prefills alone over [P / 4, 5 P / 4]; B arrives meanwhile and prefills
+  // beside A's decode in the next iteration. TTFTs count from the send: 5 P / 4 and 5 P / 4 + S2.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 64, 1024);
+  const double p = s.table->PrefillSeconds(128, 64.5);
+  s.config.tokenize_s_per_token = p / 4 / 128;
+  const SimResult r = RunSim(s, {kInf, 1.0}, 128, 2, 2);
+  ASSERT_EQ(r.requests, 2);
+  const double s2 = s.table->StepSeconds(1, 129, 128, 64.5);
+  EXPECT_NEAR(r.ttft_s.Mean() / (1.25 * p + s2 / 2), 1.0, 1e-9);
+  EXPECT_NEAR(r.makespan_s / (1.25 * p + s2 + s.table->DecodeSeconds(1, 129)), 1.0, 1e-9);
+}
+
 TEST(Simulator, ChunksAttendToTheirPrefix) {
   // One 8192-token prompt in chunks of 1024: chunk i (i = 0..7) has 1024 queries that each see
   // the 1024 i tokens already cached plus (1024 + 1) / 2 of their own on average, so its keys per

@@ -65,14 +65,18 @@ struct EngineProfile {
   double max_num_seqs = 256;    // sequences running at once
   double kv_block_tokens = 16;  // KV allocation granularity
   KvMemoryRule kv_rule = KvMemoryRule::kFractionOfTotal;
-  double memory_fraction = 0.9;         // of total, or of free after weights (kv_rule)
-  double runtime_reserve_bytes = 0;     // CUDA context and allocator outside the fraction
-  bool no_evict_admission = false;      // reserve prompt + output KV at admission
-  bool mixed_prefill_decode = true;     // prompts' chunks ride with decodes (else prefill first)
-  bool chunked_prefill = true;          // prompts split into chunks (else each runs whole)
-  MeasuredRatios closed_loop_ttft;      // measured / predicted mean TTFT of closed loops
-  MeasuredRatios closed_loop_tpot;      // and of TPOT
-  std::string closed_loop_measured_on;  // the catalog GPU those closed loops ran on
+  double memory_fraction = 0.9;      // of total, or of free after weights (kv_rule)
+  double runtime_reserve_bytes = 0;  // CUDA context and allocator outside the fraction
+  bool no_evict_admission = false;   // reserve prompt + output KV at admission
+  bool mixed_prefill_decode = true;  // prompts' chunks ride with decodes (else prefill first)
+  bool chunked_prefill = true;       // prompts split into chunks (else each runs whole)
+  // The API server's path from a request's send to the scheduler (HTTP, chat template, IPC),
+  // and its tokenization, one prompt at a time (sim/front_end.h).
+  double request_path_s = 0;
+  double tokenize_s_per_token = 0;
+  MeasuredRatios closed_loop_ttft;               // measured / predicted mean TTFT of closed loops
+  MeasuredRatios closed_loop_tpot;               // and of TPOT
+  std::string closed_loop_measured_on;           // the catalog GPU those closed loops ran on
   std::map<std::string, Provenance> provenance;  // per field
   std::map<std::string, std::string> sources;    // per field
 

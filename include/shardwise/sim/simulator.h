@@ -53,6 +53,12 @@ struct SimConfig {
   // arrival times ignored) the moment its previous one completes, as `vllm bench serve
   // --max-concurrency`, genai-perf and trtllm-bench do. 0: open loop, arrivals from the source.
   int64_t concurrency = 0;
+  // The front end (sim/front_end.h): every request reaches the schedulers this long after it was
+  // sent, plus the serial tokenization of its prompt; TTFT counts from the send. Requests that
+  // reach them at one instant share an iteration; one arriving while an iteration is built or
+  // runs waits for the next.
+  double request_path_s = 0;
+  double tokenize_s_per_token = 0;
   // A closed loop's clients send no request after this time (an open loop's source stops).
   double stop_after_s = std::numeric_limits<double>::infinity();
   // The requests measured, in arrival order: [measure_from, measure_from + measure_count). Those
@@ -125,6 +131,9 @@ struct SimResult {
 // Checks a configuration before a run: one or two pools with tables, replicas, attention ranks,
 // KV room and batch limits, a prefix hit rate in [0, 1], no negative concurrency.
 Status CheckSimConfig(const SimConfig& config);
+// Checks that request `t` fits the KV cache of one replica of each of `pools` (as their engines
+// run them: a pipeline's virtual engine holds 1/stages of its replica's cache).
+Status CheckRequestFits(const std::vector<SimPool>& pools, const TraceRequest& t);
 
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config);
