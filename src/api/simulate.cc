@@ -8,6 +8,7 @@
 
 #include "shardwise/api/plan.h"
 #include "shardwise/plan/planner.h"
+#include "shardwise/sim/degenerate.h"
 
 namespace shardwise::api {
 namespace {
@@ -181,6 +182,9 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
         rep.notes.push_back(std::move(note));
       }
     }
+  }
+  if (std::string degenerate = DegenerateRunNote(rep.run); !degenerate.empty()) {
+    rep.notes.push_back(std::move(degenerate));
   }
   if (rep.run.out_of_phase_failed) {
     rep.notes.push_back(

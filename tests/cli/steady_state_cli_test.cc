@@ -86,5 +86,29 @@ TEST(SteadyStateCli, PercentilesAreExactEvenWhenTheQueueGrows) {
   }
 }
 
+TEST(SteadyStateCli, SimulateSaysWhenASettingSerialisesTheRun) {
+  // 32 clients on one H100 with one sequence allowed at a time: the engine serves them one
+  // after another. By hand: one request decodes at a time, and a 1,024 + 128-token request
+  // holds 1,152 of the ~470,000 KV tokens (128 KiB each) an H100 holds beside Llama-3.1-8B's
+  // weights, under 1%. The run is degenerate, and the note names the flag that causes it.
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --isl 1024 --osl 128 --concurrency 32 "
+      "--max-batch 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  std::string note;
+  for (const auto& n : j["notes"]) {
+    if (n.get<std::string>().find("degenerate run") != std::string::npos) note = n;
+  }
+  EXPECT_NE(note.find("32 clients per replica"), std::string::npos) << note;
+  EXPECT_NE(note.find("--max-batch"), std::string::npos) << note;
+  // With the engine's own limits the same loop batches its clients: no such note.
+  const RunResult ok = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --isl 1024 --osl 128 --concurrency 32 "
+      "--json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out.find("degenerate run"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardwise::testing

@@ -1,0 +1,23 @@
+// Whether a serving run is degenerate: many clients in a closed loop served about one request at
+// a time while the KV cache stays nearly empty, the signature of a setting (a batch limit, a
+// token budget) that serialises the engine, not of the hardware. Such a run's TTFT grows with
+// the clients and means nothing about the deployment the user meant.
+#pragma once
+
+#include <string>
+
+#include "shardwise/sim/serving.h"
+
+namespace shardwise {
+
+// A closed loop with at least this many clients per replica is degenerate when it decodes fewer
+// than kDegenerateBatch sequences at a time on average with its KV cache under
+// kDegenerateKvOccupancy full.
+inline constexpr double kDegenerateClients = 8;
+inline constexpr double kDegenerateBatch = 2;
+inline constexpr double kDegenerateKvOccupancy = 0.10;
+
+// One line saying what ran and which setting causes it (empty when the run is not degenerate).
+std::string DegenerateRunNote(const ServingRun& run);
+
+}  // namespace shardwise
