@@ -8,6 +8,7 @@
 #include "command.h"
 #include "emit_options.h"
 #include "html_output.h"
+#include "measured_spread.h"
 #include "request_flags.h"
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
@@ -72,20 +73,6 @@ void PrintRanked(const api::PlanReport& rep) {
   std::cout << table.Render();
 }
 
-void PrintMeasuredSpread(const api::PlanReport& rep) {
-  const EngineProfile& engine = rep.request.perf.engine;
-  std::cout << fmt::format(
-      "\nmeasured     closed loops of {} measured on {} ran at {:.2f}-{:.2f}x the predicted TTFT\n"
-      "             and {:.2f}-{:.2f}x the TPOT (10th-90th percentile, docs/validation.md); the "
-      "bands in --json cover that\n",
-      engine.name, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
-      engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90);
-  if (rep.cluster.gpu.name != engine.closed_loop_measured_on) {
-    std::cout << fmt::format("             on {} that spread is an assumption\n",
-                             rep.cluster.gpu.name);
-  }
-}
-
 void PrintText(const api::PlanReport& rep) {
   const shardwise::PlanRequest& req = rep.request;
   std::cout << fmt::format(
@@ -103,7 +90,10 @@ void PrintText(const api::PlanReport& rep) {
                  "layout's loop out of phase\n             is in --json (client_phase), and the "
                  "bands cover both\n";
   }
-  if (req.load.kind == PlanLoad::Kind::kConcurrency) PrintMeasuredSpread(rep);
+  if (req.load.kind == PlanLoad::Kind::kConcurrency) {
+    std::cout << "\n";
+    PrintMeasuredSpread(req.perf.engine, rep.cluster.gpu.name, "the bands in --json");
+  }
   std::cout << "\nwhy:\n";
   for (size_t i = 0; i < ranked.size(); ++i) {
     std::cout << fmt::format("  {}. {}\n", i + 1, ranked[i].why);

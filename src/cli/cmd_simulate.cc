@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "html_output.h"
+#include "measured_spread.h"
 #include "request_flags.h"
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
@@ -174,20 +175,6 @@ void PrintClosedLoopNotes(const api::ServingReport& rep) {
   }
 }
 
-void PrintMeasuredSpread(const api::ServingReport& rep) {
-  const EngineProfile& engine = rep.deployment.decode().perf.engine;
-  std::cout << fmt::format(
-      "measured     closed loops of {} measured on {} ran at {:.2f}-{:.2f}x the predicted TTFT\n"
-      "             and {:.2f}-{:.2f}x the TPOT (10th-90th percentile, docs/validation.md); the "
-      "bands cover that\n",
-      engine.name, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
-      engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90);
-  if (rep.cluster.gpu.name != engine.closed_loop_measured_on) {
-    std::cout << fmt::format("             on {} that spread is an assumption\n",
-                             rep.cluster.gpu.name);
-  }
-}
-
 void PrintSteadyState(const SteadyState& s) {
   if (!s.sized) {
     std::cout << "steady state not sized: the requests given are all measured\n";
@@ -249,7 +236,9 @@ void PrintText(const api::ServingReport& rep, const api::SimulateRequest& r) {
   }
   PrintSteadyState(run.steady);
   if (std::holds_alternative<ClosedLoop>(rep.scenario.load)) PrintClosedLoopNotes(rep);
-  if (rep.bands.measured) PrintMeasuredSpread(rep);
+  if (rep.bands.measured) {
+    PrintMeasuredSpread(rep.deployment.decode().perf.engine, rep.cluster.gpu.name, "the bands");
+  }
 }
 
 // Progress on stderr for long runs: on a terminal one line rewritten in place; in a log, a plain

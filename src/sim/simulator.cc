@@ -104,9 +104,8 @@ class Sim {
     if (c_.concurrency > 0) {
       for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
       SW_RETURN_IF_ERROR(closed_loop_status_);
-    } else if (auto r = source_.Next()) {
-      pending_.push_back(*r);
-      Push(r->arrival_s, EventKind::kArrival, 0);
+    } else {
+      PullArrival();
     }
     while (!events_.empty()) {
       const Event e = events_.top();
@@ -115,10 +114,7 @@ class Sim {
       if (e.kind == EventKind::kArrival) {
         SW_RETURN_IF_ERROR(Route(pending_.front()));
         pending_.pop_front();
-        if (auto r = source_.Next()) {
-          pending_.push_back(*r);
-          Push(r->arrival_s, EventKind::kArrival, 0);
-        }
+        PullArrival();
       } else if (e.kind == EventKind::kVisible) {
         EnqueueVisible(e);
       } else if (e.kind == EventKind::kTransferDone) {
@@ -134,6 +130,14 @@ class Sim {
 
  private:
   void Push(double t, EventKind kind, int64_t index) { events_.push({t, order_++, kind, index}); }
+
+  // An open loop's next request, sent at its arrival time.
+  void PullArrival() {
+    if (auto r = source_.Next()) {
+      pending_.push_back(*r);
+      Push(r->arrival_s, EventKind::kArrival, 0);
+    }
+  }
 
   // A client of the closed loop sends its next request now, as its previous one completes: the
   // replica that completed it plans its next iteration before the request can reach it.
