@@ -101,11 +101,15 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     rep.saved.concurrency = std::llround(at.concurrency);  // offline: the winner's clients
   }
   const bool closed = req.load.kind == PlanLoad::Kind::kConcurrency;
-  std::string unfit;  // layouts whose loop out of phase did not fit their KV cache
+  std::string unfit;      // layouts whose loop out of phase did not fit their KV cache
+  std::string unsettled;  // and those whose loop out of phase did not settle
   for (const PlanEntry& e : rep.result.ranked) {
     rep.bands.push_back(EntryBands(e, rep.cluster, req.perf.engine, closed));
     if (e.at_load && e.at_load->out_of_phase_failed) {
       unfit += (unfit.empty() ? "" : ", ") + e.estimate.layout.ToString();
+    }
+    if (e.at_load && e.at_load->out_of_phase && !e.at_load->out_of_phase->settled) {
+      unsettled += (unsettled.empty() ? "" : ", ") + e.estimate.layout.ToString();
     }
   }
   rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
@@ -115,6 +119,12 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
         fmt::format("the clients out of phase need longer requests than the KV "
                     "cache of {} holds; those bands cover the lockstep loop only",
                     unfit));
+  }
+  if (!unsettled.empty()) {
+    rep.notes.push_back(fmt::format(
+        "the clients out of phase did not settle on {} (its window's halves still differ after "
+        "the longest run): that edge of the band is the last run's mean",
+        unsettled));
   }
   if (req.objective == Objective::kCost) {
     // Every layout uses all the cluster's GPUs at one price: $ per token = $/GPU-hour / 3600 /

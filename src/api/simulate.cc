@@ -186,6 +186,11 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   if (std::string degenerate = DegenerateRunNote(rep.run); !degenerate.empty()) {
     rep.notes.push_back(std::move(degenerate));
   }
+  if (rep.run.out_of_phase && !rep.run.out_of_phase->settled) {
+    rep.notes.push_back(
+        "the clients out of phase did not settle (the window's halves still differ after the "
+        "longest run): that edge of the band is the last run's mean");
+  }
   if (rep.run.out_of_phase_failed) {
     rep.notes.push_back(
         "the clients out of phase need longer requests than the KV cache holds; the band covers "

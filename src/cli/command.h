@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flags.h"
 #include "shardwise/common/status.h"
 #include "shardwise/report/schema.h"
 
@@ -33,12 +34,18 @@ void AddCompareCommand(CLI::App& app, Status& result);
 void AddRecommendCommand(CLI::App& app, Status& result);
 
 // Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md,
-// report/schema.h).
+// report/schema.h), and their "notes" name flags where the library's name fields, as the notes
+// on stderr do.
 inline void PrintJson(const nlohmann::json& json) {
-  if (json.is_object() && !json.contains("schema_version")) {
-    nlohmann::json versioned = json;
-    versioned["schema_version"] = report::kSchemaVersion;
-    std::cout << versioned.dump(2) << "\n";
+  if (json.is_object()) {
+    nlohmann::json out = json;
+    if (!out.contains("schema_version")) out["schema_version"] = report::kSchemaVersion;
+    if (out.contains("notes") && out["notes"].is_array()) {
+      for (nlohmann::json& note : out["notes"]) {
+        if (note.is_string()) note = CliText(note.get<std::string>());
+      }
+    }
+    std::cout << out.dump(2) << "\n";
     return;
   }
   std::cout << json.dump(2) << "\n";

@@ -66,11 +66,9 @@ StatusOr<OperatingPoint> SimulateOperatingPoint(const ModelSpec& model, const De
 StatusOr<OutOfPhase> SimulateOutOfPhasePoint(const ModelSpec& model, const Deployment& d,
                                              const Workload& w, const PlanLoad& load,
                                              double offline_clients) {
-  Scenario s = LoadScenario(w, load, offline_clients, Slo{});
-  s.output = {LengthDistribution::kUniform, static_cast<double>(w.output_tokens),
-              kOutOfPhaseOutputCv};
+  const Scenario s = OutOfPhaseScenario(LoadScenario(w, load, offline_clients, Slo{}));
   SW_ASSIGN_OR_RETURN(const ServingRun run, Serve(model, d, s));
-  return OutOfPhase{run.result.ttft_s.Mean(), run.result.tpot_s.Mean()};
+  return OutOfPhaseOf(run);
 }
 
 }  // namespace shardwise

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace shardwise {
 
 std::string DegenerateRunNote(const ServingRun& run) {
@@ -20,17 +22,18 @@ std::string DegenerateRunNote(const ServingRun& run) {
   const BatchPolicy& b = pool.batch;
   std::string cause;
   if (static_cast<double>(b.max_batch) < clients) {
-    cause = fmt::format("a batch limit of {} per replica (--max-batch)", b.max_batch);
+    cause = fmt::format("a batch limit of {} per attention rank (`max_batch`)",
+                        b.max_batch / std::max<int64_t>(1, pool.attention_dp));
   } else if (!ChunksPrompts(b.schedule)) {
     cause = fmt::format(
-        "whole prompts that barely fit the token budget ({} tokens, --max-batched-tokens) beside "
+        "whole prompts that barely fit the token budget ({} tokens, `max_batched_tokens`) beside "
         "the running decodes",
         b.max_batched_tokens);
   } else {
     cause = fmt::format(
-        "the token budget ({} tokens per iteration, --max-batched-tokens) or the batch limit "
-        "({} sequences, --max-batch)",
-        b.max_batched_tokens, b.max_batch);
+        "the token budget ({} tokens per iteration, `max_batched_tokens`) or the batch limit "
+        "({} sequences per attention rank, `max_batch`)",
+        b.max_batched_tokens, b.max_batch / std::max<int64_t>(1, pool.attention_dp));
   }
   return fmt::format(
       "degenerate run: {:.0f} clients per replica were served about {:.1f} at a time with the KV "

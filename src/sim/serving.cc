@@ -265,15 +265,16 @@ StatusOr<ServingSetup> PrepareServing(const ModelSpec& model, const Deployment& 
   return s;
 }
 
-int64_t ScenarioRequests(const ServingSetup& setup, const Scenario& scenario) {
-  if (!scenario.trace.empty()) return static_cast<int64_t>(scenario.trace.size());
-  if (scenario.requests > 0) return scenario.requests;
-  if (!Sized(scenario)) return kDefaultOpenLoopRequests;
-  const double in_flight = InFlightPerReplica(setup, scenario, ScenarioLengths(scenario));
-  const double replicas = static_cast<double>(SimulatedReplicas(setup, scenario));
-  return static_cast<int64_t>(
-      replicas * (std::max(2 * in_flight, static_cast<double>(kMinWarmupPerReplica)) +
-                  std::max(20 * in_flight, static_cast<double>(kMinMeasuredPerReplica))));
+Scenario OutOfPhaseScenario(const Scenario& scenario) {
+  Scenario spread = scenario;
+  spread.output = {LengthDistribution::kUniform, scenario.output.mean, kOutOfPhaseOutputCv};
+  spread.out_of_phase = false;
+  spread.progress = nullptr;
+  return spread;
+}
+
+OutOfPhase OutOfPhaseOf(const ServingRun& run) {
+  return {run.result.ttft_s.Mean(), run.result.tpot_s.Mean(), run.steady.converged};
 }
 
 StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
@@ -316,7 +317,10 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   // Keep `replicas` of every `steady.replicas` arrivals: those round-robin hands them.
   const int64_t of = closed ? 1 : steady.replicas;
   if (!Sized(scenario)) {
-    run.requests = ScenarioRequests(setup, scenario);
+    // A fixed count, a trace, or (a cutoff) as many as arrive before it.
+    run.requests = !scenario.trace.empty() ? static_cast<int64_t>(scenario.trace.size())
+                   : scenario.requests > 0 ? scenario.requests
+                                           : kDefaultOpenLoopRequests;
     RequestSource source = Source(scenario, run.requests, scenario.output);
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
@@ -358,13 +362,9 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   // runs it. It never fails the run.
   if (closed && scenario.out_of_phase && scenario.trace.empty() &&
       scenario.output.distribution == LengthDistribution::kFixed && config.concurrency > replicas) {
-    Scenario spread = scenario;
-    spread.output = {LengthDistribution::kUniform, scenario.output.mean, kOutOfPhaseOutputCv};
-    spread.out_of_phase = false;
-    spread.progress = nullptr;
-    const StatusOr<ServingRun> drift = Serve(model, setup, spread);
+    const StatusOr<ServingRun> drift = Serve(model, setup, OutOfPhaseScenario(scenario));
     if (drift.ok()) {
-      run.out_of_phase = OutOfPhase{drift->result.ttft_s.Mean(), drift->result.tpot_s.Mean()};
+      run.out_of_phase = OutOfPhaseOf(*drift);
     } else {
       run.out_of_phase_failed = true;
     }

@@ -26,8 +26,8 @@ Status CheckSimConfig(const SimConfig& config) {
     return FieldError("concurrency", "`concurrency` must be a positive number of clients");
   }
   for (const double delay_s : {config.request_path_s, config.tokenize_s_per_token}) {
-    if (!(delay_s >= 0 && delay_s < 1)) {
-      return Error("the front end's request path and tokenization times must be in [0, 1) s");
+    if (!(delay_s >= 0 && delay_s <= 1)) {
+      return Error("the front end's request path and tokenization times must be in [0, 1] s");
     }
   }
   return Status();

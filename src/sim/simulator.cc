@@ -95,7 +95,7 @@ class Sim {
       }
     }
     if (!c.disaggregated()) decode_first_ = static_cast<int64_t>(replicas_.size());
-    // Each physical replica of the first pool is an engine instance with its own API server.
+    // An API server per physical replica, each its own engine (requests enter the first pool).
     front_ends_.assign(stage_free_s_.size(), FrontEnd(c.request_path_s, c.tokenize_s_per_token));
     for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
@@ -388,7 +388,7 @@ class Sim {
       Touch(rep);
       return;
     }
-    const double context = rep.decoding > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
+    const double context = rep.step_decode > 0 ? rep.DecodeContextSum() / rep.step_decode : 0.0;
     const double rank_tokens =
         std::max(prefill_tokens / static_cast<double>(p.attention_dp), largest_chunk);
     const double keys_per_token = prefill_tokens > 0 ? pairs / prefill_tokens : 0.0;

@@ -17,7 +17,8 @@ inline constexpr double kDegenerateClients = 8;
 inline constexpr double kDegenerateBatch = 2;
 inline constexpr double kDegenerateKvOccupancy = 0.10;
 
-// One line saying what ran and which setting causes it (empty when the run is not degenerate).
+// One line saying what ran and which setting causes it, by field (empty when the run is not
+// degenerate).
 std::string DegenerateRunNote(const ServingRun& run);
 
 }  // namespace shardwise

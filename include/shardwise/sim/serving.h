@@ -104,6 +104,7 @@ struct Scenario {
 struct OutOfPhase {
   double ttft_s = 0;
   double tpot_s = 0;
+  bool settled = true;  // its window's halves agreed (SteadyState::converged)
 };
 
 // How a load simulation reached its steady state. Unless the scenario fixes the requests (a
@@ -176,13 +177,14 @@ struct ServingRun {
   bool MeetsSlo() const;
 };
 
+// `scenario` with its output lengths spread by kOutOfPhaseOutputCv, run without a band of its
+// own; and what a run of it gives.
+Scenario OutOfPhaseScenario(const Scenario& scenario);
+OutOfPhase OutOfPhaseOf(const ServingRun& run);
+
 // The lengths a scenario's requests have: their means and the longest (prompt + output).
 Workload ScenarioLengths(const Scenario& scenario);
 int64_t LongestRequest(const Scenario& scenario);
-
-// The requests Serve runs first for `scenario` on `setup` (for a progress count): the count
-// asked for, or the steady state's first run.
-int64_t ScenarioRequests(const ServingSetup& setup, const Scenario& scenario);
 
 // Prepares and serves `deployment` under `scenario`.
 StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
