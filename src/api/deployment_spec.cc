@@ -58,6 +58,11 @@ StatusOr<Deployment> Disaggregated(const Catalog& catalog, const ModelSpec& mode
     SW_ASSIGN_OR_RETURN(prefill_cluster, catalog.Cluster(ref));
     // The prefill pool gets as many nodes of its cluster as it needs.
     const int64_t per_node = prefill_cluster.GpusPerNode();
+    if (spec.prefill_workers < 1 || spec.prefill_workers > kMaxPoolWorkers) {  // before a product
+      return FieldError("prefill_workers",
+                        fmt::format("`prefill_workers` must be between 1 and {}, got {}",
+                                    kMaxPoolWorkers, spec.prefill_workers));
+    }
     const int64_t gpus = spec.prefill_workers * prefill.gpus();
     const int64_t nodes = (gpus + per_node - 1) / per_node;
     if (nodes > 1 || prefill_cluster.num_gpus < gpus) {

@@ -79,7 +79,9 @@ struct Reader {
     return Status();
   }
   StatusOr<Reader> Object(const std::string& key) const {
-    if (!Present(key)) return Reader{nlohmann::json::object(), source};  // all defaults
+    // All defaults; the reader holds a reference, so to an object that outlives it.
+    static const nlohmann::json kEmpty = nlohmann::json::object();
+    if (!Present(key)) return Reader{kEmpty, source};
     if (!json.at(key).is_object()) return TypeError(key, "an object");
     return Reader{json.at(key), source};
   }
@@ -263,10 +265,12 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_RETURN_IF_ERROR(load.Int("concurrency", s.concurrency));
   SW_RETURN_IF_ERROR(load.Bool("offline", s.offline));
   SW_RETURN_IF_ERROR(load.Number("burstiness", s.burstiness));
-  int64_t seed = static_cast<int64_t>(s.seed);
-  SW_RETURN_IF_ERROR(load.Int("seed", seed));
-  if (seed < 0) return load.TypeError("seed", "a whole number from 0");
-  s.seed = static_cast<uint64_t>(seed);
+  if (load.Present("seed")) {  // any unsigned 64-bit seed a run may have saved
+    if (!load.json.at("seed").is_number_unsigned()) {
+      return load.TypeError("seed", "a whole number from 0");
+    }
+    s.seed = load.json.at("seed").get<uint64_t>();
+  }
   SW_RETURN_IF_ERROR(load.Text("router", s.router));
   SW_ASSIGN_OR_RETURN(const Reader slo, saved.Object("slo"));
   SW_RETURN_IF_ERROR(slo.Number("max_ttft_ms", s.slo.max_ttft_ms));

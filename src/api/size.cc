@@ -46,7 +46,7 @@ StatusOr<SizeReport> Size(const Catalog& catalog, const SizeRequest& r) {
     req.kv_dtype = *d;
   }
   SW_RETURN_IF_ERROR(CheckKvFormat(req.kv_dtype, rep.gpu));
-  const bool exact = r.context > 0 || r.concurrency > 0;
+  const bool exact = r.context != 0 || r.concurrency != 0;  // given, even if negative
   if (exact && r.kv_alloc) {
     return FieldError("kv_alloc", "give `kv_alloc`, or `context` with `concurrency`, not both");
   }

@@ -10,6 +10,7 @@
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 #include "shardwise/shardwise.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 namespace {
@@ -172,7 +173,9 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_option("--requests", r.requests,
                   "Requests simulated per check (default: as many as the steady state needs)");
-  sub->add_option("--seed", r.seed, "Random seed of the arrivals")->capture_default_str();
+  sub->add_option("--seed", r.seed, "Random seed of the arrivals")
+      ->check(kUnsignedInteger)
+      ->capture_default_str();
   sub->add_option("--objective", r.objective,
                   "gpus: the fewest GPUs for the rate (or the most load of the GPUs given); "
                   "cost: the lowest $ per million output tokens at the load")

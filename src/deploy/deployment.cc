@@ -7,14 +7,11 @@
 namespace shardwise {
 namespace {
 
-// Most workers of one pool (far above any cluster the catalog describes).
-constexpr int64_t kMaxWorkers = 1'000'000;
-
 // The pool against the model: its layout's degrees, its expert copies, its worker count.
 Status CheckPool(const ModelSpec& model, const Pool& pool) {
-  if (pool.workers < 1 || pool.workers > kMaxWorkers) {
+  if (pool.workers < 1 || pool.workers > kMaxPoolWorkers) {
     return FieldError("workers", fmt::format("`workers` must be between 1 and {}, got {}",
-                                             kMaxWorkers, pool.workers));
+                                             kMaxPoolWorkers, pool.workers));
   }
   if (pool.max_batch < 1 || pool.max_batch > 10'000'000) {
     return FieldError(

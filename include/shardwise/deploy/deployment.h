@@ -28,6 +28,9 @@ namespace shardwise {
 enum class PoolRole { kAggregated, kPrefill, kDecode };
 std::string_view PoolRoleName(PoolRole role);
 
+// Most workers of one pool (far above any cluster the catalog describes).
+inline constexpr int64_t kMaxPoolWorkers = 1'000'000;
+
 struct Pool {
   PoolRole role = PoolRole::kAggregated;
   Layout layout;
