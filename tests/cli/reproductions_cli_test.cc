@@ -25,8 +25,15 @@ TEST(Reproductions, PriceTakesSlosAndPricesThePointThatMeetsThem) {
   // Within a 50 ms TPOT a user sees at least 1 / 0.050 = 20 tokens/s (the mean TPOT is at most
   // the p99), not the largest batch's ~7.
   EXPECT_GE(p["output_tokens_per_s_per_user"].get<double>(), 20.0);
-  // The bill by hand: 4 GPUs at the catalog's $/GPU-hour over the billed output tokens.
-  const double usd_per_hour = 4 * j["usd_per_gpu_hour"].get<double>();
+  // The bill by hand: 4 GPUs at the catalog's $/GPU-hour (the H100's, read from the GPU
+  // catalog, not from the price under test) over the billed output tokens.
+  double usd_per_gpu_hour = 0;
+  for (const auto& g : RunShardwise("gpus --json").Json()) {
+    if (g["name"] == "h100-sxm") usd_per_gpu_hour = g["usd_per_gpu_hour"];
+  }
+  ASSERT_GT(usd_per_gpu_hour, 0);
+  EXPECT_EQ(j["usd_per_gpu_hour"].get<double>(), usd_per_gpu_hour);
+  const double usd_per_hour = 4 * usd_per_gpu_hour;
   const double tokens_per_hour = j["billed"]["output_tokens_per_s"].get<double>() * 3600;
   EXPECT_NEAR(j["usd_per_mtok_output"].get<double>(), usd_per_hour / tokens_per_hour * 1e6,
               1e-9 * usd_per_hour / tokens_per_hour * 1e6);

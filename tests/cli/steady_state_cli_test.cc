@@ -19,6 +19,7 @@ TEST(SteadyStateCli, PlanNeverRanksALayoutThatFallsBehindTheRate) {
   const RunResult r = RunShardwise("plan --rate 20 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto plan = r.Json();
+  ASSERT_FALSE(plan["layouts"].empty());
   for (const auto& l : plan["layouts"]) {
     EXPECT_GE(l["requests_per_s"].get<double>(), 0.95 * 20) << l["layout"];
   }
@@ -33,6 +34,7 @@ TEST(SteadyStateCli, PlanJudgesSlosAtTheStatedPercentile) {
   ASSERT_EQ(at_p99.exit_code, 0) << at_p99.err;
   const auto p99_plan = at_p99.Json();
   EXPECT_EQ(p99_plan["slo"]["percentile"], "p99");
+  ASSERT_FALSE(p99_plan["layouts"].empty());
   for (const auto& l : p99_plan["layouts"]) {
     EXPECT_LE(l["ttft_s"]["p99"].get<double>(), 0.45) << l["layout"];
   }
