@@ -16,6 +16,9 @@ packages=(
   clang libclang-rt-dev                   # scripts/fuzz.sh: libFuzzer, ASan, UBSan
   chromium                                # headless browser for the HTML report's test
   python3                                 # tools/score_serving.py (serving validation test)
+  pybind11-dev python3-dev                # the Python package's extension module (cmake/python.cmake)
+  python3-pytest python3-venv python3-setuptools python3-wheel  # its tests; pip install offline
+  python3-matplotlib                      # docs/examples/sweep_concurrency.py
 )
 
 missing=()

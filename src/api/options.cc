@@ -235,6 +235,13 @@ StatusOr<Slo> ResolveSlo(const SloRequest& r) {
   return slo;
 }
 
+Status CheckRate(double rate_per_s, const char* field) {
+  if (rate_per_s >= kMinRatePerS && rate_per_s <= kMaxRatePerS) return Status();
+  return FieldError(field, fmt::format("`{}` must be requests per second between {:g} and {:g}, "
+                                       "got {:g}",
+                                       field, kMinRatePerS, kMaxRatePerS, rate_per_s));
+}
+
 Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {
   const std::string prompt = l.prompt_field;
   if (l.prompt_tokens < 1 || l.prompt_tokens > kMaxTokens) {

@@ -24,11 +24,7 @@ StatusOr<PlanLoad> Load(const PlanRequest& r) {
     return PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency)};
   }
   if (r.rate) {
-    if (!(*r.rate > 0 && *r.rate <= 1e7)) {
-      return FieldError("rate", fmt::format("`rate` must be a positive number of requests per "
-                                            "second (at most 1e7), got {:g}",
-                                            *r.rate));
-    }
+    SW_RETURN_IF_ERROR(CheckRate(*r.rate));
     return PlanLoad{PlanLoad::Kind::kRate, *r.rate};
   }
   return PlanLoad{};

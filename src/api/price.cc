@@ -13,11 +13,18 @@ namespace shardwise::api {
 namespace {
 
 Status CheckRequest(const PriceRequest& r) {
-  if (!(r.duty_cycle > 0 && r.duty_cycle <= 1)) {
-    return FieldError("duty_cycle", "`duty_cycle` must be in (0, 1]");
+  // Bounds far outside any real bill, so a typo (or NaN, or infinity) is caught, not priced:
+  // a GPU rents for a few $ an hour, a deployment idles at most 999 hours in 1,000, and the
+  // largest public APIs serve well under a billion tokens per second.
+  if (!(r.duty_cycle >= 1e-3 && r.duty_cycle <= 1)) {
+    return FieldError("duty_cycle",
+                      fmt::format("`duty_cycle` must be in [0.001, 1], got {:g}", r.duty_cycle));
   }
-  if (r.usd_per_gpu_hour && !(*r.usd_per_gpu_hour > 0 && std::isfinite(*r.usd_per_gpu_hour))) {
-    return FieldError("usd_per_gpu_hour", "`usd_per_gpu_hour` must be positive");
+  if (r.usd_per_gpu_hour && !(*r.usd_per_gpu_hour > 0 && *r.usd_per_gpu_hour < 1e4)) {
+    return FieldError("usd_per_gpu_hour",
+                      fmt::format("`usd_per_gpu_hour` must be a positive price below $10,000, "
+                                  "got {:g}",
+                                  *r.usd_per_gpu_hour));
   }
   for (const auto& [price, field] :
        {std::pair{r.api_usd_per_mtok_input, "api_usd_per_mtok_input"},
@@ -28,17 +35,17 @@ Status CheckRequest(const PriceRequest& r) {
                                            field));
     }
   }
-  if (r.demand_tokens_per_s && !(*r.demand_tokens_per_s > 0)) {
-    return FieldError("demand_tokens_per_s", "`demand_tokens_per_s` must be positive");
+  if (r.demand_tokens_per_s && !(*r.demand_tokens_per_s > 0 && *r.demand_tokens_per_s <= 1e12)) {
+    return FieldError("demand_tokens_per_s",
+                      fmt::format("`demand_tokens_per_s` must be in (0, 1e12] tokens/s, got {:g}",
+                                  *r.demand_tokens_per_s));
   }
   if (r.rate && r.concurrency) {
     return FieldError("concurrency",
                       "`concurrency` and `rate` exclude each other: pick a closed "
                       "or an open loop");
   }
-  if (r.rate && !(*r.rate > 0 && *r.rate <= 1e7)) {
-    return FieldError("rate", "`rate` must be a positive number of requests per second");
-  }
+  if (r.rate) SW_RETURN_IF_ERROR(CheckRate(*r.rate));
   if (r.concurrency && (*r.concurrency < 1 || *r.concurrency > 10'000'000)) {
     return FieldError("concurrency", "`concurrency` must be between 1 and 10,000,000 clients");
   }

@@ -24,11 +24,7 @@ Status CheckRequest(const RecommendRequest& r) {
                       "recommend needs both SLOs: `max_ttft_ms` and `max_tpot_ms` (e.g. 1000 and "
                       "50)");
   }
-  if (!(r.rate >= 0) || !std::isfinite(r.rate) || r.rate > 1e6) {
-    return FieldError("rate",
-                      "`rate` must be requests per second between 0 and 1,000,000 (0: "
-                      "find the most)");
-  }
+  if (r.rate != 0) SW_RETURN_IF_ERROR(CheckRate(r.rate));  // 0: find the most
   if (r.max_gpus < 1 || r.max_gpus > 100'000) {
     return FieldError("max_gpus", "`max_gpus` must be between 1 and 100,000");
   }

@@ -47,11 +47,7 @@ Status CheckLoad(const SimulateRequest& r) {
                         "loop (`concurrency`) has none of: drop one of them");
     }
   }
-  if (r.rate && !(*r.rate > 0)) {
-    return FieldError("rate", fmt::format("`rate` must be a positive number of requests per "
-                                          "second, or infinite for offline; got {:g}",
-                                          *r.rate));
-  }
+  if (r.rate && !std::isinf(*r.rate)) SW_RETURN_IF_ERROR(CheckRate(*r.rate));  // inf: offline
   if (r.burstiness && !(*r.burstiness > 0 && *r.burstiness <= 100)) {
     return FieldError("burstiness", "`burstiness` must be in (0, 100]");
   }

@@ -49,7 +49,7 @@ StatusOr<double> ParseRate(const std::string& text) {
   try {
     size_t used = 0;
     const double rate = std::stod(text, &used);
-    if (used == text.size() && rate > 0 && std::isfinite(rate)) return rate;
+    if (used == text.size() && std::isfinite(rate)) return rate;  // the API checks the range
   } catch (...) {
   }
   return Error(

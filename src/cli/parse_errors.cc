@@ -37,7 +37,7 @@ std::string DidYouMean(const std::vector<std::string>& near) {
 }  // namespace
 
 std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error, int argc,
-                               char** argv) {
+                               const char* const* argv) {
   const CLI::App* command = nullptr;
   for (const CLI::App* sub : app.get_subcommands()) command = sub;
   const std::string where = command ? "shardwise " + command->get_name() : "shardwise";

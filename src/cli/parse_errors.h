@@ -9,7 +9,7 @@ namespace shardwise::cli {
 
 // One line (no trailing newline) describing `error` for the command line `argv`.
 std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error, int argc,
-                               char** argv);
+                               const char* const* argv);
 
 // The version string `shardwise --version` prints.
 inline constexpr const char* kVersion = "0.3.0";

@@ -202,5 +202,20 @@ TEST(LoadPlanCli, BadLoadIsOneLine) {
   ExpectOneLineError(RunShardwise("plan --engine sglng --concurrency 4"), "unknown engine");
 }
 
+// One rule for an arrival rate in every command (api::CheckRate): 1e-300 requests/s (a run
+// spanning 1e300 s) and infinity are refused alike; simulate alone reads 'inf' as offline.
+TEST(LoadPlanCli, EveryCommandRefusesTheSameRates) {
+  const std::string rule = "--rate must be requests per second between 1e-06 and 1e+07";
+  for (const char* command :
+       {"plan", "simulate", "price", "recommend --max-ttft-ms 1000 --max-tpot-ms 50"}) {
+    for (const char* rate : {"1e-300", "-1", "2e7"}) {
+      ExpectOneLineError(RunShardwise(std::string(command) + " --rate " + rate), rule);
+    }
+  }
+  for (const char* command : {"plan", "price", "recommend --max-ttft-ms 1000 --max-tpot-ms 50"}) {
+    ExpectOneLineError(RunShardwise(std::string(command) + " --rate inf"), "--rate");
+  }
+}
+
 }  // namespace
 }  // namespace shardwise::testing

@@ -284,7 +284,7 @@ TEST(SimulateCliErrors, BadInput) {
   std::system("printf '0.5,500,50\\n0.2,8,20\\n' > /tmp/shardwise_unsorted.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_unsorted.csv"),
                      "arrival times must not decrease");
-  ExpectOneLineError(RunShardwise("simulate --rate 0"), "--rate '0' must be a positive number");
+  ExpectOneLineError(RunShardwise("simulate --rate 0"), "--rate must be requests per second");
   ExpectOneLineError(RunShardwise("simulate --rate fast"), "--rate 'fast'");
   ExpectOneLineError(RunShardwise("simulate --model llama-3.1-70b --gpus 1 --layout tp1"),
                      "does not fit");
@@ -314,7 +314,7 @@ TEST(PriceCli, DutyCycleAndBreakEven) {
 }
 
 TEST(PriceCliErrors, BadInput) {
-  ExpectOneLineError(RunShardwise("price --duty-cycle 0"), "--duty-cycle must be in (0, 1]");
+  ExpectOneLineError(RunShardwise("price --duty-cycle 0"), "--duty-cycle must be in [0.001, 1]");
   ExpectOneLineError(RunShardwise("price --usd-per-gpu-hour -3"), "--usd-per-gpu-hour");
   ExpectOneLineError(RunShardwise("price --layout tp8pp4"), "needs 32 GPUs");
 }

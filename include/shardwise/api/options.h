@@ -78,6 +78,14 @@ struct SloRequest {
 };
 StatusOr<Slo> ResolveSlo(const SloRequest& request);
 
+// An open loop's arrival rate in requests per second, as every command takes it: finite and
+// within [kMinRatePerS, kMaxRatePerS]. Below the floor a run of even a few requests spans years
+// of simulated time and every request meets an idle server (that is --concurrency 1); above the
+// ceiling no catalog cluster serves a single request per arrival. Errors name `field`.
+inline constexpr double kMinRatePerS = 1e-6;  // one request in 11.6 days
+inline constexpr double kMaxRatePerS = 1e7;
+Status CheckRate(double rate_per_s, const char* field = "rate");
+
 // Checks lengths against the model: positive, and within its context (max_position_embeddings).
 Status CheckLengths(const ModelSpec& model, const RequestLengths& lengths);
 
