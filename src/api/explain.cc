@@ -2,7 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace shardwise::api {
+
+double Explanation::OutputTokensPerS() const {
+  if (!deployment.disaggregated()) return Step().output_tokens_per_s;
+  return std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s) *
+         static_cast<double>(workload.output_tokens);
+}
 
 StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   if (r.batch < 1 || r.batch > 1'000'000) {

@@ -32,8 +32,7 @@ void AddPools(const Explanation& e, nlohmann::json& j) {
   j["requests_per_s"] = {{"prefill_pool", prefill_per_s}, {"decode_pool", decode_per_s}};
   j["balanced_decode_workers"] = est.balanced_decode_workers;
   j["batch_per_decode_worker"] = e.workload.batch;
-  const double output_per_s =
-      std::min(prefill_per_s, decode_per_s) * static_cast<double>(e.workload.output_tokens);
+  const double output_per_s = e.OutputTokensPerS();
   j["output_tokens_per_s"] = output_per_s;
   j["output_tokens_per_s_per_gpu"] = output_per_s / static_cast<double>(e.deployment.gpus());
 }
@@ -93,6 +92,10 @@ nlohmann::json ToJson(const Explanation& e) {
                       {"compute_per_layer_s", s.compute_per_layer_s},
                       {"memory_per_gpu_bytes", s.memory.UsedBytes()},
                       {"memory", MemoryJson(s.memory)},
+                      {"energy",
+                       {{"board_power_w", e.deployment.BoardPowerW()},
+                        {"joules_per_output_token", e.JoulesPerOutputToken()},
+                        {"basis", kEnergyBasis}}},
                       {"notes", e.notes}};
   if (e.deployment.disaggregated()) AddPools(e, j);
   return j;

@@ -24,6 +24,7 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"output_tokens_per_s_per_gpu", e.output_tokens_per_s_per_gpu},
           {"output_tokens_per_s_per_user", e.output_tokens_per_s_per_user},
           {"usd_per_mtok_output", p.usd_per_mtok_output},
+          {"joules_per_output_token", p.joules_per_output_token},
           {"memory_per_gpu_bytes", e.memory.UsedBytes()},
           {"max_sequences", e.memory.max_sequences},
           {"bound", e.bound},

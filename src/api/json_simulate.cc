@@ -102,6 +102,10 @@ nlohmann::json ToJson(const ServingReport& rep) {
        {{"usd_per_mtok_output", r.usd_per_mtok_output},
         {"usd_per_hour", rep.deployment.UsdPerHour()},
         {"usd_per_gpu_hour", rep.cluster.gpu.usd_per_gpu_hour}}},
+      {"energy",
+       {{"board_power_w", rep.deployment.BoardPowerW()},
+        {"joules_per_output_token", rep.JoulesPerOutputToken()},
+        {"basis", kEnergyBasis}}},
       {"notes", rep.notes}};
 }
 

@@ -8,6 +8,7 @@
 #include "shardwise/api/plan.h"
 #include "shardwise/common/format.h"
 #include "shardwise/plan/planner.h"
+#include "shardwise/price/energy.h"
 
 namespace shardwise::api {
 namespace {
@@ -34,6 +35,11 @@ Status CheckRequest(const PriceRequest& r) {
                                            "tokens",
                                            field));
     }
+  }
+  if (r.usd_per_kwh && !(*r.usd_per_kwh > 0 && *r.usd_per_kwh <= 10)) {
+    return FieldError("usd_per_kwh", fmt::format("`usd_per_kwh` must be an electricity price in "
+                                                 "(0, 10] $ per kWh, got {:g}",
+                                                 *r.usd_per_kwh));
   }
   if (r.demand_tokens_per_s && !(*r.demand_tokens_per_s > 0 && *r.demand_tokens_per_s <= 1e12)) {
     return FieldError("demand_tokens_per_s",
@@ -218,14 +224,20 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   }
   rep.usd_per_hour = d.UsdPerHour();
   rep.usd_per_mtok_output = rep.point.usd_per_mtok_output;
-  SW_ASSIGN_OR_RETURN(const DeploymentEstimate e, EstimateDeployment(rep.model, d, w));
+  rep.board_power_w = d.BoardPowerW();
+  rep.joules_per_output_token = rep.point.joules_per_output_token;
+  rep.usd_per_kwh = r.usd_per_kwh;
+  if (r.usd_per_kwh && rep.board_power_w > 0) {
+    rep.electricity_usd_per_mtok_output =
+        ElectricityUsdPerMtok(rep.joules_per_output_token, *r.usd_per_kwh);
+  }
   PriceInputs& in = rep.inputs;
   in.gpus_per_replica = d.gpus();
   in.usd_per_gpu_hour = rep.usd_per_hour / static_cast<double>(d.gpus());
   in.replica_output_tokens_per_s = rep.point.billed_output_tokens_per_s;
   in.replica_input_tokens_per_s =
       in.replica_output_tokens_per_s * static_cast<double>(r.isl) / static_cast<double>(r.osl);
-  in.input_time_share = InputShare(d, e, w);
+  in.input_time_share = InputShare(d, rep.estimate, w);
   rep.duty_cycle = r.duty_cycle;
   const double duty = DutyCycleMultiplier(r.duty_cycle);
   for (int pct = 10; pct <= 100; pct += 10) {

@@ -105,13 +105,15 @@ void PrintAggregated(const api::Explanation& e) {
       "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
+      "energy      {}\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
       FormatSeconds(s.ttft_s), 100 * e.ttft_band.relative, e.workload.prompt_tokens,
       perf.prefix_hit_rate > 0
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
           : "",
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, s.output_tokens_per_s_per_user,
-      s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens, s.bound,
+      s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens,
+      FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()), s.bound,
       100 * top / d.total_s);
   if (perf.speculative.DraftTokens() > 0) {
     const SpeculativeOptions& sp = perf.speculative;
@@ -150,7 +152,7 @@ void PrintDisaggregated(const api::Explanation& e) {
   const double prefill_per_s = est.prefill().requests_per_s;
   const double decode_per_s = est.decode().requests_per_s;
   const double served = std::min(prefill_per_s, decode_per_s);
-  const double output = served * static_cast<double>(e.workload.output_tokens);
+  const double output = e.OutputTokensPerS();
   std::cout << fmt::format(
       "{} disaggregated: {} ({} GPUs: {} prefill on {}, {} decode on {}), context {}, decode "
       "batch {} per worker\n\n",
@@ -162,14 +164,16 @@ void PrintDisaggregated(const api::Explanation& e) {
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
       "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
       "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
+      "energy      {}\n"
       "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
       FormatSeconds(est.unloaded_ttft_s), 100 * e.ttft_band.relative, FormatSeconds(p.ttft_s),
       FormatSeconds(est.transfer_s), est.link.name, KvTransferModeName(e.deployment.transfer()),
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s,
       decode_per_s, e.workload.batch, served, output,
       output / static_cast<double>(e.deployment.gpus()),
-      prefill_per_s < decode_per_s ? "prefill" : "decode", est.balanced_decode_workers,
-      dp.layout.ToString());
+      prefill_per_s < decode_per_s ? "prefill" : "decode",
+      FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),
+      est.balanced_decode_workers, dp.layout.ToString());
 }
 
 Status RunExplain(ExplainOptions& o) {

@@ -22,6 +22,7 @@ nlohmann::json GpuJson(const GpuSpec& g) {
                       {"scale_up", g.scale_up},
                       {"nic_bytes_per_s", g.nic_bytes_per_s},
                       {"usd_per_gpu_hour", g.usd_per_gpu_hour},
+                      {"board_power_w", g.board_power_w},
                       {"hbm_fraction", g.hbm_fraction},
                       {"calibration_measured", g.calibration_measured},
                       {"sources", g.sources}};
@@ -47,12 +48,13 @@ Status RunGpus(const GpusOptions& opts) {
     return Status();
   }
   Table table({"gpu", "bf16 TF/s", "fp8 TF/s", "fp4 TF/s", "HBM", "HBM BW", "scale-up/dir",
-               "NIC/dir", "$/GPU-h", "GEMM eff", "HBM eff", "calibration"});
+               "NIC/dir", "$/GPU-h", "TDP W", "GEMM eff", "HBM eff", "calibration"});
   for (const GpuSpec& g : gpus) {
     table.AddRow({g.name, PeakCell(g, Dtype::kBf16), PeakCell(g, Dtype::kFp8),
                   PeakCell(g, Dtype::kFp4), FormatBytes(g.hbm_bytes),
                   FormatBandwidth(g.hbm_bytes_per_s), FormatBandwidth(g.scale_up_bytes_per_s),
                   FormatBandwidth(g.nic_bytes_per_s), fmt::format("{:.2f}", g.usd_per_gpu_hour),
+                  g.board_power_w > 0 ? fmt::format("{:.0f}", g.board_power_w) : "-",
                   fmt::format("{:.2f}", g.gemm_fraction.at(Dtype::kBf16)),
                   fmt::format("{:.2f}", g.hbm_fraction),
                   g.calibration_measured ? "measured" : "assumed"});

@@ -55,8 +55,9 @@ void PrintRanked(const api::PlanReport& rep) {
                    "(bands in --json)\n",
                    pct);
   Table table({"#", "layout", "batch", "in flight", "TTFT " + pct, "TTFT mean", "TPOT " + pct,
-               "TPOT mean", "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "mem/GPU", "bound"});
-  table.SetLeftAligned({1, 13});
+               "TPOT mean", "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "J/tok", "mem/GPU",
+               "bound"});
+  table.SetLeftAligned({1, 14});
   for (size_t i = 0; i < rep.result.ranked.size(); ++i) {
     const StepEstimate& e = rep.result.ranked[i].estimate;
     const OperatingPoint& a = *rep.result.ranked[i].at_load;
@@ -68,6 +69,7 @@ void PrintRanked(const api::PlanReport& rep) {
                   fmt::format("{:.0f}", a.output_tokens_per_s),
                   fmt::format("{:.1f}", a.output_tokens_per_s_per_gpu),
                   fmt::format("{:.3f}", rep.result.ranked[i].usd_per_mtok_output),
+                  fmt::format("{:.3g}", rep.result.ranked[i].joules_per_output_token),
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
   std::cout << table.Render();

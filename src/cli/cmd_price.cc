@@ -95,8 +95,14 @@ void PrintText(const api::PriceReport& rep) {
   std::cout << PointLine(rep);
   std::cout << fmt::format(
       "=> ${:.4f} per million output tokens (the whole bill over the output tokens, always "
-      "busy); {:.0f}% of the GPU time is prefill\n\n",
+      "busy); {:.0f}% of the GPU time is prefill\n",
       rep.usd_per_mtok_output, 100 * rep.inputs.input_time_share);
+  std::cout << "energy: " << FormatEnergy(rep.board_power_w, rep.joules_per_output_token);
+  if (rep.electricity_usd_per_mtok_output) {
+    std::cout << fmt::format("; ${:.4f} of electricity per million output tokens at ${:g}/kWh",
+                             *rep.electricity_usd_per_mtok_output, *rep.usd_per_kwh);
+  }
+  std::cout << "\n\n";
   std::cout << fmt::format(
       "cost per million tokens at a {:.0f}% duty cycle (paid for every hour, busy {:.0f}% of "
       "them: x{:.2f} the full-load price)\n",
@@ -158,6 +164,9 @@ void AddPriceCommand(CLI::App& app, Status& result) {
       sub->add_option("--rate", r.rate, "Price at this many requests/s (Poisson)"),
       sub->add_option("--concurrency", r.concurrency, "Price at this many closed-loop clients")};
   sub->add_option("--usd-per-gpu-hour", r.usd_per_gpu_hour, "GPU price (default: catalog)");
+  sub->add_option("--usd-per-kwh", r.usd_per_kwh,
+                  "Electricity price: adds its $ per million output tokens (GPU boards at rated "
+                  "power)");
   sub->add_option("--duty-cycle", r.duty_cycle, "Fraction of the time the GPUs have work")
       ->capture_default_str();
   sub->add_option("--api-usd-per-mtok-output,--api-usd-per-mtok", r.api_usd_per_mtok_output,

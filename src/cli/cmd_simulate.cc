@@ -217,11 +217,13 @@ void PrintText(const api::ServingReport& rep, const api::SimulateRequest& r) {
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
       "goodput      {}\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
-      "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n",
+      "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n"
+      "energy       {}\n",
       run.InputTokensPerS(), run.OutputTokensPerS(), rep.OutputTokensPerSPerGpu(),
       res.tpot_s.Mean() > 0 ? 1.0 / res.tpot_s.Mean() : 0.0, Goodput(rep), 100 * res.utilization,
       100 * res.mfu, 100 * res.kv_occupancy_mean, 100 * res.kv_occupancy_max,
-      res.usd_per_mtok_output, rep.cluster.gpu.usd_per_gpu_hour);
+      res.usd_per_mtok_output, rep.cluster.gpu.usd_per_gpu_hour,
+      FormatEnergy(rep.deployment.BoardPowerW(), rep.JoulesPerOutputToken()));
   if (rep.deployment.disaggregated()) {
     std::cout << fmt::format("KV transfer  {} per request on average over {} ({}, {})\n",
                              FormatSeconds(res.kv_transfer_s_mean), run.setup.estimate.link.name,

@@ -1,8 +1,8 @@
 #include "shardwise/common/format.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace shardwise {
 namespace {
@@ -44,6 +44,16 @@ std::string FormatSeconds(double seconds) {
 std::string FormatRate(double per_s, const std::string& unit) {
   static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   return Scaled(per_s, kPrefixes, 7, unit.c_str(), 1);
+}
+
+std::string FormatEnergy(double board_power_w, double joules_per_output_token) {
+  if (!(board_power_w > 0)) return "unknown: the GPU file states no board_power_w";
+  const std::string power = board_power_w >= 1e3 ? fmt::format("{:.1f} kW", board_power_w / 1e3)
+                                                 : fmt::format("{:.0f} W", board_power_w);
+  return fmt::format(
+      "{} of GPU boards at rated power (TDP, an upper bound on the draw), {:.3g} J per output "
+      "token",
+      power, joules_per_output_token);
 }
 
 std::string FormatBandwidth(double bytes_per_s) { return FormatRate(bytes_per_s, "B/s"); }

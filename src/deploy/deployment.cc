@@ -124,6 +124,8 @@ double Pool::UsdPerHour() const {
   return static_cast<double>(Gpus()) * cluster.gpu.usd_per_gpu_hour;
 }
 
+double Pool::BoardPowerW() const { return static_cast<double>(Gpus()) * cluster.gpu.board_power_w; }
+
 StatusOr<Deployment> Deployment::Aggregated(const ModelSpec& model, Pool pool) {
   pool.role = PoolRole::kAggregated;
   if (pool.workers != 1) {
@@ -173,6 +175,15 @@ double Deployment::UsdPerHour() const {
   double usd = 0;
   for (const Pool& p : pools_) usd += p.UsdPerHour();
   return usd;
+}
+
+double Deployment::BoardPowerW() const {
+  double watts = 0;
+  for (const Pool& p : pools_) {
+    if (p.cluster.gpu.board_power_w <= 0) return 0;  // unknown for one pool: unknown
+    watts += p.BoardPowerW();
+  }
+  return watts;
 }
 
 std::string Deployment::ToString() const {

@@ -132,6 +132,12 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
   SW_ASSIGN_OR_RETURN(gpu.scale_up_bytes_per_s, o.Number("scale_up_bytes_per_s"));
   SW_ASSIGN_OR_RETURN(gpu.nic_bytes_per_s, o.Number("nic_bytes_per_s"));
   SW_ASSIGN_OR_RETURN(gpu.usd_per_gpu_hour, o.Number("usd_per_gpu_hour"));
+  SW_ASSIGN_OR_RETURN(gpu.board_power_w, o.NumberOr("board_power_w", 0.0));
+  constexpr double kMaxBoardPowerW = 1e5;  // far above any board (today's reach 1.4 kW)
+  if (!(gpu.board_power_w >= 0 && gpu.board_power_w <= kMaxBoardPowerW)) {
+    return Error(
+        fmt::format("{}: board_power_w must be in [0, {:g}] watts", source, kMaxBoardPowerW));
+  }
 
   if (!o.Has("achievable")) return o.MissingKey("achievable");
   const auto& ach = json.at("achievable");
@@ -192,6 +198,7 @@ StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& so
     }
   }
   if (gpu.kernel_latency_s > 0) SW_RETURN_IF_ERROR(RequireSource(gpu, "kernel_latency_s", source));
+  if (gpu.board_power_w > 0) SW_RETURN_IF_ERROR(RequireSource(gpu, "board_power_w", source));
   for (const char* key :
        {"peak_flops_per_s", "hbm_bytes", "hbm_bytes_per_s", "scale_up_bytes_per_s",
         "nic_bytes_per_s", "usd_per_gpu_hour", "achievable", "sm_count"}) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardwise/price/energy.h"
 #include "shardwise/price/price.h"
 
 namespace shardwise {
@@ -44,6 +45,7 @@ OperatingPoint Summarize(const ServingRun& run, const Deployment& d, const PlanL
   p.output_tokens_per_s_per_user = p.tpot.mean_s > 0 ? 1.0 / p.tpot.mean_s : 0;
   p.billed_output_tokens_per_s = run.BilledOutputTokensPerS();
   p.usd_per_mtok_output = UsdPerMtok(d.UsdPerHour(), p.billed_output_tokens_per_s);
+  p.joules_per_output_token = JoulesPerToken(d.BoardPowerW(), p.billed_output_tokens_per_s);
   p.overloaded = run.overloaded;
   p.meets_slo = run.MeetsSlo();
   p.steady = run.steady;

@@ -9,6 +9,7 @@
 #include "shardwise/common/format.h"
 #include "shardwise/common/parallel.h"
 #include "shardwise/common/suggest.h"
+#include "shardwise/price/energy.h"
 #include "shardwise/price/price.h"
 
 namespace shardwise {
@@ -177,6 +178,7 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
         }
         entry.at_load = *p;
         entry.usd_per_mtok_output = p->usd_per_mtok_output;
+        entry.joules_per_output_token = p->joules_per_output_token;
         out.kept = std::move(entry);
         return out;
       }
@@ -278,6 +280,8 @@ LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const
     PlanEntry entry;
     entry.estimate = e;
     entry.usd_per_mtok_output = UsdPerMtokAt(cluster, e.layout, e.output_tokens_per_s);
+    entry.joules_per_output_token = JoulesPerToken(
+        cluster.gpu.board_power_w * static_cast<double>(e.layout.gpus()), e.output_tokens_per_s);
     all_points.push_back(entry);
     if (!have || Score(req.objective, e) > Score(req.objective, best.estimate)) {
       best = entry;

@@ -66,6 +66,20 @@ TEST(GpuCatalog, GemmEfficiencyFallsForSmallShapes) {
               0.840 * 128.0 / 132.0 * 2048.0 / 2308.0, 1e-9);
 }
 
+TEST(GpuCatalog, EveryBuiltInGpuStatesItsBoardPowerWithASource) {
+  auto gpus = LoadBuiltinGpus();
+  ASSERT_TRUE(gpus.ok()) << gpus.status().message();
+  ASSERT_FALSE(gpus->empty());
+  for (const GpuSpec& g : *gpus) {
+    EXPECT_GT(g.board_power_w, 0) << g.name;
+    EXPECT_LE(g.board_power_w, 2000) << g.name;  // no board today is rated above 1.4 kW
+    EXPECT_FALSE(g.sources.at("board_power_w").empty()) << g.name;
+  }
+  // Datasheets: NVIDIA H100 SXM5 up to 700 W; AMD Instinct MI300X 750 W TBP.
+  EXPECT_DOUBLE_EQ(Load("h100-sxm").board_power_w, 700);
+  EXPECT_DOUBLE_EQ(Load("mi300x").board_power_w, 750);
+}
+
 TEST(GpuCatalog, TileOverheadIsOneNumberOrOnePerDtype) {
   nlohmann::json j = nlohmann::json::parse(R"({"name": "x", "peak_flops_per_s": {"bf16": 1e14},
     "hbm_bytes": 1e10, "hbm_bytes_per_s": 1e12, "scale_up_bytes_per_s": 1e11,
@@ -87,6 +101,17 @@ TEST(GpuCatalog, TileOverheadIsOneNumberOrOnePerDtype) {
   j["achievable"]["gemm_tile_overhead_k"] = {{"bf16", -1}};
   EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
   j["achievable"]["gemm_tile_overhead_k"] = 1e9;
+  EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
+  j["achievable"]["gemm_tile_overhead_k"] = 300;
+  // Board power is optional (0: unknown), bounded, and needs its source when given.
+  EXPECT_EQ(ParseGpuSpec(j, "test").value().board_power_w, 0);
+  j["board_power_w"] = 700;
+  EXPECT_FALSE(ParseGpuSpec(j, "test").ok());  // no source
+  j["sources"]["board_power_w"] = "s";
+  EXPECT_EQ(ParseGpuSpec(j, "test").value().board_power_w, 700);
+  j["board_power_w"] = -1;
+  EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
+  j["board_power_w"] = 1e9;
   EXPECT_FALSE(ParseGpuSpec(j, "test").ok());
 }
 

@@ -15,6 +15,7 @@
 #include "shardwise/common/status.h"
 #include "shardwise/deploy/estimate.h"
 #include "shardwise/perf/uncertainty.h"
+#include "shardwise/price/energy.h"
 
 namespace shardwise::api {
 
@@ -46,6 +47,13 @@ struct Explanation {
   // The step estimate the explanation is about: the aggregated layout at the batch, or the
   // decode worker at its batch (the prefill worker's one prompt is estimate.prefill().one).
   const StepEstimate& Step() const { return estimate.decode().at_batch; }
+  // The whole deployment's output tokens/s: the layout's at the batch; prefill and decode pools
+  // serve the slower pool's requests/s times the output length.
+  double OutputTokensPerS() const;
+  // Its GPUs at rated board power over those tokens (price/energy.h).
+  double JoulesPerOutputToken() const {
+    return JoulesPerToken(deployment.BoardPowerW(), OutputTokensPerS());
+  }
 };
 
 StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& request);

@@ -39,7 +39,8 @@ struct PriceRequest {
   std::optional<double> api_usd_per_mtok_output;
   double target_utilization = 0.8;
   std::optional<double> demand_tokens_per_s;
-  int64_t requests = 0;  // per simulation; 0: the steady state's
+  std::optional<double> usd_per_kwh;  // electricity; unset: no electricity figure
+  int64_t requests = 0;               // per simulation; 0: the steady state's
   uint64_t seed = 1;
 };
 
@@ -61,6 +62,11 @@ struct PriceReport {
   double usd_per_hour = 0;         // the deployment's bill
   double usd_per_mtok_output = 0;  // at the operating point, always busy
   PriceInputs inputs;              // the deployment as one unit at the operating point
+  // Energy at the operating point, always busy (price/energy.h): its GPUs at rated power.
+  double board_power_w = 0;
+  double joules_per_output_token = 0;
+  std::optional<double> usd_per_kwh;
+  std::optional<double> electricity_usd_per_mtok_output;  // at usd_per_kwh
   double duty_cycle = 1;
   std::vector<PricePoint> curve;  // 10% .. 100% utilisation, at the duty cycle
   BreakEven break_even;

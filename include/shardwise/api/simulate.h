@@ -15,6 +15,7 @@
 #include "shardwise/api/options.h"
 #include "shardwise/api/saved.h"
 #include "shardwise/common/status.h"
+#include "shardwise/price/energy.h"
 #include "shardwise/sim/bands.h"
 #include "shardwise/sim/serving.h"
 
@@ -62,6 +63,10 @@ struct ServingReport {
 
   double OutputTokensPerSPerGpu() const {
     return run.OutputTokensPerS() / static_cast<double>(deployment.gpus());
+  }
+  // The deployment's GPUs at rated board power over the billed output tokens (as $/Mtok).
+  double JoulesPerOutputToken() const {
+    return JoulesPerToken(deployment.BoardPowerW(), run.BilledOutputTokensPerS());
   }
 };
 

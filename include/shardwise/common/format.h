@@ -5,10 +5,13 @@
 
 namespace shardwise {
 
-std::string FormatBytes(double bytes);            // "140.0 GB", "327.7 KB"
-std::string FormatCount(double count);            // "70.55B", "12.9M"
-std::string FormatSeconds(double seconds);        // "1.23 ms", "45.6 us", "2.10 s"
+std::string FormatBytes(double bytes);                          // "140.0 GB", "327.7 KB"
+std::string FormatCount(double count);                          // "70.55B", "12.9M"
+std::string FormatSeconds(double seconds);                      // "1.23 ms", "45.6 us", "2.10 s"
 std::string FormatRate(double per_s, const std::string& unit);  // "989.4 T" + unit
-std::string FormatBandwidth(double bytes_per_s);  // "450.0 GB/s"
+std::string FormatBandwidth(double bytes_per_s);                // "450.0 GB/s"
+// "5.6 kW of GPU boards at rated power (TDP, an upper bound on the draw), 1.25 J per output
+// token", or that the GPU file states no board power.
+std::string FormatEnergy(double board_power_w, double joules_per_output_token);
 
 }  // namespace shardwise

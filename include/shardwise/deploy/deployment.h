@@ -49,7 +49,8 @@ struct Pool {
   // One replica's batching: max_batch and the token budget per attention rank, times its
   // attention-DP ranks.
   BatchPolicy Batch() const;
-  double UsdPerHour() const;  // all its GPUs at the cluster's price
+  double UsdPerHour() const;   // all its GPUs at the cluster's price
+  double BoardPowerW() const;  // all its GPUs at their rated board power (GpuSpec)
 };
 
 // Whether `gpu` can hold a KV cache in `kv` (fp4 only with fp4 tensor cores; never int4 or
@@ -88,6 +89,7 @@ class Deployment {
   bool same_cluster() const { return same_cluster_; }
   int64_t gpus() const;
   double UsdPerHour() const;
+  double BoardPowerW() const;  // every GPU at its rated board power; 0 when a GPU lacks one
   // "dp4tp8" (an aggregated pool's replicas are its layout's), or "2P x tp4 + 1D x dp8ep8".
   std::string ToString() const;
 

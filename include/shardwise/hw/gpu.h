@@ -27,6 +27,9 @@ struct GpuSpec {
   std::string scale_up;             // what the scale-up link is
   double nic_bytes_per_s = 0;       // per direction, scale-out bandwidth per GPU
   double usd_per_gpu_hour = 0;
+  // The board's rated maximum power (TDP, or AMD's TBP), watts: what an operator provisions per
+  // GPU and an upper bound on its draw while serving; 0 when the file does not state it.
+  double board_power_w = 0;
   int64_t sm_count = 0;                   // streaming multiprocessors (compute units)
   std::map<Dtype, double> gemm_fraction;  // achievable fraction of peak, large-GEMM limit
   // Per-tile fixed cost in K-elements of work, per input dtype (a dtype without its own entry

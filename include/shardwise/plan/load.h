@@ -46,8 +46,9 @@ struct OperatingPoint {
   // The tokens/s the bill is spread over (ServingRun::BilledOutputTokensPerS) and its price.
   double billed_output_tokens_per_s = 0;
   double usd_per_mtok_output = 0;
-  bool overloaded = false;  // falls behind the offered rate
-  bool meets_slo = false;   // within the SLOs at their percentile, keeping up, settled
+  double joules_per_output_token = 0;  // the GPUs at rated board power over the billed tokens
+  bool overloaded = false;             // falls behind the offered rate
+  bool meets_slo = false;              // within the SLOs at their percentile, keeping up, settled
   SteadyState steady;
   std::optional<OutOfPhase> out_of_phase;  // the planner's reported --concurrency entries
   bool out_of_phase_failed = false;        // its spread requests did not fit the KV cache

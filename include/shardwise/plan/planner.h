@@ -44,6 +44,7 @@ struct PlanEntry {
   StepEstimate estimate;
   EpSetting ep;  // how its MoE layers exchange tokens (the request's unless searched)
   double usd_per_mtok_output = 0;
+  double joules_per_output_token = 0;  // its GPUs at rated board power (price/energy.h)
   std::string limited_by;  // what stopped a larger batch: "KV capacity", "SLO", "--max-batch"
   std::string why;         // one line: why this layout, what bounds it
   std::optional<OperatingPoint> at_load;  // simulated at the request's load (ranked entries)
