@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -36,13 +37,14 @@ class CMakeBuild(build_ext):
                 f"-DPython_EXECUTABLE={sys.executable}"])
         subprocess.check_call(["cmake", "--build", str(build_dir), "--target", "_shardwise",
                                "-j", str(os.cpu_count() or 1)])
-        built = sorted((build_dir / "python" / "shardwise").glob("_shardwise*.so"))
-        if not built:
-            sys.exit(f"setup.py: no extension module in {build_dir}/python/shardwise: is "
-                     "pybind11-dev installed (scripts/install-deps.sh)?")
+        suffix = sysconfig.get_config_var("EXT_SUFFIX")
+        built = build_dir / "python" / "shardwise" / f"_shardwise{suffix}"
+        if not built.exists():
+            sys.exit(f"setup.py: no {built.name} in {built.parent}: is pybind11-dev installed "
+                     "(scripts/install-deps.sh), and was that build made for this Python?")
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(built[0], target)
+        shutil.copyfile(built, target)
 
 
 setup(

@@ -7,7 +7,7 @@ command prints with ``--json``, as a dict whose keys also read as attributes::
 
     import shardwise
     plan = shardwise.plan(model="llama-3.1-70b", cluster="dgx-h100", nodes=2, objective="latency")
-    print(plan.ranked[0]["layout"])
+    print(plan.layouts[0]["layout"], plan.verdict["why"])
 
 The options are parsed, checked and answered by the same code as the binary's (the extension
 module runs the command line in process), so the numbers are the binary's. Bad input raises
@@ -18,7 +18,9 @@ ShardwiseError with the one line the binary prints, keywords in place of flags.
 from __future__ import annotations
 
 import json
+import numbers
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from . import _shardwise
@@ -86,20 +88,37 @@ def _python_message(command: str, message: str) -> str:
 
 def _text(keyword: str, value: Any) -> str:
     if isinstance(value, bool):
-        raise ShardwiseError(f"{keyword}: a flag is True or False, and {value} cannot be in a list")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)  # the shortest text that reads back as the same double
+        raise ShardwiseError(f"{keyword}: True and False are for flags, not values or lists")
+    if isinstance(value, numbers.Integral):  # int, numpy.int64, ...
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if number.is_integer() and abs(number) < 2**53:
+            return str(int(number))  # 2.0 reads as 2, which whole-number options take
+        return repr(number)  # the shortest text that reads back as the same double
     if isinstance(value, str):
+        if not value:
+            raise ShardwiseError(f"{keyword}: an empty value; leave the keyword out for its default")
         return value
     raise ShardwiseError(
         f"{keyword}: expected a number, a string, True/False or a list of them, got "
         f"{type(value).__name__}")
 
 
+def _list(keyword: str, values: Iterable) -> str:
+    items = [_text(keyword, item) for item in values]
+    if not items or any("," in item for item in items):
+        raise ShardwiseError(f"{keyword}: a list needs at least one item and no item with a comma")
+    return ",".join(items)
+
+
 def _command_line(command: str, positional: tuple, options: dict, answers_json: bool) -> list[str]:
-    args = [command]
+    # --json first: an option left without its value (html=True) must not take it as one.
+    args = [command, "--json"] if answers_json else [command]
+    if command == "run" and options.get("backend") in ("mpi", "nccl"):
+        raise ShardwiseError(
+            f"backend: '{options['backend']}' runs one process per rank; launch the binary "
+            "under mpirun (docs/commands/run.md), or use backend='threads' or 'cuda' here")
     for keyword, value in options.items():
         if keyword == "json":
             continue  # always: the answer is the --json document
@@ -110,12 +129,10 @@ def _command_line(command: str, positional: tuple, options: dict, answers_json: 
             continue
         if value is True:
             args.append(flag)
-        elif isinstance(value, (list, tuple)):
-            args.append(f"{flag}={','.join(_text(keyword, item) for item in value)}")
+        elif isinstance(value, Iterable) and not isinstance(value, str):
+            args.append(f"{flag}={_list(keyword, value)}")
         else:
             args.append(f"{flag}={_text(keyword, value)}")
-    if answers_json:
-        args.append("--json")
     if positional:  # after "--", so a file name starting with '-' is not read as an option
         args += ["--"] + [_text("positional argument", p) for p in positional]
     return args
@@ -129,13 +146,26 @@ def _run(command: str, positional: tuple, options: dict, answers_json: bool) -> 
         if internal:
             raise ShardwiseInternalError(message)
         raise ShardwiseError(message)
-    return _document(json.loads(out)) if answers_json else None
+    if not answers_json:
+        return None
+    try:
+        document = json.loads(out)
+    except json.JSONDecodeError as error:
+        raise ShardwiseInternalError(
+            f"shardwise {command} printed no JSON document: {error}") from None
+    if isinstance(document, dict) and isinstance(document.get("notes"), list):
+        document["notes"] = [_python_message(command, note) if isinstance(note, str) else note
+                             for note in document["notes"]]
+    return _document(document)
 
 
 def _help(command: str, answers_json: bool) -> str:
     code, out, _, _ = _shardwise.run_command_line([command, "--help"])
     if code != 0:
         return ""
+    # Not keywords here: --help, and --json (always given).
+    out = "\n".join(line for line in out.splitlines()
+                    if not re.match(r"\s+(-h,)?--(help|json)\b", line))
     options = re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", lambda m: _keyword(m.group(1)), out)
     answer = "its --json document" if answers_json else "None (it writes a file)"
     return (f"shardwise.{command}(**options): the `shardwise {command}` command; returns "

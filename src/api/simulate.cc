@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "shardwise/api/plan.h"
 #include "shardwise/plan/planner.h"
@@ -47,7 +48,10 @@ Status CheckLoad(const SimulateRequest& r) {
                         "loop (`concurrency`) has none of: drop one of them");
     }
   }
-  if (r.rate && !std::isinf(*r.rate)) SW_RETURN_IF_ERROR(CheckRate(*r.rate));  // inf: offline
+  // +inf: offline (everything at t = 0); anything else is an arrival rate.
+  if (r.rate && *r.rate != std::numeric_limits<double>::infinity()) {
+    SW_RETURN_IF_ERROR(CheckRate(*r.rate));
+  }
   if (r.burstiness && !(*r.burstiness > 0 && *r.burstiness <= 100)) {
     return FieldError("burstiness", "`burstiness` must be in (0, 100]");
   }

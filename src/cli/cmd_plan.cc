@@ -69,7 +69,9 @@ void PrintRanked(const api::PlanReport& rep) {
                   fmt::format("{:.0f}", a.output_tokens_per_s),
                   fmt::format("{:.1f}", a.output_tokens_per_s_per_gpu),
                   fmt::format("{:.3f}", rep.result.ranked[i].usd_per_mtok_output),
-                  fmt::format("{:.3g}", rep.result.ranked[i].joules_per_output_token),
+                  rep.result.ranked[i].joules_per_output_token > 0
+                      ? fmt::format("{:.3g}", rep.result.ranked[i].joules_per_output_token)
+                      : "-",
                   FormatBytes(e.memory.UsedBytes()), e.bound});
   }
   std::cout << table.Render();

@@ -3,6 +3,7 @@
 // input answered by a Status naming the field.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "shardwise/shardwise.h"
@@ -117,6 +118,18 @@ TEST(SimulateApi, OneClientOnAPipelineSeesExplainsTtft) {
   ASSERT_TRUE(sim.ok()) << sim.status().message();
   EXPECT_NEAR(sim->run.result.ttft_s.Percentile(50) / explained->estimate.unloaded_ttft_s, 1.0,
               0.05);
+}
+
+TEST(SimulateApi, OnlyPositiveInfinityMeansOffline) {
+  SimulateRequest s;
+  s.model = "llama-3.1-8b";
+  s.requests = 50;
+  s.rate = -std::numeric_limits<double>::infinity();
+  const StatusOr<ServingReport> refused = Simulate(Catalog::BuiltIn(), s);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().field(), "rate");
+  s.rate = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(Simulate(Catalog::BuiltIn(), s).ok());
 }
 
 TEST(RecommendApi, AnSloNoDeploymentMeetsSaysWhichBinds) {

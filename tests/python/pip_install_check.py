@@ -6,6 +6,7 @@ directory to reuse, so pip builds nothing that is already built."""
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,8 +22,11 @@ print(json.dumps(shardwise.plan(**{PLAN!r})))
 
 
 def without_timing(value):
+    """Without the command's own timing; notes name keywords in Python, flags in the binary."""
     if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k != "elapsed_s"}
+        return {k: ([re.sub(r"--([a-z][a-z0-9-]*)", lambda m: m.group(1).replace("-", "_"), n)
+                     for n in v] if k == "notes" else without_timing(v))
+                for k, v in value.items() if k != "elapsed_s"}
     if isinstance(value, list):
         return [without_timing(v) for v in value]
     return value

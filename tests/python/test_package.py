@@ -5,6 +5,7 @@ SHARDWISE_BINARY set to build/shardwise."""
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -17,14 +18,22 @@ BINARY = os.environ["SHARDWISE_BINARY"]
 TIMING_FIELDS = {"elapsed_s"}
 
 
+def keyword_notes(notes):
+    return [re.sub(r"--([a-z][a-z0-9-]*)", lambda m: m.group(1).replace("-", "_"), note)
+            for note in notes]
+
+
 def binary_json(*args: str):
     out = subprocess.run([BINARY, *args, "--json"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
 def without_timing(value):
+    """The document without the fields that time the command, its notes naming keywords where
+    the binary's name flags (the package's only rewording)."""
     if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING_FIELDS}
+        return {k: (keyword_notes(v) if k == "notes" else without_timing(v))
+                for k, v in value.items() if k not in TIMING_FIELDS}
     if isinstance(value, list):
         return [without_timing(v) for v in value]
     return value
@@ -102,6 +111,32 @@ def test_bad_input_raises_one_line_naming_the_keyword(call, keyword):
     assert "--" not in message, f"a flag where a keyword belongs: {message}"
 
 
+def test_values_are_refused_before_they_can_mislead(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # An option that takes a value given True must not take the next argument as its value.
+    with pytest.raises(shardwise.ShardwiseError, match="html"):
+        shardwise.explain(model="llama-3.1-8b", html=True)
+    assert list(tmp_path.iterdir()) == [], "a file was written"
+    for call in (lambda: shardwise.explain(model=""),
+                 lambda: shardwise.recommend(cluster=["dgx-h100,dgx-a100", "dgx-b200"]),
+                 lambda: shardwise.run(backend="mpi")):
+        with pytest.raises(shardwise.ShardwiseError):
+            call()
+
+
+def test_numbers_of_any_kind_read_as_the_same_value():
+    numpy = pytest.importorskip("numpy")
+    base = without_timing(shardwise.explain(model="llama-3.1-8b", batch=8, context=1024))
+    assert without_timing(shardwise.explain(model="llama-3.1-8b", batch=numpy.int64(8),
+                                            context=1024.0)) == base
+
+
+def test_notes_name_keywords():
+    doc = shardwise.simulate(model="llama-3.1-8b", layout="tp1", requests=100)
+    assert doc.notes, "tp1 on 8 GPUs notes the unused GPUs"
+    assert all("--" not in note for note in doc.notes), doc.notes
+
+
 def test_an_unknown_keyword_suggests_the_nearest():
     with pytest.raises(shardwise.ShardwiseError, match="did you mean 'max_ttft_ms'"):
         shardwise.plan(max_ttft=500)
@@ -110,6 +145,7 @@ def test_an_unknown_keyword_suggests_the_nearest():
 def test_help_lists_the_keywords():
     assert "max_ttft_ms" in shardwise.plan.__doc__
     assert "--max-ttft-ms" not in shardwise.plan.__doc__
+    assert not re.search(r"^\s+(json|h,help|help)\b", shardwise.plan.__doc__, re.M)
     assert shardwise.plan.__name__ == "plan"
     with pytest.raises(shardwise.ShardwiseError, match=r"help\(shardwise\.plan\)"):
         shardwise.plan(help=True)
