@@ -6,10 +6,13 @@
 
 namespace shardwise::api {
 
+double Explanation::ServedRequestsPerS() const {
+  return std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s);
+}
+
 double Explanation::OutputTokensPerS() const {
   if (!deployment.disaggregated()) return Step().output_tokens_per_s;
-  return std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s) *
-         static_cast<double>(workload.output_tokens);
+  return ServedRequestsPerS() * static_cast<double>(workload.output_tokens);
 }
 
 StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {

@@ -1,4 +1,5 @@
-// `models --json`: a catalog model with its exact parameter, KV and weight accounting.
+// `models --json` and `gpus --json`: a catalog model with its exact parameter, KV and weight
+// accounting; a catalog GPU with its datasheet numbers, calibration and sources.
 #include "shardwise/api/json.h"
 #include "shardwise/model/accounting.h"
 
@@ -38,6 +39,28 @@ nlohmann::json ToJson(const ModelSpec& m) {
   };
   for (Dtype d : {Dtype::kBf16, Dtype::kFp8, Dtype::kInt4, Dtype::kMxfp4}) {
     j["weight_bytes_by_dtype"][std::string(DtypeName(d))] = WeightBytes(m, d);
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const GpuSpec& g) {
+  nlohmann::json j = {{"name", g.name},
+                      {"description", g.description},
+                      {"hbm_bytes", g.hbm_bytes},
+                      {"hbm_bytes_per_s", g.hbm_bytes_per_s},
+                      {"scale_up_bytes_per_s", g.scale_up_bytes_per_s},
+                      {"scale_up", g.scale_up},
+                      {"nic_bytes_per_s", g.nic_bytes_per_s},
+                      {"usd_per_gpu_hour", g.usd_per_gpu_hour},
+                      {"board_power_w", g.board_power_w},
+                      {"hbm_fraction", g.hbm_fraction},
+                      {"calibration_measured", g.calibration_measured},
+                      {"sources", g.sources}};
+  for (const auto& [dtype, flops] : g.peak_flops_per_s) {
+    j["peak_flops_per_s"][std::string(DtypeName(dtype))] = flops;
+  }
+  for (const auto& [dtype, fraction] : g.gemm_fraction) {
+    j["gemm_fraction"][std::string(DtypeName(dtype))] = fraction;
   }
   return j;
 }

@@ -38,10 +38,6 @@ nlohmann::json ToJson(const ServingReport& rep) {
   const bool closed = std::holds_alternative<ClosedLoop>(rep.scenario.load);
   nlohmann::json series = nlohmann::json::array();
   for (const auto& [t, f] : r.kv_occupancy) series.push_back({{"time_s", t}, {"fraction", f}});
-  const double goodput_fraction =
-      r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0;
-  const double goodput_tokens_per_s =
-      r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
   return {
       {"schema_version", kSchemaVersion},
       {"command", "simulate"},
@@ -87,9 +83,10 @@ nlohmann::json ToJson(const ServingReport& rep) {
       {"e2e_s", json::DistributionJson(r.e2e_s, run.slo)},
       {"slo", json::SloJson(run.slo)},
       {"meets_slo", run.slo.Given() ? nlohmann::json(run.MeetsSlo()) : nlohmann::json(nullptr)},
-      {"goodput", run.slo.Given() ? nlohmann::json{{"request_fraction", goodput_fraction},
-                                                   {"output_tokens_per_s", goodput_tokens_per_s}}
-                                  : nlohmann::json(nullptr)},
+      {"goodput", run.slo.Given()
+                      ? nlohmann::json{{"request_fraction", rep.GoodputRequestFraction()},
+                                       {"output_tokens_per_s", rep.GoodputOutputTokensPerS()}}
+                      : nlohmann::json(nullptr)},
       {"utilization", {{"busy_fraction", r.utilization}, {"mfu", r.mfu}}},
       {"kv_transfer_s", rep.deployment.disaggregated()
                             ? nlohmann::json{{"mean", r.kv_transfer_s_mean}}

@@ -151,7 +151,6 @@ void PrintDisaggregated(const api::Explanation& e) {
   const StepEstimate& s = e.Step();
   const double prefill_per_s = est.prefill().requests_per_s;
   const double decode_per_s = est.decode().requests_per_s;
-  const double served = std::min(prefill_per_s, decode_per_s);
   const double output = e.OutputTokensPerS();
   std::cout << fmt::format(
       "{} disaggregated: {} ({} GPUs: {} prefill on {}, {} decode on {}), context {}, decode "
@@ -169,7 +168,7 @@ void PrintDisaggregated(const api::Explanation& e) {
       FormatSeconds(est.unloaded_ttft_s), 100 * e.ttft_band.relative, FormatSeconds(p.ttft_s),
       FormatSeconds(est.transfer_s), est.link.name, KvTransferModeName(e.deployment.transfer()),
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s,
-      decode_per_s, e.workload.batch, served, output,
+      decode_per_s, e.workload.batch, e.ServedRequestsPerS(), output,
       output / static_cast<double>(e.deployment.gpus()),
       prefill_per_s < decode_per_s ? "prefill" : "decode",
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "shardwise/api/json.h"
 #include "shardwise/common/format.h"
 #include "shardwise/hw/gpu.h"
 #include "shardwise/report/table.h"
@@ -13,28 +14,6 @@ struct GpusOptions {
   bool json = false;
 };
 
-nlohmann::json GpuJson(const GpuSpec& g) {
-  nlohmann::json j = {{"name", g.name},
-                      {"description", g.description},
-                      {"hbm_bytes", g.hbm_bytes},
-                      {"hbm_bytes_per_s", g.hbm_bytes_per_s},
-                      {"scale_up_bytes_per_s", g.scale_up_bytes_per_s},
-                      {"scale_up", g.scale_up},
-                      {"nic_bytes_per_s", g.nic_bytes_per_s},
-                      {"usd_per_gpu_hour", g.usd_per_gpu_hour},
-                      {"board_power_w", g.board_power_w},
-                      {"hbm_fraction", g.hbm_fraction},
-                      {"calibration_measured", g.calibration_measured},
-                      {"sources", g.sources}};
-  for (const auto& [dtype, flops] : g.peak_flops_per_s) {
-    j["peak_flops_per_s"][std::string(DtypeName(dtype))] = flops;
-  }
-  for (const auto& [dtype, fraction] : g.gemm_fraction) {
-    j["gemm_fraction"][std::string(DtypeName(dtype))] = fraction;
-  }
-  return j;
-}
-
 std::string PeakCell(const GpuSpec& g, Dtype d) {
   return g.Supports(d) ? fmt::format("{:.0f}", g.PeakFlopsPerS(d) / 1e12) : "-";
 }
@@ -43,7 +22,7 @@ Status RunGpus(const GpusOptions& opts) {
   SW_ASSIGN_OR_RETURN(std::vector<GpuSpec> gpus, LoadBuiltinGpus());
   if (opts.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const GpuSpec& g : gpus) out.push_back(GpuJson(g));
+    for (const GpuSpec& g : gpus) out.push_back(api::ToJson(g));
     PrintJson(out);
     return Status();
   }

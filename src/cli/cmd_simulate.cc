@@ -140,17 +140,13 @@ void PrintLatencies(const api::ServingReport& rep) {
 
 std::string Goodput(const api::ServingReport& rep) {
   const ServingRun& run = rep.run;
-  const SimResult& r = run.result;
   if (!run.slo.Given()) return "not measured: no SLO given (--max-ttft-ms, --max-tpot-ms)";
-  const double fraction =
-      r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0;
-  const double tokens =
-      r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
   return fmt::format(
       "{:.1f}% of requests meet the SLOs ({:.0f} output tokens/s); at {} TTFT {} and TPOT {}: "
       "{}",
-      100.0 * fraction, tokens, run.slo.PercentileName(), FormatSeconds(run.TtftAtSlo()),
-      FormatSeconds(run.TpotAtSlo()), run.MeetsSlo() ? "within the SLOs" : "the SLOs are missed");
+      100.0 * rep.GoodputRequestFraction(), rep.GoodputOutputTokensPerS(), run.slo.PercentileName(),
+      FormatSeconds(run.TtftAtSlo()), FormatSeconds(run.TpotAtSlo()),
+      run.MeetsSlo() ? "within the SLOs" : "the SLOs are missed");
 }
 
 // What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).

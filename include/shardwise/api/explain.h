@@ -47,8 +47,10 @@ struct Explanation {
   // The step estimate the explanation is about: the aggregated layout at the batch, or the
   // decode worker at its batch (the prefill worker's one prompt is estimate.prefill().one).
   const StepEstimate& Step() const { return estimate.decode().at_batch; }
+  // Prefill and decode pools serve the slower pool's requests/s.
+  double ServedRequestsPerS() const;
   // The whole deployment's output tokens/s: the layout's at the batch; prefill and decode pools
-  // serve the slower pool's requests/s times the output length.
+  // serve ServedRequestsPerS() times the output length.
   double OutputTokensPerS() const;
   // Its GPUs at rated board power over those tokens (price/energy.h).
   double JoulesPerOutputToken() const {

@@ -20,6 +20,8 @@ using report::kSchemaVersion;
 
 // A catalog model: its shape and exact parameter, KV and weight accounting (`models --json`).
 nlohmann::json ToJson(const ModelSpec& model);
+// A catalog GPU: datasheet numbers, board power, calibration and sources (`gpus --json`).
+nlohmann::json ToJson(const GpuSpec& gpu);
 nlohmann::json ToJson(const Explanation& explanation);
 nlohmann::json ToJson(const ServingReport& report);
 nlohmann::json ToJson(const PlanReport& report);

@@ -64,6 +64,16 @@ struct ServingReport {
   double OutputTokensPerSPerGpu() const {
     return run.OutputTokensPerS() / static_cast<double>(deployment.gpus());
   }
+  // Of the measured requests, the fraction that met both SLOs, and their output tokens/s
+  // (scaled to every replica).
+  double GoodputRequestFraction() const {
+    const SimResult& r = run.result;
+    return r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0;
+  }
+  double GoodputOutputTokensPerS() const {
+    const SimResult& r = run.result;
+    return r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
+  }
   // The deployment's GPUs at rated board power over the billed output tokens (as $/Mtok).
   double JoulesPerOutputToken() const {
     return JoulesPerToken(deployment.BoardPowerW(), run.BilledOutputTokensPerS());
