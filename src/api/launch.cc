@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "shardwise/deploy/estimate.h"
@@ -10,10 +11,29 @@
 namespace shardwise::api {
 namespace {
 
-// One pool's launch settings. The engine caps sequences per attention rank (max_batch); an
-// instance takes that times its attention-DP ranks. TensorRT-LLM's KV share is of the memory
-// left after the weights, which the step model's memory estimate gives.
-emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e) {
+// What a pool of a deployment runs: both phases (aggregated), or one.
+enum class PoolPhase { kBoth, kPrefill, kDecode };
+
+emit::EpKernels KernelsOf(const std::optional<EpAlgorithm>& algorithm) {
+  if (!algorithm) return emit::EpKernels::kEngineDefault;
+  switch (*algorithm) {
+    case EpAlgorithm::kNodeDedup:
+      return emit::EpKernels::kDeepEpNormal;
+    case EpAlgorithm::kLowLatency:
+      return emit::EpKernels::kDeepEpLowLatency;
+    case EpAlgorithm::kAuto:
+    case EpAlgorithm::kFlat:
+      break;
+  }
+  return emit::EpKernels::kEngineDefault;
+}
+
+// One pool's launch settings, for a pool that runs `phase`. The engine caps sequences per
+// attention rank (max_batch); an instance takes that times its attention-DP ranks. TensorRT-LLM's
+// KV share is of the memory left after the weights, which the step model's memory estimate
+// gives. The EP kernels are those the step model picked for each phase; a prefill or decode
+// pool runs its own phase's in both.
+emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e, PoolPhase phase) {
   emit::PoolLaunch launch;
   launch.layout = pool.layout;
   launch.workers = pool.workers;
@@ -24,24 +44,65 @@ emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e) {
   const double kv_bytes = e.memory.usable_bytes - e.memory.weight_bytes -
                           e.memory.activation_bytes - e.memory.comm_buffer_bytes;
   launch.kv_free_fraction = free_bytes > 0 ? std::clamp(kv_bytes / free_bytes, 0.05, 0.95) : 0.9;
+  launch.prefill_ep = KernelsOf(e.prefill.ep_algorithm);
+  launch.decode_ep = KernelsOf(e.decode.ep_algorithm);
+  if (phase == PoolPhase::kPrefill) launch.decode_ep = launch.prefill_ep;
+  if (phase == PoolPhase::kDecode) launch.prefill_ep = launch.decode_ep;
+  const EpSetting& ep = pool.perf.ep;
+  launch.fp8_dispatch = ep.dispatch_dtype == Dtype::kFp8;
+  launch.two_batch_overlap = ep.two_batch_overlap && pool.layout.ep > 1;
+  // Prompts run eagerly; only a prefill-only pool captures no decode graph.
+  if (phase != PoolPhase::kPrefill) {
+    launch.cuda_graph_max_batch = static_cast<int64_t>(pool.perf.engine.cuda_graph_max_batch);
+  }
   return launch;
 }
 
-// What the engine loads: a catalog model's Hugging Face repository, else the directory holding
-// a config.json, else the name as given.
-std::string EngineModel(const std::string& model_arg) {
-  std::string repo = emit::HuggingFaceRepo(model_arg);
-  if (!repo.empty()) return repo;
-  const std::filesystem::path p(model_arg);
-  std::string dir = p.filename() == "config.json" ? p.parent_path().string() : model_arg;
-  return dir.empty() ? "." : dir;
+// What the engine loads: the user's id, else a catalog model's Hugging Face repository, else
+// the directory holding a config.json, else the name as given. It is written unquoted into a
+// shell script and an engine's model argument: letters, digits and . _ - / only.
+StatusOr<std::string> EngineModel(const std::string& model_arg, const std::string& hf_id) {
+  std::string model = hf_id;
+  if (model.empty()) model = emit::HuggingFaceRepo(model_arg);
+  if (model.empty()) {
+    const std::filesystem::path p(model_arg);
+    model = p.filename() == "config.json" ? p.parent_path().string() : model_arg;
+    if (model.empty()) model = ".";
+  }
+  const bool safe = std::all_of(model.begin(), model.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+           c == '/';
+  });
+  if (!safe || model.size() > 256) {
+    return FieldError(
+        "hf_id",
+        fmt::format("the model the engine loads, '{}', must be a Hugging Face id or a path of "
+                    "letters, digits and . _ - / (at most 256); name it with `hf_id`",
+                    model.substr(0, 80)));
+  }
+  return model;
 }
 
 // The context the engine accepts: the model's own (a request longer than the planned lengths
 // is served, not refused), capped where one worker's KV cache holds less (the engines refuse to
 // start with a context no worker can hold), and never below the planned request.
-int64_t MaxModelLen(const ModelSpec& model, const DeploymentEstimate& e, const Workload& lengths) {
+StatusOr<int64_t> MaxModelLen(const ModelSpec& model, const DeploymentEstimate& e,
+                              const Workload& lengths, int64_t asked) {
   const int64_t planned = lengths.prompt_tokens + lengths.output_tokens;
+  if (asked != 0) {
+    if (asked < planned) {
+      return FieldError("max_model_len",
+                        fmt::format("`max_model_len` {} is below the planned request of {} "
+                                    "tokens (prompt + output)",
+                                    asked, planned));
+    }
+    if (model.max_position_embeddings > 0 && asked > model.max_position_embeddings) {
+      return FieldError("max_model_len",
+                        fmt::format("`max_model_len` {} is beyond {}'s context of {} tokens", asked,
+                                    model.name, model.max_position_embeddings));
+    }
+    return asked;
+  }
   int64_t context = model.max_position_embeddings > 0 ? model.max_position_embeddings : planned;
   for (const PoolEstimate& pool : e.pools) {
     const double kv_tokens = pool.one.memory.kv_capacity_tokens;
@@ -58,8 +119,8 @@ std::string_view ProfileFamily(emit::Engine engine) {
 }  // namespace
 
 StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_arg,
-                              const ModelSpec& model, const Deployment& d,
-                              const Workload& lengths) {
+                              const ModelSpec& model, const Deployment& d, const Workload& lengths,
+                              const LaunchOverrides& overrides) {
   LaunchReport rep;
   StatusOr<emit::Engine> which = emit::ParseEngine(engine);
   if (!which.ok()) return which.status().WithField("emit");
@@ -67,16 +128,20 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   rep.name = d.ToString();
   SW_ASSIGN_OR_RETURN(const DeploymentEstimate estimate, EstimateDeployment(model, d, lengths));
   emit::LaunchInputs& in = rep.inputs;
-  in.model = EngineModel(model_arg);
+  SW_ASSIGN_OR_RETURN(in.model, EngineModel(model_arg, overrides.hf_id));
   in.moe = model.is_moe();
   const PerfOptions& perf = d.decode().perf;
   in.weight_dtype = perf.weight_dtype;
   in.kv_dtype = perf.kv_dtype;
   in.gpu_memory_utilization = perf.gpu_memory_utilization;
-  in.gpus_per_node = d.decode().cluster.GpusPerNode();
-  in.max_model_len = MaxModelLen(model, estimate, lengths);
-  in.pool = PoolLaunchOf(d.decode(), estimate.decode().at_batch);
-  if (d.disaggregated()) in.prefill_pool = PoolLaunchOf(d.prefill(), estimate.prefill().one);
+  in.gpus_per_host = d.decode().cluster.GpusPerHost();
+  SW_ASSIGN_OR_RETURN(in.max_model_len,
+                      MaxModelLen(model, estimate, lengths, overrides.max_model_len));
+  in.pool = PoolLaunchOf(d.decode(), estimate.decode().at_batch,
+                         d.disaggregated() ? PoolPhase::kDecode : PoolPhase::kBoth);
+  if (d.disaggregated()) {
+    in.prefill_pool = PoolLaunchOf(d.prefill(), estimate.prefill().one, PoolPhase::kPrefill);
+  }
   SW_ASSIGN_OR_RETURN(rep.config, emit::MakeLaunchConfig(rep.engine, in));
   const std::string& modelled = perf.engine.name;
   if (!modelled.starts_with(ProfileFamily(rep.engine))) {
@@ -95,7 +160,11 @@ nlohmann::json ToJson(const LaunchReport& rep) {
                           {"workers", p.workers},
                           {"max_num_seqs", p.max_num_seqs},
                           {"max_batched_tokens", p.max_batched_tokens},
-                          {"chunked_prefill", p.chunked_prefill}};
+                          {"chunked_prefill", p.chunked_prefill},
+                          {"prefill_ep", emit::EpKernelsName(p.prefill_ep)},
+                          {"decode_ep", emit::EpKernelsName(p.decode_ep)},
+                          {"two_batch_overlap", p.two_batch_overlap},
+                          {"cuda_graph_max_batch", p.cuda_graph_max_batch}};
   };
   nlohmann::json pools = nlohmann::json::array();
   if (rep.inputs.prefill_pool) {
@@ -112,6 +181,8 @@ nlohmann::json ToJson(const LaunchReport& rep) {
           {"version", emit::EngineVersion(rep.engine)},
           {"deployment", rep.inputs.Disaggregated() ? "disaggregated" : "aggregated"},
           {"name", rep.name},
+          {"model", rep.inputs.model},
+          {"max_model_len", rep.inputs.max_model_len},
           {"pools", pools},
           {"files", files}};
 }

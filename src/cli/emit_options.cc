@@ -30,6 +30,13 @@ void EmitOptions::AddTo(CLI::App* sub, bool choose) {
   sub->add_option("--emit", engine,
                   "Write the launch commands for an engine: vllm, sglang, trtllm or dynamo");
   sub->add_option("--emit-dir", dir, "Write the launch files into this directory (default: print)");
+  sub->add_option("--hf-id", overrides.hf_id,
+                  "What --emit's engine loads: a Hugging Face id or local path (default: the "
+                  "catalog model's repository, or the config.json's directory)");
+  max_model_len_option = sub->add_option(
+      "--max-model-len", overrides.max_model_len,
+      "The longest request (prompt + output tokens) --emit's engine accepts "
+      "(default: the model's context, capped where one worker's KV cache holds less)");
   // Hidden: earlier versions' flag, refused with its replacement named.
   sub->add_flag("--emit-disagg", removed_disagg, "")->group("");
   if (!choose) return;
@@ -58,10 +65,19 @@ Status EmitOptions::Validate(bool force_files) const {
       return Error("--emit-deployment needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
     }
     if (rank_given) return Error("--emit-rank needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    if (!overrides.hf_id.empty()) {
+      return Error("--hf-id needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    }
+    if (max_model_len_option && *max_model_len_option) {
+      return Error("--max-model-len needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    }
     return Status();
   }
   SW_ASSIGN_OR_RETURN(emit::Engine which, emit::ParseEngine(engine));
   if (rank < 1 || rank > 1000) return Error("--emit-rank must be between 1 and 1000");
+  if (max_model_len_option && *max_model_len_option && overrides.max_model_len < 1) {
+    return Error("--max-model-len must be a positive number of tokens (prompt + output)");
+  }
   if (rank_given && deployment == "disaggregated") {
     return Error(
         "--emit-rank picks an aggregated layout; drop it to emit the disaggregated deployment");
@@ -87,7 +103,7 @@ StatusOr<api::LaunchReport> EmitOptions::LaunchOf(const std::string& model_arg,
                                                   const Deployment& deployment,
                                                   const Workload& lengths) const {
   SW_ASSIGN_OR_RETURN(api::LaunchReport launch,
-                      api::Launch(engine, model_arg, model, deployment, lengths));
+                      api::Launch(engine, model_arg, model, deployment, lengths, overrides));
   PrintNotes(launch.notes);
   return launch;
 }

@@ -1,6 +1,6 @@
 // plan's and recommend's --emit ENGINE, --emit-deployment winner|aggregated|disaggregated,
-// --emit-rank N and --emit-dir DIR: the chosen deployment's launch files (api/launch.h), printed
-// or written into a directory.
+// --emit-rank N, --emit-dir DIR, --hf-id ID and --max-model-len N: the chosen deployment's launch
+// files (api/launch.h), printed or written into a directory.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,8 +20,10 @@ struct EmitOptions {
   int rank = 1;                       // which ranked aggregated layout (1 = the best)
   CLI::Option* rank_option = nullptr;
   CLI::Option* deployment_option = nullptr;
-  bool force = false;           // replace files that are not shardwise's
-  bool removed_disagg = false;  // --emit-disagg, replaced by --emit-deployment (refused)
+  CLI::Option* max_model_len_option = nullptr;
+  api::LaunchOverrides overrides;  // --hf-id, --max-model-len
+  bool force = false;              // replace files that are not shardwise's
+  bool removed_disagg = false;     // --emit-disagg, replaced by --emit-deployment (refused)
 
   // `choose`: the command picks among deployments (plan's --emit-deployment and --emit-rank).
   void AddTo(CLI::App* sub, bool choose);

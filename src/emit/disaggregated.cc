@@ -12,157 +12,42 @@
 // - NVIDIA Dynamo 0.4.0: the vLLM backend's disagg.sh (dynamo.vllm --is-prefill-worker).
 #include <fmt/format.h>
 
-#include <functional>
-
 #include "engine_args.h"
+#include "placement.h"
 
 namespace shardwise::emit::internal {
 namespace {
 
-// Where one worker of the deployment runs.
-struct Worker {
-  bool prefill = false;
-  int64_t index = 0;  // within its pool
-  const PoolLaunch* pool = nullptr;
-  int64_t node = 0;
-  int64_t first_gpu = 0;       // on its node
-  int64_t deployment_gpu = 0;  // its first GPU, counted over the whole deployment
-  bool spans_nodes = false;
-  int64_t port = 0;  // its HTTP server
-};
-
-struct Placement {
-  std::vector<Worker> workers;  // prefill workers first
-  int64_t nodes = 1;
-};
-
-// Workers fill the nodes in order, prefill first; a worker that fits in one node never straddles
-// two, and one larger than a node starts on a node of its own.
-Placement Place(const LaunchInputs& in, int64_t prefill_port, int64_t decode_port,
-                int64_t port_step) {
-  Placement p;
-  const int64_t per_node = std::max<int64_t>(1, in.gpus_per_node);
-  int64_t offset = 0;
-  for (const auto& [prefill, pool] : {std::pair{true, &*in.prefill_pool}, {false, &in.pool}}) {
-    for (int64_t i = 0; i < pool->workers; ++i) {
-      const int64_t gpus = pool->layout.gpus();
-      const int64_t used = offset % per_node;
-      if (used > 0 && (gpus > per_node || used + gpus > per_node)) offset += per_node - used;
-      p.workers.push_back({prefill, i, pool, offset / per_node, offset % per_node, offset,
-                           gpus > per_node,
-                           (prefill ? prefill_port : decode_port) + i * port_step});
-      offset += gpus;
-    }
-  }
-  p.nodes = (offset + per_node - 1) / per_node;
-  return p;
-}
-
-// Appends the lines of `more` that `notes` does not hold yet (every worker reports its own).
-void AddNotes(std::string& notes, const std::string& more) {
-  for (size_t start = 0; start < more.size();) {
-    const size_t end = more.find('\n', start);
-    const std::string line = more.substr(start, end - start + 1);
-    if (notes.find(line) == std::string::npos) notes += line;
-    start = end == std::string::npos ? more.size() : end + 1;
-  }
-}
-
-std::string Role(const Worker& w) { return w.prefill ? "prefill" : "decode"; }
-
-// "Prefill worker 1 of 2: tp4 on GPUs 0-3 of node 0."
-std::string WorkerComment(const Worker& w) {
-  const int64_t gpus = w.pool->layout.gpus();
-  const std::string where = w.spans_nodes ? fmt::format("{} GPUs from node {} on", gpus, w.node)
-                                          : fmt::format("GPUs {}-{} of node {}", w.first_gpu,
-                                                        w.first_gpu + gpus - 1, w.node);
-  return fmt::format("# {} worker {} of {}: {} on {}.\n", w.prefill ? "Prefill" : "Decode",
-                     w.index + 1, w.pool->workers, w.pool->layout.ToString(), where);
-}
-
-// The environment that pins a worker inside one node to its GPUs.
-std::string Devices(const Worker& w) {
-  if (w.spans_nodes) return "";
-  std::string ids;
-  for (int64_t g = 0; g < w.pool->layout.gpus(); ++g) {
-    ids += fmt::format("{}{}", g ? "," : "", w.first_gpu + g);
-  }
-  return "CUDA_VISIBLE_DEVICES=" + ids + " ";
-}
-
-std::string Background(std::string command) {
-  command.insert(command.size() - 1, " &");
-  return command;
-}
-
-// How the router reaches a node: localhost when the deployment fits one, else $NODE<k>.
-std::string Host(const Placement& p, int64_t node) {
-  return p.nodes == 1 ? "localhost" : fmt::format("$NODE{}", node);
-}
-
-// The script body: each node's workers (behind a NODE_RANK guard when there are several nodes),
-// then the router on node 0. `command` writes one worker's command line and its notes.
-std::string Body(const Placement& p, const std::function<std::string(const Worker&)>& command,
-                 const std::string& router_comment, const std::string& router) {
-  std::string out;
-  const bool names_hosts = router.find("$NODE") != std::string::npos;
-  if (p.nodes > 1) {
-    out += fmt::format(
-        "# The deployment spans {} nodes: run this script on each with NODE_RANK=0..{}; node 0 "
-        "also runs the router{}.\nNODE_RANK=${{NODE_RANK:?set NODE_RANK to this node's index}}\n",
-        p.nodes, p.nodes - 1,
-        names_hosts ? ",\n# which reaches node k at $NODEk (set them to the nodes' addresses)"
-                    : "");
-  }
-  for (int64_t node = 0; node < p.nodes; ++node) {
-    std::string workers;
-    for (const Worker& w : p.workers) {
-      if (w.node == node) workers += WorkerComment(w) + command(w);
-    }
-    if (p.nodes == 1) {
-      out += workers;
-    } else if (!workers.empty()) {
-      out += fmt::format("if [ \"$NODE_RANK\" = {} ]; then\n{}fi\n", node, workers);
-    }
-  }
-  std::string hosts;
-  for (int64_t node = 0; p.nodes > 1 && names_hosts && node < p.nodes; ++node) {
-    hosts +=
-        node == 0
-            ? "NODE0=${NODE0:-localhost}\n"
-            : fmt::format("NODE{0}=${{NODE{0}:?set NODE{0} to the address of node {0}}}\n", node);
-  }
-  const std::string routed = router_comment + Background(router);
-  out += p.nodes == 1 ? routed
-                      : fmt::format("if [ \"$NODE_RANK\" = 0 ]; then\n{}{}fi\n", hosts, routed);
-  return out + "wait\n";
-}
+std::string ModeName(const Worker& w) { return w.prefill() ? "prefill" : "decode"; }
 
 StatusOr<LaunchConfig> VllmDisaggregated(const LaunchInputs& in,
                                          const std::vector<std::string>& names) {
-  const Placement p = Place(in, 8100, 8200, 1);
+  SW_ASSIGN_OR_RETURN(const Placement p, PlaceWorkers(in, 8100, 8200, 1));
   std::string notes = CheckpointNote(in);
-  if (p.nodes > 1) {
+  if (p.hosts > 1) {
     notes +=
         "# Across nodes also set VLLM_NIXL_SIDE_CHANNEL_HOST to each node's address (the NIXL "
         "handshake).\n";
   }
-  auto command = [&](const Worker& w) {
+  auto command = [&](const Worker& w, int64_t rank) {
     std::vector<std::string> args = {
         fmt::format("--port {}", w.port),
         R"(--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}')"};
     std::string own;
     for (std::string& a : VllmArgs(in, *w.pool, own)) args.push_back(std::move(a));
-    AddNotes(notes, own);
     // Each worker's NIXL handshake listens on its own ports, one per rank from the base.
-    return Background(Command(fmt::format("{}VLLM_NIXL_SIDE_CHANNEL_PORT={} vllm serve {}",
-                                          Devices(w), 5600 + w.deployment_gpu, in.model),
-                              args));
+    const std::string env =
+        VllmEnv(*w.pool, own) + fmt::format("VLLM_NIXL_SIDE_CHANNEL_PORT={} ",
+                                            5600 + w.deployment_gpu + rank * p.gpus_per_host);
+    std::string text =
+        OnHost(Engine::kVllm, p, w, rank, env, "vllm serve " + in.model, std::move(args), own);
+    AddNotes(notes, own);
+    return text;
   };
   std::string prefill_hosts, prefill_ports, decode_hosts, decode_ports;
   for (const Worker& w : p.workers) {
-    (w.prefill ? prefill_hosts : decode_hosts) += " " + Host(p, w.node);
-    (w.prefill ? prefill_ports : decode_ports) += fmt::format(" {}", w.port);
+    (w.prefill() ? prefill_hosts : decode_hosts) += " " + Host(p, w.host);
+    (w.prefill() ? prefill_ports : decode_ports) += fmt::format(" {}", w.port);
   }
   const std::string router = Command(
       "python toy_proxy_server.py",
@@ -180,29 +65,32 @@ StatusOr<LaunchConfig> VllmDisaggregated(const LaunchInputs& in,
 StatusOr<LaunchConfig> SglangDisaggregated(const LaunchInputs& in,
                                            const std::vector<std::string>& names) {
   // SGLang takes a few ports above each server's; keep the servers 10 apart.
-  const Placement p = Place(in, 30000, 31000, 10);
+  SW_ASSIGN_OR_RETURN(const Placement p, PlaceWorkers(in, 30000, 31000, 10));
   std::string notes = CheckpointNote(in);
   notes +=
       "# Mooncake moves the KV over RDMA: add --disaggregation-ib-device (e.g. mlx5_0) when the "
       "nodes have several NICs.\n";
   auto bootstrap = [](const Worker& w) { return 8998 + w.index; };
-  auto command = [&](const Worker& w) {
+  auto command = [&](const Worker& w, int64_t rank) {
     std::vector<std::string> args = {fmt::format("--model-path {}", in.model),
-                                     "--disaggregation-mode " + Role(w),
+                                     "--disaggregation-mode " + ModeName(w),
                                      "--disaggregation-transfer-backend mooncake"};
-    if (w.prefill) args.push_back(fmt::format("--disaggregation-bootstrap-port {}", bootstrap(w)));
+    if (w.prefill())
+      args.push_back(fmt::format("--disaggregation-bootstrap-port {}", bootstrap(w)));
     args.push_back("--host 0.0.0.0");
     args.push_back(fmt::format("--port {}", w.port));
     std::string own;
     for (std::string& a : SglangArgs(in, *w.pool, own)) args.push_back(std::move(a));
+    std::string text =
+        OnHost(Engine::kSglang, p, w, rank, "", "python -m sglang.launch_server", args, own);
     AddNotes(notes, own);
-    return Background(Command(Devices(w) + "python -m sglang.launch_server", args));
+    return text;
   };
   std::vector<std::string> router = {"--pd-disaggregation"};
   for (const Worker& w : p.workers) {
-    router.push_back(
-        w.prefill ? fmt::format("--prefill http://{}:{} {}", Host(p, w.node), w.port, bootstrap(w))
-                  : fmt::format("--decode http://{}:{}", Host(p, w.node), w.port));
+    router.push_back(w.prefill() ? fmt::format("--prefill http://{}:{} {}", Host(p, w.host), w.port,
+                                               bootstrap(w))
+                                 : fmt::format("--decode http://{}:{}", Host(p, w.host), w.port));
   }
   router.push_back("--host 0.0.0.0");
   router.push_back("--port 8000");
@@ -226,28 +114,25 @@ std::string TrtllmServerYaml(const LaunchInputs& in, const PoolLaunch& pool, boo
 
 StatusOr<LaunchConfig> TrtllmDisaggregated(const LaunchInputs& in,
                                            const std::vector<std::string>& names) {
-  const Placement p = Place(in, 8100, 8200, 1);
+  SW_ASSIGN_OR_RETURN(const Placement p, PlaceWorkers(in, 8100, 8200, 1));
   std::string notes = TrtllmWeightNote(in);
-  auto command = [&](const Worker& w) {
+  auto command = [&](const Worker& w, int64_t rank) {
     std::vector<std::string> args = {"--host 0.0.0.0", fmt::format("--port {}", w.port)};
     std::string own;
     for (std::string& a : TrtllmArgs(in, *w.pool, own)) args.push_back(std::move(a));
+    args.push_back("--extra_llm_api_options " + names[w.prefill() ? 2 : 3]);
+    std::string text =
+        OnHost(Engine::kTrtllm, p, w, rank, "", "trtllm-serve " + in.model, args, own);
     AddNotes(notes, own);
-    args.push_back("--extra_llm_api_options " + names[w.prefill ? 2 : 3]);
-    if (w.spans_nodes) {
-      AddNotes(notes,
-               "# A server spanning nodes runs under mpirun or srun with trtllm-llmapi-launch "
-               "(TensorRT-LLM's multi-node serving).\n");
-    }
-    return Background(Command(Devices(w) + "trtllm-serve " + in.model, args));
+    return text;
   };
   // The disaggregated server's YAML cannot read shell variables: other nodes are nodeK there.
   std::string servers[2];
   int64_t counts[2] = {0, 0};
   for (const Worker& w : p.workers) {
-    const std::string host = p.nodes == 1 ? "localhost" : fmt::format("node{}", w.node);
-    servers[w.prefill ? 0 : 1] += fmt::format("    - \"{}:{}\"\n", host, w.port);
-    ++counts[w.prefill ? 0 : 1];
+    const std::string host = p.hosts == 1 ? "localhost" : fmt::format("node{}", w.host);
+    servers[w.prefill() ? 0 : 1] += fmt::format("    - \"{}:{}\"\n", host, w.port);
+    ++counts[w.prefill() ? 0 : 1];
   }
   const std::string disagg = fmt::format(
       "# Written by shardwise: the disaggregated server in front of {} context and {} "
@@ -255,7 +140,7 @@ StatusOr<LaunchConfig> TrtllmDisaggregated(const LaunchInputs& in,
       "context_servers:\n  num_instances: {}\n  urls:\n{}generation_servers:\n"
       "  num_instances: {}\n  urls:\n{}",
       counts[0], counts[1], EngineVersion(Engine::kTrtllm),
-      p.nodes > 1 ? "# Replace nodeK by the address of node K.\n" : "", counts[0], servers[0],
+      p.hosts > 1 ? "# Replace nodeK by the address of node K.\n" : "", counts[0], servers[0],
       counts[1], servers[1]);
   const std::string body =
       Body(p, command,
@@ -271,19 +156,22 @@ StatusOr<LaunchConfig> TrtllmDisaggregated(const LaunchInputs& in,
 
 StatusOr<LaunchConfig> DynamoDisaggregated(const LaunchInputs& in,
                                            const std::vector<std::string>& names) {
-  const Placement p = Place(in, 0, 0, 0);
+  SW_ASSIGN_OR_RETURN(const Placement p, PlaceWorkers(in, 0, 0, 0));
   std::string notes = CheckpointNote(in);
   notes +=
       "# Needs etcd and NATS running (Dynamo's discovery and messaging); on other nodes set "
       "ETCD_ENDPOINTS and NATS_SERVER to them.\n# dynamo.vllm sets up vLLM's NixlConnector: "
       "prefill workers send each prompt's KV to a decode worker over NIXL.\n";
-  auto command = [&](const Worker& w) {
+  auto command = [&](const Worker& w, int64_t rank) {
     std::vector<std::string> args = {fmt::format("--model {}", in.model)};
     std::string own;
     for (std::string& a : VllmArgs(in, *w.pool, own)) args.push_back(std::move(a));
+    if (w.prefill()) args.push_back("--is-prefill-worker");
+    const std::string env = VllmEnv(*w.pool, own);
+    std::string text =
+        OnHost(Engine::kDynamo, p, w, rank, env, "python -m dynamo.vllm", std::move(args), own);
     AddNotes(notes, own);
-    if (w.prefill) args.push_back("--is-prefill-worker");
-    return Background(Command(Devices(w) + "python -m dynamo.vllm", args));
+    return text;
   };
   const std::string body =
       Body(p, command,

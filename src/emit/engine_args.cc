@@ -18,7 +18,52 @@ int64_t SeqsPerAttentionRank(const PoolLaunch& pool) {
   return std::max<int64_t>(1, (pool.max_num_seqs + adp - 1) / adp);
 }
 
+// What the prediction assumed that `engine` has no switch for at the version emitted.
+std::string NoSwitchNote(Engine engine, const char* what) {
+  return fmt::format(
+      "# The prediction assumed {}; {} has no switch for it: expect the measured step to "
+      "differ.\n",
+      what, EngineVersion(engine).substr(0, EngineVersion(engine).find(" (")));
+}
+
+// Tokens dispatched in fp8 are the DeepEP paths' own choice for fp8 checkpoints, not a flag.
+std::string DispatchNote(const PoolLaunch& pool) {
+  if (!pool.fp8_dispatch || (pool.prefill_ep == EpKernels::kEngineDefault &&
+                             pool.decode_ep == EpKernels::kEngineDefault)) {
+    return "";
+  }
+  return "# The prediction dispatched tokens in fp8 with per-128 scales, as DeepEP's kernels do "
+         "for fp8 weights; no flag sets it.\n";
+}
+
+// The one EP backend an engine that runs a single one per server takes for `pool`: DeepEP's
+// decode steps' kernels when they are DeepEP's, else the prompts'.
+EpKernels OneKernel(Engine engine, const PoolLaunch& pool, std::string& notes) {
+  const EpKernels one =
+      pool.decode_ep != EpKernels::kEngineDefault ? pool.decode_ep : pool.prefill_ep;
+  if (pool.prefill_ep != one || pool.decode_ep != one) {
+    notes += fmt::format(
+        "# The prediction used {} kernels for prompts and {} for decode steps; {} runs one "
+        "all-to-all backend per server, set to the decode steps' where they use DeepEP.\n",
+        KernelName(pool.prefill_ep), KernelName(pool.decode_ep),
+        EngineVersion(engine).substr(0, EngineVersion(engine).find(" (")));
+  }
+  return one;
+}
+
 }  // namespace
+
+std::string_view KernelName(EpKernels k) {
+  switch (k) {
+    case EpKernels::kDeepEpNormal:
+      return "DeepEP normal";
+    case EpKernels::kDeepEpLowLatency:
+      return "DeepEP low-latency";
+    case EpKernels::kEngineDefault:
+      break;
+  }
+  return "the engine's own all-to-all";
+}
 
 std::string Command(const std::string& head, const std::vector<std::string>& args) {
   std::string out = head;
@@ -84,11 +129,6 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
                            vllm_ep, l.ep);
     }
   }
-  if (l.gpus() > in.gpus_per_node) {
-    notes +=
-        "# Spans nodes: start Ray on every node first (vLLM's multi-node serving), or use "
-        "--data-parallel-size-local and --data-parallel-address per node for DP.\n";
-  }
   a.push_back(fmt::format("--max-num-seqs {}", SeqsPerAttentionRank(pool)));
   a.push_back(fmt::format("--max-num-batched-tokens {}", pool.max_batched_tokens));
   a.push_back("--enable-chunked-prefill");
@@ -96,7 +136,23 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
   if (in.kv_dtype == Dtype::kFp8) a.push_back("--kv-cache-dtype fp8");
   if (QuantizedByFlag(in.weight_dtype)) a.push_back("--quantization fp8");
   a.push_back(fmt::format("--gpu-memory-utilization {:g}", in.gpu_memory_utilization));
+  // SchedulerConfig.cuda_graph_sizes: one value N captures [1, 2, 4] and every multiple of 8 up
+  // to N.
+  if (pool.cuda_graph_max_batch > 0) {
+    a.push_back(fmt::format("--cuda-graph-sizes {}", pool.cuda_graph_max_batch));
+  }
+  if (pool.two_batch_overlap) notes += NoSwitchNote(Engine::kVllm, "two-batch overlap");
+  notes += DispatchNote(pool);
   return a;
+}
+
+std::string VllmEnv(const PoolLaunch& pool, std::string& notes) {
+  // VLLM_ALL2ALL_BACKEND ("Expert Parallel Deployment", vLLM 0.10.1): one backend per server
+  // for both phases.
+  const EpKernels kernels = OneKernel(Engine::kVllm, pool, notes);
+  if (kernels == EpKernels::kDeepEpNormal) return "VLLM_ALL2ALL_BACKEND=deepep_high_throughput ";
+  if (kernels == EpKernels::kDeepEpLowLatency) return "VLLM_ALL2ALL_BACKEND=deepep_low_latency ";
+  return "";
 }
 
 std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& pool,
@@ -118,9 +174,6 @@ std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& po
   }
   if (l.pp > 1) a.push_back(fmt::format("--pp-size {}", l.pp));
   if (in.moe && l.ep > 1) a.push_back(fmt::format("--ep-size {}", l.ep));
-  if (l.gpus() > in.gpus_per_node) {
-    notes += "# Spans nodes: add --nnodes N --node-rank R --dist-init-addr HOST:PORT per node.\n";
-  }
   // Under DP attention SGLang divides both limits by --dp-size among the attention ranks
   // (SGLang 0.5.0 server arguments), so they are given for the whole instance.
   a.push_back(fmt::format("--max-running-requests {}", pool.max_num_seqs));
@@ -129,6 +182,30 @@ std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& po
   if (in.kv_dtype == Dtype::kFp8) a.push_back("--kv-cache-dtype fp8_e4m3");
   if (QuantizedByFlag(in.weight_dtype)) a.push_back("--quantization fp8");
   a.push_back(fmt::format("--mem-fraction-static {:g}", in.gpu_memory_utilization));
+  // --moe-a2a-backend deepep with --deepep-mode: normal, low_latency, or auto (normal kernels
+  // for prefill batches, low-latency for decode).
+  const bool normal =
+      pool.prefill_ep == EpKernels::kDeepEpNormal || pool.decode_ep == EpKernels::kDeepEpNormal;
+  const bool low_latency = pool.prefill_ep == EpKernels::kDeepEpLowLatency ||
+                           pool.decode_ep == EpKernels::kDeepEpLowLatency;
+  if (normal || low_latency) {
+    a.push_back("--moe-a2a-backend deepep");
+    a.push_back(fmt::format("--deepep-mode {}", normal && low_latency ? "auto"
+                                                : normal              ? "normal"
+                                                                      : "low_latency"));
+    if (pool.prefill_ep == EpKernels::kEngineDefault ||
+        pool.decode_ep == EpKernels::kEngineDefault) {
+      notes += fmt::format(
+          "# The prediction used the engine's own all-to-all for {} and DeepEP for the other "
+          "phase; SGLang runs DeepEP for both.\n",
+          pool.prefill_ep == EpKernels::kEngineDefault ? "prefill" : "decode");
+    }
+  }
+  if (pool.two_batch_overlap) a.push_back("--enable-two-batch-overlap");
+  if (pool.cuda_graph_max_batch > 0) {
+    a.push_back(fmt::format("--cuda-graph-max-bs {}", pool.cuda_graph_max_batch));
+  }
+  notes += DispatchNote(pool);
   return a;
 }
 
@@ -148,6 +225,11 @@ std::vector<std::string> TrtllmArgs(const LaunchInputs& in, const PoolLaunch& po
   a.push_back(fmt::format("--max_num_tokens {}", pool.max_batched_tokens));
   a.push_back(fmt::format("--max_seq_len {}", in.max_model_len));
   a.push_back(fmt::format("--kv_cache_free_gpu_memory_fraction {:.2f}", pool.kv_free_fraction));
+  if (pool.prefill_ep != EpKernels::kEngineDefault || pool.decode_ep != EpKernels::kEngineDefault) {
+    notes += NoSwitchNote(Engine::kTrtllm, "DeepEP's kernels for the MoE exchange");
+  }
+  if (pool.two_batch_overlap) notes += NoSwitchNote(Engine::kTrtllm, "two-batch overlap");
+  notes += DispatchNote(pool);
   return a;
 }
 
@@ -158,6 +240,11 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool) {
       fmt::format("enable_attention_dp: {}\n", pool.layout.AttentionDp() > 1 ? "true" : "false");
   yaml += fmt::format("enable_chunked_prefill: {}\n", pool.chunked_prefill ? "true" : "false");
   if (in.kv_dtype == Dtype::kFp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
+  // CudaGraphConfig: padded to the captured sizes up to max_batch_size.
+  if (pool.cuda_graph_max_batch > 0) {
+    yaml += fmt::format("cuda_graph_config:\n  enable_padding: true\n  max_batch_size: {}\n",
+                        pool.cuda_graph_max_batch);
+  }
   return yaml;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardwise/emit/launch_config.h"
@@ -26,6 +27,12 @@ Status NoContextParallel(Engine engine, const Layout& l);
 // the operator must add (multi-node setup, EP size) goes into `notes`.
 std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool,
                                   std::string& notes);
+
+// The environment (ending in a space, or empty) that selects `pool`'s EP kernels in vLLM.
+std::string VllmEnv(const PoolLaunch& pool, std::string& notes);
+
+// "DeepEP normal", "DeepEP low-latency" or "the engine's own all-to-all".
+std::string_view KernelName(EpKernels kernels);
 
 // The arguments of one instance of `pool` for 'python -m sglang.launch_server', after
 // --model-path; `instances` of them serve the pool.

@@ -59,6 +59,18 @@ std::vector<std::string> LaunchFileNames(Engine engine, bool disaggregated) {
 }
 std::string_view EngineVersion(Engine engine) { return Info(engine).version; }
 
+std::string_view EpKernelsName(EpKernels kernels) {
+  switch (kernels) {
+    case EpKernels::kDeepEpNormal:
+      return "deepep-normal";
+    case EpKernels::kDeepEpLowLatency:
+      return "deepep-low-latency";
+    case EpKernels::kEngineDefault:
+      break;
+  }
+  return "engine-default";
+}
+
 StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in) {
   return in.Disaggregated() ? internal::DisaggregatedConfig(engine, in)
                             : internal::AggregatedConfig(engine, in);

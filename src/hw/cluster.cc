@@ -58,9 +58,10 @@ std::map<std::string, std::string> ReadSources(const nlohmann::json& json) {
 Status NeedSource(const std::map<std::string, std::string>& sources, const std::string& key,
                   const std::string& where) {
   if (sources.contains(key) && !sources.at(key).empty()) return Status();
-  return Error(fmt::format("{}: '{}' has no entry in \"sources\"; every catalog number needs its "
-                           "source",
-                           where, key));
+  return Error(
+      fmt::format("{}: '{}' has no entry in \"sources\"; every catalog number needs its "
+                  "source",
+                  where, key));
 }
 
 StatusOr<TopologyLevel> ParseLevel(const nlohmann::json& json, const std::string& where,
@@ -144,6 +145,14 @@ StatusOr<ClusterSpec> ParseClusterSpec(const nlohmann::json& json, const std::st
                                nodes_level));
     }
   }
+  if (o.Has("gpus_per_host")) {
+    SW_ASSIGN_OR_RETURN(c.gpus_per_host, o.Int("gpus_per_host"));
+    if (c.gpus_per_host < 1 || c.GpusPerNode() % c.gpus_per_host != 0) {
+      return Error(fmt::format("{}: gpus_per_host {} must divide the {} GPUs of level '{}'", source,
+                               c.gpus_per_host, c.GpusPerNode(), c.levels[0].name));
+    }
+    SW_RETURN_IF_ERROR(NeedSource(c.sources, "gpus_per_host", source));
+  }
   SW_RETURN_IF_ERROR(CheckCapacity(c.levels, source));
   c.num_gpus = c.Capacity();
   return c;
@@ -168,13 +177,11 @@ nlohmann::json ClusterToJson(const ClusterSpec& c) {
     }
     levels.push_back(j);
   }
-  nlohmann::json out = {{"name", c.name},
-                        {"description", c.description},
-                        {"gpu", c.gpu.name},
-                        {"launch_latency_s", c.launch_latency_s},
-                        {"levels", levels},
-                        {"sources", c.sources}};
+  nlohmann::json out = {{"name", c.name},    {"description", c.description},
+                        {"gpu", c.gpu.name}, {"launch_latency_s", c.launch_latency_s},
+                        {"levels", levels},  {"sources", c.sources}};
   if (c.nodes_level >= 0) out["nodes_level"] = c.levels[c.nodes_level].name;
+  if (c.gpus_per_host > 0) out["gpus_per_host"] = c.gpus_per_host;
   return out;
 }
 
@@ -194,9 +201,10 @@ StatusOr<ClusterSpec> WithNodes(ClusterSpec c, int64_t nodes) {
     return Error(fmt::format("--nodes must be between 1 and 100000, got {}", nodes));
   }
   if (c.nodes_level < 0) {
-    return Error(fmt::format("cluster '{}' has a fixed size ({} GPUs); use --gpus N to take part "
-                             "of it",
-                             c.name, c.Capacity()));
+    return Error(
+        fmt::format("cluster '{}' has a fixed size ({} GPUs); use --gpus N to take part "
+                    "of it",
+                    c.name, c.Capacity()));
   }
   c.levels[c.nodes_level].fan_out = nodes;
   SW_RETURN_IF_ERROR(
@@ -208,9 +216,10 @@ StatusOr<ClusterSpec> WithNodes(ClusterSpec c, int64_t nodes) {
 StatusOr<ClusterSpec> WithGpus(ClusterSpec c, int64_t gpus) {
   if (gpus <= 0) return Error(fmt::format("--gpus must be positive, got {}", gpus));
   if (gpus > c.Capacity()) {
-    return Error(fmt::format("--gpus {} is more than cluster '{}' has ({}); use --nodes to add "
-                             "nodes, or a larger cluster",
-                             gpus, c.name, c.Capacity()));
+    return Error(
+        fmt::format("--gpus {} is more than cluster '{}' has ({}); use --nodes to add "
+                    "nodes, or a larger cluster",
+                    gpus, c.name, c.Capacity()));
   }
   c.num_gpus = gpus;
   return c;

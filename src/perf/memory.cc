@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 namespace shardwise {
 namespace {
@@ -94,6 +96,13 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   m.reserve_bytes = m.hbm_bytes - m.usable_bytes;
   const double adp = static_cast<double>(l.AttentionDp());
   const double sequences_per_rank = std::ceil(static_cast<double>(w.batch) / adp);
+  // Each stage's weights, KV per sequence and KV per token: the stage that binds at one batch
+  // (the first, with the embedding and dense layers) need not be the one that binds at the
+  // most sequences (the one with more attention layers).
+  struct StageBytes {
+    double weights, kv_per_sequence, kv_per_token;
+  };
+  std::vector<StageBytes> stages;
   for (const StageLayers& st : s.stages) {
     // The draft lives beside the LM head, on the last stage.
     const double draft_share = st.last ? 1.0 : 0.0;
@@ -108,6 +117,9 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
     const double kv_seq =
         StageKvTokens(st, w.PeakContext()) * kv_token_bytes + recurrent +
         draft_share * draft.kv_bytes_per_token * static_cast<double>(w.PeakContext());
+    stages.push_back({weights, kv_seq,
+                      StageGrowingKvLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
+                          (st.last ? draft.kv_bytes_per_token : 0.0)});
     // The fullest stage by weights plus this batch's KV.
     if (weights + kv_seq * sequences_per_rank > m.weight_bytes + m.kv_bytes) {
       m.weight_bytes = weights;
@@ -128,34 +140,39 @@ MemoryPerGpu EstimateMemory(const ModelShard& s, const ClusterSpec& c, const Wor
   int communicators = 0;
   for (int64_t degree : {l.tp, l.cp, l.ep, l.pp}) communicators += degree > 1 ? 1 : 0;
   m.comm_buffer_bytes = communicators * kCommBufferBytesPerCommunicator;
-  // Each further sequence costs its KV and its logits row.
-  const double fixed = m.weight_bytes + m.comm_buffer_bytes +
-                       (m.activation_bytes - sequences_per_rank * logits_per_sequence);
-  const double per_sequence = m.kv_bytes_per_sequence + logits_per_sequence;
-  if (o.engine.kv_rule == KvMemoryRule::kFractionOfFreeAfterWeights) {
-    // TensorRT-LLM: the KV pool is the fraction of what is free after weights, activations and
-    // the runtime's own allocations.
-    const double available = m.hbm_bytes - o.engine.runtime_reserve_bytes;
-    m.usable_bytes =
-        fixed <= available ? fixed + (available - fixed) * o.gpu_memory_utilization : available;
-    m.reserve_bytes = m.hbm_bytes - m.usable_bytes;
-  }
-  const double free_bytes = m.usable_bytes - fixed;
+  // Each further sequence costs its KV and its logits row; the rest is fixed.
+  const double batch_free =
+      m.comm_buffer_bytes + (m.activation_bytes - sequences_per_rank * logits_per_sequence);
+  const double available = m.hbm_bytes - o.engine.runtime_reserve_bytes;
+  const double utilization = o.gpu_memory_utilization;
+  const double fraction_of_total = m.usable_bytes;
+  // What a GPU whose fixed bytes are `fixed` may fill. TensorRT-LLM: the KV pool is the fraction
+  // of what is free after weights, activations and the runtime's own allocations.
+  const auto usable = [&](double fixed) {
+    if (o.engine.kv_rule != KvMemoryRule::kFractionOfFreeAfterWeights) return fraction_of_total;
+    return fixed <= available ? fixed + (available - fixed) * utilization : available;
+  };
+  m.usable_bytes = usable(m.weight_bytes + batch_free);
+  m.reserve_bytes = m.hbm_bytes - m.usable_bytes;
+  // The sequences and KV tokens every stage holds: the least over the stages.
+  double sequences = std::numeric_limits<double>::infinity();
+  double tokens = std::numeric_limits<double>::infinity();
   double kv_per_token = 0;  // one token across the fullest stage's layers, one GPU
-  for (const StageLayers& st : s.stages) {
-    kv_per_token = std::max(
-        kv_per_token, StageGrowingKvLayers(st) * s.kv_bytes_per_token / static_cast<double>(l.cp) +
-                          (st.last ? draft.kv_bytes_per_token : 0.0));
+  for (const StageBytes& st : stages) {
+    const double fixed = st.weights + batch_free;
+    const double free_bytes = std::max(0.0, usable(fixed) - fixed);
+    sequences = std::min(sequences,
+                         st.kv_per_sequence + logits_per_sequence > 0
+                             ? std::floor(free_bytes / (st.kv_per_sequence + logits_per_sequence))
+                             : 0.0);
+    if (st.kv_per_token > 0) tokens = std::min(tokens, free_bytes / st.kv_per_token);
+    kv_per_token = std::max(kv_per_token, st.kv_per_token);
   }
   m.kv_bytes_per_token = kv_per_token;
-  m.kv_capacity_tokens = free_bytes <= 0 || kv_per_token <= 0
-                             ? 0.0
-                             : free_bytes / kv_per_token * static_cast<double>(l.AttentionDp());
+  m.kv_capacity_tokens = std::isfinite(tokens) ? tokens * adp : 0.0;
   m.state_tokens_per_sequence = kv_per_token > 0 ? m.state_bytes_per_sequence / kv_per_token : 0.0;
   m.max_sequences =
-      free_bytes <= 0 || per_sequence <= 0
-          ? 0
-          : static_cast<int64_t>(std::floor(free_bytes / per_sequence)) * l.AttentionDp();
+      std::isfinite(sequences) ? static_cast<int64_t>(sequences) * l.AttentionDp() : 0;
   return m;
 }
 

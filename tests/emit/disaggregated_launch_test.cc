@@ -266,12 +266,17 @@ TEST(DisaggregatedLaunch, AcrossNodes) {
   const std::string& script = config.files[0].text;
   EXPECT_NE(script.find("NODE_RANK=${NODE_RANK:?"), std::string::npos) << script;
   EXPECT_NE(script.find("if [ \"$NODE_RANK\" = 1 ]"), std::string::npos);
-  EXPECT_NE(script.find("start Ray on every node"), std::string::npos);
   const auto commands = Commands(script);
   const auto servers = Of(commands, "vllm serve");
-  ASSERT_EQ(servers.size(), 3u);
+  // The decode worker starts on both of its nodes as vLLM's multi-node data-parallel
+  // deployment: 8 DP ranks per node, the second node's headless from rank 8.
+  ASSERT_EQ(servers.size(), 4u);
   EXPECT_EQ(servers[1].env.at("CUDA_VISIBLE_DEVICES"), "0,1,2,3,4,5,6,7");
   EXPECT_FALSE(servers[2].env.contains("CUDA_VISIBLE_DEVICES"));  // all of its nodes' GPUs
+  EXPECT_EQ(Value(servers[2], "--data-parallel-size-local"), "8");
+  EXPECT_EQ(Value(servers[3], "--data-parallel-start-rank"), "8");
+  EXPECT_TRUE(HasFlag(servers[3], "--headless"));
+  EXPECT_EQ(Value(servers[3], "--data-parallel-address"), "$NODE2");
   const auto proxy = Of(commands, "python toy_proxy_server.py");
   ASSERT_EQ(proxy.size(), 1u);
   EXPECT_EQ(Values(proxy[0], "--prefiller-hosts"), "$NODE0 $NODE1");

@@ -25,7 +25,11 @@ inline const std::set<std::string> kVllmFlags = {
     "--tensor-parallel-size", "--pipeline-parallel-size", "--data-parallel-size",
     "--data-parallel-size-local", "--data-parallel-address", "--enable-expert-parallel",
     "--max-num-seqs", "--max-num-batched-tokens", "--enable-chunked-prefill", "--max-model-len",
-    "--kv-cache-dtype", "--quantization", "--gpu-memory-utilization",
+    "--kv-cache-dtype", "--quantization", "--gpu-memory-utilization", "--cuda-graph-sizes",
+    // Multi-node: "Data Parallel Deployment" (--headless, --data-parallel-start-rank,
+    // --data-parallel-rpc-port) and "Distributed Inference and Serving" (Ray).
+    "--headless", "--data-parallel-start-rank", "--data-parallel-rpc-port",
+    "--distributed-executor-backend",
     // Serve arguments and the KV connector (NixlConnector usage guide).
     "--port", "--kv-transfer-config"};
 inline const std::set<std::string> kVllmKvDtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
@@ -38,10 +42,14 @@ inline const std::set<std::string> kSglangFlags = {
     "--model-path", "--tp-size", "--dp-size", "--enable-dp-attention", "--pp-size", "--ep-size",
     "--max-running-requests", "--chunked-prefill-size", "--context-length", "--kv-cache-dtype",
     "--quantization", "--mem-fraction-static", "--nnodes", "--node-rank", "--dist-init-addr",
-    "--host", "--port",
+    "--host", "--port", "--cuda-graph-max-bs",
+    // Expert parallelism: "--moe-a2a-backend deepep --deepep-mode normal|low_latency|auto", and
+    // two-batch overlap.
+    "--moe-a2a-backend", "--deepep-mode", "--enable-two-batch-overlap",
     // PD Disaggregation.
     "--disaggregation-mode", "--disaggregation-transfer-backend", "--disaggregation-bootstrap-port",
     "--disaggregation-ib-device"};
+inline const std::set<std::string> kSglangDeepEpModes = {"normal", "low_latency", "auto"};
 inline const std::set<std::string> kSglangKvDtypes = {"auto", "fp8_e5m2", "fp8_e4m3"};
 inline const std::set<std::string> kSglangModes = {"null", "prefill", "decode"};
 inline const std::set<std::string> kSglangTransferBackends = {"mooncake", "nixl"};
@@ -61,14 +69,11 @@ inline const std::set<std::string> kTrtllmFlags = {"--backend",
                                                    "--host",
                                                    "--port"};
 // LLM API options (extra_llm_api_options YAML), with the cache transceiver's.
-inline const std::set<std::string> kTrtllmYamlKeys = {"enable_attention_dp",
-                                                      "enable_chunked_prefill",
-                                                      "kv_cache_config",
-                                                      "dtype",
-                                                      "disable_overlap_scheduler",
-                                                      "cache_transceiver_config",
-                                                      "backend",
-                                                      "max_tokens_in_buffer"};
+inline const std::set<std::string> kTrtllmYamlKeys = {
+    "enable_attention_dp", "enable_chunked_prefill", "kv_cache_config", "dtype",
+    "disable_overlap_scheduler", "cache_transceiver_config", "backend", "max_tokens_in_buffer",
+    // CudaGraphConfig.
+    "cuda_graph_config", "enable_padding", "max_batch_size"};
 inline const std::set<std::string> kTrtllmTransceiverBackends = {"DEFAULT", "UCX", "NIXL", "MPI"};
 // The disaggregated server's config.
 inline const std::set<std::string> kTrtllmDisaggKeys = {
@@ -80,18 +85,26 @@ inline const std::set<std::string> kTrtllmDisaggKeys = {
 inline std::set<std::string> DynamoWorkerFlags() {
   std::set<std::string> flags = kVllmFlags;
   flags.insert({"--model", "--is-prefill-worker"});
+  flags.erase("--headless");  // a 'vllm serve' option, not an engine argument
   return flags;
 }
 inline const std::set<std::string> kDynamoFrontendFlags = {"--http-port"};
 
-// Environment variables a command may set: CUDA's device list, and vLLM's NIXL handshake port.
-inline const std::set<std::string> kEnvironment = {"CUDA_VISIBLE_DEVICES",
-                                                   "VLLM_NIXL_SIDE_CHANNEL_PORT"};
+// Environment variables a command may set: CUDA's device list, vLLM's NIXL handshake port and
+// its MoE all-to-all backend (envs.py VLLM_ALL2ALL_BACKEND).
+inline const std::set<std::string> kEnvironment = {
+    "CUDA_VISIBLE_DEVICES", "VLLM_NIXL_SIDE_CHANNEL_PORT", "VLLM_ALL2ALL_BACKEND"};
+inline const std::set<std::string> kVllmAll2AllBackends = {
+    "naive", "pplx", "deepep_high_throughput", "deepep_low_latency"};
+// Ray's CLI, which joins hosts for a vLLM rank spanning them.
+inline const std::set<std::string> kRayStartFlags = {"--head", "--port", "--address", "--block"};
 
 // One command of a script: its environment, program ("vllm serve", "python -m
 // sglang.launch_server", ...) and "--flag value" pairs.
 struct ScriptCommand {
   std::map<std::string, std::string> env;
+  // "mpirun -np 8 --host a:4,b:4 trtllm-llmapi-launch" before the program, if any.
+  std::string launcher;
   std::string program;
   std::vector<std::string> words;  // after the environment
   std::vector<std::pair<std::string, std::string>> flags;
@@ -129,6 +142,10 @@ inline std::vector<ScriptCommand> Commands(const std::string& script) {
       c.background = true;
       w.pop_back();
     }
+    if (i < w.size() && w[i] == "mpirun") {
+      for (; i < w.size() && w[i] != "trtllm-llmapi-launch"; ++i) c.launcher += w[i] + " ";
+      if (i < w.size()) c.launcher += w[i++];
+    }
     c.words.assign(w.begin() + static_cast<long>(i), w.end());
     // The program: its words up to the first flag, less the model a server loads.
     for (size_t k = 0; k < c.words.size() && c.words[k].rfind("--", 0) != 0 && c.words[k] != "-c";
@@ -159,6 +176,7 @@ inline std::set<std::string> DocumentedFlags(const std::string& program) {
   if (program == "trtllm-serve disaggregated") return {"--config_file"};  // and -c
   if (program == "python -m dynamo.frontend") return kDynamoFrontendFlags;
   if (program == "python -m dynamo.vllm") return DynamoWorkerFlags();
+  if (program == "ray start") return kRayStartFlags;
   return {};
 }
 

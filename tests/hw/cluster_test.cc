@@ -7,9 +7,9 @@ namespace shardwise {
 namespace {
 
 TEST(ClusterCatalog, HasTheRequiredClusters) {
-  for (const char* name : {"dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100", "hgx-h800",
-                           "gb200-nvl72", "h100-superpod", "hgx-h100-roce", "l40s-pcie-8",
-                           "mi300x-8"}) {
+  for (const char* name :
+       {"dgx-h100", "dgx-h200", "dgx-b200", "dgx-a100", "hgx-h800", "gb200-nvl72", "h100-superpod",
+        "hgx-h100-roce", "l40s-pcie-8", "mi300x-8"}) {
     auto c = LoadCluster(name);
     ASSERT_TRUE(c.ok()) << name << ": " << c.status().message();
     EXPECT_GE(c->num_gpus, 8);
@@ -27,6 +27,39 @@ TEST(ClusterCatalog, Nvl72IsOneNvlinkDomain) {
   const ClusterSpec c = LoadCluster("gb200-nvl72").value();
   EXPECT_EQ(c.GpusPerNode(), 72);
   EXPECT_DOUBLE_EQ(c.PerGpuEgressBytesPerS(0), 900e9);  // NVLink 5: 1.8 TB/s bidirectional
+}
+
+TEST(ClusterCatalog, Nvl72HostsAreTraysOfFourGpus) {
+  // NVIDIA's GB200/GB300 NVL72 pages: 18 compute trays of 4 GPUs each (data/clusters/SOURCES.md).
+  for (const char* name : {"gb200-nvl72", "gb300-nvl72"}) {
+    const ClusterSpec c = LoadCluster(name).value();
+    EXPECT_EQ(c.GpusPerHost(), 4) << name;
+    EXPECT_EQ(ParseClusterSpec(ClusterToJson(c), "dump.json").value().GpusPerHost(), 4);
+  }
+  EXPECT_EQ(LoadCluster("dgx-h100").value().GpusPerHost(), 8);  // a DGX is one host
+}
+
+TEST(ClusterFileErrors, GpusPerHostMustDivideTheDomainAndCiteASource) {
+  auto with = [](const char* extra) {
+    return ParseClusterSpec(
+        nlohmann::json::parse(std::string(R"({"name": "x", "gpu": "h100-sxm",
+          "launch_latency_s": 0, "sources": {"launch_latency_s": "s")") +
+                              extra + R"(, "levels": [{"name": "nvlink", "fan_out": 8,
+          "efficiency": 0.8, "hop_latency_s": 1e-6, "ramp_bytes": 1e6, "sources":
+          {"efficiency": "x", "hop_latency_s": "y", "ramp_bytes": "z"}}]})"),
+        "my.json");
+  };
+  ASSERT_TRUE(with(R"(, "gpus_per_host": "a tray"}, "gpus_per_host": 4)").ok());
+  EXPECT_NE(with(R"(, "gpus_per_host": "a tray"}, "gpus_per_host": 3)")
+                .status()
+                .message()
+                .find("gpus_per_host 3 must divide the 8 GPUs of level 'nvlink'"),
+            std::string::npos);
+  EXPECT_NE(with(R"(}, "gpus_per_host": 4)")
+                .status()
+                .message()
+                .find("'gpus_per_host' has no entry in \"sources\""),
+            std::string::npos);
 }
 
 TEST(ClusterScaling, NodesAndGpus) {
@@ -68,8 +101,10 @@ TEST(ClusterFileErrors, BadShapes) {
       nlohmann::json::parse(R"({"name": "x", "gpu": "h100-sxm", "launch_latency_s": 0,
         "sources": {"launch_latency_s": "s"}, "levels": []})"),
       "my.json");
-  EXPECT_EQ(no_levels.status().message(), "my.json: 'levels' must be a non-empty list, innermost first");
-  auto bad_gpu = ParseClusterSpec(nlohmann::json::parse(R"({"name": "x", "gpu": "h999"})"), "my.json");
+  EXPECT_EQ(no_levels.status().message(),
+            "my.json: 'levels' must be a non-empty list, innermost first");
+  auto bad_gpu =
+      ParseClusterSpec(nlohmann::json::parse(R"({"name": "x", "gpu": "h999"})"), "my.json");
   EXPECT_NE(bad_gpu.status().message().find("unknown GPU 'h999'"), std::string::npos);
 }
 

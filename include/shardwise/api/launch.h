@@ -27,15 +27,28 @@ struct LaunchReport {
   std::vector<std::string> notes;  // for the user: a launch for another engine than modelled
 };
 
+// What the user sets instead of what Launch derives.
+struct LaunchOverrides {
+  // What the engine loads (a Hugging Face repository id or a local path); empty: the catalog
+  // model's repository, or the config.json's directory.
+  std::string hf_id;
+  // The longest request (prompt + output) the engine accepts; 0: the model's context, capped
+  // where one worker's KV cache holds less.
+  int64_t max_model_len = 0;
+};
+
 // The launch files of `deployment` for `engine` (vllm, sglang, trtllm, dynamo); `model_arg` is
 // what the user named the model by (a catalog name becomes its Hugging Face repository, a
-// config.json path its directory); `lengths` bound the engine's context (prompt + output).
+// config.json path its directory); `lengths` are the planned request, which the engine's
+// context must hold. Errors name the field: `hf_id` with characters a shell or an engine would
+// misread, `max_model_len` below the planned request or beyond the model's context.
 StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_arg,
                               const ModelSpec& model, const Deployment& deployment,
-                              const Workload& lengths);
+                              const Workload& lengths, const LaunchOverrides& overrides = {});
 
-// {engine, version, deployment, name, pools: [{role, layout, workers, max_num_seqs,
-// max_batched_tokens, chunked_prefill}], files: [{name, text}]}.
+// {engine, version, deployment, name, model, max_model_len, pools: [{role, layout, workers,
+// max_num_seqs, max_batched_tokens, chunked_prefill, prefill_ep, decode_ep, two_batch_overlap,
+// cuda_graph_max_batch}], files: [{name, text}]}.
 nlohmann::json ToJson(const LaunchReport& report);
 
 }  // namespace shardwise::api

@@ -27,6 +27,14 @@ std::string_view EngineName(Engine engine);
 // The engine version whose documentation the flags follow, e.g. "vLLM 0.10.1".
 std::string_view EngineVersion(Engine engine);
 
+// The kernels that exchange a MoE layer's tokens across its expert-parallel group, as the
+// prediction timed them: the engine's own all-to-all, or DeepEP's normal (high-throughput,
+// node-deduplicated) or low-latency kernels (DeepEP README).
+enum class EpKernels { kEngineDefault, kDeepEpNormal, kDeepEpLowLatency };
+
+// "engine-default", "deepep-normal" or "deepep-low-latency".
+std::string_view EpKernelsName(EpKernels kernels);
+
 // A pool of identical engine instances (workers) of one layout, and the batch each one runs.
 struct PoolLaunch {
   Layout layout;
@@ -38,6 +46,15 @@ struct PoolLaunch {
   // Prompts split into chunks of max_batched_tokens (TensorRT-LLM's enable_chunked_prefill; vLLM
   // V1 and SGLang always chunk).
   bool chunked_prefill = true;
+  // The expert-parallel exchange of prompts and of decode steps, both kEngineDefault without
+  // an EP group; tokens dispatched in fp8; two micro-batches overlapping it with compute.
+  EpKernels prefill_ep = EpKernels::kEngineDefault;
+  EpKernels decode_ep = EpKernels::kEngineDefault;
+  bool fp8_dispatch = false;
+  bool two_batch_overlap = false;
+  // Decode batches of up to this many sequences per attention rank run as captured CUDA
+  // graphs; 0: the engine's own default.
+  int64_t cuda_graph_max_batch = 0;
 };
 
 struct LaunchInputs {
@@ -51,7 +68,7 @@ struct LaunchInputs {
   Dtype weight_dtype = Dtype::kBf16;
   Dtype kv_dtype = Dtype::kBf16;
   double gpu_memory_utilization = 0.9;
-  int64_t gpus_per_node = 8;
+  int64_t gpus_per_host = 8;  // a worker larger than this spans hosts
 
   bool Disaggregated() const { return prefill_pool.has_value(); }
 };

@@ -1,0 +1,132 @@
+// End-to-end: the launch configs of the two deployments users asked for match their plans
+// (DeepSeek-R1 on two 8-GPU H200 nodes, Qwen3-235B-A22B on 8 GPUs of a GB200 NVL72 rack): the
+// Hugging Face id (data/models/SOURCES.md), the model's own context length (its config.json),
+// DeepEP exactly when the plan's step model exchanged tokens with DeepEP's kernels, and workers
+// larger than a host started on each of its hosts. --hf-id and --max-model-len replace what is
+// derived.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+
+namespace shardwise::testing::launch_cli {
+namespace {
+
+int64_t ContextOf(const std::string& catalog_name) {
+  std::ifstream in(std::string(SHARDWISE_SOURCE_DIR) + "/data/models/" + catalog_name + ".json");
+  return nlohmann::json::parse(in).at("max_position_embeddings").get<int64_t>();
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// SGLang's --deepep-mode for the kernels the plan timed each phase with ("Server Arguments":
+// normal, low_latency, or auto = normal kernels for prefill, low-latency for decode); empty
+// when neither phase used DeepEP. The plan's names: flat (the engine's own all-to-all),
+// node-dedup (DeepEP normal), low-latency (DeepEP low-latency).
+std::string DeepEpMode(const std::string& prefill, const std::string& decode) {
+  const bool normal = prefill == "node-dedup" || decode == "node-dedup";
+  const bool low_latency = prefill == "low-latency" || decode == "low-latency";
+  if (normal && low_latency) return "auto";
+  if (normal) return "normal";
+  if (low_latency) return "low_latency";
+  return "";
+}
+
+std::string ScriptOf(const nlohmann::json& plan) {
+  return plan.at("launch").at("files").at(0).at("text").get<std::string>();
+}
+
+void ExpectDeepEpAsPlanned(const nlohmann::json& plan) {
+  const nlohmann::json& top = plan.at("layouts").at(0);
+  ASSERT_EQ(plan["launch"]["name"], top["layout"]);
+  const std::string prefill = top["prefill"]["ep_algorithm"].is_string()
+                                  ? top["prefill"]["ep_algorithm"].get<std::string>()
+                                  : "flat";
+  const std::string decode = top["decode"]["ep_algorithm"].is_string()
+                                 ? top["decode"]["ep_algorithm"].get<std::string>()
+                                 : "flat";
+  const std::string mode = DeepEpMode(prefill, decode);
+  const std::string script = ScriptOf(plan);
+  if (mode.empty()) {
+    EXPECT_EQ(script.find("deepep"), std::string::npos) << script;
+  } else {
+    EXPECT_NE(script.find("--moe-a2a-backend deepep"), std::string::npos) << script;
+    EXPECT_NE(script.find("--deepep-mode " + mode + " "), std::string::npos)
+        << prefill << "/" << decode << "\n"
+        << script;
+  }
+}
+
+TEST(LaunchMatchesPlan, DeepSeekR1OnTwoH200Nodes) {
+  const RunResult r = RunShardwise(
+      "plan --model deepseek-r1 --cluster dgx-h200 --nodes 2 --isl 2048 --osl 1024 "
+      "--engine sglang --json --emit sglang --emit-deployment aggregated");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = r.Json();
+  EXPECT_EQ(plan["launch"]["model"], "deepseek-ai/DeepSeek-R1");
+  const int64_t context = ContextOf("deepseek-r1");  // 163,840
+  EXPECT_EQ(plan["launch"]["max_model_len"], context);
+  const std::string script = ScriptOf(plan);
+  EXPECT_NE(script.find("--context-length " + std::to_string(context) + " "), std::string::npos);
+  ExpectDeepEpAsPlanned(plan);
+  // 16 GPUs per worker on 8-GPU hosts: the server starts on both, ranks 0 and 1.
+  const int gpus = plan["layouts"][0]["gpus"].get<int>();
+  if (gpus > 8) {
+    EXPECT_EQ(Count(script, "--nnodes " + std::to_string(gpus / 8) + " "),
+              static_cast<size_t>(gpus / 8));
+    EXPECT_NE(script.find("--node-rank 1 "), std::string::npos);
+  }
+}
+
+TEST(LaunchMatchesPlan, Qwen3OnTwoGb200Trays) {
+  const std::string plan_args =
+      "plan --model qwen3-235b-a22b --cluster gb200-nvl72 --gpus 8 --engine sglang --json "
+      "--emit-deployment aggregated --emit ";
+  const RunResult r = RunShardwise(plan_args + "sglang");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = r.Json();
+  EXPECT_EQ(plan["launch"]["model"], "Qwen/Qwen3-235B-A22B");
+  EXPECT_EQ(plan["launch"]["max_model_len"], ContextOf("qwen3-235b-a22b"));  // 40,960
+  ExpectDeepEpAsPlanned(plan);
+  // A GB200 compute tray is one host of 4 GPUs (NVIDIA's GB200 NVL72 page): an 8-GPU worker is
+  // a two-host job.
+  ASSERT_EQ(plan["layouts"][0]["gpus"], 8);
+  const std::string script = ScriptOf(plan);
+  EXPECT_EQ(Count(script, "--nnodes 2 "), 2u) << script;
+  EXPECT_NE(script.find("--node-rank 1 "), std::string::npos);
+  EXPECT_NE(script.find("NODE_RANK=${NODE_RANK:?"), std::string::npos);
+  const RunResult trt = RunShardwise(plan_args + "trtllm");
+  ASSERT_EQ(trt.exit_code, 0) << trt.err;
+  EXPECT_NE(ScriptOf(trt.Json()).find("mpirun -np 8 --host $NODE0:4,$NODE1:4 trtllm-llmapi-launch"),
+            std::string::npos);
+}
+
+TEST(LaunchOverrides, HfIdAndMaxModelLen) {
+  const RunResult r = RunShardwise(
+      "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm --hf-id my-org/Llama-8B-FP8 "
+      "--max-model-len 8192");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("vllm serve my-org/Llama-8B-FP8 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--max-model-len 8192 "), std::string::npos);
+}
+
+TEST(LaunchOverrides, BadInput) {
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm ";
+  ExpectOneLineError(RunShardwise(plan + "--hf-id 'my org/x'"), "--hf-id");
+  ExpectOneLineError(RunShardwise(plan + "--hf-id 'x;rm -rf ~'"), "--hf-id");
+  // The default request is 1,024 + 256 tokens; Llama 3.1's context is 131,072.
+  ExpectOneLineError(RunShardwise(plan + "--max-model-len 1000"), "--max-model-len 1000 is below");
+  ExpectOneLineError(RunShardwise(plan + "--max-model-len 200000"), "131072");
+  ExpectOneLineError(RunShardwise(plan + "--max-model-len 0"), "--max-model-len");
+  ExpectOneLineError(RunShardwise("plan --hf-id a/b"), "needs --emit");
+  ExpectOneLineError(RunShardwise("plan --max-model-len 4096"), "needs --emit");
+}
+
+}  // namespace
+}  // namespace shardwise::testing::launch_cli
