@@ -28,6 +28,28 @@ emit::EpKernels KernelsOf(const std::optional<EpAlgorithm>& algorithm) {
   return emit::EpKernels::kEngineDefault;
 }
 
+emit::SpeculativeLaunch SpeculativeOf(const SpeculativeOptions& s) {
+  using Method = emit::SpeculativeLaunch::Method;
+  emit::SpeculativeLaunch out;
+  out.draft_tokens = s.DraftTokens();
+  switch (s.method) {
+    case SpeculativeMethod::kNone:
+      break;
+    case SpeculativeMethod::kMtp:
+      out.method = Method::kMtp;
+      break;
+    case SpeculativeMethod::kEagle:
+      out.method = Method::kEagle;
+      break;
+    case SpeculativeMethod::kDraftModel:
+      out.method = Method::kDraftModel;
+      out.draft_model = emit::HuggingFaceRepo(s.draft_model->name);
+      if (out.draft_model.empty()) out.draft_model = s.draft_model->name;
+      break;
+  }
+  return out;
+}
+
 // One pool's launch settings, for a pool that runs `phase`. The engine caps sequences per
 // attention rank (max_batch); an instance takes that times its attention-DP ranks. TensorRT-LLM's
 // KV share is of the memory left after the weights, which the step model's memory estimate
@@ -51,9 +73,11 @@ emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e, PoolPhase
   const EpSetting& ep = pool.perf.ep;
   launch.fp8_dispatch = ep.dispatch_dtype == Dtype::kFp8;
   launch.two_batch_overlap = ep.two_batch_overlap && pool.layout.ep > 1;
-  // Prompts run eagerly; only a prefill-only pool captures no decode graph.
+  // Prompts run eagerly and draft nothing: a prefill-only pool captures no decode graph and
+  // runs no speculative decoding.
   if (phase != PoolPhase::kPrefill) {
     launch.cuda_graph_max_batch = static_cast<int64_t>(pool.perf.engine.cuda_graph_max_batch);
+    launch.speculative = SpeculativeOf(pool.perf.speculative);
   }
   return launch;
 }
@@ -130,6 +154,7 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   emit::LaunchInputs& in = rep.inputs;
   SW_ASSIGN_OR_RETURN(in.model, EngineModel(model_arg, overrides.hf_id));
   in.moe = model.is_moe();
+  in.architecture = model.architecture;
   const PerfOptions& perf = d.decode().perf;
   in.weight_dtype = perf.weight_dtype;
   in.kv_dtype = perf.kv_dtype;
@@ -164,7 +189,8 @@ nlohmann::json ToJson(const LaunchReport& rep) {
                           {"prefill_ep", emit::EpKernelsName(p.prefill_ep)},
                           {"decode_ep", emit::EpKernelsName(p.decode_ep)},
                           {"two_batch_overlap", p.two_batch_overlap},
-                          {"cuda_graph_max_batch", p.cuda_graph_max_batch}};
+                          {"cuda_graph_max_batch", p.cuda_graph_max_batch},
+                          {"speculative_draft_tokens", p.speculative.draft_tokens}};
   };
   nlohmann::json pools = nlohmann::json::array();
   if (rep.inputs.prefill_pool) {

@@ -143,6 +143,7 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
   }
   if (pool.two_batch_overlap) notes += NoSwitchNote(Engine::kVllm, "two-batch overlap");
   notes += DispatchNote(pool);
+  AddVllmSpeculative(in, pool, a, notes);
   return a;
 }
 
@@ -206,6 +207,7 @@ std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& po
     a.push_back(fmt::format("--cuda-graph-max-bs {}", pool.cuda_graph_max_batch));
   }
   notes += DispatchNote(pool);
+  AddSglangSpeculative(pool, a, notes);
   return a;
 }
 
@@ -230,6 +232,7 @@ std::vector<std::string> TrtllmArgs(const LaunchInputs& in, const PoolLaunch& po
   }
   if (pool.two_batch_overlap) notes += NoSwitchNote(Engine::kTrtllm, "two-batch overlap");
   notes += DispatchNote(pool);
+  notes += TrtllmSpeculativeNote(in, pool);
   return a;
 }
 
@@ -245,7 +248,7 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool) {
     yaml += fmt::format("cuda_graph_config:\n  enable_padding: true\n  max_batch_size: {}\n",
                         pool.cuda_graph_max_batch);
   }
-  return yaml;
+  return yaml + TrtllmSpeculativeYaml(in, pool);
 }
 
 std::string TrtllmWeightNote(const LaunchInputs& in) {

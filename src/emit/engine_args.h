@@ -51,6 +51,16 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool);
 // Notes for TensorRT-LLM's weights (fp8 comes from the checkpoint).
 std::string TrtllmWeightNote(const LaunchInputs& in);
 
+// Speculative decoding as `pool` assumed it (speculative_args.cc): vLLM's --speculative-config,
+// SGLang's --speculative-* flags, TensorRT-LLM's speculative_config YAML (empty when none) and
+// the comment where it has none.
+void AddVllmSpeculative(const LaunchInputs& in, const PoolLaunch& pool,
+                        std::vector<std::string>& args, std::string& notes);
+void AddSglangSpeculative(const PoolLaunch& pool, std::vector<std::string>& args,
+                          std::string& notes);
+std::string TrtllmSpeculativeYaml(const LaunchInputs& in, const PoolLaunch& pool);
+std::string TrtllmSpeculativeNote(const LaunchInputs& in, const PoolLaunch& pool);
+
 // One engine's launch files for a deployment, named `names` (as LaunchFileNames lists them).
 using ConfigWriter = StatusOr<LaunchConfig> (*)(const LaunchInputs& in,
                                                 const std::vector<std::string>& names);

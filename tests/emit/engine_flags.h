@@ -30,6 +30,8 @@ inline const std::set<std::string> kVllmFlags = {
     // --data-parallel-rpc-port) and "Distributed Inference and Serving" (Ray).
     "--headless", "--data-parallel-start-rank", "--data-parallel-rpc-port",
     "--distributed-executor-backend",
+    // "Speculative Decoding".
+    "--speculative-config",
     // Serve arguments and the KV connector (NixlConnector usage guide).
     "--port", "--kv-transfer-config"};
 inline const std::set<std::string> kVllmKvDtypes = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
@@ -46,6 +48,9 @@ inline const std::set<std::string> kSglangFlags = {
     // Expert parallelism: "--moe-a2a-backend deepep --deepep-mode normal|low_latency|auto", and
     // two-batch overlap.
     "--moe-a2a-backend", "--deepep-mode", "--enable-two-batch-overlap",
+    // "Speculative Decoding" (EAGLE, and DeepSeek's MTP as NextN under it).
+    "--speculative-algorithm", "--speculative-draft-model-path", "--speculative-num-steps",
+    "--speculative-eagle-topk", "--speculative-num-draft-tokens",
     // PD Disaggregation.
     "--disaggregation-mode", "--disaggregation-transfer-backend", "--disaggregation-bootstrap-port",
     "--disaggregation-ib-device"};
@@ -73,7 +78,9 @@ inline const std::set<std::string> kTrtllmYamlKeys = {
     "enable_attention_dp", "enable_chunked_prefill", "kv_cache_config", "dtype",
     "disable_overlap_scheduler", "cache_transceiver_config", "backend", "max_tokens_in_buffer",
     // CudaGraphConfig.
-    "cuda_graph_config", "enable_padding", "max_batch_size"};
+    "cuda_graph_config", "enable_padding", "max_batch_size",
+    // MTPDecodingConfig.
+    "speculative_config", "decoding_type", "num_nextn_predict_layers"};
 inline const std::set<std::string> kTrtllmTransceiverBackends = {"DEFAULT", "UCX", "NIXL", "MPI"};
 // The disaggregated server's config.
 inline const std::set<std::string> kTrtllmDisaggKeys = {

@@ -10,6 +10,8 @@
 // - TensorRT-LLM multi-node serving: one MPI job of all ranks, trtllm-llmapi-launch.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "engine_flags.h"
 #include "shardwise/emit/launch_config.h"
 
@@ -195,6 +197,50 @@ TEST(EngineSwitches, TwoBatchOverlapAndCudaGraphs) {
   const auto plain = Launched(Engine::kSglang, in);
   EXPECT_EQ(FlagValue(plain[0], "--enable-two-batch-overlap"), "(absent)");
   EXPECT_EQ(FlagValue(plain[0], "--cuda-graph-max-bs"), "(absent)");
+}
+
+TEST(EngineSwitches, SpeculativeDecodingAsPredicted) {
+  LaunchInputs in = TrayInputs("dp8ep8", 8);
+  in.model = "deepseek-ai/DeepSeek-R1";
+  in.architecture = "DeepseekV3ForCausalLM";
+  in.pool.speculative = {SpeculativeLaunch::Method::kMtp, 2, ""};
+  std::string script;
+  const auto vllm = Launched(Engine::kVllm, in, &script);
+  ExpectDocumented(vllm, "vllm mtp");
+  const std::string config = FlagValue(vllm[0], "--speculative-config");
+  const auto j = nlohmann::json::parse(config.substr(1, config.size() - 2));
+  EXPECT_EQ(j["method"], "deepseek_mtp");
+  EXPECT_EQ(j["num_speculative_tokens"], 2);
+  // SGLang runs DeepSeek's MTP module as EAGLE/NextN: k steps of top-1, k + 1 tokens verified.
+  const auto sglang = Launched(Engine::kSglang, in);
+  ExpectDocumented(sglang, "sglang mtp");
+  EXPECT_EQ(FlagValue(sglang[0], "--speculative-algorithm"), "EAGLE");
+  EXPECT_EQ(FlagValue(sglang[0], "--speculative-num-steps"), "2");
+  EXPECT_EQ(FlagValue(sglang[0], "--speculative-eagle-topk"), "1");
+  EXPECT_EQ(FlagValue(sglang[0], "--speculative-num-draft-tokens"), "3");
+  auto trt = MakeLaunchConfig(Engine::kTrtllm, in).value();
+  EXPECT_NE(trt.files[1].text.find("speculative_config:\n  decoding_type: MTP\n  "
+                                   "num_nextn_predict_layers: 2\n"),
+            std::string::npos);
+  for (const std::string& key : testing::YamlKeys(trt.files[1].text)) {
+    EXPECT_TRUE(testing::kTrtllmYamlKeys.contains(key)) << key;
+  }
+  // Another architecture's MTP: no documented vLLM switch at 0.10.1, a comment.
+  in.architecture = "Glm4MoeForCausalLM";
+  const std::string glm = MakeLaunchConfig(Engine::kVllm, in).value().files[0].text;
+  EXPECT_EQ(glm.find("--speculative-config"), std::string::npos);
+  EXPECT_NE(glm.find("documents no switch for it"), std::string::npos);
+  // An EAGLE head: its location from $EAGLE_MODEL, which the script requires.
+  in.pool.speculative = {SpeculativeLaunch::Method::kEagle, 3, ""};
+  const auto eagle = Launched(Engine::kSglang, in, &script);
+  EXPECT_EQ(FlagValue(eagle[0], "--speculative-draft-model-path"), "$EAGLE_MODEL");
+  EXPECT_NE(script.find("EAGLE_MODEL=${EAGLE_MODEL:?"), std::string::npos);
+  // A draft model: vLLM loads it by its repository.
+  in.pool.speculative = {SpeculativeLaunch::Method::kDraftModel, 4, "meta-llama/Llama-3.2-1B"};
+  const std::string draft = FlagValue(Launched(Engine::kVllm, in)[0], "--speculative-config");
+  const auto d = nlohmann::json::parse(draft.substr(1, draft.size() - 2));
+  EXPECT_EQ(d["model"], "meta-llama/Llama-3.2-1B");
+  EXPECT_EQ(d["num_speculative_tokens"], 4);
 }
 
 }  // namespace

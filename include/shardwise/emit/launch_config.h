@@ -35,6 +35,15 @@ enum class EpKernels { kEngineDefault, kDeepEpNormal, kDeepEpLowLatency };
 // "engine-default", "deepep-normal" or "deepep-low-latency".
 std::string_view EpKernelsName(EpKernels kernels);
 
+// Speculative decoding as the prediction assumed it: the model's own multi-token-prediction
+// module, an EAGLE head, or a separate draft model, proposing `draft_tokens` per step.
+struct SpeculativeLaunch {
+  enum class Method { kNone, kMtp, kEagle, kDraftModel };
+  Method method = Method::kNone;
+  int64_t draft_tokens = 0;
+  std::string draft_model;  // kDraftModel: what the engine loads for it
+};
+
 // A pool of identical engine instances (workers) of one layout, and the batch each one runs.
 struct PoolLaunch {
   Layout layout;
@@ -55,11 +64,13 @@ struct PoolLaunch {
   // Decode batches of up to this many sequences per attention rank run as captured CUDA
   // graphs; 0: the engine's own default.
   int64_t cuda_graph_max_batch = 0;
+  SpeculativeLaunch speculative;  // decode steps only: none in a prefill pool
 };
 
 struct LaunchInputs {
-  std::string model;  // what the engine loads: a Hugging Face repository id or a local path
-  bool moe = false;   // the model has routed experts
+  std::string model;         // what the engine loads: a Hugging Face repository id or a local path
+  std::string architecture;  // config.json's, e.g. "DeepseekV3ForCausalLM"
+  bool moe = false;          // the model has routed experts
   // Aggregated: the instances that prefill and decode. Disaggregated: the decode workers.
   PoolLaunch pool;
   // Set: a disaggregated deployment whose prefill workers send their KV caches to `pool`'s.
