@@ -11,21 +11,10 @@ nlohmann::json LengthsJson(const Scenario& s) {
   if (!s.trace.empty()) return nullptr;
   const bool fixed = s.input.distribution == LengthDistribution::kFixed &&
                      s.output.distribution == LengthDistribution::kFixed;
-  auto name = [](LengthDistribution d) {
-    switch (d) {
-      case LengthDistribution::kFixed:
-        return "fixed";
-      case LengthDistribution::kUniform:
-        return "uniform";
-      case LengthDistribution::kLognormal:
-        return "lognormal";
-    }
-    return "?";
-  };
   return {{"input_tokens_mean", s.input.mean},
           {"output_tokens_mean", s.output.mean},
-          {"input_distribution", name(s.input.distribution)},
-          {"output_distribution", name(s.output.distribution)},
+          {"input_distribution", LengthDistributionName(s.input.distribution)},
+          {"output_distribution", LengthDistributionName(s.output.distribution)},
           {"length_cv", fixed ? nlohmann::json(nullptr) : nlohmann::json(s.input.cv)}};
 }
 

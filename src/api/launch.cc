@@ -82,31 +82,6 @@ emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e, PoolPhase
   return launch;
 }
 
-// What the engine loads: the user's id, else a catalog model's Hugging Face repository, else
-// the directory holding a config.json, else the name as given. It is written unquoted into a
-// shell script and an engine's model argument: letters, digits and . _ - / only.
-StatusOr<std::string> EngineModel(const std::string& model_arg, const std::string& hf_id) {
-  std::string model = hf_id;
-  if (model.empty()) model = emit::HuggingFaceRepo(model_arg);
-  if (model.empty()) {
-    const std::filesystem::path p(model_arg);
-    model = p.filename() == "config.json" ? p.parent_path().string() : model_arg;
-    if (model.empty()) model = ".";
-  }
-  const bool safe = std::all_of(model.begin(), model.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
-           c == '/';
-  });
-  if (!safe || model.size() > 256) {
-    return FieldError(
-        "hf_id",
-        fmt::format("the model the engine loads, '{}', must be a Hugging Face id or a path of "
-                    "letters, digits and . _ - / (at most 256); name it with `hf_id`",
-                    model.substr(0, 80)));
-  }
-  return model;
-}
-
 // The context the engine accepts: the model's own (a request longer than the planned lengths
 // is served, not refused), capped where one worker's KV cache holds less (the engines refuse to
 // start with a context no worker can hold), and never below the planned request.
@@ -142,6 +117,28 @@ std::string_view ProfileFamily(emit::Engine engine) {
 
 }  // namespace
 
+StatusOr<std::string> ServedModel(const std::string& model_arg, const std::string& hf_id) {
+  std::string model = hf_id;
+  if (model.empty()) model = emit::HuggingFaceRepo(model_arg);
+  if (model.empty()) {
+    const std::filesystem::path p(model_arg);
+    model = p.filename() == "config.json" ? p.parent_path().string() : model_arg;
+    if (model.empty()) model = ".";
+  }
+  const bool safe = std::all_of(model.begin(), model.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+           c == '/';
+  });
+  if (!safe || model.size() > 256) {
+    return FieldError(
+        "hf_id",
+        fmt::format("the model the engine loads, '{}', must be a Hugging Face id or a path of "
+                    "letters, digits and . _ - / (at most 256); name it with `hf_id`",
+                    model.substr(0, 80)));
+  }
+  return model;
+}
+
 StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_arg,
                               const ModelSpec& model, const Deployment& d, const Workload& lengths,
                               const LaunchOverrides& overrides) {
@@ -152,7 +149,7 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   rep.name = d.ToString();
   SW_ASSIGN_OR_RETURN(const DeploymentEstimate estimate, EstimateDeployment(model, d, lengths));
   emit::LaunchInputs& in = rep.inputs;
-  SW_ASSIGN_OR_RETURN(in.model, EngineModel(model_arg, overrides.hf_id));
+  SW_ASSIGN_OR_RETURN(in.model, ServedModel(model_arg, overrides.hf_id));
   in.moe = model.is_moe();
   in.architecture = model.architecture;
   const PerfOptions& perf = d.decode().perf;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "command.h"
+#include "emit_options.h"
 #include "html_output.h"
 #include "measured_spread.h"
 #include "request_flags.h"
@@ -42,6 +43,7 @@ struct SimulateOptions {
   CLI::Option* requests = nullptr;
   bool json = false;
   HtmlOptions html;
+  BenchmarkOptions benchmark;
 };
 
 StatusOr<double> ParseRate(const std::string& text) {
@@ -258,6 +260,7 @@ std::function<void(int64_t, double)> Progress(bool& printed) {
 Status RunSimulate(SimulateOptions& o) {
   SW_RETURN_IF_ERROR(BuildRequest(o));
   SW_RETURN_IF_ERROR(o.html.Check());
+  SW_RETURN_IF_ERROR(o.benchmark.Validate(o.html.force));
   bool printed = false;
   o.request.progress = Progress(printed);
   const StatusOr<api::ServingReport> rep = api::Simulate(api::Catalog::BuiltIn(), o.request);
@@ -272,12 +275,16 @@ Status RunSimulate(SimulateOptions& o) {
                  rep->deployment.ToString().c_str(), rep->run.RequestsPerS(),
                  rep->run.offered_requests_per_s);
   }
-  const nlohmann::json out = api::ToJson(*rep);
-  if (o.json) {
-    PrintJson(out);
-  } else {
-    PrintText(*rep, o.request);
+  nlohmann::json out = api::ToJson(*rep);
+  std::optional<api::BenchmarkReport> bench;
+  if (o.benchmark.Enabled()) {
+    SW_ASSIGN_OR_RETURN(bench, o.benchmark.Make(o.request.model, *rep));
   }
+  if (!o.json) PrintText(*rep, o.request);
+  if (bench) {
+    SW_ASSIGN_OR_RETURN(out["benchmark"], o.benchmark.Write(*bench, !o.json, o.html.force));
+  }
+  if (o.json) PrintJson(out);
   return o.html.Write(out);
 }
 
@@ -336,6 +343,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->slo.AddTo(sub, "Goodput SLO");
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
+  opts->benchmark.AddTo(sub);
   BindCommand(sub, opts, result, [](SimulateOptions& o) { return RunSimulate(o); });
 }
 

@@ -24,6 +24,32 @@ Status CheckLaunchFile(const std::filesystem::path& path, bool force) {
                          });
 }
 
+// Writes `files` into `dir` (created if need be), after checking that none would replace a
+// user's file; shell scripts become executable.
+Status WriteFiles(const std::string& dir, const std::vector<emit::LaunchFile>& files, bool force,
+                  bool print) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error(fmt::format("--emit-dir {}: cannot create it ({})", dir, ec.message()));
+  for (const emit::LaunchFile& f : files) {
+    SW_RETURN_IF_ERROR(CheckLaunchFile(fs::path(dir) / f.name, force));
+  }
+  for (const emit::LaunchFile& f : files) {
+    const fs::path path = fs::path(dir) / f.name;
+    std::ofstream out(path, std::ios::trunc);
+    out << f.text;
+    out.close();
+    if (!out) return Error(fmt::format("--emit-dir: cannot write {}", path.string()));
+    if (f.name.ends_with(".sh")) {
+      fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                      fs::perm_options::add, ec);
+    }
+    if (print) std::cout << fmt::format("wrote {}\n", path.string());
+  }
+  return Status();
+}
+
 }  // namespace
 
 void EmitOptions::AddTo(CLI::App* sub, bool choose) {
@@ -112,26 +138,7 @@ StatusOr<nlohmann::json> EmitOptions::Write(const api::LaunchReport& launch, boo
   const emit::LaunchConfig& config = launch.config;
   const std::string& name = launch.name;
   if (!dir.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Error(fmt::format("--emit-dir {}: cannot create it ({})", dir, ec.message()));
-    for (const emit::LaunchFile& f : config.files) {
-      SW_RETURN_IF_ERROR(CheckLaunchFile(fs::path(dir) / f.name, force));
-    }
-    for (const emit::LaunchFile& f : config.files) {
-      const fs::path path = fs::path(dir) / f.name;
-      std::ofstream out(path, std::ios::trunc);
-      out << f.text;
-      out.close();
-      if (!out) return Error(fmt::format("--emit-dir: cannot write {}", path.string()));
-      if (f.name.ends_with(".sh")) {
-        fs::permissions(path,
-                        fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                        fs::perm_options::add, ec);
-      }
-      if (print) std::cout << fmt::format("wrote {}\n", path.string());
-    }
+    SW_RETURN_IF_ERROR(WriteFiles(dir, config.files, force, print));
   } else if (print) {
     std::cout << fmt::format("\nlaunch {} with {} (--emit {}):\n\n", name,
                              emit::EngineVersion(launch.engine), engine);
@@ -141,6 +148,44 @@ StatusOr<nlohmann::json> EmitOptions::Write(const api::LaunchReport& launch, boo
     }
   }
   return api::ToJson(launch);
+}
+
+void BenchmarkOptions::AddTo(CLI::App* sub) {
+  sub->add_option("--emit-benchmark", tool,
+                  "Write the benchmark that checks this run: aiperf, vllm (vllm bench serve) or "
+                  "sglang (sglang.bench_serving), with the numbers it should see");
+  sub->add_option("--emit-dir", dir,
+                  "Write the benchmark script into this directory (default: print)");
+  sub->add_option("--hf-id", hf_id,
+                  "What the benchmarked server serves: a Hugging Face id or local path (default: "
+                  "the catalog model's repository)");
+}
+
+Status BenchmarkOptions::Validate(bool force_files) const {
+  if (tool.empty()) {
+    if (!dir.empty()) return Error("--emit-dir needs --emit-benchmark TOOL (aiperf, vllm, sglang)");
+    if (!hf_id.empty()) return Error("--hf-id needs --emit-benchmark TOOL (aiperf, vllm, sglang)");
+    return Status();
+  }
+  SW_ASSIGN_OR_RETURN(const emit::BenchmarkTool which, emit::ParseBenchmarkTool(tool));
+  if (dir.empty()) return Status();
+  return CheckLaunchFile(std::filesystem::path(dir) / emit::BenchmarkFileName(which), force_files);
+}
+
+StatusOr<api::BenchmarkReport> BenchmarkOptions::Make(const std::string& model_arg,
+                                                      const api::ServingReport& report) const {
+  return api::Benchmark(tool, model_arg, hf_id, report);
+}
+
+StatusOr<nlohmann::json> BenchmarkOptions::Write(const api::BenchmarkReport& bench, bool print,
+                                                 bool force) const {
+  if (!dir.empty()) {
+    SW_RETURN_IF_ERROR(WriteFiles(dir, {bench.file}, force, print));
+  } else if (print) {
+    std::cout << fmt::format("\nbenchmark with {} (--emit-benchmark {}):\n\n{}",
+                             emit::BenchmarkToolVersion(bench.tool), tool, bench.file.text);
+  }
+  return api::ToJson(bench);
 }
 
 }  // namespace shardwise::cli

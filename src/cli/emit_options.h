@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "shardwise/api/benchmark.h"
 #include "shardwise/api/launch.h"
 #include "shardwise/common/status.h"
 
@@ -39,6 +40,24 @@ struct EmitOptions {
   // The launch files of `launch`: written into --emit-dir, or printed when `print`. Returns
   // their JSON (api/launch.h).
   StatusOr<nlohmann::json> Write(const api::LaunchReport& launch, bool print) const;
+};
+
+// simulate's --emit-benchmark TOOL, --emit-dir DIR and --hf-id ID: the benchmark that checks the
+// simulation (api/benchmark.h), printed or written into a directory.
+struct BenchmarkOptions {
+  std::string tool;  // empty: none
+  std::string dir;   // empty: print
+  std::string hf_id;
+
+  void AddTo(CLI::App* sub);
+  // The tool's name, and that --emit-dir would not replace a user's file (unless `force`).
+  Status Validate(bool force) const;
+  bool Enabled() const { return !tool.empty(); }
+  // The benchmark of `report` (before anything is printed: its errors are the user's input).
+  StatusOr<api::BenchmarkReport> Make(const std::string& model_arg,
+                                      const api::ServingReport& report) const;
+  // `bench` printed (when `print`) or written; returns its JSON.
+  StatusOr<nlohmann::json> Write(const api::BenchmarkReport& bench, bool print, bool force) const;
 };
 
 }  // namespace shardwise::cli

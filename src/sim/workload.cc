@@ -52,6 +52,18 @@ StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text) {
                                   "use fixed, uniform or lognormal"));
 }
 
+std::string_view LengthDistributionName(LengthDistribution d) {
+  switch (d) {
+    case LengthDistribution::kUniform:
+      return "uniform";
+    case LengthDistribution::kLognormal:
+      return "lognormal";
+    case LengthDistribution::kFixed:
+      break;
+  }
+  return "fixed";
+}
+
 StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const std::string& source) {
   std::vector<TraceRequest> out;
   std::istringstream in(text);

@@ -5,7 +5,9 @@
 // larger than a host started on each of its hosts. --hf-id and --max-model-len replace what is
 // derived.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -126,6 +128,52 @@ TEST(LaunchOverrides, BadInput) {
   ExpectOneLineError(RunShardwise(plan + "--max-model-len 0"), "--max-model-len");
   ExpectOneLineError(RunShardwise("plan --hf-id a/b"), "needs --emit");
   ExpectOneLineError(RunShardwise("plan --max-model-len 4096"), "needs --emit");
+}
+
+TEST(SimulateBenchmark, AiperfMatchesTheSimulatedWorkload) {
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-70b --cluster dgx-h100 --layout dp2tp4 --concurrency 64 "
+      "--isl 2048 --osl 1024 --json --emit-benchmark aiperf");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  const nlohmann::json& b = j.at("benchmark");
+  const std::string text = b.at("text");
+  for (const char* flag :
+       {"aiperf profile", "--model meta-llama/Llama-3.1-70B ",
+        "--synthetic-input-tokens-mean 2048 ", "--synthetic-input-tokens-stddev 0 ",
+        "--output-tokens-mean 1024 ", "--concurrency 64 "}) {
+    EXPECT_NE(text.find(flag), std::string::npos) << flag << "\n" << text;
+  }
+  // The warm-up and measured requests are the simulation's, for every replica: the steady
+  // state's counts times replicas / simulated replicas.
+  const nlohmann::json& steady = j.at("steady_state");
+  const double scale =
+      steady["replicas"].get<double>() / steady["simulated_replicas"].get<double>();
+  const int64_t measured = std::llround(steady["measured_requests"].get<double>() * scale);
+  const int64_t warmup = std::llround(steady["warmup_requests"].get<double>() * scale);
+  EXPECT_EQ(b["requests"], measured);
+  EXPECT_NE(text.find("--request-count " + std::to_string(measured) + " "), std::string::npos);
+  EXPECT_NE(text.find("--warmup-request-count " + std::to_string(warmup) + " "), std::string::npos);
+  // The predicted throughput is the simulation's.
+  EXPECT_DOUBLE_EQ(b["predicted"]["output_tokens_per_s"].get<double>(),
+                   j["throughput"]["output_tokens_per_s"].get<double>());
+}
+
+TEST(SimulateBenchmark, WrittenIntoADirectoryAndBadInput) {
+  char name[] = "/tmp/shardwise_bench_XXXXXX";
+  const std::string dir = mkdtemp(name) ? name : "/tmp";
+  const std::string sim = "simulate --concurrency 8 --emit-benchmark vllm --emit-dir " + dir;
+  const RunResult r = RunShardwise(sim);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + dir + "/bench_vllm.sh"), std::string::npos) << r.out;
+  EXPECT_EQ(RunShardwise(sim).exit_code, 0);  // its own file is replaced
+  std::ofstream(dir + "/bench_vllm.sh") << "#!/bin/sh\necho mine\n";
+  ExpectOneLineError(RunShardwise(sim), "--force");
+  ExpectOneLineError(RunShardwise("simulate --emit-benchmark aiperff"), "did you mean 'aiperf'");
+  ExpectOneLineError(RunShardwise("simulate --emit-dir /tmp/x"), "needs --emit-benchmark");
+  ExpectOneLineError(
+      RunShardwise("simulate --isl-dist uniform --length-cv 0.9 --emit-benchmark vllm"),
+      "--length-cv");
 }
 
 }  // namespace

@@ -37,6 +37,11 @@ struct LaunchOverrides {
   int64_t max_model_len = 0;
 };
 
+// What the engine loads: `hf_id`, else a catalog model's Hugging Face repository, else the
+// directory holding a config.json, else the name as given. It is written unquoted into shell
+// scripts: letters, digits and . _ - / only (an error naming `hf_id` otherwise).
+StatusOr<std::string> ServedModel(const std::string& model_arg, const std::string& hf_id);
+
 // The launch files of `deployment` for `engine` (vllm, sglang, trtllm, dynamo); `model_arg` is
 // what the user named the model by (a catalog name becomes its Hugging Face repository, a
 // config.json path its directory); `lengths` are the planned request, which the engine's

@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardwise/common/status.h"
@@ -16,6 +17,7 @@ namespace shardwise {
 
 enum class LengthDistribution { kFixed, kUniform, kLognormal };
 StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text);
+std::string_view LengthDistributionName(LengthDistribution distribution);
 
 struct LengthSpec {
   LengthDistribution distribution = LengthDistribution::kFixed;

@@ -1,0 +1,32 @@
+// Benchmark: the client command that checks a simulation (emit/benchmark.h) — the workload and
+// load it served, its warm-up and measured requests scaled to the whole deployment, and the
+// TTFT, TPOT and throughput it predicts for them. Pure; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "shardwise/api/simulate.h"
+#include "shardwise/common/status.h"
+#include "shardwise/emit/benchmark.h"
+
+namespace shardwise::api {
+
+struct BenchmarkReport {
+  emit::BenchmarkTool tool = emit::BenchmarkTool::kAiperf;
+  emit::BenchmarkInputs inputs;
+  emit::LaunchFile file;
+};
+
+// The benchmark of `report`'s run for `tool` (aiperf, vllm or sglang); `model_arg` and `hf_id`
+// name what the server serves as Launch does. Errors name the field: a trace, which the tools'
+// random datasets cannot replay, or a spread the tool cannot draw.
+StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& model_arg,
+                                    const std::string& hf_id, const ServingReport& report);
+
+// {tool, version, file, text, warmup_requests, requests, predicted: {ttft_p50_ms, ttft_p99_ms,
+// tpot_p50_ms, tpot_p99_ms, requests_per_s, output_tokens_per_s}}.
+nlohmann::json ToJson(const BenchmarkReport& report);
+
+}  // namespace shardwise::api
