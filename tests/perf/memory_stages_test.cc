@@ -18,9 +18,9 @@ TEST(MemoryStages, TheMostSequencesFitOnEveryStage) {
   o.weight_dtype = Dtype::kFp8;
   o.kv_dtype = Dtype::kFp8;
   const ClusterSpec cluster = WithNodes(LoadCluster("dgx-h200").value(), 2).value();
+  const ModelSpec model = testing::Model("deepseek-r1");  // the step model refers to it
   for (const char* layout : {"dp8pp2ep8", "dp4pp4ep4", "tp8pp2"}) {
-    auto step =
-        StepModel::Create(testing::Model("deepseek-r1"), cluster, ParseLayout(layout).value(), o);
+    auto step = StepModel::Create(model, cluster, ParseLayout(layout).value(), o);
     ASSERT_TRUE(step.ok()) << step.status().message();
     Workload w;
     w.prompt_tokens = 2048;
