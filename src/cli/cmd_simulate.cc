@@ -153,14 +153,11 @@ std::string Goodput(const api::ServingReport& rep) {
 
 // What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).
 void PrintClosedLoopNotes(const api::ServingReport& rep) {
-  const auto& closed = std::get<ClosedLoop>(rep.scenario.load);
-  const Pool& pool = rep.deployment.prefill();
-  const int64_t slots = pool.Batch().max_batch * pool.Replicas();
-  if (!rep.deployment.disaggregated() && closed.clients > slots) {
+  if (const int64_t waiting = rep.ClientsBeyondBatchSlots(); waiting > 0) {
     std::cout << fmt::format(
         "queue        {} clients for at most {} batch slots (--max-batch per attention rank; the "
         "KV cache may hold fewer): the other {} wait, and their wait is in the TTFT\n",
-        closed.clients, slots, closed.clients - slots);
+        rep.BatchSlots() + waiting, rep.BatchSlots(), waiting);
   }
   if (const auto& phase = rep.run.out_of_phase) {
     std::cout << fmt::format(

@@ -23,7 +23,7 @@ std::string NoSwitchNote(Engine engine, const char* what) {
   return fmt::format(
       "# The prediction assumed {}; {} has no switch for it: expect the measured step to "
       "differ.\n",
-      what, EngineVersion(engine).substr(0, EngineVersion(engine).find(" (")));
+      what, EngineRelease(engine));
 }
 
 // Tokens dispatched in fp8 are the DeepEP paths' own choice for fp8 checkpoints, not a flag.
@@ -45,8 +45,7 @@ EpKernels OneKernel(Engine engine, const PoolLaunch& pool, std::string& notes) {
     notes += fmt::format(
         "# The prediction used {} kernels for prompts and {} for decode steps; {} runs one "
         "all-to-all backend per server, set to the decode steps' where they use DeepEP.\n",
-        KernelName(pool.prefill_ep), KernelName(pool.decode_ep),
-        EngineVersion(engine).substr(0, EngineVersion(engine).find(" (")));
+        KernelName(pool.prefill_ep), KernelName(pool.decode_ep), EngineRelease(engine));
   }
   return one;
 }
@@ -63,6 +62,11 @@ std::string_view KernelName(EpKernels k) {
       break;
   }
   return "the engine's own all-to-all";
+}
+
+std::string_view EngineRelease(Engine engine) {
+  const std::string_view version = EngineVersion(engine);
+  return version.substr(0, version.find(" ("));
 }
 
 std::string Command(const std::string& head, const std::vector<std::string>& args) {

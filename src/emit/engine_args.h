@@ -11,6 +11,9 @@
 
 namespace shardwise::emit::internal {
 
+// The engine and version alone: "vLLM 0.10.1".
+std::string_view EngineRelease(Engine engine);
+
 // A shell command continued over several lines, one argument per line.
 std::string Command(const std::string& head, const std::vector<std::string>& args);
 

@@ -32,7 +32,7 @@ std::string Unsupported(Engine engine, const SpeculativeLaunch& s) {
   return fmt::format(
       "# The prediction drafted {} tokens per step with {}; {} documents no switch for it with "
       "this model: add it by hand or expect slower decode steps.\n",
-      s.draft_tokens, what, EngineVersion(engine).substr(0, EngineVersion(engine).find(" (")));
+      s.draft_tokens, what, EngineRelease(engine));
 }
 
 }  // namespace

@@ -77,12 +77,16 @@ TEST(LaunchMatchesPlan, DeepSeekR1OnTwoH200Nodes) {
   const std::string script = ScriptOf(plan);
   EXPECT_NE(script.find("--context-length " + std::to_string(context) + " "), std::string::npos);
   ExpectDeepEpAsPlanned(plan);
-  // 16 GPUs per worker on 8-GPU hosts: the server starts on both, ranks 0 and 1.
+  // A DGX H200 is one host of 8 GPUs: a worker of more starts on each of its hosts (ranks
+  // 0..H-1), one of at most 8 as a single server.
   const int gpus = plan["layouts"][0]["gpus"].get<int>();
-  if (gpus > 8) {
-    EXPECT_EQ(Count(script, "--nnodes " + std::to_string(gpus / 8) + " "),
-              static_cast<size_t>(gpus / 8));
-    EXPECT_NE(script.find("--node-rank 1 "), std::string::npos);
+  const int hosts = (gpus + 7) / 8;
+  if (hosts > 1) {
+    EXPECT_EQ(Count(script, "--nnodes " + std::to_string(hosts) + " "), static_cast<size_t>(hosts));
+    EXPECT_NE(script.find("--node-rank " + std::to_string(hosts - 1) + " "), std::string::npos);
+  } else {
+    EXPECT_EQ(script.find("--nnodes"), std::string::npos) << script;
+    EXPECT_EQ(Count(script, "python -m sglang.launch_server"), 1u);
   }
 }
 

@@ -4,10 +4,12 @@
 // MFU, KV occupancy and cost. Deterministic for a seed. Pure; thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "shardwise/api/catalog.h"
@@ -73,6 +75,18 @@ struct ServingReport {
   double GoodputOutputTokensPerS() const {
     const SimResult& r = run.result;
     return r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
+  }
+  // A closed loop's clients beyond the aggregated deployment's batch slots (max_batch per
+  // attention rank, times the replicas): they wait, and their wait is in the TTFT. 0 for an
+  // open loop or a disaggregated deployment.
+  int64_t BatchSlots() const {
+    const Pool& pool = deployment.prefill();
+    return pool.Batch().max_batch * pool.Replicas();
+  }
+  int64_t ClientsBeyondBatchSlots() const {
+    const auto* closed = std::get_if<ClosedLoop>(&scenario.load);
+    if (closed == nullptr || deployment.disaggregated()) return 0;
+    return std::max<int64_t>(0, closed->clients - BatchSlots());
   }
   // The deployment's GPUs at rated board power over the billed output tokens (as $/Mtok).
   double JoulesPerOutputToken() const {
