@@ -19,6 +19,7 @@ packages=(
   pybind11-dev python3-dev                # the Python package's extension module (cmake/python.cmake)
   python3-pytest python3-venv python3-setuptools python3-wheel  # its tests; pip install offline
   python3-matplotlib                      # docs/examples/sweep_concurrency.py
+  python3-yaml                            # tests/python/test_manifests.py parses --emit dynamo-k8s, llm-d
 )
 
 missing=()

@@ -110,9 +110,11 @@ StatusOr<int64_t> MaxModelLen(const ModelSpec& model, const DeploymentEstimate& 
   return std::max(context, planned);
 }
 
-// The engine profile family an emitted engine runs (Dynamo's workers are vLLM's).
+// The engine profile family an emitted engine runs (Dynamo's and llm-d's workers are vLLM's).
 std::string_view ProfileFamily(emit::Engine engine) {
-  return engine == emit::Engine::kDynamo ? "vllm" : emit::EngineName(engine);
+  const bool vllm_workers = engine == emit::Engine::kDynamo || engine == emit::Engine::kDynamoK8s ||
+                            engine == emit::Engine::kLlmD;
+  return vllm_workers ? "vllm" : emit::EngineName(engine);
 }
 
 }  // namespace

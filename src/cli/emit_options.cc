@@ -13,6 +13,12 @@
 namespace shardwise::cli {
 namespace {
 
+// `flag` given without --emit.
+Status NeedsEmit(std::string_view flag) {
+  return Error(fmt::format(
+      "{} needs --emit ENGINE (vllm, sglang, trtllm, dynamo, dynamo-k8s, llm-d)", flag));
+}
+
 // A launch file we may replace without --force: absent, or one shardwise wrote (its first
 // lines say so).
 Status CheckLaunchFile(const std::filesystem::path& path, bool force) {
@@ -54,7 +60,8 @@ Status WriteFiles(const std::string& dir, const std::vector<emit::LaunchFile>& f
 
 void EmitOptions::AddTo(CLI::App* sub, bool choose) {
   sub->add_option("--emit", engine,
-                  "Write the launch commands for an engine: vllm, sglang, trtllm or dynamo");
+                  "Write the launch commands for an engine (vllm, sglang, trtllm, dynamo) or the "
+                  "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values)");
   sub->add_option("--emit-dir", dir, "Write the launch files into this directory (default: print)");
   sub->add_option("--hf-id", overrides.hf_id,
                   "What --emit's engine loads: a Hugging Face id or local path (default: the "
@@ -86,16 +93,16 @@ Status EmitOptions::Validate(bool force_files) const {
         "engine; use --emit-deployment disaggregated (or the default, winner)");
   }
   if (engine.empty()) {
-    if (!dir.empty()) return Error("--emit-dir needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    if (!dir.empty()) return NeedsEmit("--emit-dir");
     if (deployment_option && *deployment_option) {
-      return Error("--emit-deployment needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+      return NeedsEmit("--emit-deployment");
     }
-    if (rank_given) return Error("--emit-rank needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+    if (rank_given) return NeedsEmit("--emit-rank");
     if (!overrides.hf_id.empty()) {
-      return Error("--hf-id needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+      return NeedsEmit("--hf-id");
     }
     if (max_model_len_option && *max_model_len_option) {
-      return Error("--max-model-len needs --emit ENGINE (vllm, sglang, trtllm, dynamo)");
+      return NeedsEmit("--max-model-len");
     }
     return Status();
   }

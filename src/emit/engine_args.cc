@@ -277,8 +277,11 @@ StatusOr<LaunchConfig> WriteConfig(Engine engine, const LaunchInputs& in,
       return writers.trtllm(in, names);
     case Engine::kDynamo:
       return writers.dynamo(in, names);
+    case Engine::kDynamoK8s:
+    case Engine::kLlmD:
+      break;  // manifests, not scripts: ManifestConfig
   }
-  return Error("unknown engine");
+  return Error(fmt::format("{} writes a manifest, not launch scripts", EngineName(engine)));
 }
 
 }  // namespace shardwise::emit::internal

@@ -79,5 +79,7 @@ StatusOr<LaunchConfig> WriteConfig(Engine engine, const LaunchInputs& in,
 // (disaggregated.cc), named as LaunchFileNames lists them.
 StatusOr<LaunchConfig> AggregatedConfig(Engine engine, const LaunchInputs& in);
 StatusOr<LaunchConfig> DisaggregatedConfig(Engine engine, const LaunchInputs& in);
+// The Kubernetes manifest of either kind of deployment for kDynamoK8s or kLlmD (kubernetes.cc).
+StatusOr<LaunchConfig> ManifestConfig(Engine engine, const LaunchInputs& in);
 
 }  // namespace shardwise::emit::internal

@@ -16,11 +16,14 @@ struct EngineInfo {
   std::string_view version;  // the documentation the flags follow
 };
 
-constexpr std::array<EngineInfo, 4> kEngines = {{
+constexpr std::array<EngineInfo, 6> kEngines = {{
     {Engine::kVllm, "vllm", "vLLM 0.10.1 ('vllm serve' engine arguments)"},
     {Engine::kSglang, "sglang", "SGLang 0.5.0 ('python -m sglang.launch_server' server arguments)"},
     {Engine::kTrtllm, "trtllm", "TensorRT-LLM 1.0 ('trtllm-serve', PyTorch backend, LLM API YAML)"},
     {Engine::kDynamo, "dynamo", "NVIDIA Dynamo 0.4.0 (dynamo.frontend and dynamo.vllm workers)"},
+    {Engine::kDynamoK8s, "dynamo-k8s",
+     "NVIDIA Dynamo 0.5 (DynamoGraphDeployment, nvidia.com/v1alpha1; vLLM workers)"},
+    {Engine::kLlmD, "llm-d", "llm-d 0.2 (llm-d-modelservice Helm chart values; vLLM)"},
 }};
 
 const EngineInfo& Info(Engine e) {
@@ -38,12 +41,15 @@ StatusOr<Engine> ParseEngine(std::string_view name) {
     if (info.name == name) return info.engine;
     names.emplace_back(info.name);
   }
-  return Error(UnknownNameMessage("engine", name, names, "use vllm, sglang, trtllm or dynamo"));
+  return Error(UnknownNameMessage("engine", name, names,
+                                  "use vllm, sglang, trtllm, dynamo, dynamo-k8s or llm-d"));
 }
 
 std::string_view EngineName(Engine engine) { return Info(engine).name; }
 
 std::vector<std::string> LaunchFileNames(Engine engine, bool disaggregated) {
+  if (engine == Engine::kDynamoK8s) return {"dynamo_deployment.yaml"};
+  if (engine == Engine::kLlmD) return {"llm-d_values.yaml"};
   std::vector<std::string> names = {fmt::format("launch_{}.sh", EngineName(engine))};
   if (engine != Engine::kTrtllm) return names;
   if (!disaggregated) {
@@ -72,6 +78,9 @@ std::string_view EpKernelsName(EpKernels kernels) {
 }
 
 StatusOr<LaunchConfig> MakeLaunchConfig(Engine engine, const LaunchInputs& in) {
+  if (engine == Engine::kDynamoK8s || engine == Engine::kLlmD) {
+    return internal::ManifestConfig(engine, in);
+  }
   return in.Disaggregated() ? internal::DisaggregatedConfig(engine, in)
                             : internal::AggregatedConfig(engine, in);
 }

@@ -182,6 +182,8 @@ std::string OnHost(Engine engine, const Placement& p, const Worker& w, int64_t r
     }
     case Engine::kVllm:
     case Engine::kDynamo:
+    case Engine::kDynamoK8s:  // manifests place no hosts (kubernetes.cc)
+    case Engine::kLlmD:
       return VllmOnHost(engine == Engine::kVllm, p, w, rank, head, line, std::move(args), notes);
   }
   return "";

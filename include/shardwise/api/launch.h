@@ -42,7 +42,8 @@ struct LaunchOverrides {
 // scripts: letters, digits and . _ - / only (an error naming `hf_id` otherwise).
 StatusOr<std::string> ServedModel(const std::string& model_arg, const std::string& hf_id);
 
-// The launch files of `deployment` for `engine` (vllm, sglang, trtllm, dynamo); `model_arg` is
+// The launch files of `deployment` for `engine` (vllm, sglang, trtllm, dynamo, or the manifests
+// dynamo-k8s and llm-d); `model_arg` is
 // what the user named the model by (a catalog name becomes its Hugging Face repository, a
 // config.json path its directory); `lengths` are the planned request, which the engine's
 // context must hold. Errors name the field: `hf_id` with characters a shell or an engine would

@@ -1,6 +1,7 @@
 // Engine launch configurations: the command lines (and, where the engine takes them, the config
 // files) that start a serving engine with a planned deployment, for vLLM, SGLang, TensorRT-LLM
-// and NVIDIA Dynamo (with vLLM workers). A deployment is aggregated (one layout whose instances
+// and NVIDIA Dynamo (with vLLM workers), and the Kubernetes manifests that deploy it with vLLM
+// workers: Dynamo's DynamoGraphDeployment and llm-d's Helm values. A deployment is aggregated (one layout whose instances
 // prefill and decode) or disaggregated (a pool of prefill workers and a pool of decode workers,
 // each its own layout, the KV cache moving between them through the engine's connector, and a
 // router in front). Flags are the engines' own, as documented for the versions named in
@@ -21,7 +22,8 @@
 
 namespace shardwise::emit {
 
-enum class Engine { kVllm, kSglang, kTrtllm, kDynamo };
+// kDynamoK8s and kLlmD are Kubernetes manifests (kubernetes.cc) whose workers run vLLM.
+enum class Engine { kVllm, kSglang, kTrtllm, kDynamo, kDynamoK8s, kLlmD };
 StatusOr<Engine> ParseEngine(std::string_view name);
 std::string_view EngineName(Engine engine);
 // The engine version whose documentation the flags follow, e.g. "vLLM 0.10.1".
@@ -94,7 +96,8 @@ struct LaunchConfig {
   std::vector<LaunchFile> files;  // the first is the shell script to run
 };
 
-// The names of the files MakeLaunchConfig writes for `engine`, the shell script first.
+// The names of the files MakeLaunchConfig writes for `engine`, the shell script (or manifest)
+// first.
 std::vector<std::string> LaunchFileNames(Engine engine, bool disaggregated);
 
 // The launch files for `engine`; an error naming the layout feature the engine lacks.
