@@ -8,6 +8,7 @@
 // where built; the analytic verbs here do not.
 #pragma once
 
+#include "shardwise/api/calibrate.h"
 #include "shardwise/api/catalog.h"
 #include "shardwise/api/collectives.h"
 #include "shardwise/api/deployment_spec.h"

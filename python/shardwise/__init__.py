@@ -42,6 +42,7 @@ __all__ = [
     "simulate",
     "price",
     "recommend",
+    "calibrate",
     "run",
     "train",
     "report",
@@ -193,6 +194,7 @@ roofline = _make("roofline")
 simulate = _make("simulate")
 price = _make("price")
 recommend = _make("recommend")
+calibrate = _make("calibrate")  # results=[files]: writes the fitted profile to output=
 run = _make("run")
 train = _make("train")
 report = _make("report", answers_json=False)  # draws a saved result as an HTML page

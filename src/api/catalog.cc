@@ -50,4 +50,11 @@ StatusOr<EngineProfile> Catalog::Engine(std::string_view name_or_file) const {
   return e;
 }
 
+StatusOr<nlohmann::json> Catalog::EngineFile(std::string_view name_or_file,
+                                             std::string& source) const {
+  StatusOr<nlohmann::json> e = LoadEngineJson(name_or_file, source);
+  if (!e.ok()) return e.status().WithField("engine");
+  return e;
+}
+
 }  // namespace shardwise::api

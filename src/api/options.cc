@@ -271,7 +271,11 @@ StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const Mod
   ServingOptions s;
   PerfOptions& p = s.perf;
   SW_RETURN_IF_ERROR(Formats(model, o, p));
-  SW_ASSIGN_OR_RETURN(p.engine, catalog.Engine(o.engine));
+  if (o.engine_profile) {
+    p.engine = *o.engine_profile;
+  } else {
+    SW_ASSIGN_OR_RETURN(p.engine, catalog.Engine(o.engine));
+  }
   if (o.gpu_memory_utilization &&
       !(*o.gpu_memory_utilization > 0 && *o.gpu_memory_utilization <= 1)) {
     return FieldError("gpu_memory_utilization",

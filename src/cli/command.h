@@ -32,6 +32,7 @@ void AddHelpCommand(CLI::App& app, Status& result);
 void AddReportCommand(CLI::App& app, Status& result);
 void AddCompareCommand(CLI::App& app, Status& result);
 void AddRecommendCommand(CLI::App& app, Status& result);
+void AddCalibrateCommand(CLI::App& app, Status& result);
 
 // Writes JSON to stdout, pretty-printed. Objects carry "schema_version" (docs/json.md,
 // report/schema.h), and their "notes" name flags where the library's name fields, as the notes

@@ -185,6 +185,12 @@ std::vector<std::string> BuiltinEngineNames() {
 }
 
 StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
+  std::string source;
+  SW_ASSIGN_OR_RETURN(const nlohmann::json json, LoadEngineJson(name_or_path, source));
+  return ParseEngineProfile(json, source);
+}
+
+StatusOr<nlohmann::json> LoadEngineJson(std::string_view name_or_path, std::string& source) {
   std::string name(name_or_path);
   // A bare engine name is its newest built-in version.
   std::string newest;
@@ -192,11 +198,8 @@ StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
     if (n.starts_with(name + "-") && n > newest) newest = n;
   }
   if (!newest.empty()) name = newest;
-  std::string source;
   const std::vector<std::string> names = BuiltinEngineNames();  // short names suggested too
-  SW_ASSIGN_OR_RETURN(nlohmann::json json,
-                      catalog::LoadEntry("engines", name, "engine", kHint, source, &names));
-  return ParseEngineProfile(json, source);
+  return catalog::LoadEntry("engines", name, "engine", kHint, source, &names);
 }
 
 }  // namespace shardwise

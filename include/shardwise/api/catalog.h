@@ -35,6 +35,8 @@ class Catalog {
   // the user when a profile fitted on another cluster is applied.
   StatusOr<ClusterSpec> Cluster(const ClusterRef& ref, std::string* note = nullptr) const;
   StatusOr<EngineProfile> Engine(std::string_view name_or_file) const;
+  // The engine profile as its file has it (what Engine parses); `source` receives where.
+  StatusOr<nlohmann::json> EngineFile(std::string_view name_or_file, std::string& source) const;
 
  private:
   Catalog() = default;

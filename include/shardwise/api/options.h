@@ -21,6 +21,8 @@ namespace shardwise::api {
 
 struct ServingOverrides {
   std::string engine = "trtllm";  // a profile name (trtllm, vllm-0.12, ...) or a profile file
+  // Set: this profile as a value (calibrate's candidates), and `engine` only names it.
+  std::optional<EngineProfile> engine_profile;
   std::string dtype;              // weights, every module: empty for the checkpoint's own formats
   std::string kv_dtype;           // empty: fp8 with fp8 weights, else bf16
   std::optional<double> gpu_memory_utilization;  // unset: the engine's

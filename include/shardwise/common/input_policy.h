@@ -28,6 +28,8 @@ inline constexpr InputKind kPlanInput{"saved plan", 64 << 20};
 inline constexpr InputKind kIndexInput{"safetensors index", 64 << 20};
 inline constexpr InputKind kNcclLogInput{"nccl-tests log", 16 << 20};
 inline constexpr InputKind kTraceInput{"trace", 256 << 20};
+// Benchmark results: vLLM's --save-detailed keeps every generated text.
+inline constexpr InputKind kBenchmarkInput{"benchmark results", 256 << 20};
 inline constexpr InputKind kJsonInput{"JSON file", 64 << 20};  // any other JSON input
 
 // Deepest JSON nesting accepted (real configs nest 3 or 4 levels).

@@ -95,5 +95,7 @@ std::vector<std::string> BuiltinEngineNames();
 // A built-in profile by name ("vllm" is the newest vLLM profile, "vllm-0.11" a version) or a
 // profile file by path.
 StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path);
+// The profile LoadEngine parses, as its file has it; `source` receives where it was read.
+StatusOr<nlohmann::json> LoadEngineJson(std::string_view name_or_path, std::string& source);
 
 }  // namespace shardwise
