@@ -8,51 +8,21 @@
 
 #include "shardwise/common/input_policy.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/common/python_json.h"
 
 namespace shardwise::api {
 namespace bench_results {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Python's json.dumps writes float('inf') and NaN as bare Infinity and NaN, which JSON lacks:
-// outside strings they become the strings "inf", "-inf" and null.
-std::string WithoutPythonNumbers(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < text.size()) {
-        out += text[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (text.compare(i, 9, "-Infinity") == 0) {
-      out += "\"-inf\"";
-      i += 8;
-    } else if (text.compare(i, 8, "Infinity") == 0) {
-      out += "\"inf\"";
-      i += 7;
-    } else if (text.compare(i, 3, "NaN") == 0) {
-      out += "null";
-      i += 2;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // A rate as the benchmarks record it: a number, "inf", or absent/null (unset).
 StatusOr<std::optional<double>> Rate(const JsonObject& o, const char* key) {
   if (!o.Has(key)) return std::optional<double>();
   const nlohmann::json& v = o.json.at(key);
-  if (v.is_string() && v.get<std::string>() == "inf") return std::optional<double>(kInf);
+  // "inf" from vLLM, Infinity from Python's json module (QuoteNonFiniteLiterals).
+  if (v.is_string() && (v.get<std::string>() == "inf" || v.get<std::string>() == "Infinity")) {
+    return std::optional<double>(kInf);
+  }
   if (v.is_number() && v.get<double>() > 0) return std::optional<double>(v.get<double>());
   return Error(fmt::format("{}: '{}' must be a positive number or \"inf\", got {}", o.source, key,
                            Excerpt(v)));
@@ -78,8 +48,12 @@ Status SetLoad(BenchmarkRun& run, std::optional<int64_t> concurrency, std::optio
 }
 
 // vLLM's --save-result object, or one line of SGLang's JSONL.
-StatusOr<BenchmarkRun> FromVllmStyle(const nlohmann::json& json, const std::string& source,
+StatusOr<BenchmarkRun> FromVllmStyle(nlohmann::json json, const std::string& source,
                                      const char* format) {
+  // A NaN (Python's, quoted) is a figure the benchmark could not compute: not recorded.
+  for (auto it = json.begin(); it != json.end();) {
+    it = it->is_string() && it->get<std::string>() == "NaN" ? json.erase(it) : std::next(it);
+  }
   const JsonObject o{json, source};
   BenchmarkRun run;
   run.file = source;
@@ -178,7 +152,7 @@ std::string BenchmarkRun::LoadName() const {
 StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path) {
   using namespace bench_results;
   SW_ASSIGN_OR_RETURN(const std::string raw, ReadBoundedFile(path, kBenchmarkInput));
-  const std::string text = WithoutPythonNumbers(raw);
+  const std::string text = QuoteNonFiniteLiterals(raw);
   const auto whole = nlohmann::json::parse(text, nullptr, false);
   if (!whole.is_discarded() && whole.is_object()) {
     if (IsAiperf(whole)) {

@@ -122,7 +122,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
   sub->add_option("--osl", r.osl, "The output length the runs asked for");
   sub->add_flag("--force", opts->force, "Replace --output even if shardwise did not write it");
   sub->add_flag("--json", opts->json, "Print JSON");
-  sub->callback([opts, &result]() { result = RunCalibrate(*opts); });
+  BindCommand(sub, opts, result, RunCalibrate);
 }
 
 }  // namespace shardwise::cli

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "python_json.h"
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/common/python_json.h"
 #include "shardwise/model/config_parser.h"
 
 namespace shardwise {
@@ -65,8 +65,7 @@ StatusOr<ModelSpec> LoadModel(std::string_view name_or_path) {
   std::error_code ec;  // a path the OS refuses is no quantization file
   if (!std::filesystem::exists(quant, ec)) return ParseHfConfigText(text, source, model_name);
   SW_ASSIGN_OR_RETURN(nlohmann::json quant_config, ReadJsonFile(quant.string(), kConfigInput));
-  SW_ASSIGN_OR_RETURN(nlohmann::json config,
-                      ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
+  SW_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonText(QuoteNonFiniteLiterals(text), source));
   return ParseHfConfig(config, source, model_name, &quant_config);
 }
 

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "architecture_readers.h"
-#include "python_json.h"
 #include "quantization.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/common/python_json.h"
 #include "shardwise/model/model_limits.h"
 
 namespace shardwise {
@@ -198,8 +198,7 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
 
 StatusOr<ModelSpec> ParseHfConfigText(const std::string& text, const std::string& source,
                                       const std::string& name) {
-  SW_ASSIGN_OR_RETURN(nlohmann::json config,
-                      ParseJsonText(model_internal::QuoteNonFiniteLiterals(text), source));
+  SW_ASSIGN_OR_RETURN(nlohmann::json config, ParseJsonText(QuoteNonFiniteLiterals(text), source));
   return ParseHfConfig(config, source, name);
 }
 

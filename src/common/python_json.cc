@@ -1,9 +1,9 @@
-#include "python_json.h"
+#include "shardwise/common/python_json.h"
 
 #include <array>
 #include <string_view>
 
-namespace shardwise::model_internal {
+namespace shardwise {
 
 std::string QuoteNonFiniteLiterals(const std::string& text) {
   static constexpr std::array<std::string_view, 3> kLiterals = {"-Infinity", "Infinity", "NaN"};
@@ -42,4 +42,4 @@ std::string QuoteNonFiniteLiterals(const std::string& text) {
   return out;
 }
 
-}  // namespace shardwise::model_internal
+}  // namespace shardwise
