@@ -102,13 +102,18 @@ class Fitter {
     return sum / static_cast<double>(which.size());
   }
 
-  // The median |log change| of `field`'s metric when it doubles from its value (or floor).
+  // The median |log change| of `field`'s metric when it doubles from its value (or floor);
+  // `at_value` are `profile`'s own predictions of `which`.
   StatusOr<double> Sensitivity(const EngineProfile& profile, const FitField& field,
-                               const std::vector<size_t>& which) const {
+                               const std::vector<size_t>& which,
+                               const std::vector<RunLatency>& at_value) const {
     EngineProfile a = profile, b = profile;
     a.*field.member = std::max(profile.*field.member, field.floor);
     b.*field.member = 2 * a.*field.member;
-    SW_ASSIGN_OR_RETURN(const std::vector<RunLatency> pa, Predict(a, which));
+    std::vector<RunLatency> pa = at_value;
+    if (a.*field.member != profile.*field.member) {
+      SW_ASSIGN_OR_RETURN(pa, Predict(a, which));
+    }
     SW_ASSIGN_OR_RETURN(const std::vector<RunLatency> pb, Predict(b, which));
     std::vector<double> moves;
     for (size_t k = 0; k < which.size(); ++k) {
@@ -351,7 +356,7 @@ StatusOr<CalibrateReport> Calibrate(const Catalog& catalog, const CalibrateReque
   // fields it keeps its shipped value, said in a note.
   std::vector<const FitField*> fields;
   for (const FitField* f : candidates) {
-    SW_ASSIGN_OR_RETURN(const double s, fitter.Sensitivity(base, *f, all));
+    SW_ASSIGN_OR_RETURN(const double s, fitter.Sensitivity(base, *f, all, shipped));
     if (s >= kMinSensitivity) {
       fields.push_back(f);
       rep.fields.push_back({f->name, MetricName(f->metric), base.*f->member, 0, s, false});

@@ -16,7 +16,6 @@ struct CalibrateOptions {
   api::CalibrateRequest request;
   ClusterFlags cluster;
   ServingFlags serving;
-  std::string fit;  // comma-separated
   std::string output;
   bool force = false;
   bool json = false;
@@ -54,12 +53,6 @@ Status RunCalibrate(CalibrateOptions& o) {
   api::CalibrateRequest& r = o.request;
   r.cluster = o.cluster.values;
   r.serving = o.serving.values;
-  r.fit.clear();
-  for (size_t start = 0; start < o.fit.size();) {
-    const size_t end = std::min(o.fit.find(',', start), o.fit.size());
-    if (end > start) r.fit.push_back(o.fit.substr(start, end - start));
-    start = end + 1;
-  }
   if (o.output.empty()) return Error("--output PROFILE.json is required: where the fit goes");
   auto ours = [](const std::string& content) {
     return content.find("calibrated by shardwise calibrate") != std::string::npos;
@@ -114,10 +107,11 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
                   "Where to write the fitted profile (a file shardwise calibrate wrote, or new; "
                   "--force to replace another)")
       ->required();
-  sub->add_option("--fit", opts->fit,
+  sub->add_option("--fit", r.fit,
                   "Fields to fit, comma-separated: step_overhead_s, host_launch_s_per_kernel "
                   "(TPOT), request_path_s, tokenize_s_per_token (TTFT); at most one per metric "
-                  "(default step_overhead_s,request_path_s)");
+                  "(default step_overhead_s,request_path_s)")
+      ->delimiter(',');
   sub->add_option("--isl", r.isl, "The prompt length the runs asked for (refuses other lengths)");
   sub->add_option("--osl", r.osl, "The output length the runs asked for");
   sub->add_flag("--force", opts->force, "Replace --output even if shardwise did not write it");

@@ -24,7 +24,6 @@ namespace manifest {
 
 constexpr std::string_view kDynamoImage = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0";
 constexpr std::string_view kLlmdImage = "ghcr.io/llm-d/llm-d:v0.2.0";
-constexpr int64_t kDpRpcPort = 13345;  // vLLM's "Data Parallel Deployment" example
 
 // A YAML double-quoted scalar (JSON's escapes are YAML's).
 std::string Quoted(std::string_view s) {
@@ -182,7 +181,7 @@ StatusOr<std::string> LwsDataParallel(const Pods& p, std::vector<std::string>& a
   args.push_back("--data-parallel-start-rank $((LWS_WORKER_INDEX * " + std::to_string(local) +
                  "))");
   args.push_back("--data-parallel-address $LWS_LEADER_ADDRESS");
-  args.push_back(fmt::format("--data-parallel-rpc-port {}", kDpRpcPort));
+  args.push_back(fmt::format("--data-parallel-rpc-port {}", kVllmDpRpcPort));
   return std::string("if [ \"$LWS_WORKER_INDEX\" != 0 ]; then HEADLESS=--headless; fi; ");
 }
 

@@ -13,8 +13,7 @@ namespace {
 // Ports the multi-node rendezvous of server `ordinal` listens on (SGLang's --dist-init-addr,
 // vLLM's DP RPC and Ray's head), apart from every HTTP port the scripts use.
 constexpr int64_t kDistInitPort = 20000;
-constexpr int64_t kDpRpcPort = 13345;  // vLLM's "Data Parallel Deployment" example
-constexpr int64_t kRayPort = 6379;     // Ray's default head port
+constexpr int64_t kRayPort = 6379;  // Ray's default head port
 
 class Placer {
  public:
@@ -102,7 +101,7 @@ std::string VllmOnHost(bool serve, const Placement& p, const Worker& w, int64_t 
     args.push_back(fmt::format("--data-parallel-size-local {}", local));
     if (rank > 0) args.push_back(fmt::format("--data-parallel-start-rank {}", rank * local));
     args.push_back(fmt::format("--data-parallel-address {}", head));
-    args.push_back(fmt::format("--data-parallel-rpc-port {}", kDpRpcPort + w.ordinal));
+    args.push_back(fmt::format("--data-parallel-rpc-port {}", kVllmDpRpcPort + w.ordinal));
     return Background(Command(line, args));
   }
   AddNotes(notes,

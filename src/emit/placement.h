@@ -16,6 +16,10 @@ namespace shardwise::emit::internal {
 
 enum class Role { kAggregated, kPrefill, kDecode };
 
+// The port vLLM's multi-node data parallel ranks meet their head on (its "Data Parallel
+// Deployment" example); scripts add the server's ordinal.
+inline constexpr int64_t kVllmDpRpcPort = 13345;
+
 // One engine server: an aggregated deployment's, or one prefill or decode worker.
 struct Worker {
   Role role = Role::kAggregated;
