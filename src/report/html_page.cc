@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "answer.h"
 #include "plots.h"
 #include "shardwise/report/svg.h"
 
@@ -39,13 +40,13 @@ std::string Section(const std::string& title, const std::string& figure, const s
 }
 
 std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& layouts) {
-  const nlohmann::json& top = layouts[0];
+  const nlohmann::json& top = Field(layouts, 0);
   std::string out;
   out +=
       Section("Where the time goes", PhaseBars(layouts, "prefill") + PhaseBars(layouts, "decode"),
               "Each bar splits one prefill (TTFT) or one decode step (TPOT) into compute-bound "
               "and memory-bound operations, each communication, and the pipeline bubble.");
-  out += Section("Decode roofline", RooflinePlot(result["roofline"], layouts),
+  out += Section("Decode roofline", RooflinePlot(Field(result, "roofline"), layouts),
                  "Left of the ridge a decode step is limited by HBM bandwidth; larger batches move "
                  "the operating point right, until the step turns compute-bound.");
   // The pipeline figure shows the first layout that pipelines, else the top one.
@@ -58,7 +59,7 @@ std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& l
   }
   out += Section("Pipeline train", PipelineTrain(*piped),
                  "Micro-batches pass the stages in turn; empty slots are the pipeline bubble.");
-  out += Section("Layout on the cluster", ClusterMap(result["cluster_tree"], top),
+  out += Section("Layout on the cluster", ClusterMap(Field(result, "cluster_tree"), top),
                  "Each column is a GPU; each row colours it by the group it belongs to. A TP "
                  "group inside one node talks over NVLink; groups spanning nodes use the "
                  "scale-out network.");
@@ -79,7 +80,8 @@ bool IsDisaggregated(const nlohmann::json& result) {
 
 // The layout of the deployment's pool with `role`.
 std::string PoolLayout(const nlohmann::json& result, const std::string& role) {
-  for (const nlohmann::json& pool : result["deployment"].value("pools", nlohmann::json::array())) {
+  for (const nlohmann::json& pool :
+       Field(result, "deployment").value("pools", nlohmann::json::array())) {
     if (pool.value("role", std::string()) == role) return pool.value("layout", std::string("?"));
   }
   return "?";
@@ -91,143 +93,157 @@ std::string AtSloMs(const nlohmann::json& latency) {
   return fmt::format("{:.1f} ms", 1e3 * Num(latency, "at_slo"));
 }
 
-// An SLO limit in milliseconds, or "none".
-std::string LimitMs(const nlohmann::json& slo, const char* key) {
-  return slo[key].is_number() ? fmt::format("{:.0f} ms", 1e3 * Num(slo, key)) : "none";
+// A per-token energy cell ("-" when unknown).
+std::string JoulesCell(const nlohmann::json& point) {
+  const double j = Num(point, "joules_per_output_token");
+  return j > 0 ? fmt::format("{:.3g}", j) : "-";
 }
 
-// plan: the answer (the verdict's deployment and why), then the ranked layouts at the load.
-std::string PlanAnswer(const nlohmann::json& result) {
-  const nlohmann::json& slo = result["slo"];
-  const std::string pct = slo.value("percentile", std::string("p99"));
-  const nlohmann::json& verdict = result["verdict"];
-  std::string out = fmt::format(
-      "<h2>Answer</h2>\n<p><b>{}</b> ({}). SLOs at {}: TTFT {}, TPOT {}.</p>\n<p "
-      "class=\"note\">{}</p>\n",
-      Escape(result["deployment"].value("name", std::string("?"))),
-      Escape(verdict.value("winner", std::string("aggregated"))), pct, LimitMs(slo, "max_ttft_s"),
-      LimitMs(slo, "max_tpot_s"), Escape(verdict.value("why", std::string())));
+// plan: the ranked layouts at the load (the answer table is above them).
+std::string PlanRanking(const nlohmann::json& result) {
+  const std::string pct = Field(result, "slo").value("percentile", std::string("p99"));
   std::string rows;
-  for (const nlohmann::json& l : result["layouts"]) {
+  for (const nlohmann::json& l : Field(result, "layouts")) {
     rows += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
-        "<td>{:.1f}</td><td>{:.3f}</td><td>{}</td></tr>\n",
+        "<td>{:.1f}</td><td>{:.3f}</td><td>{}</td><td>{}</td></tr>\n",
         Escape(l.value("layout", std::string())), l.value("gpus", 0), l.value("batch", 0),
-        AtSloMs(l["ttft_s"]), AtSloMs(l["tpot_s"]), Num(l, "output_tokens_per_s_per_gpu"),
-        Num(l, "output_tokens_per_s_per_user"), Num(l, "usd_per_mtok_output"),
-        l.value("meets_slo", false) ? "yes" : "no");
+        AtSloMs(Field(l, "ttft_s")), AtSloMs(Field(l, "tpot_s")),
+        Num(l, "output_tokens_per_s_per_gpu"), Num(l, "output_tokens_per_s_per_user"),
+        Num(l, "usd_per_mtok_output"), JoulesCell(l), l.value("meets_slo", false) ? "yes" : "no");
   }
-  out += fmt::format(
+  return fmt::format(
       "<h2>Ranked layouts</h2>\n<table class=\"summary\"><tr><td>layout</td><td>GPUs</td>"
       "<td>batch</td><td>TTFT {}</td><td>TPOT {}</td><td>tok/s/GPU</td><td>tok/s/user</td>"
-      "<td>$/Mtok</td><td>meets SLOs</td></tr>\n{}</table>\n",
+      "<td>$/Mtok</td><td>J/tok</td><td>meets SLOs</td></tr>\n{}</table>\n",
       pct, pct, rows);
-  return out;
 }
 
 // recommend: the answer, then every candidate it simulated, the answer marked.
 std::string RecommendSections(const nlohmann::json& result) {
-  const nlohmann::json& best = result["recommendation"];
-  const nlohmann::json& slo = result["slo"];
-  const std::string pct = slo.value("percentile", std::string("p99"));
-  std::string out = fmt::format(
-      "<h2>Answer</h2>\n<p><b>{} x {} ({}) as {}</b> serves {:.2f} requests/s with {} TTFT {} "
-      "and TPOT {} against the SLOs' {} and {}; ${:.3f} per million output tokens at that "
-      "load.</p>\n",
-      best.value("gpus", 0), Escape(best.value("gpu", std::string("?"))),
-      Escape(best.value("cluster", std::string("?"))),
-      Escape(best.value("layout", std::string("?"))), Num(best, "rate_requests_per_s"), pct,
-      AtSloMs(best["ttft_s"]), AtSloMs(best["tpot_s"]), LimitMs(slo, "max_ttft_s"),
-      LimitMs(slo, "max_tpot_s"),
-      best["usd_per_mtok_output"].is_number() ? Num(best, "usd_per_mtok_output") : 0.0);
+  const nlohmann::json& best = Field(result, "recommendation");
+  const std::string pct = Field(result, "slo").value("percentile", std::string("p99"));
   std::string rows;
-  for (const nlohmann::json& c : result["candidates"]) {
+  for (const nlohmann::json& c : Field(result, "candidates")) {
     const bool answer = c.value("layout", "") == best.value("layout", "") &&
                         c.value("gpus", 0) == best.value("gpus", 0) &&
                         c.value("cluster", "") == best.value("cluster", "");
     rows += fmt::format(
         "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         answer ? " style=\"font-weight:600\"" : "", Escape(c.value("cluster", std::string())),
         c.value("gpus", 0), Escape(c.value("layout", std::string())),
-        Num(c, "capacity_requests_per_s"), Num(c, "rate_requests_per_s"), AtSloMs(c["ttft_s"]),
-        AtSloMs(c["tpot_s"]),
-        c["usd_per_mtok_output"].is_number() ? fmt::format("{:.3f}", Num(c, "usd_per_mtok_output"))
-                                             : "-",
-        Escape(c.value("note", std::string())));
+        Num(c, "capacity_requests_per_s"), Num(c, "rate_requests_per_s"),
+        AtSloMs(Field(c, "ttft_s")), AtSloMs(Field(c, "tpot_s")),
+        Field(c, "usd_per_mtok_output").is_number()
+            ? fmt::format("{:.3f}", Num(c, "usd_per_mtok_output"))
+            : "-",
+        JoulesCell(Field(c, "at_load")), Escape(c.value("note", std::string())));
   }
-  out += fmt::format(
+  return fmt::format(
       "<h2>Candidates simulated</h2>\n<table class=\"summary\"><tr><td>cluster</td><td>GPUs</td>"
       "<td>deployment</td><td>max req/s</td><td>req/s</td><td>TTFT {}</td><td>TPOT {}</td>"
-      "<td>$/Mtok</td><td>verdict</td></tr>\n{}</table>\n<p class=\"note\">Each candidate was "
+      "<td>$/Mtok</td><td>J/tok</td><td>verdict</td></tr>\n{}</table>\n<p class=\"note\">Each "
+      "candidate was "
       "simulated at the rate to its steady state; the answer (bold) is the first, by GPUs or "
       "cost, that meets both SLOs at the percentile without falling behind.</p>\n",
       pct, pct, rows);
-  return out;
 }
 
-}  // namespace
-
-StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
-  if (!result.is_object() || !result.contains("command") || !result["command"].is_string()) {
-    return Error(
-        "not a shardwise result: the JSON has no \"command\" field; write one with "
-        "'shardwise plan|explain|simulate|price|recommend ... --json > RESULT.json'");
-  }
-  const std::string command = result["command"];
+// The page's body for a `command` result: its answer table, then the command's figures.
+StatusOr<std::string> Body(const nlohmann::json& result, const std::string& command) {
   std::string body;
+  if (const std::optional<AnswerFacts> answer = AnswerOf(result)) {
+    body += AnswerTable(*answer, Field(result, "slo"));
+  }
   if (command == "plan") {
-    if (!result["layouts"].is_array() || result["layouts"].empty()) {
+    if (!Field(result, "layouts").is_array() || Field(result, "layouts").empty()) {
       return Error("plan result has no layouts to draw");
     }
-    body += PlanAnswer(result);
-    body += Section("Pareto front", ParetoPlot(result),
-                    "Every point is a (layout, batch) that no other beats on both axes; the ring "
-                    "marks the planner's choice and the dashed line the TPOT SLO, if one was set.");
-    body += LayoutSections(result, result["layouts"]);
+    body += PlanRanking(result);
+    body += Section(
+        "Pareto front", ParetoPlot(result),
+        "Blue: every (layout, batch) that no other beats on both axes, timed by the step model "
+        "from decode steps alone. Orange: the ranked layouts simulated at the load, "
+        "prompts interleaved with the decode steps (slower per user); the dashed grey "
+        "line joins the chosen one to its point on the front. The ring marks the "
+        "chosen deployment, the dashed vertical line the TPOT SLO, if one was set.");
+    body += LayoutSections(result, Field(result, "layouts"));
   } else if (command == "explain" && IsDisaggregated(result)) {
     // A disaggregated deployment: the prefill worker's prompt and the decode worker's step.
     const nlohmann::json pools =
         nlohmann::json::array({{{"layout", "prefill " + PoolLayout(result, "prefill")},
                                 {"batch", 1},
-                                {"prefill", result["prefill"]},
-                                {"decode", result["prefill"]}},
+                                {"prefill", Field(result, "prefill")},
+                                {"decode", Field(result, "prefill")}},
                                {{"layout", "decode " + PoolLayout(result, "decode")},
                                 {"batch", result.value("batch_per_decode_worker", 0)},
-                                {"prefill", result["decode"]},
-                                {"decode", result["decode"]}}});
+                                {"prefill", Field(result, "decode")},
+                                {"decode", Field(result, "decode")}}});
     body += Section("Where the time goes",
-                    PhaseBars(nlohmann::json::array({pools[0]}), "prefill") +
-                        PhaseBars(nlohmann::json::array({pools[1]}), "decode"),
+                    PhaseBars(nlohmann::json::array({Field(pools, 0)}), "prefill") +
+                        PhaseBars(nlohmann::json::array({Field(pools, 1)}), "decode"),
                     "The prefill worker's time for one prompt (TTFT before the KV transfer) and "
                     "the decode worker's time for one step (TPOT), each split by what bounds it.");
   } else if (command == "explain") {
     const nlohmann::json layouts = nlohmann::json::array({result});
     body += LayoutSections(result, layouts);
   } else if (command == "simulate") {
+    if (!Field(result, "ttft_s").is_object()) return Error("simulate result has no ttft_s to draw");
     body += Section(
-        "Time to first token", LatencyDistribution("ttft", "TTFT distribution", result["ttft_s"]),
-        "Share of requests whose first token came within a time; dots mark p50, p90, p99.");
-    body += Section("Time per output token",
-                    LatencyDistribution("tpot", "TPOT distribution", result["tpot_s"]),
-                    "Mean time between a request's output tokens after the first.");
-    body += Section("KV cache over time", KvOccupancyPlot(result["kv_occupancy"]["series"]),
+        "Time to first token",
+        LatencyDistribution("ttft", "TTFT distribution", Field(result, "ttft_s"),
+                            Field(Field(result, "slo"), "max_ttft_s")),
+        "Share of requests whose first token came within a time; dots mark p50, p90, p99, the "
+        "dashed line the TTFT SLO, if one was set.");
+    body += Section(
+        "Time per output token",
+        LatencyDistribution("tpot", "TPOT distribution", Field(result, "tpot_s"),
+                            Field(Field(result, "slo"), "max_tpot_s")),
+        "Mean time between a request's output tokens after the first; the dashed line is the "
+        "TPOT SLO, if one was set.");
+    body += Section("KV cache over time",
+                    KvOccupancyPlot(Field(Field(result, "kv_occupancy"), "series")),
                     "Fraction of the KV-cache capacity in use across replicas.");
   } else if (command == "price") {
-    body +=
-        Section("Cost per million tokens",
-                CostPlot(Num(result["full_load"], "usd_per_mtok_output"),
-                         Num(result["duty_cycle"], "fraction", 1.0),
-                         result["break_even"].value("api_usd_per_mtok_output", nlohmann::json())),
-                "Cost falls as 1 / (utilisation x duty cycle); where the curve crosses the "
-                "API's price is the break-even utilisation.");
-  } else if (command == "recommend" && result["recommendation"].is_object()) {
+    if (!Field(result, "full_load").is_object())
+      return Error("price result has no full_load to draw");
+    body += Section(
+        "Cost per million tokens",
+        CostPlot(Num(Field(result, "full_load"), "usd_per_mtok_output"),
+                 Num(Field(result, "duty_cycle"), "fraction", 1.0),
+                 Field(result, "break_even").value("api_usd_per_mtok_output", nlohmann::json())),
+        "Cost falls as 1 / (utilisation x duty cycle); where the curve crosses the "
+        "API's price is the break-even utilisation.");
+  } else if (command == "recommend" && Field(result, "recommendation").is_object()) {
     body += RecommendSections(result);
   } else {
     return Error(
         fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate, price "
                     "and recommend results",
                     command));
+  }
+  return body;
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
+  if (!result.is_object() || !result.contains("command") || !Field(result, "command").is_string()) {
+    return Error(
+        "not a shardwise result: the JSON has no \"command\" field; write one with "
+        "'shardwise plan|explain|simulate|price|recommend ... --json > RESULT.json'");
+  }
+  const std::string command = Field(result, "command");
+  std::string body;
+  try {
+    SW_ASSIGN_OR_RETURN(body, Body(result, command));
+  } catch (const nlohmann::json::exception& e) {
+    // A saved result edited by hand, or cut short: the field that broke is in e.what().
+    return Error(fmt::format(
+        "the '{}' result is incomplete or malformed ({}); write it again with 'shardwise {} ... "
+        "--json > RESULT.json'",
+        command, e.what(), command));
   }
   const std::string title =
       fmt::format("shardwise {}: {} on {}", command, result.value("model", std::string("?")),

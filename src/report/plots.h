@@ -16,13 +16,20 @@ std::string PipelineTrain(const nlohmann::json& layout);
 std::string ClusterMap(const nlohmann::json& cluster_tree, const nlohmann::json& layout);
 
 // Serving and cost figures (plots_serving.cc).
+// The cumulative distribution of a latency object (docs/json.md), with `slo_s` (a number, or
+// null for none) drawn as a vertical rule.
 std::string LatencyDistribution(const std::string& name, const std::string& title,
-                                const nlohmann::json& percentiles);
+                                const nlohmann::json& percentiles, const nlohmann::json& slo_s);
 std::string KvOccupancyPlot(const nlohmann::json& series);
 // $/Mtok output against utilisation for several duty cycles (the user's highlighted), with
 // an API's price as a rule; `full_load_usd_per_mtok` is the always-busy price.
 std::string CostPlot(double full_load_usd_per_mtok, double duty_cycle,
                      const nlohmann::json& api_usd_per_mtok_output);
+
+// j[key] (j[index]) when `j` is an object holding `key` (an array that long), else null: a
+// saved result given to `shardwise report` may lack any field.
+const nlohmann::json& Field(const nlohmann::json& j, const std::string& key);
+const nlohmann::json& Field(const nlohmann::json& j, size_t index);
 
 // A number from `j[key]`, or `fallback` when absent or not a number.
 double Num(const nlohmann::json& j, const char* key, double fallback = 0);

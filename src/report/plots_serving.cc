@@ -11,17 +11,20 @@
 namespace shardwise::report {
 
 std::string LatencyDistribution(const std::string& name, const std::string& title,
-                                const nlohmann::json& percentiles) {
+                                const nlohmann::json& percentiles, const nlohmann::json& slo_s) {
   // {"p50": s, "p90": s, "p99": s, "mean": s, "cdf": [{"percentile": q, "value_s": s}, ...]}
-  if (!percentiles.is_object() || !percentiles["cdf"].is_array() || percentiles["cdf"].empty()) {
+  if (!percentiles.is_object() || !Field(percentiles, "cdf").is_array() ||
+      Field(percentiles, "cdf").empty()) {
     return "";
   }
   std::vector<std::pair<double, double>> cdf;
   std::vector<double> xs;
-  for (const auto& p : percentiles["cdf"]) {
+  for (const auto& p : Field(percentiles, "cdf")) {
     cdf.emplace_back(Num(p, "value_s") * 1e3, Num(p, "percentile"));
     xs.push_back(cdf.back().first);
   }
+  const bool slo = slo_s.is_number() && slo_s.get<double>() > 0;
+  if (slo) xs.push_back(slo_s.get<double>() * 1e3);
   XyPlot plot(name, title, FitAxis("milliseconds", xs, false, true),
               Axis{"percentile of requests", 0, 100, false});
   plot.AddLine("cumulative distribution", cdf, "#1f77b4");
@@ -32,6 +35,10 @@ std::string LatencyDistribution(const std::string& name, const std::string& titl
     labels.push_back(fmt::format("{}: {:.3g} ms", key, Num(percentiles, key) * 1e3));
   }
   plot.AddPoints("p50, p90, p99", marks, "#d62728", labels);
+  if (slo) {
+    plot.AddVerticalRule(slo_s.get<double>() * 1e3,
+                         fmt::format("SLO {:g} ms", slo_s.get<double>() * 1e3));
+  }
   return plot.Render();
 }
 

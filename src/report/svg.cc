@@ -44,7 +44,7 @@ std::string TickText(double v) {
   if (a >= 1e9) return fmt::format("{:g}G", v / 1e9);
   if (a >= 1e6) return fmt::format("{:g}M", v / 1e6);
   if (a >= 1e4) return fmt::format("{:g}k", v / 1e3);
-  return fmt::format("{:.3g}", v);
+  return fmt::format("{:.4g}", v);
 }
 
 std::string Open(const std::string& name, const std::string& title) {
@@ -201,10 +201,16 @@ void XyPlot::AddLine(const std::string& series,
 }
 
 void XyPlot::AddHighlight(double x, double y, const std::string& label) {
+  // The label sits above and right of the ring, below it near the top edge and left of it near
+  // the right edge, so it stays inside the plot and off the rules' labels (at the bottom).
+  const double px = X(x), py = Y(y);
+  const bool right_edge = px > kLeft + 0.7 * kPlotW;
+  const double ty = py - 12 < kTop + 12 ? py + 22 : py - 12;
   body_.push_back(fmt::format(
       "<g class=\"chosen\"><circle cx=\"{0:.1f}\" cy=\"{1:.1f}\" r=\"8\" fill=\"none\" "
-      "stroke=\"#d62728\" stroke-width=\"3\"/><text x=\"{2:.1f}\" y=\"{3:.1f}\">{4}</text></g>",
-      X(x), Y(y), X(x) + 10, Y(y) - 10, Escape(label)));
+      "stroke=\"#d62728\" stroke-width=\"3\"/><text x=\"{2:.1f}\" y=\"{3:.1f}\" "
+      "text-anchor=\"{4}\">{5}</text></g>",
+      px, py, right_edge ? px - 12 : px + 12, ty, right_edge ? "end" : "start", Escape(label)));
 }
 
 void XyPlot::AddHorizontalRule(double y, const std::string& label) {
@@ -215,10 +221,15 @@ void XyPlot::AddHorizontalRule(double y, const std::string& label) {
 }
 
 void XyPlot::AddVerticalRule(double x, const std::string& label) {
-  body_.push_back(fmt::format(
-      "<g class=\"rule\"><line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
-      "stroke=\"#555\" stroke-dasharray=\"3 3\"/><text x=\"{3:.1f}\" y=\"{4}\">{5}</text></g>",
-      X(x), kTop, kTop + kPlotH, X(x) + 4, kTop + 12, Escape(label)));
+  // The label runs along the bottom of the line, on its left near the right edge.
+  const double px = X(x);
+  const bool right_edge = px > kLeft + 0.7 * kPlotW;
+  body_.push_back(
+      fmt::format("<g class=\"rule\"><line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" "
+                  "stroke=\"#555\" stroke-dasharray=\"3 3\"/><text x=\"{3:.1f}\" y=\"{4}\" "
+                  "text-anchor=\"{5}\">{6}</text></g>",
+                  px, kTop, kTop + kPlotH, right_edge ? px - 4 : px + 4, kTop + kPlotH - 6,
+                  right_edge ? "end" : "start", Escape(label)));
 }
 
 std::string XyPlot::Render() const {

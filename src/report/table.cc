@@ -1,8 +1,8 @@
 #include "shardwise/report/table.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace shardwise {
 namespace {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "run_binary.h"
 
@@ -95,6 +96,58 @@ std::string CheckPlot(const std::string& dom, const std::string& name, size_t ma
   return "";
 }
 
+// The cell of answer-table row `field` ("" when the row is missing).
+std::string AnswerCell(const std::string& dom, const std::string& field) {
+  const size_t table = dom.find("<table class=\"answer\">");
+  if (table == std::string::npos) return "";
+  const size_t row = dom.find("data-field=\"" + field + "\"", table);
+  if (row == std::string::npos || row > dom.find("</table>", table)) return "";
+  const size_t second = dom.find("<td>", dom.find("</td>", row));
+  return dom.substr(second + 4, dom.find("</td>", second) - second - 4);
+}
+
+// What is wrong with the page's answer table ("" when complete): it comes before every plot,
+// has each row, and states the operating point's TTFT and TPOT at the SLOs' percentile (in
+// milliseconds to 0.1, from the JSON's "at_slo"), its verdict against each limit given, and
+// its tokens per GPU, per user, $/Mtok and joules per token.
+std::string CheckAnswer(const std::string& dom, const nlohmann::json& point,
+                        const nlohmann::json& slo) {
+  const size_t table = dom.find("<table class=\"answer\">");
+  if (table == std::string::npos) return "the page has no answer table";
+  if (dom.find("data-plot=") < table) return "a plot comes before the answer";
+  for (const char* field : {"deployment", "why", "load", "ttft", "tpot", "tokens_per_gpu",
+                            "tokens_per_user", "usd_per_mtok", "joules_per_token"}) {
+    const std::string cell = AnswerCell(dom, field);
+    if (cell.empty() || cell == "-") return std::string("answer row '") + field + "' is empty";
+  }
+  for (const auto& [field, key, limit] :
+       {std::tuple{"ttft", "ttft_s", "max_ttft_s"}, std::tuple{"tpot", "tpot_s", "max_tpot_s"}}) {
+    const double at_slo_s = point[key]["at_slo"].get<double>();
+    char ms[32];
+    std::snprintf(ms, sizeof ms, "%.1f ms", 1e3 * at_slo_s);
+    const std::string cell = AnswerCell(dom, field);
+    if (cell.rfind(ms, 0) != 0) return std::string(field) + " reads '" + cell + "', not " + ms;
+    if (slo[limit].is_number()) {
+      const bool meets = at_slo_s <= slo[limit].get<double>();
+      if ((cell.find("meets") != std::string::npos) != meets) {
+        return std::string(field) + "'s verdict is wrong: " + cell;
+      }
+    }
+  }
+  return "";
+}
+
+// Whether the chosen ring of plot `name` sits on one of its data marks.
+bool ChosenOnAMark(const std::string& dom, const std::string& name) {
+  const size_t at = dom.find("data-plot=\"" + name + "\"");
+  const std::string svg = dom.substr(at, dom.find("</svg>", at) - at);
+  const size_t ring = svg.find("<g class=\"chosen\"><circle ");
+  if (ring == std::string::npos) return false;
+  const size_t begin = svg.find("cx=", ring);
+  const std::string position = svg.substr(begin, svg.find(" r=", begin) - begin);
+  return svg.find("class=\"mark\" " + position) != std::string::npos;
+}
+
 // Runs `args --json --html PAGE`, and opens the page; the JSON is returned in `json`.
 Browser RenderCommand(const std::string& args, nlohmann::json& json,
                       const std::string& screenshot = "") {
@@ -146,7 +199,14 @@ TEST_F(HtmlReport, PlanPageHasEveryPlot) {
   EXPECT_TRUE(b.screenshot_ok) << png;
   const nlohmann::json& layouts = j["layouts"];
   const size_t top = std::min<size_t>(5, layouts.size());
-  EXPECT_EQ(CheckPlot(b.dom, "pareto", j["pareto"].size()), "");
+  // The answer is the verdict's: the disaggregated split when it wins, else the top layout.
+  const bool split = j["verdict"]["winner"] == "disaggregated";
+  EXPECT_EQ(CheckAnswer(b.dom, split ? j["disaggregated"]["at_load"] : layouts[0], j["slo"]), "");
+  EXPECT_NE(AnswerCell(b.dom, "deployment").find(j["deployment"]["name"].get<std::string>()),
+            std::string::npos);
+  // The front, and each ranked layout where it was simulated; the ring on the chosen one.
+  EXPECT_EQ(CheckPlot(b.dom, "pareto", j["pareto"].size() + layouts.size() + (split ? 1 : 0)), "");
+  EXPECT_TRUE(ChosenOnAMark(b.dom, "pareto"));
   EXPECT_EQ(CheckPlot(b.dom, "phases-prefill", top), "");
   EXPECT_EQ(CheckPlot(b.dom, "phases-decode", top), "");
   EXPECT_EQ(CheckPlot(b.dom, "roofline", top, static_cast<long>(j["roofline"]["points"].size())),
@@ -185,9 +245,14 @@ TEST_F(HtmlReport, ExplainPage) {
 TEST_F(HtmlReport, SimulatePageAndReportCommand) {
   nlohmann::json j;
   const std::string png = TempDir() + "/simulate.png";
-  const Browser b = RenderCommand("simulate --requests 300 --rate 20", j, png);
+  const Browser b =
+      RenderCommand("simulate --requests 300 --rate 20 --max-ttft-ms 900 --max-tpot-ms 40", j, png);
   ExpectCleanConsole(b);
   EXPECT_TRUE(b.screenshot_ok);
+  EXPECT_EQ(CheckAnswer(b.dom, j, j["slo"]), "");
+  // Both distributions draw their SLO.
+  EXPECT_NE(b.dom.find("SLO 900 ms"), std::string::npos);
+  EXPECT_NE(b.dom.find("SLO 40 ms"), std::string::npos);
   EXPECT_EQ(CheckPlot(b.dom, "ttft", 3, static_cast<long>(j["ttft_s"]["cdf"].size())), "");
   EXPECT_EQ(CheckPlot(b.dom, "tpot", 3), "");
   const long series = static_cast<long>(j["kv_occupancy"]["series"].size());
@@ -207,11 +272,44 @@ TEST_F(HtmlReport, SimulatePageAndReportCommand) {
 
 TEST_F(HtmlReport, PricePageShowsTheBreakEven) {
   nlohmann::json j;
-  const Browser b =
-      RenderCommand("price --layout tp4 --duty-cycle 0.4 --api-usd-per-mtok-output 5", j);
+  const Browser b = RenderCommand(
+      "price --layout tp4 --duty-cycle 0.4 --api-usd-per-mtok-output 5 "
+      "--max-ttft-ms 1000 --max-tpot-ms 40",
+      j);
   ExpectCleanConsole(b);
+  EXPECT_EQ(CheckAnswer(b.dom, j["operating_point"]["point"], j["slo"]), "");
   EXPECT_EQ(CheckPlot(b.dom, "cost", 10), "");
   EXPECT_NE(b.dom.find("API $5/Mtok output"), std::string::npos);
+}
+
+TEST_F(HtmlReport, RecommendPageOpensWithTheAnswer) {
+  nlohmann::json j;
+  const Browser b = RenderCommand(
+      "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 500 --max-tpot-ms 30", j);
+  ExpectCleanConsole(b);
+  EXPECT_EQ(CheckAnswer(b.dom, j["recommendation"]["at_load"], j["slo"]), "");
+}
+
+TEST(HtmlReportChecker, FailsWhenTheAnswerIsMissingOrWrong) {
+  const nlohmann::json slo = {{"max_ttft_s", 0.5}, {"max_tpot_s", nullptr}};
+  const nlohmann::json point = {{"ttft_s", {{"at_slo", 0.25}}}, {"tpot_s", {{"at_slo", 0.02}}}};
+  std::string rows;
+  for (const char* f : {"deployment", "why", "load", "tokens_per_gpu", "tokens_per_user",
+                        "usd_per_mtok", "joules_per_token"}) {
+    rows += std::string("<tr data-field=\"") + f + "\"><td>n</td><td>1</td></tr>";
+  }
+  const std::string good = "<table class=\"answer\">" + rows +
+                           "<tr data-field=\"ttft\"><td>n</td><td>250.0 ms (meets)</td></tr>"
+                           "<tr data-field=\"tpot\"><td>n</td><td>20.0 ms</td></tr></table>";
+  EXPECT_EQ(CheckAnswer(good, point, slo), "");
+  EXPECT_NE(CheckAnswer("<p>no table</p>", point, slo), "");
+  std::string wrong = good;
+  wrong.replace(wrong.find("250.0"), 5, "251.0");
+  EXPECT_NE(CheckAnswer(wrong, point, slo), "");
+  std::string verdict = good;
+  verdict.replace(verdict.find("(meets)"), 7, "(misses)");
+  EXPECT_NE(CheckAnswer(verdict, point, slo), "");
+  EXPECT_NE(CheckAnswer("<svg data-plot=\"x\"></svg>" + good, point, slo), "");
 }
 
 // The rows of the table that follows `heading` in `page`.
@@ -236,7 +334,8 @@ TEST(HtmlReportFiles, PlanPageLeadsWithTheAnswerAndTheRanking) {
   const std::string page = Slurp(dir + "/plan.html");
   const size_t answer = page.find("<h2>Answer</h2>");
   ASSERT_NE(answer, std::string::npos);
-  EXPECT_NE(page.find("<b>" + j.Json()["deployment"]["name"].get<std::string>() + "</b>"),
+  EXPECT_NE(AnswerCell(page, "deployment")
+                .find("<b>" + j.Json()["deployment"]["name"].get<std::string>() + "</b>"),
             std::string::npos);
   EXPECT_LT(answer, page.find("<h2>Inputs</h2>"));
   EXPECT_EQ(TableRows(page, "<h2>Ranked layouts</h2>"), j.Json()["layouts"].size() + 1);
@@ -254,7 +353,7 @@ TEST(HtmlReportFiles, RecommendPageLeadsWithTheAnswer) {
   const std::string page = Slurp(dir + "/rec.html");
   const std::string answer = j.Json()["recommendation"]["layout"];
   EXPECT_NE(page.find("<h2>Answer</h2>"), std::string::npos);
-  EXPECT_NE(page.find("as " + answer + "</b>"), std::string::npos) << answer;
+  EXPECT_EQ(AnswerCell(page, "deployment").find("<b>" + answer + "</b>"), 0u) << answer;
   // The candidates' table: one row per candidate, plus the header.
   EXPECT_EQ(TableRows(page, "<h2>Candidates simulated</h2>"), j.Json()["candidates"].size() + 1);
 }
@@ -271,6 +370,11 @@ TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
   ExpectOneLineError(RunShardwise("report " + dir + "/missing.json"), "missing.json");
   std::ofstream(dir + "/other.json") << "{\"a\": 1}";
   ExpectOneLineError(RunShardwise("report " + dir + "/other.json"), "not a shardwise result");
+  // A result cut short or edited by hand: one line, exit 2 (was "internal error", exit 3).
+  std::ofstream(dir + "/cut.json") << R"({"command": "plan", "layouts": [{"layout": 1}]})";
+  ExpectOneLineError(RunShardwise("report " + dir + "/cut.json"), "incomplete or malformed");
+  std::ofstream(dir + "/empty.json") << R"({"command": "simulate"})";
+  ExpectOneLineError(RunShardwise("report " + dir + "/empty.json"), "no ttft_s");
 }
 
 }  // namespace
