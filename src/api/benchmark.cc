@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "shardwise/api/launch.h"
+#include "shardwise/api/replay.h"
 
 namespace shardwise::api {
 namespace {
@@ -62,6 +63,16 @@ StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& mo
                   run.OutputTokensPerS()};
   SW_ASSIGN_OR_RETURN(rep.file, emit::MakeBenchmark(rep.tool, in));
   return rep;
+}
+
+StatusOr<BenchmarkReport> BenchmarkSaved(const Catalog& catalog, std::string_view tool,
+                                         const std::string& hf_id, const SavedDeployment& saved) {
+  // The tool first: a misspelt name is refused before the simulation.
+  SW_RETURN_IF_ERROR(emit::ParseBenchmarkTool(tool).status().WithField("emit_benchmark"));
+  SimulateRequest request;
+  Replay(saved, GivenFields{}, request);
+  SW_ASSIGN_OR_RETURN(const ServingReport served, Simulate(catalog, request));
+  return Benchmark(tool, saved.model, hf_id, served);
 }
 
 nlohmann::json ToJson(const BenchmarkReport& rep) {

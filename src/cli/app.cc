@@ -16,7 +16,8 @@ CommandLineOutcome RunCommandLine(int argc, const char* const* argv) {
       "and run the split for real to check the prediction.\n\n"
       "Every command runs on built-in defaults when given no options, and takes --json.\n"
       "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, "
-      "explain,\nroofline, simulate, price, recommend, calibrate, run, train, report, compare, help.",
+      "explain,\nroofline, simulate, price, recommend, calibrate, run, train, report, compare, "
+      "help.",
       "shardwise"};
   app.require_subcommand(0, 1);
   app.fallthrough(false);

@@ -134,21 +134,16 @@ Status RunPlan(PlanOptions& o) {
   PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
   const EmitOptions& emit = o.emit;
-  std::optional<api::LaunchReport> launch;
+  std::optional<Deployment> chosen;
   if (emit.Enabled()) {
-    SW_ASSIGN_OR_RETURN(const Deployment d,
-                        api::ChooseDeployment(rep, emit.deployment, emit.Rank()));
-    SW_ASSIGN_OR_RETURN(launch, emit.LaunchOf(r.model, rep.model, d, rep.request.workload));
+    SW_ASSIGN_OR_RETURN(chosen, api::ChooseDeployment(rep, emit.deployment, emit.Rank()));
   }
-  if (o.json) {
-    if (launch) {
-      SW_ASSIGN_OR_RETURN(out["launch"], emit.Write(*launch, false));
-    }
-    PrintJson(out);
-    return o.html.Write(out);
-  }
-  PrintText(rep);
-  if (launch) SW_RETURN_IF_ERROR(emit.Write(*launch, true).status());
+  SW_ASSIGN_OR_RETURN(
+      const Emitted emitted,
+      emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, rep.saved));
+  if (!o.json) PrintText(rep);
+  SW_RETURN_IF_ERROR(emit.Write(emitted, out, !o.json));
+  if (o.json) PrintJson(out);
   return o.html.Write(out);
 }
 

@@ -127,20 +127,12 @@ Status RunRecommend(RecommendOptions& o) {
   PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
   const EmitOptions& emit = o.emit;
-  std::optional<api::LaunchReport> launch;
-  if (emit.Enabled()) {
-    SW_ASSIGN_OR_RETURN(launch, emit.LaunchOf(r.model, rep.model, rep.result.best->deployment,
-                                              rep.request.plan.workload));
-  }
-  if (o.json) {
-    if (launch) {
-      SW_ASSIGN_OR_RETURN(out["launch"], emit.Write(*launch, false));
-    }
-    PrintJson(out);
-  } else {
-    PrintText(rep);
-    if (launch) SW_RETURN_IF_ERROR(emit.Write(*launch, true).status());
-  }
+  SW_ASSIGN_OR_RETURN(const Emitted emitted,
+                      emit.Make(r.model, rep.model, &rep.result.best->deployment,
+                                rep.request.plan.workload, rep.saved));
+  if (!o.json) PrintText(rep);
+  SW_RETURN_IF_ERROR(emit.Write(emitted, out, !o.json));
+  if (o.json) PrintJson(out);
   return o.html.Write(out);
 }
 

@@ -56,13 +56,32 @@ Status WriteFiles(const std::string& dir, const std::vector<emit::LaunchFile>& f
   return Status();
 }
 
+// `bench` written into `dir`, or printed when `dir` is empty and `print`; returns its JSON.
+StatusOr<nlohmann::json> WriteBenchmark(const api::BenchmarkReport& bench, const std::string& dir,
+                                        bool print, bool force) {
+  if (!dir.empty()) {
+    SW_RETURN_IF_ERROR(WriteFiles(dir, {bench.file}, force, print));
+  } else if (print) {
+    std::cout << fmt::format("\nbenchmark with {} (--emit-benchmark {}):\n\n{}",
+                             emit::BenchmarkToolVersion(bench.tool),
+                             emit::BenchmarkToolName(bench.tool), bench.file.text);
+  }
+  return api::ToJson(bench);
+}
+
+constexpr const char* kBenchmarkHelp =
+    "Write the benchmark that checks the answer: aiperf, vllm (vllm bench serve) or sglang "
+    "(sglang.bench_serving), with the numbers it should see";
+
 }  // namespace
 
 void EmitOptions::AddTo(CLI::App* sub, bool choose) {
   sub->add_option("--emit", engine,
                   "Write the launch commands for an engine (vllm, sglang, trtllm, dynamo) or the "
                   "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values)");
-  sub->add_option("--emit-dir", dir, "Write the launch files into this directory (default: print)");
+  sub->add_option("--emit-benchmark", benchmark, kBenchmarkHelp);
+  sub->add_option("--emit-dir", dir,
+                  "Write the launch and benchmark files into this directory (default: print)");
   sub->add_option("--hf-id", overrides.hf_id,
                   "What --emit's engine loads: a Hugging Face id or local path (default: the "
                   "catalog model's repository, or the config.json's directory)");
@@ -92,13 +111,20 @@ Status EmitOptions::Validate(bool force_files) const {
         "--emit-disagg is gone: plan now emits its own disaggregated deployment for every "
         "engine; use --emit-deployment disaggregated (or the default, winner)");
   }
+  if (!benchmark.empty()) {
+    SW_ASSIGN_OR_RETURN(const emit::BenchmarkTool tool, emit::ParseBenchmarkTool(benchmark));
+    if (!dir.empty()) {
+      SW_RETURN_IF_ERROR(
+          CheckLaunchFile(std::filesystem::path(dir) / emit::BenchmarkFileName(tool), force_files));
+    }
+  }
   if (engine.empty()) {
-    if (!dir.empty()) return NeedsEmit("--emit-dir");
+    if (!dir.empty() && benchmark.empty()) return NeedsEmit("--emit-dir");
     if (deployment_option && *deployment_option) {
       return NeedsEmit("--emit-deployment");
     }
     if (rank_given) return NeedsEmit("--emit-rank");
-    if (!overrides.hf_id.empty()) {
+    if (!overrides.hf_id.empty() && benchmark.empty()) {
       return NeedsEmit("--hf-id");
     }
     if (max_model_len_option && *max_model_len_option) {
@@ -131,36 +157,46 @@ std::optional<int> EmitOptions::Rank() const {
   return std::nullopt;
 }
 
-StatusOr<api::LaunchReport> EmitOptions::LaunchOf(const std::string& model_arg,
-                                                  const ModelSpec& model,
-                                                  const Deployment& deployment,
-                                                  const Workload& lengths) const {
-  SW_ASSIGN_OR_RETURN(api::LaunchReport launch,
-                      api::Launch(engine, model_arg, model, deployment, lengths, overrides));
-  PrintNotes(launch.notes);
-  return launch;
+StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg, const ModelSpec& model,
+                                    const Deployment* deployment, const Workload& lengths,
+                                    const api::SavedDeployment& saved) const {
+  Emitted out;
+  if (Enabled() && deployment) {
+    SW_ASSIGN_OR_RETURN(out.launch,
+                        api::Launch(engine, model_arg, model, *deployment, lengths, overrides));
+    PrintNotes(out.launch->notes);
+  }
+  if (!benchmark.empty()) {
+    SW_ASSIGN_OR_RETURN(out.benchmark, api::BenchmarkSaved(api::Catalog::BuiltIn(), benchmark,
+                                                           overrides.hf_id, saved));
+  }
+  return out;
 }
 
-StatusOr<nlohmann::json> EmitOptions::Write(const api::LaunchReport& launch, bool print) const {
-  const emit::LaunchConfig& config = launch.config;
-  const std::string& name = launch.name;
-  if (!dir.empty()) {
-    SW_RETURN_IF_ERROR(WriteFiles(dir, config.files, force, print));
-  } else if (print) {
-    std::cout << fmt::format("\nlaunch {} with {} (--emit {}):\n\n", name,
-                             emit::EngineVersion(launch.engine), engine);
-    for (const emit::LaunchFile& f : config.files) {
-      if (config.files.size() > 1) std::cout << fmt::format("--- {} ---\n", f.name);
-      std::cout << f.text;
+Status EmitOptions::Write(const Emitted& emitted, nlohmann::json& out, bool print) const {
+  if (emitted.launch) {
+    const api::LaunchReport& launch = *emitted.launch;
+    const emit::LaunchConfig& config = launch.config;
+    if (!dir.empty()) {
+      SW_RETURN_IF_ERROR(WriteFiles(dir, config.files, force, print));
+    } else if (print) {
+      std::cout << fmt::format("\nlaunch {} with {} (--emit {}):\n\n", launch.name,
+                               emit::EngineVersion(launch.engine), engine);
+      for (const emit::LaunchFile& f : config.files) {
+        if (config.files.size() > 1) std::cout << fmt::format("--- {} ---\n", f.name);
+        std::cout << f.text;
+      }
     }
+    out["launch"] = api::ToJson(launch);
   }
-  return api::ToJson(launch);
+  if (emitted.benchmark) {
+    SW_ASSIGN_OR_RETURN(out["benchmark"], WriteBenchmark(*emitted.benchmark, dir, print, force));
+  }
+  return Status();
 }
 
 void BenchmarkOptions::AddTo(CLI::App* sub) {
-  sub->add_option("--emit-benchmark", tool,
-                  "Write the benchmark that checks this run: aiperf, vllm (vllm bench serve) or "
-                  "sglang (sglang.bench_serving), with the numbers it should see");
+  sub->add_option("--emit-benchmark", tool, kBenchmarkHelp);
   sub->add_option("--emit-dir", dir,
                   "Write the benchmark script into this directory (default: print)");
   sub->add_option("--hf-id", hf_id,
@@ -186,13 +222,7 @@ StatusOr<api::BenchmarkReport> BenchmarkOptions::Make(const std::string& model_a
 
 StatusOr<nlohmann::json> BenchmarkOptions::Write(const api::BenchmarkReport& bench, bool print,
                                                  bool force) const {
-  if (!dir.empty()) {
-    SW_RETURN_IF_ERROR(WriteFiles(dir, {bench.file}, force, print));
-  } else if (print) {
-    std::cout << fmt::format("\nbenchmark with {} (--emit-benchmark {}):\n\n{}",
-                             emit::BenchmarkToolVersion(bench.tool), tool, bench.file.text);
-  }
-  return api::ToJson(bench);
+  return WriteBenchmark(bench, dir, print, force);
 }
 
 }  // namespace shardwise::cli

@@ -14,8 +14,15 @@
 
 namespace shardwise::cli {
 
+// What --emit and --emit-benchmark make of an answer, made before anything is printed.
+struct Emitted {
+  std::optional<api::LaunchReport> launch;
+  std::optional<api::BenchmarkReport> benchmark;
+};
+
 struct EmitOptions {
   std::string engine;                 // empty: emit nothing
+  std::string benchmark;              // --emit-benchmark TOOL; empty: none
   std::string deployment = "winner";  // winner, aggregated or disaggregated
   std::string dir;                    // empty: print to stdout
   int rank = 1;                       // which ranked aggregated layout (1 = the best)
@@ -34,12 +41,15 @@ struct EmitOptions {
   // --emit-rank when given.
   std::optional<int> Rank() const;
   bool Enabled() const { return !engine.empty(); }
-  // The launch of `deployment` for --emit's engine, its notes printed on stderr.
-  StatusOr<api::LaunchReport> LaunchOf(const std::string& model_arg, const ModelSpec& model,
-                                       const Deployment& deployment, const Workload& lengths) const;
-  // The launch files of `launch`: written into --emit-dir, or printed when `print`. Returns
-  // their JSON (api/launch.h).
-  StatusOr<nlohmann::json> Write(const api::LaunchReport& launch, bool print) const;
+  // --emit's launch of `deployment` (when given: the command's choice), its notes printed on
+  // stderr, and --emit-benchmark's benchmark of the answer `saved`, simulated as
+  // `simulate --deployment` runs it.
+  StatusOr<Emitted> Make(const std::string& model_arg, const ModelSpec& model,
+                         const Deployment* deployment, const Workload& lengths,
+                         const api::SavedDeployment& saved) const;
+  // Adds the launch's and benchmark's JSON (api/launch.h, api/benchmark.h) to `out` as "launch"
+  // and "benchmark"; their files are written into --emit-dir, or printed when `print`.
+  Status Write(const Emitted& emitted, nlohmann::json& out, bool print) const;
 };
 
 // simulate's --emit-benchmark TOOL, --emit-dir DIR and --hf-id ID: the benchmark that checks the

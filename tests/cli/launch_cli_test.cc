@@ -180,5 +180,68 @@ TEST(SimulateBenchmark, WrittenIntoADirectoryAndBadInput) {
       "--length-cv");
 }
 
+// plan's and recommend's --emit-benchmark check their own answer: the workload, load and
+// predicted figures are the ones the command's JSON states for the deployment it chose.
+// `isl_flag` and `osl_flag` are the tool's length options (its documentation's names).
+void ExpectBenchmarkOfTheAnswer(const nlohmann::json& j, const nlohmann::json& point,
+                                const std::string& isl_flag, const std::string& osl_flag) {
+  const nlohmann::json& b = j.at("benchmark");
+  const std::string text = b.at("text");
+  EXPECT_NE(text.find(isl_flag + " " + j["isl"].dump() + " "), std::string::npos) << text;
+  EXPECT_NE(text.find(osl_flag + " " + j["osl"].dump() + " "), std::string::npos);
+  const nlohmann::json& p = b.at("predicted");
+  // plan, simulate --deployment and price --deployment agree within 1% (consistency_test.cc).
+  EXPECT_NEAR(p["ttft_p99_ms"].get<double>(), 1e3 * point["ttft_s"]["p99"].get<double>(),
+              0.01 * 1e3 * point["ttft_s"]["p99"].get<double>());
+  EXPECT_NEAR(p["tpot_p99_ms"].get<double>(), 1e3 * point["tpot_s"]["p99"].get<double>(),
+              0.01 * 1e3 * point["tpot_s"]["p99"].get<double>());
+  EXPECT_NEAR(p["output_tokens_per_s"].get<double>(), point["output_tokens_per_s"].get<double>(),
+              0.01 * point["output_tokens_per_s"].get<double>());
+}
+
+TEST(PlanBenchmark, AiperfChecksTheWinnerAtItsLoad) {
+  const RunResult r = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --rate 20 --max-ttft-ms 2000 "
+      "--max-tpot-ms 50 --json --emit-benchmark aiperf");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  const bool split = j["verdict"]["winner"] == "disaggregated";
+  ExpectBenchmarkOfTheAnswer(j, split ? j["disaggregated"]["at_load"] : j["layouts"][0],
+                             "--synthetic-input-tokens-mean", "--output-tokens-mean");
+  // An open loop at the plan's rate (Poisson: vLLM's burstiness 1, AIPerf's request rate).
+  EXPECT_NE(j["benchmark"]["text"].get<std::string>().find("--request-rate 20"), std::string::npos);
+}
+
+TEST(RecommendBenchmark, SglangChecksTheRecommendation) {
+  const RunResult r = RunShardwise(
+      "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 500 --max-tpot-ms 30 --json "
+      "--emit-benchmark sglang");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  ExpectBenchmarkOfTheAnswer(j, j["recommendation"]["at_load"], "--random-input-len",
+                             "--random-output-len");
+  EXPECT_NE(j["benchmark"]["text"].get<std::string>().find("sglang.bench_serving"),
+            std::string::npos);
+}
+
+TEST(PlanBenchmark, WrittenBesideTheLaunchAndBadInput) {
+  char name[] = "/tmp/shardwise_plan_bench_XXXXXX";
+  const std::string dir = mkdtemp(name) ? name : "/tmp";
+  const RunResult r =
+      RunShardwise("plan --top 1 --emit vllm --emit-benchmark vllm --emit-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + dir + "/bench_vllm.sh"), std::string::npos) << r.out;
+  // --emit-dir and --hf-id serve the benchmark alone too.
+  EXPECT_EQ(RunShardwise("plan --top 1 --emit-benchmark vllm --hf-id my/model --emit-dir " + dir)
+                .exit_code,
+            0);
+  ExpectOneLineError(RunShardwise("plan --top 1 --emit-benchmark aiperff"),
+                     "did you mean 'aiperf'");
+  ExpectOneLineError(RunShardwise("recommend --rate 5 --emit-benchmark nope"), "aiperf");
+  std::ofstream(dir + "/bench_vllm.sh") << "#!/bin/sh\necho mine\n";
+  ExpectOneLineError(RunShardwise("plan --top 1 --emit-benchmark vllm --emit-dir " + dir),
+                     "--force");
+}
+
 }  // namespace
 }  // namespace shardwise::testing::launch_cli

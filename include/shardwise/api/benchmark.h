@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "shardwise/api/saved.h"
 #include "shardwise/api/simulate.h"
 #include "shardwise/common/status.h"
 #include "shardwise/emit/benchmark.h"
@@ -24,6 +25,12 @@ struct BenchmarkReport {
 // random datasets cannot replay, or a spread the tool cannot draw.
 StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& model_arg,
                                     const std::string& hf_id, const ServingReport& report);
+
+// The benchmark of a saved deployment (plan's or recommend's answer): the deployment simulated
+// under its saved question, as `simulate --deployment` runs it, so the numbers it predicts are
+// the ones the saved result stated (within the 1% the commands agree by).
+StatusOr<BenchmarkReport> BenchmarkSaved(const Catalog& catalog, std::string_view tool,
+                                         const std::string& hf_id, const SavedDeployment& saved);
 
 // {tool, version, file, text, warmup_requests, requests, predicted: {ttft_p50_ms, ttft_p99_ms,
 // tpot_p50_ms, tpot_p99_ms, requests_per_s, output_tokens_per_s}}.
