@@ -24,6 +24,17 @@ double GpuSpec::AchievableFlopsPerS(Dtype dtype) const {
 }
 
 double GpuSpec::GemmEfficiency(Dtype dtype, double m, double n, double k) const {
+  return GemmEfficiency(GemmCalibrationFor(dtype), m, n, k);
+}
+
+GpuSpec::GemmCalibration GpuSpec::GemmCalibrationFor(Dtype dtype) const {
+  auto it = gemm_fraction.find(dtype);
+  return {it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16),
+          TileOverheadK(dtype)};
+}
+
+double GpuSpec::GemmEfficiency(const GemmCalibration& calibration, double m, double n,
+                               double k) const {
   // Output tiles of a Hopper/Blackwell-class tensor-core GEMM (CUTLASS's default 128 x 256;
   // 64 rows, the smallest MMA, when m is small).
   constexpr double kTileN = 256;
@@ -34,9 +45,8 @@ double GpuSpec::GemmEfficiency(Dtype dtype, double m, double n, double k) const 
   const double units = tiles * split_k;
   const double waves = std::ceil(units / sms);
   const double k_per_unit = k / split_k;
-  auto it = gemm_fraction.find(dtype);
-  const double fraction = it != gemm_fraction.end() ? it->second : gemm_fraction.at(Dtype::kBf16);
-  return fraction * units / (waves * sms) * k_per_unit / (k_per_unit + TileOverheadK(dtype));
+  return calibration.fraction * units / (waves * sms) * k_per_unit /
+         (k_per_unit + calibration.tile_overhead_k);
 }
 
 double GpuSpec::TileOverheadK(Dtype dtype) const {

@@ -187,19 +187,38 @@ double SequenceCacheBytes(const ModelSpec& s, int64_t context_tokens, Dtype kv_d
   return KvBytesForSequence(s, context_tokens, kv_dtype) + StateBytesPerSequence(s);
 }
 
-double AttentionFlopsPerQuery(const ModelSpec& s, int64_t context_tokens) {
+AttentionFlopsCurve::AttentionFlopsCurve(const ModelSpec& s) {
   const HeadDims d = AttentionHeadDims(s);
   const double per_key = 2.0 * static_cast<double>(s.num_heads * (d.qk + d.v));
-  const double context = static_cast<double>(context_tokens);
-  double flops = 0;
   for (const LayerSpec& layer : s.layers) {
-    if (layer.recurrent()) flops += RecurrentDecodeFlopsPerToken(s);
+    if (layer.recurrent()) constant_ += RecurrentDecodeFlopsPerToken(s);
     if (!layer.attention()) continue;
+    per_key_ += IndexerFlopsPerKey(s);
     const int64_t limit = CoreKeyLimit(s, layer);
-    const double keys = limit > 0 ? std::min(context, static_cast<double>(limit)) : context;
-    flops += per_key * keys + IndexerFlopsPerKey(s) * context;
+    if (limit <= 0) {
+      per_key_ += per_key;
+      continue;
+    }
+    const double cap = static_cast<double>(limit);
+    auto it = std::find_if(capped_.begin(), capped_.end(),
+                           [&](const std::pair<double, double>& c) { return c.first == cap; });
+    if (it == capped_.end()) {
+      capped_.emplace_back(cap, per_key);
+    } else {
+      it->second += per_key;
+    }
   }
+}
+
+double AttentionFlopsCurve::operator()(int64_t context_tokens) const {
+  const double context = static_cast<double>(context_tokens);
+  double flops = constant_ + per_key_ * context;
+  for (const auto& [limit, per_key] : capped_) flops += per_key * std::min(context, limit);
   return flops;
+}
+
+double AttentionFlopsPerQuery(const ModelSpec& s, int64_t context_tokens) {
+  return AttentionFlopsCurve(s)(context_tokens);
 }
 
 Flops DecodeFlopsPerToken(const ModelSpec& s, int64_t context_tokens) {

@@ -18,6 +18,7 @@ OpCoster::OpCoster(const GpuSpec& gpu, const PerfOptions& options)
       weight_dtype_(options.weight_dtype),
       activation_dtype_(options.activation_dtype),
       weight_compute_dtype_(gpu.ComputeDtypeFor(options.weight_dtype)),
+      weight_gemm_(gpu.GemmCalibrationFor(weight_compute_dtype_)),
       weight_peak_flops_per_s_(gpu.PeakFlopsPerS(weight_compute_dtype_)),
       attention_flops_per_s_(gpu.AchievableFlopsPerS(gpu.ComputeDtypeFor(options.kv_dtype)) *
                              options.engine.attention_efficiency),
@@ -41,8 +42,8 @@ void OpCoster::Gemms(const std::vector<GemmShape>& gemms, double m, double copie
   for (const GemmShape& g : gemms) {
     // The copies run as one grouped GEMM (the experts of a MoE layer): their output tiles share
     // the SMs as those of one GEMM `copies` times as wide would.
-    const double rate = weight_peak_flops_per_s_ *
-                        gpu_->GemmEfficiency(weight_compute_dtype_, m, g.n * copies, g.k);
+    const double rate =
+        weight_peak_flops_per_s_ * gpu_->GemmEfficiency(weight_gemm_, m, g.n * copies, g.k);
     Roofline(2 * m * g.n * g.k * copies,
              g.n * g.k * (g.weight_bytes_per_param > 0 ? g.weight_bytes_per_param : wbytes) *
                      weight_copies +

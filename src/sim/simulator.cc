@@ -74,7 +74,7 @@ struct Event {
 class Sim {
  public:
   Sim(const ModelSpec& model, RequestSource& source, const SimConfig& c)
-      : model_(model), source_(source), c_(c) {
+      : model_(model), source_(source), c_(c), attention_flops_(model) {
     matmul_flops_per_token_ = 2.0 * static_cast<double>(CountParams(model).active_matmul);
     engine_pools_.reserve(c.pools.size());
     for (const SimPool& pool : c.pools) {
@@ -396,14 +396,13 @@ class Sim {
         p.table->StepSeconds(rep.step_decode, context, rank_tokens, keys_per_token);
     // Model FLOPs of the iteration, for MFU.
     if (rep.step_decode > 0) {
-      flops_ += rep.step_decode * (matmul_flops_per_token_ +
-                                   AttentionFlopsPerQuery(model_, static_cast<int64_t>(context)));
+      flops_ += rep.step_decode *
+                (matmul_flops_per_token_ + attention_flops_(static_cast<int64_t>(context)));
     }
     for (const auto& [id, tokens] : rep.step_prefill) {
       const Request& r = requests_[id];
-      flops_ +=
-          static_cast<double>(tokens) *
-          (matmul_flops_per_token_ + AttentionFlopsPerQuery(model_, r.prefilled + tokens / 2));
+      flops_ += static_cast<double>(tokens) *
+                (matmul_flops_per_token_ + attention_flops_(r.prefilled + tokens / 2));
     }
     rep.busy = true;
     // A pipeline's stages each hold 1/stages of the replica's GPUs for 1/stages of the
@@ -584,6 +583,7 @@ class Sim {
   double tokens_emitted_ = 0;  // output tokens, first tokens included
   std::optional<Snapshot> window_start_, window_end_;
   double matmul_flops_per_token_ = 0;
+  AttentionFlopsCurve attention_flops_;
   ThinnedSeries occupancy_series_;
   SimResult result_;
 };

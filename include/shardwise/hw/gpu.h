@@ -53,6 +53,13 @@ struct GpuSpec {
   // wave quantisation of the output tiles over the SMs (split-K filling idle SMs) times
   // k / (k + tile overhead).
   double GemmEfficiency(Dtype dtype, double m, double n, double k) const;
+  // The large-GEMM fraction and tile overhead of a format, looked up once for many GEMMs.
+  struct GemmCalibration {
+    double fraction = 0;
+    double tile_overhead_k = 0;
+  };
+  GemmCalibration GemmCalibrationFor(Dtype dtype) const;
+  double GemmEfficiency(const GemmCalibration& calibration, double m, double n, double k) const;
   double AchievableHbmBytesPerS() const { return hbm_bytes_per_s * hbm_fraction; }
   // The tensor-core format a GEMM with weights in `weights` runs in: the weight format when
   // supported, else the nearest wider one (int4/mxfp4 weights on Hopper run as fp8; fp8 weights

@@ -95,4 +95,18 @@ Flops PrefillFlops(const ModelSpec& spec, int64_t prompt_tokens);
 // over min(context, window, DSA top-k) keys, the indexer over every key, recurrent updates.
 double AttentionFlopsPerQuery(const ModelSpec& spec, int64_t context_tokens);
 
+// AttentionFlopsPerQuery prepared once for a model, for callers that evaluate it per iteration
+// (the simulator's MFU): the recurrent layers' constant, the FLOPs per key of the layers that see
+// every key, and one capped term per distinct key limit. O(distinct limits) per call.
+class AttentionFlopsCurve {
+ public:
+  explicit AttentionFlopsCurve(const ModelSpec& spec);
+  double operator()(int64_t context_tokens) const;
+
+ private:
+  double constant_ = 0;
+  double per_key_ = 0;
+  std::vector<std::pair<double, double>> capped_;  // (key limit, FLOPs per key of its layers)
+};
+
 }  // namespace shardwise

@@ -36,6 +36,7 @@ class OpCoster {
   Dtype weight_dtype_ = Dtype::kBf16;
   Dtype activation_dtype_ = Dtype::kBf16;
   Dtype weight_compute_dtype_ = Dtype::kBf16;
+  GpuSpec::GemmCalibration weight_gemm_;  // of weight_compute_dtype_
   double weight_peak_flops_per_s_ = 0;
   double attention_flops_per_s_ = 0;
   double hbm_bytes_per_s_ = 0;
