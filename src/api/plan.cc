@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <future>
 
 namespace shardwise::api {
 namespace {
@@ -71,11 +72,21 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     req.only_layout = ParseLayout(r.layout).value();
   }
   const auto start = std::chrono::steady_clock::now();
-  SW_ASSIGN_OR_RETURN(rep.result, shardwise::Plan(rep.model, rep.cluster, req));
+  // The disaggregated search runs beside the aggregated one: independent searches of the same
+  // inputs, each simulating its leaders in parallel.
   rep.searched_disaggregated = r.disaggregated && !req.only_layout;
+  std::future<StatusOr<std::optional<DisaggPlanEntry>>> split;
   if (rep.searched_disaggregated) {
-    SW_ASSIGN_OR_RETURN(rep.disaggregated, PlanDisaggregated(rep.model, rep.cluster, req));
+    split = std::async(std::launch::async,
+                       [&] { return PlanDisaggregated(rep.model, rep.cluster, req); });
   }
+  StatusOr<PlanResult> aggregated = shardwise::Plan(rep.model, rep.cluster, req);
+  if (split.valid()) {
+    StatusOr<std::optional<DisaggPlanEntry>> best = split.get();
+    SW_RETURN_IF_ERROR(aggregated.status());
+    SW_ASSIGN_OR_RETURN(rep.disaggregated, std::move(best));
+  }
+  SW_ASSIGN_OR_RETURN(rep.result, std::move(aggregated));
   rep.verdict =
       CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
   if (rep.verdict.disaggregated_wins) {

@@ -145,15 +145,15 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
   // Token mixer of one layer: projections, core, communication. Attention layers read their
   // KV cache (DSA: the indexer over every key, the core over the top-k); recurrent layers their
   // fixed-size state.
-  auto mixer = [&](MixerKind kind, int64_t window) {
+  auto mixer = [&](MixerKind kind, int64_t window, PhaseBreakdown& into) {
     if (kind == MixerKind::kNone) return;
     if (kind != MixerKind::kAttention) {
-      ops_.Gemms(s.recurrent_gemms, tokens, 1, 1, out);
-      RecurrentCore(ops_, s, tokens, sequences, prefill, out);
-      out.tp_comm_s += tp_all_reduce;
+      ops_.Gemms(s.recurrent_gemms, tokens, 1, 1, into);
+      RecurrentCore(ops_, s, tokens, sequences, prefill, into);
+      into.tp_comm_s += tp_all_reduce;
       return;
     }
-    ops_.Gemms(s.attention_gemms, tokens, 1, 1, out);
+    ops_.Gemms(s.attention_gemms, tokens, 1, 1, into);
     const double pairs = keys(window);
     // Decode reads every cached key of each sequence; prefill reads the keys it writes.
     double core = 0;
@@ -162,24 +162,41 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
       const double core_pairs = keys(limit);
       core = SparseAttentionCore(
           ops_, s, core_pairs, pairs, prefill ? prefill_kv_reads : core_pairs * kv_reads_per_pair,
-          prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, prefill, out);
+          prefill ? prefill_kv_reads : pairs * kv_reads_per_pair, cp, prefill, into);
     } else {
       core = AttentionCore(ops_, s, pairs, prefill ? prefill_kv_reads : pairs * kv_reads_per_pair,
-                           cp, prefill, out);
+                           cp, prefill, into);
     }
-    out.tp_comm_s += tp_all_reduce;
+    into.tp_comm_s += tp_all_reduce;
     // Ring attention hides its KV passes behind the attention compute; decode's combine cannot.
-    out.cp_comm_s += prefill ? std::max(0.0, cp_ring_s - core) : cp_combine_s;
+    into.cp_comm_s += prefill ? std::max(0.0, cp_ring_s - core) : cp_combine_s;
   };
+  // Layers alike (the same mixer and window) cost alike: each kind is priced once, times its
+  // layers.
+  std::vector<std::pair<std::pair<MixerKind, int64_t>, double>> kinds;
   for (size_t layer = 0; layer < stage.mixers.size(); ++layer) {
+    const std::pair<MixerKind, int64_t> kind{stage.mixers[layer], stage.windows[layer]};
+    auto it =
+        std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == kind; });
+    if (it == kinds.end()) {
+      kinds.emplace_back(kind, 1.0);
+    } else {
+      it->second += 1;
+    }
+  }
+  for (const auto& [kind, layers] : kinds) {
+    PhaseBreakdown one;
     ops_.Elementwise(tokens, hidden, s.ffn_width, l.tp > 1 && options_.engine.fused_allreduce_norm,
-                     out);
-    mixer(stage.mixers[layer], stage.windows[layer]);
+                     one);
+    mixer(kind.first, kind.second, one);
+    Accumulate(out, one, layers);
   }
   const double mixers_s = out.compute_s + out.memory_s + out.tp_comm_s + out.cp_comm_s;
-  for (int64_t i = 0; i < stage.dense; ++i) {
-    ops_.Gemms(s.dense_ffn_gemms, tokens, 1, 1, out);
-    out.tp_comm_s += tp_all_reduce;
+  if (stage.dense > 0) {
+    PhaseBreakdown one;
+    ops_.Gemms(s.dense_ffn_gemms, tokens, 1, 1, one);
+    one.tp_comm_s += tp_all_reduce;
+    Accumulate(out, one, static_cast<double>(stage.dense));
   }
   if (stage.moe > 0) {
     const MoeSpec& moe = model_->moe;
@@ -190,13 +207,13 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
     // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
     const EpExchange exchange = comm_.Exchange(ep_tokens / ranks * load.imbalance, prefill);
     const double before_s = out.compute_s + out.memory_s + out.tp_comm_s;
-    for (int64_t i = 0; i < stage.moe; ++i) {
-      ops_.Gemms({s.router_gemm}, tokens, 1, 1, out);
-      ops_.Gemms(s.shared_gemms, tokens, 1, 1, out);
-      ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, out);
-      out.ep_comm_s += exchange.time_s;
-      out.tp_comm_s += tp_all_reduce;
-    }
+    PhaseBreakdown one;
+    ops_.Gemms({s.router_gemm}, tokens, 1, 1, one);
+    ops_.Gemms(s.shared_gemms, tokens, 1, 1, one);
+    ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, one);
+    one.ep_comm_s += exchange.time_s;
+    one.tp_comm_s += tp_all_reduce;
+    Accumulate(out, one, static_cast<double>(stage.moe));
     if (comm_.ExchangesTokens()) out.ep_algorithm = exchange.algorithm;
     // The MoE layers' share of the token mixers, and their FFNs.
     const double layers = static_cast<double>(std::max<size_t>(1, stage.mixers.size()));

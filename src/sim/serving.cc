@@ -153,16 +153,6 @@ bool StillGrowing(const SteadyState& steady, const Scenario& s) {
   return !IsClosedLoop(s) && !steady.converged && steady.ttft_drift > kTtftDriftTolerance;
 }
 
-// One run of `measured` requests after `warmup` on the simulated replicas.
-StatusOr<SimResult> RunWindow(const ModelSpec& model, SimConfig config, const Scenario& s,
-                              int64_t warmup, int64_t measured, int64_t tail, int64_t keep,
-                              int64_t of, const LengthSpec& output) {
-  config.measure_from = warmup;
-  config.measure_count = measured;
-  RequestSource source = Source(s, warmup + measured + tail, output, keep, of);
-  return Simulate(model, source, config);
-}
-
 }  // namespace
 
 std::string Slo::PercentileName() const {
@@ -335,9 +325,15 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     int64_t measured = static_cast<int64_t>(
         std::ceil(r * std::max(windows * l, static_cast<double>(kMinMeasuredPerReplica))));
     const int64_t tail = TailRequests(r, l);
+    // One run, measured window after window: every window but the first starts at the next
+    // request to arrive, so the earlier ones warm it up. The source is lazy: it holds requests
+    // for the largest run (windows doubling each time, a tail after each).
+    const int64_t most = warmup + (measured << (kMaxDoublings + 1)) + (kMaxDoublings + 2) * tail;
+    RequestSource source = Source(scenario, most, scenario.output, replicas, of);
+    SW_RETURN_IF_ERROR(CheckSimConfig(config));
+    Simulation sim(model, source, config);
     for (steady.runs = 1;; ++steady.runs) {
-      SW_ASSIGN_OR_RETURN(run.result, RunWindow(model, config, scenario, warmup, measured, tail,
-                                                replicas, of, scenario.output));
+      SW_ASSIGN_OR_RETURN(run.result, sim.Measure(warmup, measured));
       const SimResult::Half* h = run.result.halves;
       steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
       steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
@@ -345,10 +341,14 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
                          std::abs(steady.tpot_drift) <= kTpotDriftTolerance;
       run.overloaded = FellBehind(run.result, scenario);
       if (steady.converged || run.overloaded || steady.runs > kMaxDoublings) break;
-      // An open loop close to its capacity may settle with a longer run; one whose queue keeps
-      // growing does not, and is overloaded (below).
-      warmup *= 2;
-      measured *= 2;
+      // A closed loop whose first half was the slower is still shedding its first burst: the
+      // next window, as long, starts later. Otherwise (an open loop close to its capacity, or
+      // halves apart both ways) the next window is twice as long; an open loop whose queue
+      // keeps growing does not settle, and is overloaded (below).
+      const bool shedding = closed && (steady.ttft_drift < -kTtftDriftTolerance ||
+                                       steady.tpot_drift < -kTpotDriftTolerance);
+      warmup = sim.Arrived();
+      if (!shedding) measured *= 2;
     }
     steady.warmup_requests = warmup;
     steady.measured_requests = measured;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <queue>
 
@@ -10,66 +11,10 @@
 #include "shardwise/perf/attention.h"
 #include "shardwise/price/price.h"
 #include "shardwise/sim/front_end.h"
+#include "sim_state.h"
 #include "thinned_series.h"
 
-namespace shardwise {
-namespace {
-
-struct Request {
-  double arrival_s = 0;
-  double first_token_s = -1;
-  int64_t prompt = 0;  // tokens to prefill (grows on preemption: recompute)
-  int64_t output = 0;  // tokens still to generate, counting the first
-  int64_t total_output = 0;
-  int64_t prefilled = 0;
-  double prefill_done_s = 0;  // disaggregated: when its prompt finished in the prefill pool
-  int64_t join_step = 0;      // replica decode step at which it joined the decode set
-  size_t replica = 0;         // where the router sent it
-  bool admitted = false;      // holds KV for its prompt
-  bool done = false;
-};
-
-// min-heap of (decode step at which a sequence finishes, request id)
-using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
-                                       std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
-
-struct Replica {
-  const SimPool* pool = nullptr;
-  size_t group = 0;                  // the physical replica whose pipeline stages it shares
-  std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
-  std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
-  FinishHeap finishes;
-  int64_t decoding = 0;         // sequences in the decode set
-  double sum_base = 0;          // sum over the decode set of (prompt + 1 - join_step)
-  double prefill_reserved = 0;  // KV tokens held by admitted, still-prefilling requests
-  double guaranteed = 0;        // no-evict: KV reserved for admitted requests' whole life
-  int64_t admitted_prefilling = 0;
-  int64_t decode_steps = 0;
-  int64_t in_flight = 0;  // routed, not finished
-  bool busy = false;
-  double kv_used = 0;  // KV tokens in use when last counted into the total (Sim::Touch)
-  // The iteration in progress.
-  double step_decode = 0;
-  std::vector<std::pair<int64_t, int64_t>> step_prefill;  // (request, tokens) this iteration
-
-  double DecodeContextSum() const {
-    return sum_base + static_cast<double>(decoding) * static_cast<double>(decode_steps);
-  }
-};
-
-// kArrival: an open loop's request is sent; kVisible: a routed request reaches its replica's
-// scheduler.
-enum class EventKind { kArrival, kVisible, kStepDone, kTransferDone };
-
-struct Event {
-  double time_s;
-  int64_t order;  // tie-break: insertion order, for determinism
-  EventKind kind;
-  int64_t index;  // replica for kStepDone, request for kVisible and kTransferDone
-  bool operator>(const Event& o) const {
-    return time_s != o.time_s ? time_s > o.time_s : order > o.order;
-  }
-};
+namespace shardwise::sim_state {
 
 class Sim {
  public:
@@ -100,12 +45,21 @@ class Sim {
     for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
 
-  StatusOr<SimResult> Run() {
-    if (c_.concurrency > 0) {
-      for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
-      SW_RETURN_IF_ERROR(closed_loop_status_);
-    } else {
-      PullArrival();
+  // Runs on until the `count` requests from `from` on (in arrival order) have finished; `from`
+  // must not have arrived yet when the simulation has started (a later window of the same run).
+  StatusOr<SimResult> Measure(int64_t from, int64_t count) {
+    measure_from_ = from;
+    measure_count_ = count;
+    window_start_.reset();
+    window_end_.reset();
+    if (!started_) {
+      started_ = true;
+      if (c_.concurrency > 0) {
+        for (int64_t i = 0; i < c_.concurrency; ++i) PullClosedLoop();
+        SW_RETURN_IF_ERROR(closed_loop_status_);
+      } else {
+        PullArrival();
+      }
     }
     while (!events_.empty()) {
       const Event e = events_.top();
@@ -123,10 +77,12 @@ class Sim {
         FinishStep(e.index);
         SW_RETURN_IF_ERROR(closed_loop_status_);
       }
-      if (c_.measure_count >= 0 && result_.requests >= c_.measure_count) break;
+      if (measure_count_ >= 0 && result_.requests >= measure_count_) break;
     }
     return Finish();
   }
+
+  int64_t Arrived() const { return static_cast<int64_t>(requests_.size()); }
 
  private:
   void Push(double t, EventKind kind, int64_t index) { events_.push({t, order_++, kind, index}); }
@@ -234,9 +190,9 @@ class Sim {
   Status Route(const TraceRequest& t) {
     SW_RETURN_IF_ERROR(CheckRequestFits(engine_pools_, t));
     const int64_t id = static_cast<int64_t>(requests_.size());
-    if (id == 0 && c_.measure_count < 0) window_start_ = Snap();
-    if (c_.measure_count >= 0 && id == c_.measure_from) window_start_ = Snap();
-    if (c_.measure_count >= 0 && id == c_.measure_from + c_.measure_count) window_end_ = Snap();
+    if (id == 0 && measure_count_ < 0) window_start_ = Snap();
+    if (measure_count_ >= 0 && id == measure_from_) window_start_ = Snap();
+    if (measure_count_ >= 0 && id == measure_from_ + measure_count_) window_end_ = Snap();
     if (Measured(id)) {
       result_.input_tokens += static_cast<double>(t.input_tokens);
       result_.output_tokens_asked += static_cast<double>(t.output_tokens);
@@ -444,7 +400,7 @@ class Sim {
       result_.tpot_s.Add(tpot);
     }
     // Every request in the first half when all are measured (the run's length is not known).
-    const bool second = c_.measure_count >= 0 && id - c_.measure_from >= c_.measure_count / 2;
+    const bool second = measure_count_ >= 0 && id - measure_from_ >= measure_count_ / 2;
     SimResult::Half& half = result_.halves[second ? 1 : 0];
     half.ttft_sum_s += ttft;
     ++half.requests;
@@ -522,8 +478,7 @@ class Sim {
   Snapshot Snap() const { return {now_, busy_gpu_s_, flops_, tokens_emitted_, kv_weighted_}; }
 
   bool Measured(int64_t id) const {
-    return c_.measure_count < 0 ||
-           (id >= c_.measure_from && id < c_.measure_from + c_.measure_count);
+    return measure_count_ < 0 || (id >= measure_from_ && id < measure_from_ + measure_count_);
   }
   // Whether now lies in the measured window.
   bool InWindow() const { return window_start_.has_value() && !window_end_.has_value(); }
@@ -551,7 +506,14 @@ class Sim {
       result_.kv_occupancy_mean = (end.kv_weighted - start.kv_weighted) / result_.window_s;
     }
     result_.usd_per_mtok_output = UsdPerMtok(usd_per_hour, result_.OutputTokensPerS());
-    return std::move(result_);
+    // The window's figures leave with the result; the run's own counts carry on into the next.
+    SimResult out;
+    std::swap(out, result_);
+    result_.preemptions = out.preemptions;
+    result_.steps = out.steps;
+    result_.kv_occupancy_max = out.kv_occupancy_max;
+    result_.kv_occupancy = out.kv_occupancy;
+    return out;
   }
 
   const ModelSpec& model_;
@@ -582,19 +544,38 @@ class Sim {
   double busy_gpu_s_ = 0;      // GPU-seconds of the iterations started
   double tokens_emitted_ = 0;  // output tokens, first tokens included
   std::optional<Snapshot> window_start_, window_end_;
+  int64_t measure_from_ = 0;    // the window measured: [measure_from_, measure_from_ + count)
+  int64_t measure_count_ = -1;  // < 0: every request, and the run drains
+  bool started_ = false;
   double matmul_flops_per_token_ = 0;
   AttentionFlopsCurve attention_flops_;
   ThinnedSeries occupancy_series_;
   SimResult result_;
 };
 
-}  // namespace
+}  // namespace shardwise::sim_state
+
+namespace shardwise {
+
+Simulation::Simulation(const ModelSpec& model, RequestSource& source, const SimConfig& config)
+    : sim_(std::make_unique<sim_state::Sim>(model, source, config)) {}
+
+Simulation::~Simulation() = default;
+
+StatusOr<SimResult> Simulation::Measure(int64_t from, int64_t count) {
+  if (count >= 0 && from < sim_->Arrived()) {
+    return Error("internal: a later window must start at a request not yet arrived");
+  }
+  return sim_->Measure(from, count);
+}
+
+int64_t Simulation::Arrived() const { return sim_->Arrived(); }
 
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config) {
   SW_RETURN_IF_ERROR(CheckSimConfig(config));
-  Sim sim(model, source, config);
-  return sim.Run();
+  sim_state::Sim sim(model, source, config);
+  return sim.Measure(config.measure_from, config.measure_count);
 }
 
 }  // namespace shardwise

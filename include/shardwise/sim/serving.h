@@ -114,12 +114,15 @@ struct OutOfPhase {
 // concurrency, and a measured window of max(kOpenLoopWindows L, kMinMeasured) per replica for
 // an open loop, whose queue must settle, or max(kClosedLoopWindows L, kMinMeasured) for a
 // closed loop, whose clients fix the requests in flight (each client's requests then cover
-// every phase of the replica's cycle within a few generations); the run is doubled (up to
-// kMaxDoublings times) until the mean TTFT and TPOT of the window's two halves agree within
-// kTtftDriftTolerance and kTpotDriftTolerance. Identical replicas of an aggregated deployment
-// behind a round-robin router (or a balanced closed loop) are independent, so at most
-// kSampledReplicas of them are simulated at their share of the load, and rates scale back up;
-// a closed loop simulates no more of them than hold kSampledInFlight requests between them
+// every phase of the replica's cycle within a few generations). One run measures window after
+// window (sim/simulator.h, Simulation), each starting at the next request to arrive so that all
+// before it warm it up, up to kMaxDoublings more times, until the mean TTFT and TPOT of a
+// window's two halves agree within kTtftDriftTolerance and kTpotDriftTolerance: a closed loop
+// whose first half was the slower is still shedding its first burst, and its next window is as
+// long; otherwise (noise, a queue near capacity) the next is twice as long. Identical replicas of
+// an aggregated deployment behind a round-robin router (or a balanced closed loop) are independent,
+// so at most kSampledReplicas of them are simulated at their share of the load, and rates scale
+// back up; a closed loop simulates no more of them than hold kSampledInFlight requests between them
 // (at least one).
 inline constexpr int64_t kMinWarmupPerReplica = 50;
 inline constexpr int64_t kMinMeasuredPerReplica = 500;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -135,7 +136,35 @@ Status CheckSimConfig(const SimConfig& config);
 // run them: a pipeline's virtual engine holds 1/stages of its replica's cache).
 Status CheckRequestFits(const std::vector<SimPool>& pools, const TraceRequest& t);
 
+// One run of `config` over `source`, measuring config.measure_from and measure_count.
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config);
+
+namespace sim_state {
+class Sim;
+}
+
+// A run measured window after window (sim/serving.h's steady state): each Measure goes on from
+// where the last one stopped, so the requests before a window, earlier windows included, are its
+// warm-up; a window's rates, latencies and goodput are its own, while the run's steps,
+// preemptions and KV occupancy series count from its start. `config` (its measure_* fields
+// ignored) and `source` must outlive it. Not copyable; not thread-safe.
+class Simulation {
+ public:
+  // `config` must pass CheckSimConfig.
+  Simulation(const ModelSpec& model, RequestSource& source, const SimConfig& config);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Runs on until the `count` requests from the `from`-th on (in arrival order, counting from
+  // 0) have finished. After the first window, `from` must be at least Arrived().
+  StatusOr<SimResult> Measure(int64_t from, int64_t count);
+  // Requests that have arrived so far.
+  int64_t Arrived() const;
+
+ private:
+  std::unique_ptr<sim_state::Sim> sim_;
+};
 
 }  // namespace shardwise
