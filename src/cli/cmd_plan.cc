@@ -141,10 +141,7 @@ Status RunPlan(PlanOptions& o) {
   SW_ASSIGN_OR_RETURN(
       const Emitted emitted,
       emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, rep.saved));
-  if (!o.json) PrintText(rep);
-  SW_RETURN_IF_ERROR(emit.Write(emitted, out, !o.json));
-  if (o.json) PrintJson(out);
-  return o.html.Write(out);
+  return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }
 
 }  // namespace
@@ -185,7 +182,7 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  opts->emit.AddTo(sub, true);
+  opts->emit.AddTo(sub, EmitScope::kRanked);
   BindCommand(sub, opts, result, [](PlanOptions& o) { return RunPlan(o); });
 }
 

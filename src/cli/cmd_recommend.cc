@@ -130,10 +130,7 @@ Status RunRecommend(RecommendOptions& o) {
   SW_ASSIGN_OR_RETURN(const Emitted emitted,
                       emit.Make(r.model, rep.model, &rep.result.best->deployment,
                                 rep.request.plan.workload, rep.saved));
-  if (!o.json) PrintText(rep);
-  SW_RETURN_IF_ERROR(emit.Write(emitted, out, !o.json));
-  if (o.json) PrintJson(out);
-  return o.html.Write(out);
+  return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }
 
 }  // namespace
@@ -179,7 +176,7 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  opts->emit.AddTo(sub, false);
+  opts->emit.AddTo(sub, EmitScope::kAnswer);
   BindCommand(sub, opts, result, [](RecommendOptions& o) { return RunRecommend(o); });
 }
 

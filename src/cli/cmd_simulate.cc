@@ -43,7 +43,7 @@ struct SimulateOptions {
   CLI::Option* requests = nullptr;
   bool json = false;
   HtmlOptions html;
-  BenchmarkOptions benchmark;
+  EmitOptions emit;
 };
 
 StatusOr<double> ParseRate(const std::string& text) {
@@ -257,7 +257,8 @@ std::function<void(int64_t, double)> Progress(bool& printed) {
 Status RunSimulate(SimulateOptions& o) {
   SW_RETURN_IF_ERROR(BuildRequest(o));
   SW_RETURN_IF_ERROR(o.html.Check());
-  SW_RETURN_IF_ERROR(o.benchmark.Validate(o.html.force));
+  o.emit.force = o.html.force;
+  SW_RETURN_IF_ERROR(o.emit.Validate(o.html.force));
   bool printed = false;
   o.request.progress = Progress(printed);
   const StatusOr<api::ServingReport> rep = api::Simulate(api::Catalog::BuiltIn(), o.request);
@@ -273,16 +274,8 @@ Status RunSimulate(SimulateOptions& o) {
                  rep->run.offered_requests_per_s);
   }
   nlohmann::json out = api::ToJson(*rep);
-  std::optional<api::BenchmarkReport> bench;
-  if (o.benchmark.Enabled()) {
-    SW_ASSIGN_OR_RETURN(bench, o.benchmark.Make(o.request.model, *rep));
-  }
-  if (!o.json) PrintText(*rep, o.request);
-  if (bench) {
-    SW_ASSIGN_OR_RETURN(out["benchmark"], o.benchmark.Write(*bench, !o.json, o.html.force));
-  }
-  if (o.json) PrintJson(out);
-  return o.html.Write(out);
+  SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request.model, *rep));
+  return o.emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(*rep, o.request); });
 }
 
 }  // namespace
@@ -340,7 +333,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->slo.AddTo(sub, "Goodput SLO");
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  opts->benchmark.AddTo(sub);
+  opts->emit.AddTo(sub, EmitScope::kBenchmark);
   BindCommand(sub, opts, result, [](SimulateOptions& o) { return RunSimulate(o); });
 }
 

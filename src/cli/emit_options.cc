@@ -13,10 +13,15 @@
 namespace shardwise::cli {
 namespace {
 
-// `flag` given without --emit.
-Status NeedsEmit(std::string_view flag) {
-  return Error(fmt::format(
-      "{} needs --emit ENGINE (vllm, sglang, trtllm, dynamo, dynamo-k8s, llm-d)", flag));
+// `flag` given without what it serves: --emit (or, in simulate, --emit-benchmark).
+Status NeedsEmit(std::string_view flag, EmitScope scope) {
+  if (scope == EmitScope::kBenchmark) {
+    return Error(fmt::format("{} needs --emit-benchmark TOOL (aiperf, vllm, sglang)", flag));
+  }
+  return Error(
+      fmt::format("{} needs --emit ENGINE (vllm, sglang, trtllm, dynamo, dynamo-k8s, llm-d) or "
+                  "--emit-benchmark TOOL",
+                  flag));
 }
 
 // A launch file we may replace without --force: absent, or one shardwise wrote (its first
@@ -56,42 +61,31 @@ Status WriteFiles(const std::string& dir, const std::vector<emit::LaunchFile>& f
   return Status();
 }
 
-// `bench` written into `dir`, or printed when `dir` is empty and `print`; returns its JSON.
-StatusOr<nlohmann::json> WriteBenchmark(const api::BenchmarkReport& bench, const std::string& dir,
-                                        bool print, bool force) {
-  if (!dir.empty()) {
-    SW_RETURN_IF_ERROR(WriteFiles(dir, {bench.file}, force, print));
-  } else if (print) {
-    std::cout << fmt::format("\nbenchmark with {} (--emit-benchmark {}):\n\n{}",
-                             emit::BenchmarkToolVersion(bench.tool),
-                             emit::BenchmarkToolName(bench.tool), bench.file.text);
-  }
-  return api::ToJson(bench);
-}
-
 constexpr const char* kBenchmarkHelp =
     "Write the benchmark that checks the answer: aiperf, vllm (vllm bench serve) or sglang "
     "(sglang.bench_serving), with the numbers it should see";
 
 }  // namespace
 
-void EmitOptions::AddTo(CLI::App* sub, bool choose) {
-  sub->add_option("--emit", engine,
-                  "Write the launch commands for an engine (vllm, sglang, trtllm, dynamo) or the "
-                  "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values)");
+void EmitOptions::AddTo(CLI::App* sub, EmitScope which) {
+  scope = which;
   sub->add_option("--emit-benchmark", benchmark, kBenchmarkHelp);
   sub->add_option("--emit-dir", dir,
                   "Write the launch and benchmark files into this directory (default: print)");
   sub->add_option("--hf-id", overrides.hf_id,
-                  "What --emit's engine loads: a Hugging Face id or local path (default: the "
-                  "catalog model's repository, or the config.json's directory)");
+                  "What the server loads: a Hugging Face id or local path (default: the catalog "
+                  "model's repository, or the config.json's directory)");
+  if (scope == EmitScope::kBenchmark) return;
+  sub->add_option("--emit", engine,
+                  "Write the launch commands for an engine (vllm, sglang, trtllm, dynamo) or the "
+                  "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values)");
   max_model_len_option = sub->add_option(
       "--max-model-len", overrides.max_model_len,
       "The longest request (prompt + output tokens) --emit's engine accepts "
       "(default: the model's context, capped where one worker's KV cache holds less)");
   // Hidden: earlier versions' flag, refused with its replacement named.
   sub->add_flag("--emit-disagg", removed_disagg, "")->group("");
-  if (!choose) return;
+  if (scope != EmitScope::kRanked) return;
   deployment_option =
       sub->add_option("--emit-deployment", deployment,
                       "Which deployment --emit writes: winner (the disaggregated prefill/decode "
@@ -119,16 +113,16 @@ Status EmitOptions::Validate(bool force_files) const {
     }
   }
   if (engine.empty()) {
-    if (!dir.empty() && benchmark.empty()) return NeedsEmit("--emit-dir");
+    if (!dir.empty() && benchmark.empty()) return NeedsEmit("--emit-dir", scope);
     if (deployment_option && *deployment_option) {
-      return NeedsEmit("--emit-deployment");
+      return NeedsEmit("--emit-deployment", scope);
     }
-    if (rank_given) return NeedsEmit("--emit-rank");
+    if (rank_given) return NeedsEmit("--emit-rank", scope);
     if (!overrides.hf_id.empty() && benchmark.empty()) {
-      return NeedsEmit("--hf-id");
+      return NeedsEmit("--hf-id", scope);
     }
     if (max_model_len_option && *max_model_len_option) {
-      return NeedsEmit("--max-model-len");
+      return NeedsEmit("--max-model-len", scope);
     }
     return Status();
   }
@@ -173,7 +167,20 @@ StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg, const ModelSpe
   return out;
 }
 
-Status EmitOptions::Write(const Emitted& emitted, nlohmann::json& out, bool print) const {
+StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg,
+                                    const api::ServingReport& report) const {
+  Emitted out;
+  if (!benchmark.empty()) {
+    SW_ASSIGN_OR_RETURN(out.benchmark,
+                        api::Benchmark(benchmark, model_arg, overrides.hf_id, report));
+  }
+  return out;
+}
+
+Status EmitOptions::Finish(const Emitted& emitted, nlohmann::json& out, bool json,
+                           const HtmlOptions& html, const std::function<void()>& print_text) const {
+  const bool print = !json;
+  if (print) print_text();
   if (emitted.launch) {
     const api::LaunchReport& launch = *emitted.launch;
     const emit::LaunchConfig& config = launch.config;
@@ -190,39 +197,18 @@ Status EmitOptions::Write(const Emitted& emitted, nlohmann::json& out, bool prin
     out["launch"] = api::ToJson(launch);
   }
   if (emitted.benchmark) {
-    SW_ASSIGN_OR_RETURN(out["benchmark"], WriteBenchmark(*emitted.benchmark, dir, print, force));
+    const api::BenchmarkReport& bench = *emitted.benchmark;
+    if (!dir.empty()) {
+      SW_RETURN_IF_ERROR(WriteFiles(dir, {bench.file}, force, print));
+    } else if (print) {
+      std::cout << fmt::format("\nbenchmark with {} (--emit-benchmark {}):\n\n{}",
+                               emit::BenchmarkToolVersion(bench.tool),
+                               emit::BenchmarkToolName(bench.tool), bench.file.text);
+    }
+    out["benchmark"] = api::ToJson(bench);
   }
-  return Status();
-}
-
-void BenchmarkOptions::AddTo(CLI::App* sub) {
-  sub->add_option("--emit-benchmark", tool, kBenchmarkHelp);
-  sub->add_option("--emit-dir", dir,
-                  "Write the benchmark script into this directory (default: print)");
-  sub->add_option("--hf-id", hf_id,
-                  "What the benchmarked server serves: a Hugging Face id or local path (default: "
-                  "the catalog model's repository)");
-}
-
-Status BenchmarkOptions::Validate(bool force_files) const {
-  if (tool.empty()) {
-    if (!dir.empty()) return Error("--emit-dir needs --emit-benchmark TOOL (aiperf, vllm, sglang)");
-    if (!hf_id.empty()) return Error("--hf-id needs --emit-benchmark TOOL (aiperf, vllm, sglang)");
-    return Status();
-  }
-  SW_ASSIGN_OR_RETURN(const emit::BenchmarkTool which, emit::ParseBenchmarkTool(tool));
-  if (dir.empty()) return Status();
-  return CheckLaunchFile(std::filesystem::path(dir) / emit::BenchmarkFileName(which), force_files);
-}
-
-StatusOr<api::BenchmarkReport> BenchmarkOptions::Make(const std::string& model_arg,
-                                                      const api::ServingReport& report) const {
-  return api::Benchmark(tool, model_arg, hf_id, report);
-}
-
-StatusOr<nlohmann::json> BenchmarkOptions::Write(const api::BenchmarkReport& bench, bool print,
-                                                 bool force) const {
-  return WriteBenchmark(bench, dir, print, force);
+  if (json) PrintJson(out);
+  return html.Write(out);
 }
 
 }  // namespace shardwise::cli

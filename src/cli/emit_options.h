@@ -1,13 +1,16 @@
-// plan's and recommend's --emit ENGINE, --emit-deployment winner|aggregated|disaggregated,
-// --emit-rank N, --emit-dir DIR, --hf-id ID and --max-model-len N: the chosen deployment's launch
-// files (api/launch.h), printed or written into a directory.
+// What a command writes beside its answer: --emit ENGINE (the launch files of the chosen
+// deployment, api/launch.h; plan also --emit-deployment winner|aggregated|disaggregated and
+// --emit-rank N), --max-model-len N, --emit-benchmark TOOL (the client command that checks it,
+// api/benchmark.h), --emit-dir DIR (write, else print) and --hf-id ID.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "html_output.h"
 #include "shardwise/api/benchmark.h"
 #include "shardwise/api/launch.h"
 #include "shardwise/common/status.h"
@@ -18,6 +21,13 @@ namespace shardwise::cli {
 struct Emitted {
   std::optional<api::LaunchReport> launch;
   std::optional<api::BenchmarkReport> benchmark;
+};
+
+// Which emit flags a command takes.
+enum class EmitScope {
+  kBenchmark,  // simulate: --emit-benchmark of the run simulated
+  kAnswer,     // recommend: --emit and --emit-benchmark of its answer
+  kRanked,     // plan: those, and which of its deployments (--emit-deployment, --emit-rank)
 };
 
 struct EmitOptions {
@@ -32,9 +42,9 @@ struct EmitOptions {
   api::LaunchOverrides overrides;  // --hf-id, --max-model-len
   bool force = false;              // replace files that are not shardwise's
   bool removed_disagg = false;     // --emit-disagg, replaced by --emit-deployment (refused)
+  EmitScope scope = EmitScope::kAnswer;
 
-  // `choose`: the command picks among deployments (plan's --emit-deployment and --emit-rank).
-  void AddTo(CLI::App* sub, bool choose);
+  void AddTo(CLI::App* sub, EmitScope scope);
   // Checks the engine name, deployment and rank, and that --emit-dir would not replace a user's
   // file (unless `force`), before any work.
   Status Validate(bool force) const;
@@ -47,27 +57,13 @@ struct EmitOptions {
   StatusOr<Emitted> Make(const std::string& model_arg, const ModelSpec& model,
                          const Deployment* deployment, const Workload& lengths,
                          const api::SavedDeployment& saved) const;
-  // Adds the launch's and benchmark's JSON (api/launch.h, api/benchmark.h) to `out` as "launch"
-  // and "benchmark"; their files are written into --emit-dir, or printed when `print`.
-  Status Write(const Emitted& emitted, nlohmann::json& out, bool print) const;
-};
-
-// simulate's --emit-benchmark TOOL, --emit-dir DIR and --hf-id ID: the benchmark that checks the
-// simulation (api/benchmark.h), printed or written into a directory.
-struct BenchmarkOptions {
-  std::string tool;  // empty: none
-  std::string dir;   // empty: print
-  std::string hf_id;
-
-  void AddTo(CLI::App* sub);
-  // The tool's name, and that --emit-dir would not replace a user's file (unless `force`).
-  Status Validate(bool force) const;
-  bool Enabled() const { return !tool.empty(); }
-  // The benchmark of `report` (before anything is printed: its errors are the user's input).
-  StatusOr<api::BenchmarkReport> Make(const std::string& model_arg,
-                                      const api::ServingReport& report) const;
-  // `bench` printed (when `print`) or written; returns its JSON.
-  StatusOr<nlohmann::json> Write(const api::BenchmarkReport& bench, bool print, bool force) const;
+  // simulate: --emit-benchmark's benchmark of the run `report`.
+  StatusOr<Emitted> Make(const std::string& model_arg, const api::ServingReport& report) const;
+  // The command's answer and what it emitted: the text (`print_text`) and then the launch and
+  // benchmark files printed (or written into --emit-dir), or with --json the JSON `out` with
+  // "launch" and "benchmark" added (api/launch.h, api/benchmark.h); then --html's page.
+  Status Finish(const Emitted& emitted, nlohmann::json& out, bool json, const HtmlOptions& html,
+                const std::function<void()>& print_text) const;
 };
 
 }  // namespace shardwise::cli
