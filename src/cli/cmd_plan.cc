@@ -8,11 +8,11 @@
 #include "command.h"
 #include "emit_options.h"
 #include "html_output.h"
-#include "measured_spread.h"
 #include "request_flags.h"
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 #include "shardwise/shardwise.h"
+#include "shardwise/text/text.h"
 #include "validators.h"
 
 namespace shardwise::cli {
@@ -96,7 +96,8 @@ void PrintText(const api::PlanReport& rep) {
   }
   if (req.load.kind == PlanLoad::Kind::kConcurrency) {
     std::cout << "\n";
-    PrintMeasuredSpread(req.perf.engine, rep.cluster.gpu.name, "the bands in --json");
+    std::cout << text::MeasuredSpreadText(req.perf.engine, rep.cluster.gpu.name,
+                                          "the bands in --json");
   }
   std::cout << "\nwhy:\n";
   for (size_t i = 0; i < ranked.size(); ++i) {

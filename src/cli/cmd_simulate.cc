@@ -11,11 +11,9 @@
 #include "command.h"
 #include "emit_options.h"
 #include "html_output.h"
-#include "measured_spread.h"
 #include "request_flags.h"
-#include "shardwise/common/format.h"
-#include "shardwise/report/table.h"
 #include "shardwise/shardwise.h"
+#include "shardwise/text/text.h"
 #include "validators.h"
 
 namespace shardwise::cli {
@@ -92,152 +90,6 @@ Status BuildRequest(SimulateOptions& o) {
   return Status();
 }
 
-std::string Arrivals(const api::ServingReport& rep, const api::SimulateRequest& r) {
-  if (const auto* closed = std::get_if<ClosedLoop>(&rep.scenario.load)) {
-    return fmt::format("closed loop, {} clients", closed->clients);
-  }
-  if (!r.workload.trace.empty()) return "trace " + r.workload.trace;
-  const OpenLoop& open = std::get<OpenLoop>(rep.scenario.load);
-  if (std::isinf(open.rate_per_s)) return "offline (all at t = 0)";
-  return fmt::format("{} {:g} req/s",
-                     open.burstiness_cv == 1.0
-                         ? std::string("Poisson")
-                         : fmt::format("bursty (CV {:g})", open.burstiness_cv),
-                     open.rate_per_s);
-}
-
-std::string Shape(const Deployment& d) {
-  auto plural = [](int64_t n, const char* what) {
-    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-  };
-  const Pool& p = d.prefill();
-  if (!d.disaggregated()) {
-    return fmt::format("{} of {}", plural(p.Replicas(), "replica"),
-                       plural(p.layout.InstanceGpus(), "GPU"));
-  }
-  const Pool& q = d.decode();
-  if (d.same_cluster()) return fmt::format("{} prefill + {} decode GPUs", p.Gpus(), q.Gpus());
-  return fmt::format("{} prefill GPUs on {}, {} decode GPUs on {}", p.Gpus(), p.cluster.name,
-                     q.Gpus(), q.cluster.name);
-}
-
-void PrintLatencies(const api::ServingReport& rep) {
-  const SimResult& r = rep.run.result;
-  Table table({"latency", "p50", "p90", "p99", "mean", "band"});
-  auto row = [&](const char* name, const Samples& h, const BandSpec& spec) {
-    std::string text = spec.relative > 0 ? fmt::format("±{:.0f}%", 100 * spec.relative) : "";
-    if (spec.other_mean || spec.measured) {
-      const Band b = LatencyBand(h.Mean(), spec);
-      text = fmt::format("{} to {}", FormatSeconds(b.low), FormatSeconds(b.high));
-    }
-    table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
-                  FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()), text});
-  };
-  row("TTFT", r.ttft_s, rep.bands.ttft);
-  row("TPOT", r.tpot_s, rep.bands.tpot);
-  row("ITL", r.itl_s, BandSpec{});
-  row("end-to-end", r.e2e_s, BandSpec{});
-  std::cout << table.Render();
-}
-
-std::string Goodput(const api::ServingReport& rep) {
-  const ServingRun& run = rep.run;
-  if (!run.slo.Given()) return "not measured: no SLO given (--max-ttft-ms, --max-tpot-ms)";
-  return fmt::format(
-      "{:.1f}% of requests meet the SLOs ({:.0f} output tokens/s); at {} TTFT {} and TPOT {}: "
-      "{}",
-      100.0 * rep.GoodputRequestFraction(), rep.GoodputOutputTokensPerS(), run.slo.PercentileName(),
-      FormatSeconds(run.TtftAtSlo()), FormatSeconds(run.TpotAtSlo()),
-      run.MeetsSlo() ? "within the SLOs" : "the SLOs are missed");
-}
-
-// What a closed loop's numbers depend on beyond the step times (docs/commands/simulate.md).
-void PrintClosedLoopNotes(const api::ServingReport& rep) {
-  if (const int64_t waiting = rep.ClientsBeyondBatchSlots(); waiting > 0) {
-    std::cout << fmt::format(
-        "queue        {} clients for at most {} batch slots (--max-batch per attention rank; the "
-        "KV cache may hold fewer): the other {} wait, and their wait is in the TTFT\n",
-        rep.BatchSlots() + waiting, rep.BatchSlots(), waiting);
-  }
-  if (const auto& phase = rep.run.out_of_phase) {
-    std::cout << fmt::format(
-        "lockstep     fixed output lengths keep the clients in step, prefilled in waves, as\n"
-        "             SGLang's measured loops run; out of phase, as vLLM's and TensorRT-LLM's "
-        "drift\n"
-        "             (--osl-dist uniform --length-cv {:g}): TTFT {}, TPOT {}; the band covers "
-        "both\n",
-        kOutOfPhaseOutputCv, FormatSeconds(phase->ttft_s), FormatSeconds(phase->tpot_s));
-  }
-}
-
-void PrintSteadyState(const SteadyState& s) {
-  if (!s.sized) {
-    std::cout << "steady state not sized: the requests given are all measured\n";
-    return;
-  }
-  std::cout << fmt::format(
-      "steady state {} warm-up requests excluded, {} measured; the window's halves differ by "
-      "{:+.1f}% in mean TTFT and {:+.1f}% in TPOT{}\n",
-      s.warmup_requests, s.measured_requests, 100 * s.ttft_drift, 100 * s.tpot_drift,
-      s.converged ? "" : " (not settled: the queue still moves)");
-  if (s.simulated_replicas < s.replicas) {
-    std::cout << fmt::format(
-        "             {} of {} identical replicas simulated at their share of the load, rates "
-        "scaled to all\n",
-        s.simulated_replicas, s.replicas);
-  }
-}
-
-void PrintText(const api::ServingReport& rep, const api::SimulateRequest& r) {
-  const ServingRun& run = rep.run;
-  const SimResult& res = run.result;
-  const Workload one = ScenarioLengths(rep.scenario);
-  const bool fixed = rep.scenario.input.distribution == LengthDistribution::kFixed &&
-                     rep.scenario.output.distribution == LengthDistribution::kFixed;
-  std::cout << fmt::format(
-      "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
-      "{} request{} finished over {} simulated ({} iteration{}, {} preemption{}) in {} wall\n\n",
-      rep.model.name, rep.cluster.name, rep.deployment.gpus(),
-      rep.deployment.disaggregated() ? "deployment" : "layout", rep.deployment.ToString(),
-      Shape(rep.deployment), rep.deployment.decode().perf.engine.name, Arrivals(rep, r),
-      one.prompt_tokens, one.output_tokens,
-      !r.workload.trace.empty() || fixed ? std::string()
-                                         : fmt::format(" ({} / {}, CV {:g})", r.workload.isl_dist,
-                                                       r.workload.osl_dist, rep.scenario.input.cv),
-      res.requests, res.requests == 1 ? "" : "s", FormatSeconds(res.makespan_s), res.steps,
-      res.steps == 1 ? "" : "s", res.preemptions, res.preemptions == 1 ? "" : "s",
-      FormatSeconds(rep.wall_s));
-  PrintLatencies(rep);
-  std::cout << fmt::format(
-      "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
-      "goodput      {}\n"
-      "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
-      "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n"
-      "energy       {}\n",
-      run.InputTokensPerS(), run.OutputTokensPerS(), rep.OutputTokensPerSPerGpu(),
-      res.tpot_s.Mean() > 0 ? 1.0 / res.tpot_s.Mean() : 0.0, Goodput(rep), 100 * res.utilization,
-      100 * res.mfu, 100 * res.kv_occupancy_mean, 100 * res.kv_occupancy_max,
-      res.usd_per_mtok_output, rep.cluster.gpu.usd_per_gpu_hour,
-      FormatEnergy(rep.deployment.BoardPowerW(), rep.JoulesPerOutputToken()));
-  if (rep.deployment.disaggregated()) {
-    std::cout << fmt::format("KV transfer  {} per request on average over {} ({}, {})\n",
-                             FormatSeconds(res.kv_transfer_s_mean), run.setup.estimate.link.name,
-                             KvTransferModeName(rep.deployment.transfer()),
-                             "prefill to decode pool");
-  }
-  if (run.overloaded) {
-    std::cout << fmt::format(
-        "overloaded   {:.3g} requests/s offered, {:.3g} served: the latencies above grow with "
-        "the run's length\n",
-        run.offered_requests_per_s, run.RequestsPerS());
-  }
-  PrintSteadyState(run.steady);
-  if (std::holds_alternative<ClosedLoop>(rep.scenario.load)) PrintClosedLoopNotes(rep);
-  if (rep.bands.measured) {
-    PrintMeasuredSpread(rep.deployment.decode().perf.engine, rep.cluster.gpu.name, "the bands");
-  }
-}
-
 // Progress on stderr for long runs: on a terminal one line rewritten in place; in a log, a plain
 // line every 10 seconds.
 std::function<void(int64_t, double)> Progress(bool& printed) {
@@ -275,7 +127,8 @@ Status RunSimulate(SimulateOptions& o) {
   }
   nlohmann::json out = api::ToJson(*rep);
   SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request.model, *rep));
-  return o.emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(*rep, o.request); });
+  return o.emit.Finish(emitted, out, o.json, o.html,
+                       [&] { std::cout << CliText(text::SimulateText(*rep, o.request)); });
 }
 
 }  // namespace

@@ -1,0 +1,28 @@
+// Text views of the API's results (api/): what the CLI prints for simulate, explain and train, as
+// strings. Option names appear as backticked fields (`max_batch`), as in the library's messages;
+// the CLI shows them as its flags. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "shardwise/api/explain.h"
+#include "shardwise/api/simulate.h"
+#include "shardwise/api/train.h"
+#include "shardwise/perf/engine.h"
+
+namespace shardwise::text {
+
+// The run: header, latency percentiles with bands, throughput, goodput, utilisation, cost,
+// energy, KV transfer, the steady state and a closed loop's notes.
+std::string SimulateText(const api::ServingReport& report, const api::SimulateRequest& request);
+// One deployment per phase, aggregated or disaggregated.
+std::string ExplainText(const api::Explanation& explanation);
+// The ranked layouts (or one explained), the critical batch, time and cost, the sizes' front.
+std::string TrainText(const api::TrainReport& report);
+// Where `engine`'s measured closed loops fell around the predictions; `bands` says what covers
+// that spread ("the bands", "the bands in --json").
+std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,
+                               std::string_view bands);
+
+}  // namespace shardwise::text

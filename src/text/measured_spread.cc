@@ -1,0 +1,23 @@
+// The `measured` line of a closed loop's text (plan, simulate): where the engine's measured
+// closed loops fell around the predictions, and whether that spread is assumed on this GPU.
+#include <fmt/format.h>
+
+#include "shardwise/text/text.h"
+
+namespace shardwise::text {
+
+std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,
+                               std::string_view bands) {
+  std::string out = fmt::format(
+      "measured     closed loops of {} measured on {} ran at {:.2f}-{:.2f}x the predicted TTFT\n"
+      "             and {:.2f}-{:.2f}x the TPOT (10th-90th percentile, docs/validation.md); {} "
+      "cover that\n",
+      engine.name, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
+      engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90, bands);
+  if (gpu != engine.closed_loop_measured_on) {
+    out += fmt::format("             on {} that spread is an assumption\n", gpu);
+  }
+  return out;
+}
+
+}  // namespace shardwise::text

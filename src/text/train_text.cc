@@ -1,0 +1,155 @@
+// `train`'s text: the ranked layouts or one layout per phase, the critical batch, the time and
+// cost of the tokens with the job's goodput, and the sizes' time-versus-cost front (text/text.h).
+#include <fmt/format.h>
+
+#include "shardwise/common/format.h"
+#include "shardwise/report/table.h"
+#include "shardwise/text/text.h"
+
+namespace shardwise::text {
+namespace {
+
+using train::TrainEstimate;
+
+std::string Days(double seconds) { return fmt::format("{:.1f} d", seconds / 86400); }
+
+std::string Percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+// Seconds, minutes or hours, whichever reads best for a checkpoint interval or a restart.
+std::string Duration(double seconds) {
+  if (seconds < 120) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
+std::string Critical(const train::CriticalBatch& c) {
+  return fmt::format(
+      "\ncritical batch (How to Think About GPUs): DP/FSDP stays compute-bound above {:.0f} "
+      "tokens per data-parallel rank across nodes ({:.0f} inside one);\n"
+      "  pure DP on this cluster would need a {} token batch; this layout needs {} and gets {} "
+      "({});\n  TP stays compute-bound up to ~{:.1f}-way across nodes, ~{:.1f}-way inside one\n",
+      c.tokens_per_gpu_inter, c.tokens_per_gpu_intra, FormatCount(c.pure_dp_tokens),
+      FormatCount(c.layout_tokens), FormatCount(c.batch_tokens),
+      c.batch_tokens >= c.layout_tokens ? "compute-bound" : "communication-bound", c.max_tp_inter,
+      c.max_tp_intra);
+}
+
+std::string Explain(const train::TrainPlanEntry& entry) {
+  const TrainEstimate& e = entry.estimate;
+  std::string out = fmt::format(
+      "{}, {}, micro-batch {} x {} per pipeline, {}, ZeRO-{}, recompute {}\n", e.layout.ToString(),
+      e.config.PrecisionName(), e.config.micro_batch, e.micro_batches, e.config.schedule.ToString(),
+      e.config.zero, e.config.RecomputeText());
+  if (e.layout.pp > 1) {
+    out += fmt::format("pipeline split (Megatron layout): {}\n", e.split.ToString());
+  }
+  Table t({"per micro-batch (rank " + std::to_string(e.slowest_stage) + ")", "GEMM", "attention",
+           "element-wise", "kernel gaps", "TP comm", "EP comm", "CP comm", "PP send", "GPU total",
+           "host"});
+  auto row = [&](const std::string& name, const train::PassTimes& p) {
+    t.AddRow({name, FormatSeconds(p.gemm_s), FormatSeconds(p.attention_s),
+              FormatSeconds(p.memory_s), FormatSeconds(p.launch_s), FormatSeconds(p.tp_comm_s),
+              FormatSeconds(p.ep_comm_s), FormatSeconds(p.cp_comm_s), FormatSeconds(p.pp_comm_s),
+              FormatSeconds(p.GpuTotal()), FormatSeconds(p.host_s)});
+  };
+  row("forward", e.forward);
+  row("backward (+ recompute)", e.backward);
+  out += "\n" + t.Render() + "\n";
+  Table it({"per iteration", "time", "share"});
+  for (const auto& [name, seconds] : train::StepParts(e)) {
+    it.AddRow({name, FormatSeconds(seconds), Percent(seconds / e.step_s)});
+  }
+  it.AddRow({"step", FormatSeconds(e.step_s), "100%"});
+  out += it.Render();
+  out += fmt::format(
+      "bubble {:.1f}% of the pipeline time; DP/ZeRO traffic {} of which {} exposed\n\n",
+      100 * e.bubble_fraction, FormatSeconds(e.dp_comm_s), FormatSeconds(e.dp_exposed_s));
+  const train::TrainMemory& m = e.memory;
+  out += fmt::format(
+      "memory per GPU: weights {}, grads {}, optimizer {}, activations {} ({:.2f} micro-batches "
+      "in flight), buffers {}: {} of {} usable\n",
+      FormatBytes(m.states.weight_bytes), FormatBytes(m.states.grad_bytes),
+      FormatBytes(m.states.optimizer_bytes), FormatBytes(m.activation_bytes),
+      m.in_flight_micro_batches, FormatBytes(m.buffer_bytes), FormatBytes(m.UsedBytes()),
+      FormatBytes(m.usable_bytes));
+  out += fmt::format(
+      "throughput: {:.0f} tokens/s per GPU ({:.0f} in all); model FLOPs {:.1f} TFLOP/s per GPU, "
+      "MFU {} (PaLM: no recompute); hardware FLOPs {:.1f} TFLOP/s, HFU {} (recompute included, "
+      "as Megatron-LM counts); bound by {}\n",
+      e.tokens_per_s_per_gpu, e.tokens_per_s, e.model_tflops_per_gpu, Percent(e.mfu),
+      e.hardware_tflops_per_gpu, Percent(e.hfu), e.bound);
+  return out;
+}
+
+std::string Ranked(const train::TrainPlan& plan) {
+  Table t({"#", "layout", "b", "m", "schedule", "ZeRO", "recompute", "step", "tokens/s/GPU", "MFU",
+           "HFU", "mem/GPU", "bound"});
+  t.SetLeftAligned({1, 4, 6, 12});
+  for (size_t i = 0; i < plan.ranked.size(); ++i) {
+    const TrainEstimate& e = plan.ranked[i].estimate;
+    t.AddRow({std::to_string(i + 1), e.layout.ToString(), std::to_string(e.config.micro_batch),
+              std::to_string(e.micro_batches), e.config.schedule.ToString(),
+              std::to_string(e.config.zero), e.config.RecomputeText(), FormatSeconds(e.step_s),
+              fmt::format("{:.0f}", e.tokens_per_s_per_gpu), Percent(e.mfu), Percent(e.hfu),
+              FormatBytes(e.memory.UsedBytes()), e.bound});
+  }
+  return t.Render() + "\nwhy: " + plan.ranked.front().why + "\n";
+}
+
+std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, double usd) {
+  std::string out = fmt::format("\n{} tokens: {} steps, {} of compute", FormatCount(c.tokens),
+                                FormatCount(c.steps), Days(c.compute_s));
+  if (c.interruptions > 0) {
+    out += fmt::format(
+        "; with {:.1f} interruptions expected ({:.3g} per GPU-hour, {} restart each) and a "
+        "checkpoint every {} ({} stall each), {} wall clock, goodput {}",
+        c.interruptions, req.reliability.interruptions_per_gpu_hour,
+        Duration(req.reliability.restart_s), Duration(c.checkpoint_interval_s),
+        Duration(c.checkpoint_write_s), Days(c.time_s), Percent(c.goodput));
+  }
+  out += fmt::format("; {} GPU-hours, ${} at ${:.2f}/GPU-hour\n", FormatCount(c.gpu_hours),
+                     FormatCount(c.usd), usd);
+  return out;
+}
+
+std::string Sizes(const train::TrainPlan& plan) {
+  std::string out =
+      "\ntime versus cost across cluster sizes (* = Pareto: no size is both faster and "
+      "cheaper):\n";
+  Table s({"GPUs", "layout", "step", "tokens/s/GPU", "MFU", "wall time", "goodput", "GPU-hours",
+           "$", ""});
+  s.SetLeftAligned({1, 9});
+  for (const auto& p : plan.sizes) {
+    const TrainEstimate& e = p.best.estimate;
+    s.AddRow({std::to_string(p.gpus), e.layout.ToString(), FormatSeconds(e.step_s),
+              fmt::format("{:.0f}", e.tokens_per_s_per_gpu), Percent(e.mfu),
+              Days(p.best.cost.time_s), Percent(p.best.cost.goodput),
+              FormatCount(p.best.cost.gpu_hours), FormatCount(p.best.cost.usd),
+              p.pareto ? "*" : ""});
+  }
+  return out + s.Render();
+}
+
+}  // namespace
+
+std::string TrainText(const api::TrainReport& rep) {
+  const train::TrainRequest& req = rep.request;
+  const ClusterSpec& cluster = rep.cluster;
+  std::string out = fmt::format(
+      "train: {} on {} ({} x {}), engine {}, sequence {}, global batch {} ({} tokens), {}\n",
+      rep.model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, rep.engine.name,
+      req.config.seq_len, req.config.global_batch,
+      FormatCount(static_cast<double>(req.config.TokensPerIteration())),
+      req.config.PrecisionName());
+  const train::TrainPlan& plan = rep.plan;
+  out += fmt::format("{} layouts, {} configurations evaluated, {} fit in memory, in {}\n\n",
+                     plan.layouts_considered, plan.configs_evaluated, plan.configs_fitting,
+                     FormatSeconds(rep.elapsed_s));
+  out += req.only_layout ? Explain(plan.ranked.front()) : Ranked(plan);
+  out += Critical(plan.critical);
+  out += Cost(plan.ranked.front().cost, req, cluster.gpu.usd_per_gpu_hour);
+  if (!plan.sizes.empty()) out += Sizes(plan);
+  return out;
+}
+
+}  // namespace shardwise::text

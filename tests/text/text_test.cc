@@ -1,0 +1,86 @@
+// The text views of the API's results, called as a library would: what each states is the
+// result's own figure (checked against the typed result, not against the text), options are
+// named as backticked fields for the caller to show as its flags, and the view follows the
+// deployment's kind.
+#include "shardwise/text/text.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "shardwise/common/format.h"
+#include "shardwise/shardwise.h"
+
+namespace shardwise::text {
+namespace {
+
+bool Contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+TEST(SimulateText, StatesTheRunsOwnFiguresAndNamesFieldsNotFlags) {
+  // 32 clients for 16 batch slots (max_batch 16 on one attention rank): 16 wait, and the text
+  // says which option caps them, by its field name.
+  api::SimulateRequest r;
+  r.concurrency = 32;
+  r.serving.max_batch = 16;
+  r.deployment.layout = "tp1";
+  const StatusOr<api::ServingReport> rep = api::Simulate(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  const std::string text = SimulateText(*rep, r);
+  EXPECT_TRUE(Contains(text, "32 clients for at most 16 batch slots")) << text;
+  EXPECT_TRUE(Contains(text, "`max_batch`")) << text;
+  EXPECT_FALSE(std::regex_search(text, std::regex("--[a-z]")))
+      << "flags are the caller's to name:\n"
+      << text;
+  // The mean TTFT is the run's, as FormatSeconds writes it.
+  EXPECT_TRUE(Contains(text, FormatSeconds(rep->run.result.ttft_s.Mean()))) << text;
+  EXPECT_TRUE(Contains(text, "closed loop, 32 clients")) << text;
+}
+
+TEST(ExplainText, FollowsTheDeploymentsKind) {
+  api::ExplainRequest r;
+  r.deployment.layout = "tp8";
+  const StatusOr<api::Explanation> one = api::Explain(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  const std::string aggregated = ExplainText(*one);
+  EXPECT_TRUE(Contains(aggregated, "layout tp8")) << aggregated;
+  EXPECT_TRUE(Contains(aggregated, FormatSeconds(one->Step().tpot_s))) << aggregated;
+
+  api::ExplainRequest split;
+  split.cluster.nodes = 2;
+  split.deployment.layout.clear();
+  split.deployment.prefill_layout = "tp4";
+  split.deployment.decode_layout = "tp8";
+  const StatusOr<api::Explanation> two = api::Explain(api::Catalog::BuiltIn(), split);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  const std::string disaggregated = ExplainText(*two);
+  EXPECT_TRUE(Contains(disaggregated, two->model.name + " disaggregated:")) << disaggregated;
+  EXPECT_TRUE(Contains(disaggregated, "KV transfer")) << disaggregated;
+}
+
+TEST(TrainText, RanksAndSaysWhy) {
+  api::TrainRunRequest r;
+  r.model = "llama-3.1-8b";
+  r.global_batch = 64;
+  r.seq_len = 2048;
+  r.no_sizes = true;
+  const StatusOr<api::TrainReport> rep = api::Train(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  const std::string text = TrainText(*rep);
+  EXPECT_TRUE(Contains(text, "why: " + rep->plan.ranked.front().why)) << text;
+  EXPECT_TRUE(Contains(text, rep->plan.ranked.front().estimate.layout.ToString())) << text;
+  EXPECT_FALSE(Contains(text, "time versus cost")) << "no sizes were searched";
+}
+
+TEST(MeasuredSpreadText, SaysWhenTheSpreadIsAssumed) {
+  EngineProfile engine;
+  engine.name = "e";
+  engine.closed_loop_measured_on = "h100-sxm";
+  EXPECT_FALSE(Contains(MeasuredSpreadText(engine, "h100-sxm", "the bands"), "assumption"));
+  EXPECT_TRUE(Contains(MeasuredSpreadText(engine, "b200", "the bands"), "on b200 that spread"));
+}
+
+}  // namespace
+}  // namespace shardwise::text
