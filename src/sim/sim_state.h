@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -27,16 +28,17 @@ struct Request {
   bool done = false;
 };
 
-// min-heap of (decode step at which a sequence finishes, request id)
-using FinishHeap = std::priority_queue<std::pair<int64_t, int64_t>,
-                                       std::vector<std::pair<int64_t, int64_t>>, std::greater<>>;
+// Request ids by the decode step their last output token comes out of (entries of preempted
+// requests go stale and are skipped). A batch of thousands finishes in a few hundred distinct
+// steps, so a map of steps costs less than a heap of every sequence.
+using FinishSteps = std::map<int64_t, std::vector<int64_t>>;
 
 struct Replica {
   const SimPool* pool = nullptr;
   size_t group = 0;                  // the physical replica whose pipeline stages it shares
   std::deque<int64_t> waiting;       // FCFS; the head may be part-way through prefill
   std::vector<int64_t> decode_lifo;  // decode set in admission order (finished ones skipped)
-  FinishHeap finishes;
+  FinishSteps finishes;
   int64_t decoding = 0;         // sequences in the decode set
   double sum_base = 0;          // sum over the decode set of (prompt + 1 - join_step)
   double prefill_reserved = 0;  // KV tokens held by admitted, still-prefilling requests

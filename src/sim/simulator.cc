@@ -7,6 +7,7 @@
 #include <optional>
 #include <queue>
 
+#include "event_queue.h"
 #include "shardwise/model/accounting.h"
 #include "shardwise/perf/attention.h"
 #include "shardwise/price/price.h"
@@ -42,6 +43,7 @@ class Sim {
     if (!c.disaggregated()) decode_first_ = static_cast<int64_t>(replicas_.size());
     // An API server per physical replica, each its own engine (requests enter the first pool).
     front_ends_.assign(stage_free_s_.size(), FrontEnd(c.request_path_s, c.tokenize_s_per_token));
+    events_ = EventQueue(front_ends_.size());
     for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
   }
 
@@ -61,9 +63,9 @@ class Sim {
         PullArrival();
       }
     }
-    while (!events_.empty()) {
-      const Event e = events_.top();
-      events_.pop();
+    while (!events_.Empty()) {
+      const Event e = events_.Top();
+      events_.Pop();
       AdvanceClock(e.time_s);
       if (e.kind == EventKind::kArrival) {
         SW_RETURN_IF_ERROR(Route(pending_.front()));
@@ -85,7 +87,7 @@ class Sim {
   int64_t Arrived() const { return static_cast<int64_t>(requests_.size()); }
 
  private:
-  void Push(double t, EventKind kind, int64_t index) { events_.push({t, order_++, kind, index}); }
+  void Push(double t, EventKind kind, int64_t index) { events_.Push(t, kind, index); }
 
   // An open loop's next request, sent at its arrival time.
   void PullArrival() {
@@ -111,12 +113,12 @@ class Sim {
     defer_start_ = true;
     for (Event e = first;;) {
       Enqueue(requests_[e.index].replica, e.index);
-      if (events_.empty() || events_.top().kind != EventKind::kVisible ||
-          events_.top().time_s != first.time_s) {
+      if (events_.Empty() || events_.Top().kind != EventKind::kVisible ||
+          events_.Top().time_s != first.time_s) {
         break;
       }
-      e = events_.top();
-      events_.pop();
+      e = events_.Top();
+      events_.Pop();
     }
     defer_start_ = false;
     for (size_t i : deferred_) {
@@ -209,8 +211,8 @@ class Sim {
     r.replica = PickReplica(0, static_cast<size_t>(decode_first_), next_rr_);
     ++replicas_[r.replica].in_flight;
     // It reaches the scheduler through the replica's front end.
-    Push(front_ends_[replicas_[r.replica].group].Visible(r.arrival_s, r.prompt),
-         EventKind::kVisible, id);
+    const size_t group = replicas_[r.replica].group;
+    events_.PushVisible(group, front_ends_[group].Visible(r.arrival_s, r.prompt), id);
     requests_.push_back(r);
     return Status();
   }
@@ -281,7 +283,7 @@ class Sim {
     ++rep.decoding;
     rep.sum_base += static_cast<double>(r.prompt + 1 - r.join_step);
     rep.decode_lifo.push_back(id);
-    rep.finishes.push({r.join_step + r.output - 1, id});
+    rep.finishes[r.join_step + r.output - 1].push_back(id);
   }
 
   // Request `r` at the head of the queue may prefill: it holds KV for its prompt, admitted now
@@ -420,14 +422,19 @@ class Sim {
     if (rep.step_decode > 0) ++rep.decode_steps;
     tokens_emitted_ += rep.step_decode;
     // Sequences whose last output token came out of this iteration.
-    while (!rep.finishes.empty() && rep.finishes.top().first <= rep.decode_steps) {
-      const auto [step, id] = rep.finishes.top();
-      rep.finishes.pop();
-      Request& r = requests_[id];
-      if (r.done || !r.admitted || r.join_step < 0 || r.join_step + r.output - 1 != step) continue;
-      rep.sum_base -= static_cast<double>(r.prompt + 1 - r.join_step);
-      --rep.decoding;
-      FinishRequest(rep, id);
+    while (!rep.finishes.empty() && rep.finishes.begin()->first <= rep.decode_steps) {
+      auto due = rep.finishes.extract(rep.finishes.begin());
+      const int64_t step = due.key();
+      std::vector<int64_t>& ids = due.mapped();
+      std::sort(ids.begin(), ids.end());  // one step's finish in request order
+      for (const int64_t id : ids) {
+        Request& r = requests_[id];
+        if (r.done || !r.admitted || r.join_step < 0 || r.join_step + r.output - 1 != step)
+          continue;
+        rep.sum_base -= static_cast<double>(r.prompt + 1 - r.join_step);
+        --rep.decoding;
+        FinishRequest(rep, id);
+      }
     }
     // Prefill progress; a completed prompt emits its first token now and starts decoding.
     for (const auto& [id, tokens] : rep.step_prefill) {
@@ -527,7 +534,7 @@ class Sim {
   int64_t transfers_ = 0;
   int64_t next_decode_rr_ = 0;
   std::vector<Request> requests_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  EventQueue events_;
   std::deque<TraceRequest> pending_;  // open loop: the next request to send
   std::vector<FrontEnd> front_ends_;  // per physical replica of the first pool
   Status closed_loop_status_;         // the first failure to route a closed loop's request
@@ -536,7 +543,6 @@ class Sim {
   std::vector<size_t> deferred_;  // replicas given requests while starts were deferred
   double kv_used_total_ = 0;      // sum of the replicas' kv_used
   double kv_capacity_total_ = 0;
-  int64_t order_ = 0;
   int64_t next_rr_ = 0;
   double now_ = 0;
   double kv_weighted_ = 0;
