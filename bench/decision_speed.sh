@@ -31,7 +31,7 @@ bench() {
 }
 
 echo "median of $runs runs each, after a warm-up; $(nproc) cores"
-bench "plan DeepSeek-V3, 1,024-GPU SuperPod (disagg + load)" 1 "4-8 s" \
+bench "plan DeepSeek-V3, 1,024-GPU SuperPod (disagg + load)" 1 "2.8 s on 2026-11-28, 4-8 s at first" \
   plan --model deepseek-v3 --cluster h100-superpod --dtype fp8
 bench "plan DeepSeek-V3, 800,000 H100 (--nodes 100000)" 10 "did not finish in 60 s" \
   plan --model deepseek-v3 --cluster dgx-h100 --nodes 100000 --dtype fp8
