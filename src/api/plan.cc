@@ -80,6 +80,8 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     split = std::async(std::launch::async,
                        [&] { return PlanDisaggregated(rep.model, rep.cluster, req); });
   }
+  // Where no aggregated layout fits or meets the SLOs, a split that does answers alone.
+  req.allow_unranked = rep.searched_disaggregated;
   StatusOr<PlanResult> aggregated = shardwise::Plan(rep.model, rep.cluster, req);
   if (split.valid()) {
     StatusOr<std::optional<DisaggPlanEntry>> best = split.get();
@@ -87,8 +89,13 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     SW_ASSIGN_OR_RETURN(rep.disaggregated, std::move(best));
   }
   SW_ASSIGN_OR_RETURN(rep.result, std::move(aggregated));
-  rep.verdict =
-      CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
+  if (rep.result.ranked.empty()) {
+    if (!rep.disaggregated) return rep.result.unranked;
+    rep.verdict = SplitAlone(*rep.disaggregated, req.slo);
+  } else {
+    rep.verdict =
+        CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
+  }
   if (rep.verdict.disaggregated_wins) {
     rep.winner = rep.disaggregated->deployment;
   } else {
@@ -121,6 +128,9 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   }
   rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  if (!rep.result.unranked.ok()) {
+    rep.notes.push_back("aggregated: " + rep.result.unranked.message());
+  }
   if (!unfit.empty()) {
     rep.notes.push_back(
         fmt::format("the clients out of phase need longer requests than the KV "
@@ -181,6 +191,11 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view wh
                             "which `disagg` off and a `layout` turn off");
   }
   if (which == "winner" && !rank) return rep.winner;
+  if (rep.result.ranked.empty()) {
+    return FieldError("emit_deployment",
+                      "`emit_deployment` aggregated: no aggregated layout of these GPUs fits or "
+                      "meets the SLOs at this load; deploy the disaggregated split");
+  }
   const int n = rank.value_or(1);
   if (n < 1 || n > static_cast<int>(rep.result.ranked.size())) {
     return FieldError("emit_rank", fmt::format("`emit_rank` {}: {} layouts were ranked (raise "

@@ -48,6 +48,12 @@ std::string LoadLine(const shardwise::PlanRequest& req) {
 
 void PrintRanked(const api::PlanReport& rep) {
   const shardwise::PlanRequest& req = rep.request;
+  if (rep.result.ranked.empty()) {
+    std::cout << LoadLine(req)
+              << "\nno aggregated layout of these GPUs: " << CliMessage(rep.result.unranked)
+              << "\n";
+    return;
+  }
   const std::string pct = req.slo.PercentileName();
   std::cout << LoadLine(req)
             << fmt::format(
@@ -99,7 +105,7 @@ void PrintText(const api::PlanReport& rep) {
     std::cout << text::MeasuredSpreadText(req.perf.engine, rep.cluster.gpu.name,
                                           "the bands in --json");
   }
-  std::cout << "\nwhy:\n";
+  if (!ranked.empty()) std::cout << "\nwhy:\n";
   for (size_t i = 0; i < ranked.size(); ++i) {
     std::cout << fmt::format("  {}. {}\n", i + 1, ranked[i].why);
   }
@@ -132,7 +138,6 @@ Status RunPlan(PlanOptions& o) {
   SW_RETURN_IF_ERROR(o.emit.Validate(o.emit.force));
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(const api::PlanReport rep, api::Plan(api::Catalog::BuiltIn(), r));
-  PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
   const EmitOptions& emit = o.emit;
   std::optional<Deployment> chosen;
@@ -142,6 +147,7 @@ Status RunPlan(PlanOptions& o) {
   SW_ASSIGN_OR_RETURN(
       const Emitted emitted,
       emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, rep.saved));
+  PrintNotes(rep.notes);  // after anything --emit may refuse: an error stays one line
   return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }
 

@@ -124,12 +124,12 @@ Status RunRecommend(RecommendOptions& o) {
   SW_RETURN_IF_ERROR(o.emit.Validate(o.emit.force));
   SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(const api::RecommendReport rep, api::Recommend(api::Catalog::BuiltIn(), r));
-  PrintNotes(rep.notes);
   nlohmann::json out = api::ToJson(rep);
   const EmitOptions& emit = o.emit;
   SW_ASSIGN_OR_RETURN(const Emitted emitted,
                       emit.Make(r.model, rep.model, &rep.result.best->deployment,
                                 rep.request.plan.workload, rep.saved));
+  PrintNotes(rep.notes);  // after anything --emit may refuse: an error stays one line
   return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }
 

@@ -227,6 +227,16 @@ void KeepBestWorkers(std::vector<PoolWorker>& workers, size_t keep) {
   if (workers.size() > keep) workers.resize(keep);
 }
 
+DeploymentVerdict SplitAlone(const DisaggPlanEntry& split, const Slo& slo) {
+  const OperatingPoint& p = *split.at_load;
+  return {true, fmt::format("disaggregated {} wins: it meets the SLOs at this load ({} TTFT {}, "
+                            "TPOT {}, {:.1f} tokens/s per GPU) and no aggregated layout of these "
+                            "GPUs does",
+                            split.deployment.ToString(), slo.PercentileName(),
+                            FormatSeconds(p.ttft.at_slo_s), FormatSeconds(p.tpot.at_slo_s),
+                            p.output_tokens_per_s_per_gpu)};
+}
+
 DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
                                      const std::optional<DisaggPlanEntry>& disaggregated,
                                      Objective objective, const Slo& slo) {

@@ -446,6 +446,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     if (fits) ++result.layouts_fitting;
     if (best) best_per_layout.push_back(*best);
   }
+  Status unranked;
   if (result.layouts_fitting == 0) {
     if (least_short_layout.empty()) {
       return Error(
@@ -453,7 +454,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                       "suits the model's heads and layers",
                       model.name, cluster.name, cluster.num_gpus));
     }
-    return Error(
+    unranked = Error(
         fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
                     "GPU; add GPUs (--nodes), {}or a larger GPU",
                     model.name, DtypeName(req.perf.weight_dtype), cluster.name, cluster.num_gpus,
@@ -461,22 +462,23 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                     BytesPerElement(req.perf.weight_dtype) > 1    ? "use --dtype fp8 or int4, "
                     : BytesPerElement(req.perf.weight_dtype) == 1 ? "use --dtype int4, "
                                                                   : ""));
-  }
-  if (best_per_layout.empty()) {
-    return Error(
-        fmt::format("no layout of {} on {} meets the SLOs (`max_ttft_ms`, "
-                    "`max_tpot_ms`); relax them or add GPUs",
-                    model.name, cluster.name));
-  }
-  std::stable_sort(best_per_layout.begin(), best_per_layout.end(),
-                   [&](const PlanEntry& a, const PlanEntry& b) {
-                     return Score(req.objective, a.estimate) > Score(req.objective, b.estimate);
-                   });
-  SW_RETURN_IF_ERROR(RankAtLoad(model, cluster, req, best_per_layout));
-  for (size_t i = 0; i < best_per_layout.size() && static_cast<int>(i) < req.top; ++i) {
-    best_per_layout[i].why = Why(cluster, best_per_layout[i], req);
-    AddOutOfPhase(model, cluster, req, best_per_layout[i]);
-    result.ranked.push_back(best_per_layout[i]);
+  } else if (best_per_layout.empty()) {
+    unranked =
+        Error(fmt::format("no layout of {} on {} meets the SLOs (`max_ttft_ms`, "
+                          "`max_tpot_ms`); relax them or add GPUs",
+                          model.name, cluster.name));
+  } else {
+    std::stable_sort(best_per_layout.begin(), best_per_layout.end(),
+                     [&](const PlanEntry& a, const PlanEntry& b) {
+                       return Score(req.objective, a.estimate) > Score(req.objective, b.estimate);
+                     });
+    unranked = RankAtLoad(model, cluster, req, best_per_layout);
+    for (size_t i = 0; unranked.ok() && i < best_per_layout.size() && static_cast<int>(i) < req.top;
+         ++i) {
+      best_per_layout[i].why = Why(cluster, best_per_layout[i], req);
+      AddOutOfPhase(model, cluster, req, best_per_layout[i]);
+      result.ranked.push_back(best_per_layout[i]);
+    }
   }
   // Pareto front over every feasible point: fastest per user first, keep rising per-GPU rate.
   std::sort(all_points.begin(), all_points.end(), [](const PlanEntry& a, const PlanEntry& b) {
@@ -488,6 +490,10 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
       best_per_gpu = p.estimate.output_tokens_per_s_per_gpu;
       result.pareto.push_back(p);
     }
+  }
+  if (!unranked.ok()) {
+    if (!req.allow_unranked) return unranked;
+    result.unranked = unranked;
   }
   return result;
 }

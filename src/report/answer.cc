@@ -28,18 +28,24 @@ std::string PointLoad(const nlohmann::json& point) {
                      Num(point, "concurrency"), Num(point, "requests_per_s"));
 }
 
+// A plan whose verdict is its simulated disaggregated split.
+bool SplitWins(const nlohmann::json& result) {
+  return Str(Field(result, "verdict"), "winner") == "disaggregated" &&
+         Field(Field(result, "disaggregated"), "at_load").is_object();
+}
+
 AnswerFacts PlanAnswer(const nlohmann::json& result) {
   AnswerFacts a;
   ReadDeployment(result, a);
   const nlohmann::json& verdict = Field(result, "verdict");
   a.why = Str(verdict, "why");
-  const bool split = Str(verdict, "winner") == "disaggregated" &&
-                     Field(result, "disaggregated").is_object() &&
-                     Field(result, "disaggregated").contains("at_load");
-  a.point =
-      split ? Field(Field(result, "disaggregated"), "at_load") : Field(Field(result, "layouts"), 0);
+  a.point = SplitWins(result) ? Field(Field(result, "disaggregated"), "at_load")
+                              : Field(Field(result, "layouts"), 0);
   const std::string load = Str(result, "load", "offline");
-  a.load = (load == "offline" ? "offline (each layout at its best batch): " : load + " load: ") +
+  const double value = Num(result, "load_value");
+  a.load = (load == "rate"          ? fmt::format("{:g} requests/s offered (Poisson): ", value)
+            : load == "concurrency" ? fmt::format("a closed loop of {:g} clients: ", value)
+                                    : std::string("offline (each layout at its best batch): ")) +
            PointLoad(a.point);
   return a;
 }
@@ -122,8 +128,7 @@ std::string Figure(const nlohmann::json& point, const char* key, const char* for
 
 std::optional<AnswerFacts> AnswerOf(const nlohmann::json& result) {
   const std::string command = Str(result, "command");
-  if (command == "plan" && Field(result, "layouts").is_array() &&
-      !Field(result, "layouts").empty()) {
+  if (command == "plan" && (!Field(result, "layouts").empty() || SplitWins(result))) {
     return PlanAnswer(result);
   }
   if (command == "recommend" && Field(result, "recommendation").is_object()) {

@@ -157,8 +157,12 @@ StatusOr<std::string> Body(const nlohmann::json& result, const std::string& comm
     body += AnswerTable(*answer, Field(result, "slo"));
   }
   if (command == "plan") {
-    if (!Field(result, "layouts").is_array() || Field(result, "layouts").empty()) {
-      return Error("plan result has no layouts to draw");
+    const nlohmann::json& layouts = Field(result, "layouts");
+    if (!layouts.is_array()) return Error("plan result has no layouts to draw");
+    if (layouts.empty()) {
+      // No aggregated layout fits or meets the SLOs: the answer is the split alone.
+      if (!AnswerOf(result)) return Error("plan result has no layouts to draw");
+      return body;
     }
     body += PlanRanking(result);
     body += Section(

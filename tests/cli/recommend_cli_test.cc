@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 
 #include "run_binary.h"
 
@@ -84,6 +85,42 @@ TEST(RecommendCli, DeepSeekR1OnH200HoldsItsSloWhenReplayed) {
   const RunResult longer = RunShardwise(question + " --requests 5000");
   ASSERT_EQ(longer.exit_code, 0) << longer.err;
   EXPECT_EQ(longer.Json()["deployment"]["name"], j["deployment"]["name"]);
+}
+
+// plan and recommend answer the same question alike: on the GPUs recommend sized for the load,
+// plan at that load and those SLOs deploys what recommend did. For DeepSeek-R1 at 20 req/s on
+// 16 H200 no aggregated layout meets TPOT <= 50 ms (plan once refused the question although its
+// own split search held it); the split answers alone, and says why.
+TEST(RecommendCli, PlanOnTheRecommendedGpusAgrees) {
+  const std::string load =
+      " --model deepseek-r1 --cluster dgx-h200 --rate 20 --isl 2048 --osl 1024 "
+      "--max-ttft-ms 2000 --max-tpot-ms 50 --json";
+  const RunResult rec = RunShardwise("recommend" + load);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const nlohmann::json deployment = rec.Json()["deployment"];
+  const int gpus = deployment["gpus"];
+  ASSERT_EQ(gpus % 8, 0) << "whole 8-GPU nodes";
+  const std::string page = "/tmp/shardwise_plan_recommended.html";
+  const RunResult plan = RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
+                                      " --html " + page + " --force");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  // The page opens with the answer even when only the split is ranked.
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("<table class=\"answer\">"), std::string::npos);
+  EXPECT_NE(html.find("<b>" + deployment["name"].get<std::string>() + "</b>"), std::string::npos);
+  const nlohmann::json p = plan.Json();
+  EXPECT_EQ(p["deployment"]["name"], deployment["name"]);
+  if (p["layouts"].empty()) {
+    EXPECT_EQ(p["verdict"]["winner"], "disaggregated");
+    EXPECT_NE(p["verdict"]["why"].get<std::string>().find("no aggregated layout"),
+              std::string::npos);
+    EXPECT_NE(p["notes"].dump().find("the closest"), std::string::npos) << p["notes"];
+    // Asking plan for an aggregated launch there is one line naming the split instead.
+    ExpectOneLineError(RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
+                                    " --emit vllm --emit-deployment aggregated"),
+                       "disaggregated split");
+  }
 }
 
 TEST(RecommendCli, MostLoadOfACluster) {

@@ -73,6 +73,9 @@ struct DeploymentVerdict {
   bool disaggregated_wins = false;
   std::string why;  // one line with both figures
 };
+// The verdict when no aggregated layout of the GPUs fits or meets the SLOs at the load and the
+// split does.
+DeploymentVerdict SplitAlone(const DisaggPlanEntry& split, const Slo& slo);
 DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
                                      const std::optional<DisaggPlanEntry>& disaggregated,
                                      Objective objective, const Slo& slo);

@@ -36,6 +36,9 @@ struct PlanRequest {
   // two-batch overlap, keeping the best; false: every layout runs perf.ep as given.
   bool search_ep = false;
   std::optional<Layout> only_layout;  // evaluate just this layout (its best batch)
+  // When no layout fits or meets the SLOs, return the result with `ranked` empty and the reason
+  // in PlanResult::unranked instead of failing (plan's disaggregated search may still answer).
+  bool allow_unranked = false;
   // The load the leading layouts are simulated at; the SLOs are checked there.
   PlanLoad load;
 };
@@ -56,6 +59,9 @@ struct PlanResult {
   int64_t layouts_considered = 0;  // valid layouts enumerated
   int64_t layouts_fitting = 0;     // of those, fitting in memory at batch 1
   int64_t points_evaluated = 0;    // (layout, batch) pairs estimated
+  // With PlanRequest::allow_unranked: why `ranked` is empty (no layout fits, or none meets the
+  // SLOs at the load), else OK.
+  Status unranked;
 };
 
 // Every layout whose GPUs equal the cluster's and that the model's shape allows, with
