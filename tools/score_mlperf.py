@@ -20,10 +20,15 @@ benchmark's own length distribution: the quantile function through the published
 scenario) and capped at the benchmark's output limit; requests take the quantiles at
 (i + 0.5) / N, shuffled with a fixed seed (input and output independently: no per-sample pairs
 are public). Server and Interactive (LoadGen's Server scenario) arrive as a Poisson process at
-the row's target_qps; N = the dataset's sample count, at most --server-requests. Offline puts the
+the row's target_qps (conditioned on the count: the last of N arrives at N / target_qps); N = the dataset's sample count, at most --server-requests. Offline puts the
 samples LoadGen issues (target_qps x 600 s x 1.1, at least the minimum Offline count, in whole
 dataset passes; one query, all at time 0) in the trace and takes the
 simulated system's output tokens/s over the whole run.
+
+Server and Interactive are also scored as MLPerf scores them: the highest Poisson rate whose
+simulated p99 TTFT and TPOT meet the benchmark's limits (ttft_limit_ms, tpot_limit_ms) without
+falling behind, found from target_qps up or down in 25% steps and then by bisection to 2%
+(--rate-precision), against target_qps, the rate the submitter's run met them at.
 
 Errors are predicted / measured - 1: TTFT p99 and TPOT p99 (LoadGen's per-sample
 (E2E - TTFT) / (n - 1), whose p99 is over samples; simulate's tpot_s is the same per-request
@@ -37,6 +42,7 @@ Only the Python standard library is used.
 """
 import argparse
 import collections
+import concurrent.futures
 import csv
 import json
 import os
@@ -210,12 +216,15 @@ def write_trace(path, model, scenario, qps, n, seed=1):
     rng = random.Random(seed)
     isl = lengths(*mapping["input"], n, rng)
     osl = lengths(*mapping["output"], n, rng)
+    # Poisson arrivals conditioned on their count: exponential gaps scaled so the n-th request
+    # arrives at n / qps, so the trace offers exactly the rate asked for.
+    gaps = [0.0] * n if scenario == "Offline" else [rng.expovariate(1.0) for _ in range(n)]
+    scale = n / qps / sum(gaps) if scenario != "Offline" else 0.0
     t = 0.0
     with open(path, "w") as f:
         f.write("arrival_s,input_tokens,output_tokens\n")
-        for a, b in zip(isl, osl):
-            if scenario != "Offline":
-                t += rng.expovariate(qps)
+        for a, b, gap in zip(isl, osl, gaps):
+            t += gap * scale
             f.write(f"{t:.6f},{a},{b}\n")
     return n, statistics.fmean(isl), statistics.fmean(osl)
 
@@ -321,7 +330,10 @@ def summarise(scored, rows):
         entry = {"scenario": scenario, "accelerator": acc, "engine": engine,
                  "covered": len(ss), "total": g["total"],
                  "overloaded": sum(1 for s in ss if s.get("overloaded"))}
-        for key in ("ttft_p99_err", "tpot_p99_err", "throughput_err"):
+        rates = [x["max_qps_err"] for x in ss if x.get("max_qps_err") is not None]
+        entry["max_qps_within_15"] = sum(1 for e in rates if abs(e) <= 0.15)
+        entry["max_qps_scored"] = len(rates)
+        for key in ("ttft_p99_err", "tpot_p99_err", "throughput_err", "max_qps_err"):
             errs = [s[key] for s in ss if s.get(key) is not None]
             entry[key + "_median_abs"] = median_or_none([abs(e) for e in errs])
             entry[key + "_median_signed"] = median_or_none(errs)
@@ -336,12 +348,17 @@ def pct(x, signed=False):
 
 
 def print_table(summary, markdown):
-    header = ["scenario", "accelerator", "engine", "covered", "TTFT p99 med abs", "TTFT p99 med signed",
-              "TPOT p99 med abs", "TPOT p99 med signed", "tok/s med abs", "tok/s med signed", "overloaded"]
+    header = ["scenario", "accelerator", "engine", "covered", "max QPS med abs",
+              "max QPS med signed", "max QPS within 15%", "TTFT p99 med abs",
+              "TTFT p99 med signed", "TPOT p99 med abs", "TPOT p99 med signed", "tok/s med abs",
+              "tok/s med signed", "overloaded"]
     rows = []
     for e in summary:
+        within = (f"{e['max_qps_within_15']}/{e['max_qps_scored']}"
+                  if e["max_qps_scored"] else "-")
         rows.append([e["scenario"], e["accelerator"], e["engine"], f"{e['covered']}/{e['total']}",
-                     pct(e["ttft_p99_err_median_abs"]), pct(e["ttft_p99_err_median_signed"], True),
+                     pct(e["max_qps_err_median_abs"]), pct(e["max_qps_err_median_signed"], True),
+                     within, pct(e["ttft_p99_err_median_abs"]), pct(e["ttft_p99_err_median_signed"], True),
                      pct(e["tpot_p99_err_median_abs"]), pct(e["tpot_p99_err_median_signed"], True),
                      pct(e["throughput_err_median_abs"]),
                      pct(e["throughput_err_median_signed"], True),
@@ -384,6 +401,51 @@ def score_row(row, argv, out):
     return s
 
 
+def meets_limits(out, row):
+    """Whether a simulated Server run meets the row's p99 TTFT and TPOT limits and keeps up."""
+    load = out.get("load") or {}
+    return (not load.get("overloaded") and
+            out["ttft_s"]["p99"] * 1e3 <= float(row["ttft_limit_ms"]) and
+            out["tpot_s"]["p99"] * 1e3 <= float(row["tpot_limit_ms"]))
+
+
+def max_qps(row, argv, trace, model, n, seed, precision):
+    """The highest Poisson rate (queries/s) whose simulated p99 TTFT and TPOT meet the row's limits,
+    as MLPerf's Server scenario is scored: from the row's target_qps up (or down) in steps of 25%
+    until the verdict flips, then bisection to `precision`. The same lengths at every rate (one
+    seed), so only the arrivals scale. Returns (rate or None if none passes down to 1/64 of the
+    target, simulations run)."""
+    verdicts = {}
+
+    def passes(q):
+        if q not in verdicts:
+            write_trace(trace, model, row["scenario"], q, n, seed)
+            out, _ = run(argv)
+            verdicts[q] = out is not None and meets_limits(out, row)
+        return verdicts[q]
+
+    target = float(row["target_qps"])
+    if passes(target):
+        lo, hi = target, target * 1.25
+        while passes(hi):
+            if hi > 64 * target:
+                return hi, len(verdicts)
+            lo, hi = hi, hi * 1.25
+    else:
+        lo, hi = target / 1.25, target
+        while not passes(lo):
+            if lo < target / 64:
+                return None, len(verdicts)
+            lo, hi = lo / 1.25, lo
+    while hi / lo > 1 + precision:
+        mid = (lo * hi) ** 0.5
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, len(verdicts)
+
+
 def print_lengths():
     """The length mapping of every benchmark and scenario (the trace's distributions)."""
     for model, spec in LENGTHS.items():
@@ -421,6 +483,14 @@ def main():
     ap.add_argument("--offline-requests", type=int, default=150000,
                     help="most requests in an Offline trace (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="trace seed (default: %(default)s)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="rows simulated at once (default: %(default)s)")
+    ap.add_argument("--no-max-rate", dest="max_rate", action="store_false",
+                    help="skip the search for the highest rate within the limits (Server, "
+                         "Interactive)")
+    ap.add_argument("--rate-precision", type=float, default=0.02,
+                    help="relative precision of that search (default: %(default)s)")
+    ap.add_argument("--progress", action="store_true", help="one line on stderr per row")
     ap.add_argument("--lengths", action="store_true",
                     help="print the length mapping of every benchmark and exit")
     args = ap.parse_args()
@@ -438,30 +508,51 @@ def main():
     rows = [r for r in rows if r["scenario"] in scenarios and
             (r["scenario"] != "Offline" or not offline_models or r["model"] in offline_models)]
     skipped, failed, scored = collections.Counter(), collections.Counter(), []
-    with tempfile.TemporaryDirectory() as tmp:
-        trace = os.path.join(tmp, "trace.csv")
-        for r in rows:  # one simulation at a time
-            argv, note = row_command(r, args.binary, trace)
-            if argv is None:
-                skipped[(r["scenario"], note)] += 1
-                continue
-            model = MODELS[r["model"]]
-            spec = LENGTHS[model]
-            if r["scenario"] == "Offline":
-                n = offline_requests(spec, r["target_qps"], args.offline_requests)
-                write_trace(trace, model, "Offline", None, n, args.seed)
+
+    def score(r, tmp, index):
+        """(scored entry, None) or (None, (scenario, error)) for a covered row."""
+        trace = os.path.join(tmp, f"trace{index}.csv")
+        argv, note = row_command(r, args.binary, trace)
+        model = MODELS[r["model"]]
+        spec = LENGTHS[model]
+        if r["scenario"] == "Offline":
+            n = offline_requests(spec, r["target_qps"], args.offline_requests)
+            write_trace(trace, model, "Offline", None, n, args.seed)
+        else:
+            n = min(spec["samples"], args.server_requests)
+            write_trace(trace, model, r["scenario"], float(r["target_qps"]), n, args.seed)
+        out, err = run(argv)
+        if out is None:
+            return None, (r["scenario"], err)
+        s = score_row(r, argv, out)
+        s["layout"] = note
+        s["layout_run"] = out.get("layout")
+        s["requests"] = n
+        if r["scenario"] != "Offline" and args.max_rate:
+            s["max_qps"], s["max_qps_runs"] = max_qps(r, argv, trace, model, n, args.seed,
+                                                     args.rate_precision)
+            if s["max_qps"] is not None:
+                s["max_qps_err"] = s["max_qps"] / float(r["target_qps"]) - 1
+        return s, None
+
+    covered = []
+    for r in rows:
+        argv, note = row_command(r, args.binary, "trace.csv")
+        if argv is None:
+            skipped[(r["scenario"], note)] += 1
+        else:
+            covered.append(r)
+    with tempfile.TemporaryDirectory() as tmp, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        done = 0
+        for s, error in pool.map(lambda job: score(job[1], tmp, job[0]), enumerate(covered)):
+            done += 1
+            if error:
+                failed[error] += 1
             else:
-                n = min(spec["samples"], args.server_requests)
-                write_trace(trace, model, r["scenario"], float(r["target_qps"]), n, args.seed)
-            out, err = run(argv)
-            if out is None:
-                failed[(r["scenario"], err)] += 1
-                continue
-            s = score_row(r, argv, out)
-            s["layout"] = note
-            s["layout_run"] = out.get("layout")
-            s["requests"] = n
-            scored.append(s)
+                scored.append(s)
+            if args.progress:
+                print(f"score_mlperf: {done}/{len(covered)} rows", file=sys.stderr)
     summary = summarise(scored, rows)
     if args.json:
         print(json.dumps({"rows": len(rows), "duplicates_counted_once": duplicates,
@@ -487,7 +578,7 @@ def main():
                     "layout_run", "requests", "ttft_p99_ms", "ttft_p99_pred_ms", "tpot_p99_ms",
                     "tpot_p99_pred_ms", "ttft_p50_ms", "ttft_p50_pred_ms", "tpot_p50_ms",
                     "tpot_p50_pred_ms", "tokens_per_s", "tokens_per_s_pred", "overloaded",
-                    "target_qps", "capacity_rps_pred"])
+                    "target_qps", "capacity_rps_pred", "max_qps_pred", "max_qps_runs"])
         fmt = lambda x: "" if x is None else f"{x:.3f}"
         for s in scored:
             r = s["row"]
@@ -499,7 +590,8 @@ def main():
                         r["tpot_p50_ms"], fmt(s.get("tpot_p50_ms")),
                         measured_result(r) if r["scenario"] == "Offline" else "",
                         fmt(s.get("throughput")), s["overloaded"],
-                        r["target_qps"], fmt(s.get("capacity_rps"))])
+                        r["target_qps"], fmt(s.get("capacity_rps")), fmt(s.get("max_qps")),
+                        s.get("max_qps_runs", "")])
         if f is not sys.stdout:
             f.close()
     if failed:
