@@ -132,6 +132,12 @@ StatusOr<train::TrainRequest> MakeRequest(const TrainRunRequest& o, const train:
   if (!o.layout.empty()) {
     StatusOr<Layout> layout = ParseLayout(o.layout);
     if (!layout.ok()) return layout.status().WithField("layout");
+    if (layout->GathersTokensForExperts()) {
+      return FieldError("layout",
+                        fmt::format("`layout` {}: training models expert-TP inside the TP group "
+                                    "(tp above ep), not over attention DP (etp); drop etp",
+                                    layout->ToString()));
+    }
     req.only_layout = *layout;
   }
   return req;

@@ -26,6 +26,16 @@ Status CheckPool(const ModelSpec& model, const Pool& pool) {
                     "none; use a layout with ep > 1 (e.g. dp8ep8)",
                     pool.perf.redundant_experts, pool.layout.ToString()));
   }
+  if (pool.layout.GathersTokensForExperts() &&
+      (pool.perf.ep.algorithm != EpAlgorithm::kFlat || pool.perf.ep.two_batch_overlap)) {
+    return FieldError(
+        "ep_algorithm",
+        fmt::format("{} splits experts over attention-DP ranks (etp {}), which gather their "
+                    "tokens for the experts: DeepEP kernels and two-batch overlap need etp 1; "
+                    "drop `ep_algorithm` and `overlap`, or use dp{}ep{}",
+                    pool.layout.ToString(), pool.layout.etp, pool.layout.dp,
+                    pool.layout.ep * pool.layout.etp));
+  }
   // Shared experts placed as routed ones count among the experts the EP group divides.
   if (pool.perf.shared_experts_routed && pool.layout.ep > 1) {
     SW_ASSIGN_OR_RETURN(const ModelSpec routed, SharedExpertsAsRouted(model));

@@ -129,8 +129,13 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
     a.push_back("--enable-expert-parallel");
     const int64_t vllm_ep = l.tp * (l.AttentionDp() > 1 ? l.dp : 1);
     if (vllm_ep != l.ep) {
-      notes += fmt::format("# vLLM spreads experts over TP x DP = {} ranks; the plan used EP {}.\n",
-                           vllm_ep, l.ep);
+      notes += fmt::format(
+          "# vLLM spreads experts over TP x DP = {} ranks; the plan used EP {}{}.\n", vllm_ep, l.ep,
+          l.GathersTokensForExperts()
+              ? fmt::format(" with each expert split over {} ranks (vLLM has no expert-TP "
+                            "beside EP)",
+                            l.etp)
+              : "");
     }
   }
   a.push_back(fmt::format("--max-num-seqs {}", SeqsPerAttentionRank(pool)));
@@ -179,6 +184,10 @@ std::vector<std::string> SglangArgs(const LaunchInputs& in, const PoolLaunch& po
   }
   if (l.pp > 1) a.push_back(fmt::format("--pp-size {}", l.pp));
   if (in.moe && l.ep > 1) a.push_back(fmt::format("--ep-size {}", l.ep));
+  if (in.moe && l.GathersTokensForExperts()) {
+    notes += fmt::format(
+        "# Each expert is split over --tp-size / --ep-size = {} ranks (expert-TP).\n", l.etp);
+  }
   // Under DP attention SGLang divides both limits by --dp-size among the attention ranks
   // (SGLang 0.5.0 server arguments), so they are given for the whole instance.
   a.push_back(fmt::format("--max-running-requests {}", pool.max_num_seqs));
@@ -245,6 +254,11 @@ std::string TrtllmYaml(const LaunchInputs& in, const PoolLaunch& pool) {
                                  pool.layout.ToString(), EngineVersion(Engine::kTrtllm));
   yaml +=
       fmt::format("enable_attention_dp: {}\n", pool.layout.AttentionDp() > 1 ? "true" : "false");
+  // Expert-TP over attention DP: moe_tp x moe_ep = --tp_size (what --ep_size leaves, made plain).
+  if (pool.layout.GathersTokensForExperts()) {
+    yaml += fmt::format("moe_tensor_parallel_size: {}\nmoe_expert_parallel_size: {}\n",
+                        pool.layout.etp, pool.layout.ep);
+  }
   yaml += fmt::format("enable_chunked_prefill: {}\n", pool.chunked_prefill ? "true" : "false");
   if (in.kv_dtype == Dtype::kFp8) yaml += "kv_cache_config:\n  dtype: fp8\n";
   // CudaGraphConfig: padded to the captured sizes up to max_batch_size.

@@ -12,7 +12,8 @@ namespace shardwise {
 
 int64_t Layout::AttentionDp() const {
   const int64_t inner = tp * cp;
-  return ep > inner ? ep / inner : 1;
+  const int64_t group = etp > 0 ? ep * etp : ep;
+  return group > inner ? group / inner : 1;
 }
 
 std::string Layout::ToString() const {
@@ -25,17 +26,38 @@ std::string Layout::ToString() const {
   add("cp", cp);
   add("pp", pp);
   add("ep", ep);
+  add("etp", etp);
   return out.empty() ? "tp1" : out;
 }
 
 namespace {
 constexpr int64_t kMaxLayoutGpus = 1'000'000;
+
+// An explicit etp: the expert group ep x etp spans whole TP x CP groups of attention-DP ranks
+// (dp set to it when not given); equal to them it is the derived expert-TP, and etp is dropped.
+Status CheckExpertTp(std::string_view text, Layout& layout, bool seen_dp) {
+  const int64_t inner = layout.tp * layout.cp;
+  const int64_t group = layout.ep * layout.etp;
+  if (group < inner || group % inner != 0) {
+    return Error(fmt::format(
+        "layout '{}': ep x etp ({} x {}) must be a multiple of tp x cp ({}); an expert group "
+        "spans whole attention ranks (without etp, ep below tp x cp splits experts over it)",
+        Printable(text), layout.ep, layout.etp, inner));
+  }
+  if (group == inner) {
+    layout.etp = 0;  // the derived expert-TP
+    return Status();
+  }
+  if (!seen_dp) layout.dp = group / inner;
+  return Status();
+}
+
 }  // namespace
 
 StatusOr<Layout> ParseLayout(std::string_view text) {
   Layout layout;
   bool seen_dp = false;
-  bool seen[5] = {false, false, false, false, false};
+  bool seen[6] = {false, false, false, false, false, false};
   size_t i = 0;
   const std::string hint = "write degrees like tp8pp2, ep16, tp4ep8dp2 or dp2tp4cp2";
   if (text.empty()) return Error("empty layout; " + hint);
@@ -49,6 +71,10 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     };
     std::string name{lower(text[i]), lower(text[i + 1])};
     i += 2;
+    if (name == "et" && i < text.size() && lower(text[i]) == 'p') {
+      name = "etp";
+      ++i;
+    }
     size_t start = i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
     if (start == i) {
@@ -65,10 +91,10 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     if (degree < 1) {
       return Error(fmt::format("layout '{}': degrees must be at least 1", Printable(text)));
     }
-    const char* names[5] = {"dp", "tp", "pp", "ep", "cp"};
-    int64_t* slots[5] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp};
+    const char* names[6] = {"dp", "tp", "pp", "ep", "cp", "etp"};
+    int64_t* slots[6] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp, &layout.etp};
     bool known = false;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 6; ++k) {
       if (name != names[k]) continue;
       if (seen[k]) {
         return Error(fmt::format("layout '{}': '{}' appears twice", Printable(text), name));
@@ -77,21 +103,22 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
       *slots[k] = degree;
     }
     if (!known) {
-      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp",
+      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp, etp",
                                Printable(text), Printable(name)));
     }
     if (name == "dp") seen_dp = true;
   }
   // Every product below stays far from overflow once the GPU count is bounded.
   const std::optional<int64_t> gpus =
-      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp, layout.ep});
+      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp + 1});
   if (!gpus || *gpus > kMaxLayoutGpus) {
     return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
                              kMaxLayoutGpus));
   }
-  // "ep16" alone is dp16ep16: the expert group spans data-parallel replicas of attention.
   const int64_t inner = layout.tp * layout.cp;
-  if (!seen_dp && layout.ep > inner) {
+  if (layout.etp > 0) SW_RETURN_IF_ERROR(CheckExpertTp(text, layout, seen_dp));
+  // "ep16" alone is dp16ep16: the expert group spans data-parallel replicas of attention.
+  if (!seen_dp && layout.etp == 0 && layout.ep > inner) {
     if (layout.ep % inner != 0) {
       return Error(fmt::format("layout '{}': ep ({}) must be a multiple of tp x cp ({})", text,
                                layout.ep, inner));
@@ -104,11 +131,17 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
                     "ranks of one pipeline stage",
                     text, layout.ep, layout.StageRanks()));
   }
-  if (layout.ep > inner && layout.ep % inner != 0) {
+  if (layout.etp > 0 && layout.StageRanks() % (layout.ep * layout.etp) != 0) {
+    return Error(fmt::format(
+        "layout '{}': ep x etp ({}) must divide dp x tp x cp ({}); the expert group uses the "
+        "ranks of one pipeline stage",
+        Printable(text), layout.ep * layout.etp, layout.StageRanks()));
+  }
+  if (layout.etp == 0 && layout.ep > inner && layout.ep % inner != 0) {
     return Error(fmt::format("layout '{}': ep ({}) above tp x cp ({}) must be a multiple of it",
                              text, layout.ep, inner));
   }
-  if (layout.ep < inner && inner % layout.ep != 0) {
+  if (layout.etp == 0 && layout.ep < inner && inner % layout.ep != 0) {
     return Error(
         fmt::format("layout '{}': ep ({}) below tp x cp ({}) must divide it (each "
                     "expert is split over tp x cp / ep ranks)",
@@ -156,7 +189,8 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_exp
   }
   // Each expert group is whole TP x CP groups, or splits one evenly (Layout::ExpertTp).
   const int64_t inner = l.tp * l.cp;
-  if ((l.ep > inner ? l.ep % inner : inner % l.ep) != 0 || l.dp % l.AttentionDp() != 0) {
+  const int64_t group = l.ep * (l.etp > 0 ? l.etp : 1);
+  if ((group > inner ? group % inner : inner % group) != 0 || l.dp % l.AttentionDp() != 0) {
     return Error(
         fmt::format("{}: ep ({}) must divide tp x cp ({}) or be a multiple of it that "
                     "divides dp x tp x cp",

@@ -24,11 +24,14 @@ StatusOr<StepComm> StepComm::Create(const ClusterSpec& cluster, const Layout& la
   SW_ASSIGN_OR_RETURN(c.tp_group_, PlaceGroup(cluster, layout.tp, 1));
   SW_ASSIGN_OR_RETURN(c.cp_group_, PlaceGroup(cluster, layout.cp, layout.CpStride()));
   SW_ASSIGN_OR_RETURN(c.ep_group_, PlaceGroup(cluster, layout.ep, layout.EpStride()));
+  if (layout.GathersTokensForExperts()) {
+    SW_ASSIGN_OR_RETURN(c.expert_group_, PlaceGroup(cluster, layout.ep * layout.ExpertTp(), 1));
+  }
   // All the stages: a send/recv is priced at the outermost level any stage boundary crosses.
   SW_ASSIGN_OR_RETURN(c.pp_pair_, PlaceGroup(cluster, layout.pp, layout.PpStride()));
   c.tp_in_one_domain_ = c.tp_group_.HighestLevel() == 0;
   c.tp_link_ = LinkName(cluster, c.tp_group_);
-  c.ep_link_ = LinkName(cluster, c.ep_group_);
+  c.ep_link_ = LinkName(cluster, layout.GathersTokensForExperts() ? c.expert_group_ : c.ep_group_);
   return c;
 }
 
@@ -84,6 +87,22 @@ EpExchange StepComm::Exchange(double tokens_per_gpu, bool prefill) const {
   x.time_s = dispatch.time_s + combine.time_s;
   x.algorithm = dispatch.algorithm;
   x.sms = dispatch.sms;
+  return x;
+}
+
+EpExchange StepComm::GatherForExperts(double tokens_per_gpu) const {
+  EpExchange x;
+  if (!layout_.GathersTokensForExperts()) return x;
+  const double group = static_cast<double>(layout_.ep * layout_.ExpertTp());
+  const double token_values = tokens_per_gpu * group * static_cast<double>(ep_.hidden);
+  CollectiveRequest gather;
+  gather.op = CollectiveOp::kAllGather;
+  gather.bytes = token_values * BytesPerElement(ep_.dispatch_dtype);
+  CollectiveRequest scatter;
+  scatter.op = CollectiveOp::kReduceScatter;
+  scatter.bytes = token_values * BytesPerElement(ep_.combine_dtype);
+  x.time_s = PredictCollective(*cluster_, expert_group_, gather).time_s +
+             PredictCollective(*cluster_, expert_group_, scatter).time_s;
   return x;
 }
 

@@ -19,6 +19,11 @@ namespace {
 // prompt length the planner does not try it.
 constexpr int64_t kMinPromptForCp = 8192;
 constexpr int64_t kMaxCp = 8;
+// Largest expert group searched with expert-TP over attention DP: the engines gather tokens
+// over it every MoE layer (all-gather, reduce-scatter), which pays inside one NVLink domain;
+// TensorRT-LLM's and SGLang's DeepSeek and Qwen3 deployments of it use 8-16 GPUs, with
+// expert-TP 2 or 4 (a user may give any other as --layout).
+constexpr int64_t kMaxGatherGroup = 16;
 
 std::vector<int64_t> Divisors(int64_t n) {
   std::vector<int64_t> out;
@@ -349,7 +354,10 @@ StatusOr<Deployment> EntryDeployment(const ModelSpec& model, const ClusterSpec& 
 
 std::vector<EpSetting> EpSettingsToTry(const ModelSpec& model, const Layout& layout,
                                        const PlanRequest& req) {
-  if (!req.search_ep || !model.is_moe() || layout.ep <= 1) return {req.perf.ep};
+  // Expert-TP over attention DP gathers tokens: no DeepEP kernels (they need etp 1).
+  if (!req.search_ep || !model.is_moe() || layout.ep <= 1 || layout.GathersTokensForExperts()) {
+    return {req.perf.ep};
+  }
   return {req.perf.ep, EpSetting{EpAlgorithm::kAuto, Dtype::kFp8, false},
           EpSetting{EpAlgorithm::kAuto, Dtype::kFp8, true}};
 }
@@ -397,6 +405,17 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t p
           l.ep = ep;
           if (ep > tp * cp && (ep % (tp * cp) != 0 || l.dp % l.AttentionDp() != 0)) continue;
           if (ValidateLayout(l, m, redundant_experts).ok()) out.push_back(l);
+          // Experts split over attention-DP ranks (ep x etp above tp x cp), in expert groups
+          // of at most kMaxGatherGroup ranks.
+          for (int64_t etp : {2, 4}) {
+            l.etp = etp;
+            const int64_t group = ep * etp;
+            if (ep < 2 || group <= tp * cp || group > kMaxGatherGroup || group % (tp * cp) != 0 ||
+                base.StageRanks() % group != 0 || l.dp % l.AttentionDp() != 0) {
+              continue;
+            }
+            if (ValidateLayout(l, m, redundant_experts).ok()) out.push_back(l);
+          }
         }
       }
     }

@@ -85,6 +85,14 @@ Status CheckRunConfig(const RunConfig& c) {
                     "rank ({}); 0 picks min(pp, sequences)",
                     c.micro_batches, c.batch / c.layout.dp));
   }
+  if (c.layout.GathersTokensForExperts()) {
+    return FieldError(
+        "layout",
+        fmt::format("`layout` {}: expert-TP over attention DP (etp) is modelled by explain, "
+                    "simulate and plan, but the runtime's MoE dispatch sends each token to one "
+                    "rank per expert; run it as dp{}ep{}",
+                    c.layout.ToString(), c.layout.dp, c.layout.ep * c.layout.etp));
+  }
   if (c.redundant_experts != 0 && (!c.model.is_moe() || c.layout.ep == 1)) {
     return Error(
         fmt::format("`redundant_experts` ({}) needs a mixture-of-experts model and "

@@ -76,7 +76,9 @@ inline const std::set<std::string> kTrtllmFlags = {"--backend",
 // LLM API options (extra_llm_api_options YAML), with the cache transceiver's.
 inline const std::set<std::string> kTrtllmYamlKeys = {
     "enable_attention_dp", "enable_chunked_prefill", "kv_cache_config", "dtype",
-    "disable_overlap_scheduler", "cache_transceiver_config", "backend", "max_tokens_in_buffer",
+    // Mixture-of-experts parallelism (moe_tp x moe_ep = tp_size).
+    "moe_tensor_parallel_size", "moe_expert_parallel_size", "disable_overlap_scheduler",
+    "cache_transceiver_config", "backend", "max_tokens_in_buffer",
     // CudaGraphConfig.
     "cuda_graph_config", "enable_padding", "max_batch_size",
     // MTPDecodingConfig.

@@ -29,7 +29,7 @@ TEST(LayoutLimits, HugeDegreesAreTooLarge) {
 TEST(LayoutLimits, NonAsciiBytesAreUnknownDegrees) {
   EXPECT_EQ(ErrorOf("\xc3\xa9"
                     "2"),
-            "layout '??2': unknown degree '??'; use dp, tp, pp, ep, cp");
+            "layout '??2': unknown degree '??'; use dp, tp, pp, ep, cp, etp");
   EXPECT_EQ(ErrorOf("TP2"), "");  // ASCII letters are still case-insensitive
 }
 

@@ -54,7 +54,39 @@ TEST(LayoutParse, WideEpSpansDataParallelRanks) {
   EXPECT_EQ(l.ExpertTp(), 1);
 }
 
+TEST(LayoutParse, ExpertTpOverAttentionDp) {
+  // 8 GPUs as attention DP 8 whose expert group holds each expert split over 2 ranks:
+  // ep4 x etp2 = 8 ranks (TensorRT-LLM enable_attention_dp with moe_tensor_parallel_size 2).
+  const Layout l = Parse("dp8ep4etp2");
+  EXPECT_EQ(l.gpus(), 8);
+  EXPECT_EQ(l.AttentionDp(), 8);
+  EXPECT_EQ(l.ExpertTp(), 2);
+  EXPECT_EQ(l.EpStride(), 2);  // EP groups {0, 2, 4, 6} and {1, 3, 5, 7}
+  EXPECT_EQ(l.Replicas(), 1);
+  EXPECT_TRUE(l.GathersTokensForExperts());
+  EXPECT_EQ(l.ToString(), "dp8ep4etp2");
+  EXPECT_EQ(Parse("ep4etp2"), l);  // dp follows the expert group, as ep16 is dp16ep16
+  // With attention TP 2: 4 attention-DP ranks of TP 2 share ep2 x etp4.
+  const Layout t = Parse("tp2ep2etp4");
+  EXPECT_EQ(t.dp, 4);
+  EXPECT_EQ(t.AttentionDp(), 4);
+  EXPECT_EQ(t.ExpertTp(), 4);
+  // Two replicas of the 8-GPU group.
+  EXPECT_EQ(Parse("dp16ep4etp2").Replicas(), 2);
+  // An etp that equals the one tp and ep give is that layout: tp8ep4 splits experts 2 ways.
+  const Layout same = Parse("tp8ep4etp2");
+  EXPECT_EQ(same, Parse("tp8ep4"));
+  EXPECT_FALSE(same.GathersTokensForExperts());
+  EXPECT_EQ(same.ToString(), "tp8ep4");
+}
+
 TEST(LayoutParseErrors, OneLineWithTheFix) {
+  // An expert group smaller than the attention group, or larger than a stage.
+  EXPECT_NE(ParseLayout("tp4ep1etp2").status().message().find("multiple of tp x cp (4)"),
+            std::string::npos);
+  EXPECT_NE(ParseLayout("dp4ep4etp2").status().message().find("ep x etp (8) must divide"),
+            std::string::npos);
+  EXPECT_NE(ParseLayout("ep4etp0").status().message().find("at least 1"), std::string::npos);
   EXPECT_FALSE(ParseLayout("").ok());
   EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"),
             std::string::npos);

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardwise/collective/cost_model.h"
+#include "shardwise/collective/group.h"
 #include "shardwise/hw/cluster.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/expert_loads.h"
 #include "shardwise/perf/moe.h"
 #include "shardwise/perf/overlap.h"
 #include "shardwise/perf/step.h"
+#include "shardwise/plan/planner.h"
 
 namespace shardwise {
 namespace {
@@ -48,6 +51,39 @@ TEST(EpExchange, LowLatencyDecodeOnEightH800NodesByHand) {
   EXPECT_NEAR(e.decode.ep_comm_s, 58 * (dispatch_s + combine_s), 1e-12);
   ASSERT_TRUE(e.decode.ep_algorithm.has_value());
   EXPECT_EQ(*e.decode.ep_algorithm, EpAlgorithm::kLowLatency);
+}
+
+TEST(EpExchange, ExpertTpOverAttentionDpGathersTokens) {
+  // Qwen3-235B (94 MoE layers, hidden 4,096, 128 experts of FFN width 1,536) as dp8ep4etp2 on
+  // one 8-GPU H100 node, decode at 64 sequences per attention rank, busiest expert at the mean.
+  // Each MoE layer all-gathers the 8 ranks' tokens, 8 x 64 x 4,096 bf16 values = 4,194,304 B of
+  // output, and reduce-scatters as many back (TensorRT-LLM and SGLang under attention DP); no
+  // all-to-all. Each GPU holds 128 / 4 = 32 experts, each half of its FFN: 16 experts' weights,
+  // as dp8ep8's 128 / 8.
+  const ModelSpec m = Model("qwen3-235b-a22b");
+  const ClusterSpec c = LoadCluster("dgx-h100").value();
+  PerfOptions o;
+  o.expert_imbalance = 1.0;
+  const Layout split = ParseLayout("dp8ep4etp2").value();
+  auto step = StepModel::Create(m, c, split, o);
+  ASSERT_TRUE(step.ok()) << step.status().message();
+  Workload w;
+  w.batch = 8 * 64;
+  w.prompt_tokens = 1024;
+  w.decode_context_tokens = 1024;
+  const StepEstimate e = step->Estimate(w);
+  const GroupShape group = PlaceGroup(c, 8, 1).value();
+  CollectiveRequest gather{CollectiveOp::kAllGather, 8.0 * 64 * 4096 * 2};
+  CollectiveRequest scatter{CollectiveOp::kReduceScatter, 8.0 * 64 * 4096 * 2};
+  const double per_layer_s =
+      PredictCollective(c, group, gather).time_s + PredictCollective(c, group, scatter).time_s;
+  EXPECT_NEAR(e.decode.ep_comm_s, 94 * per_layer_s, 1e-12);
+  EXPECT_FALSE(e.decode.ep_algorithm.has_value()) << "no EP kernels: a gather";
+  auto pure = StepModel::Create(m, c, ParseLayout("dp8ep8").value(), o);
+  ASSERT_TRUE(pure.ok());
+  EXPECT_NEAR(e.memory.weight_bytes, pure->Estimate(w).memory.weight_bytes, 1.0);
+  // DeepEP's kernels need expert-TP 1.
+  EXPECT_EQ(EpSettingsToTry(m, split, PlanRequest{.search_ep = true}).size(), 1u);
 }
 
 TEST(EpExchange, AutoPicksNodeDedupForPrefillAndNeverInsideCudaGraphs) {

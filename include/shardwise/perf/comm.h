@@ -58,7 +58,16 @@ class StepComm {
   // all-reduce after the MoE layer sums their outputs (TensorRT-LLM, vLLM and SGLang without
   // attention DP).
   EpExchange Exchange(double tokens_per_gpu, bool prefill) const;
-  bool ExchangesTokens() const { return layout_.ep > layout_.tp; }
+  bool ExchangesTokens() const {
+    return layout_.ep > layout_.tp && !layout_.GathersTokensForExperts();
+  }
+  // Expert-TP over attention DP (Layout::GathersTokensForExperts): every rank's
+  // `tokens_per_gpu` tokens are all-gathered over the expert group (ep x etp ranks), each rank
+  // runs its expert slices on all of them, and their partial outputs are reduce-scattered back:
+  // the MoE path TensorRT-LLM (attention DP without wide EP) and SGLang (--enable-dp-attention)
+  // take when experts are tensor-parallel. Dispatch format for the gather, combine format for
+  // the reduce-scatter.
+  EpExchange GatherForExperts(double tokens_per_gpu) const;
   // One PP send/recv of `bytes` between adjacent stages (0 without PP).
   double HandOff(double bytes) const;
 
@@ -73,6 +82,7 @@ class StepComm {
   EpExchangeSetup ep_;
   bool tp_in_one_domain_ = false;
   GroupShape tp_group_, cp_group_, ep_group_, pp_pair_;
+  GroupShape expert_group_;  // ep x etp ranks, when the experts gather tokens
   std::string tp_link_ = "-", ep_link_ = "-";
 };
 
