@@ -37,6 +37,7 @@ another row's to the last digit (llama2-70b-99 and -99.9 of one run) count once.
 
 Usage: tools/score_mlperf.py [--binary build/shardwise] [--csv FILE] [--json] [--markdown]
        [--details FILE|-] [--scenarios Server,Interactive,Offline] [--offline-models M,...]
+       [--accelerators H200,...] [--jobs N] [--no-max-rate] [--progress]
        [--server-requests N] [--lengths]
 Only the Python standard library is used.
 """
@@ -476,6 +477,9 @@ def main():
     ap.add_argument("--details", help="write per-row results as CSV to this file ('-': stdout)")
     ap.add_argument("--scenarios", default="Server,Interactive,Offline",
                     help="scenarios to score (default: %(default)s)")
+    ap.add_argument("--accelerators", default="",
+                    help="score only these accelerators, as the tables name them (comma list, "
+                         "e.g. H200,B200; default all)")
     ap.add_argument("--offline-models", default="",
                     help="score Offline rows of these MLPerf models only (comma list; default all)")
     ap.add_argument("--server-requests", type=int, default=6000,
@@ -505,8 +509,10 @@ def main():
     duplicates = len(all_rows) - len(rows)
     scenarios = set(args.scenarios.split(","))
     offline_models = set(filter(None, args.offline_models.split(",")))
+    accelerators = set(filter(None, args.accelerators.split(",")))
     rows = [r for r in rows if r["scenario"] in scenarios and
-            (r["scenario"] != "Offline" or not offline_models or r["model"] in offline_models)]
+            (r["scenario"] != "Offline" or not offline_models or r["model"] in offline_models) and
+            (not accelerators or accelerator_label(r["accelerator"]) in accelerators)]
     skipped, failed, scored = collections.Counter(), collections.Counter(), []
 
     def score(r, tmp, index):

@@ -57,6 +57,7 @@ nlohmann::json ToJson(const Explanation& e) {
                       {"tp", l.tp},
                       {"pp", l.pp},
                       {"ep", l.ep},
+                      {"etp", l.ExpertTp()},
                       {"cp", l.cp},
                       {"batch", e.workload.batch},
                       {"context", e.workload.prompt_tokens},

@@ -13,6 +13,7 @@ nlohmann::json EntryJson(const PlanEntry& p) {
           {"tp", e.layout.tp},
           {"pp", e.layout.pp},
           {"ep", e.layout.ep},
+          {"etp", e.layout.ExpertTp()},
           {"cp", e.layout.cp},
           {"replicas", e.layout.Replicas()},
           {"batch", e.workload.batch},

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <system_error>
 
 namespace shardwise::api {
 namespace {
@@ -40,6 +41,50 @@ LoadBands EntryBands(const PlanEntry& e, const ClusterSpec& cluster, const Engin
                      closed_loop);
 }
 
+// The aggregated search and, beside it (each simulating its leaders in parallel), the
+// disaggregated one; then the verdict and the winner. Where no aggregated layout fits or meets
+// the SLOs at the load, a split that does answers alone.
+Status SearchBoth(PlanReport& rep) {
+  shardwise::PlanRequest& req = rep.request;
+  req.allow_unranked = rep.searched_disaggregated;
+  const shardwise::PlanRequest split_request = req;  // the split search's own copy
+  const auto search_split = [&rep, split_request] {
+    return PlanDisaggregated(rep.model, rep.cluster, split_request);
+  };
+  std::future<StatusOr<std::optional<DisaggPlanEntry>>> split;
+  if (rep.searched_disaggregated) {
+    try {
+      split = std::async(std::launch::async, search_split);
+    } catch (const std::system_error&) {
+      // No thread to spare: the split search runs after the aggregated one.
+    }
+  }
+  StatusOr<PlanResult> aggregated = shardwise::Plan(rep.model, rep.cluster, req);
+  StatusOr<std::optional<DisaggPlanEntry>> best = std::optional<DisaggPlanEntry>();
+  if (split.valid()) {
+    best = split.get();
+  } else if (rep.searched_disaggregated && aggregated.ok()) {
+    best = search_split();
+  }
+  SW_RETURN_IF_ERROR(aggregated.status());
+  SW_ASSIGN_OR_RETURN(rep.disaggregated, std::move(best));
+  rep.result = std::move(*aggregated);
+  if (rep.result.ranked.empty()) {
+    if (!rep.disaggregated) return rep.result.unranked;
+    rep.verdict = SplitAlone(*rep.disaggregated, req.slo);
+  } else {
+    rep.verdict =
+        CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
+  }
+  if (rep.verdict.disaggregated_wins) {
+    rep.winner = rep.disaggregated->deployment;
+    return Status();
+  }
+  SW_ASSIGN_OR_RETURN(rep.winner,
+                      EntryDeployment(rep.model, rep.cluster, req, rep.result.ranked.front()));
+  return Status();
+}
+
 }  // namespace
 
 StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
@@ -72,36 +117,8 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     req.only_layout = ParseLayout(r.layout).value();
   }
   const auto start = std::chrono::steady_clock::now();
-  // The disaggregated search runs beside the aggregated one: independent searches of the same
-  // inputs, each simulating its leaders in parallel.
   rep.searched_disaggregated = r.disaggregated && !req.only_layout;
-  std::future<StatusOr<std::optional<DisaggPlanEntry>>> split;
-  if (rep.searched_disaggregated) {
-    split = std::async(std::launch::async,
-                       [&] { return PlanDisaggregated(rep.model, rep.cluster, req); });
-  }
-  // Where no aggregated layout fits or meets the SLOs, a split that does answers alone.
-  req.allow_unranked = rep.searched_disaggregated;
-  StatusOr<PlanResult> aggregated = shardwise::Plan(rep.model, rep.cluster, req);
-  if (split.valid()) {
-    StatusOr<std::optional<DisaggPlanEntry>> best = split.get();
-    SW_RETURN_IF_ERROR(aggregated.status());
-    SW_ASSIGN_OR_RETURN(rep.disaggregated, std::move(best));
-  }
-  SW_ASSIGN_OR_RETURN(rep.result, std::move(aggregated));
-  if (rep.result.ranked.empty()) {
-    if (!rep.disaggregated) return rep.result.unranked;
-    rep.verdict = SplitAlone(*rep.disaggregated, req.slo);
-  } else {
-    rep.verdict =
-        CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
-  }
-  if (rep.verdict.disaggregated_wins) {
-    rep.winner = rep.disaggregated->deployment;
-  } else {
-    SW_ASSIGN_OR_RETURN(rep.winner,
-                        EntryDeployment(rep.model, rep.cluster, req, rep.result.ranked.front()));
-  }
+  SW_RETURN_IF_ERROR(SearchBoth(rep));
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SW_ASSIGN_OR_RETURN(rep.winner_estimate,
                       EstimateDeployment(rep.model, rep.winner, rep.request.workload));
@@ -129,7 +146,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
   if (!rep.result.unranked.ok()) {
-    rep.notes.push_back("aggregated: " + rep.result.unranked.message());
+    rep.notes.push_back("the disaggregated split answers alone: " + rep.result.unranked.message());
   }
   if (!unfit.empty()) {
     rep.notes.push_back(
@@ -169,8 +186,16 @@ StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& clust
   return plan.ranked.front().estimate.layout;
 }
 
-StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view which,
-                                      std::optional<int> rank) {
+namespace {
+
+// What ChooseDeployment picks: the verdict's winner, the best split, or ranked entry `index`.
+struct Pick {
+  enum class Kind { kWinner, kSplit, kRanked } kind = Kind::kWinner;
+  size_t index = 0;
+};
+
+StatusOr<Pick> PickDeployment(const PlanReport& rep, std::string_view which,
+                              std::optional<int> rank) {
   if (which != "winner" && which != "aggregated" && which != "disaggregated") {
     return FieldError("emit_deployment",
                       "`emit_deployment` must be winner, aggregated or disaggregated");
@@ -181,7 +206,7 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view wh
                       "disaggregated deployment");
   }
   if (which == "disaggregated") {
-    if (rep.disaggregated) return rep.disaggregated->deployment;
+    if (rep.disaggregated) return Pick{Pick::Kind::kSplit};
     return FieldError("emit_deployment",
                       rep.searched_disaggregated
                           ? "`emit_deployment` disaggregated: plan found no prefill/decode split "
@@ -190,11 +215,12 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view wh
                           : "`emit_deployment` disaggregated needs plan's disaggregated search, "
                             "which `disagg` off and a `layout` turn off");
   }
-  if (which == "winner" && !rank) return rep.winner;
+  if (which == "winner" && !rank) return Pick{Pick::Kind::kWinner};
   if (rep.result.ranked.empty()) {
-    return FieldError("emit_deployment",
-                      "`emit_deployment` aggregated: no aggregated layout of these GPUs fits or "
-                      "meets the SLOs at this load; deploy the disaggregated split");
+    return FieldError(rank ? "emit_rank" : "emit_deployment",
+                      fmt::format("`{}`: no aggregated layout of these GPUs fits or meets the "
+                                  "SLOs at this load; deploy the disaggregated split",
+                                  rank ? "emit_rank" : "emit_deployment"));
   }
   const int n = rank.value_or(1);
   if (n < 1 || n > static_cast<int>(rep.result.ranked.size())) {
@@ -202,8 +228,41 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view wh
                                                "`top`)",
                                                n, rep.result.ranked.size()));
   }
-  return EntryDeployment(rep.model, rep.cluster, rep.request,
-                         rep.result.ranked[static_cast<size_t>(n - 1)]);
+  return Pick{Pick::Kind::kRanked, static_cast<size_t>(n - 1)};
+}
+
+}  // namespace
+
+StatusOr<Deployment> ChooseDeployment(const PlanReport& rep, std::string_view which,
+                                      std::optional<int> rank) {
+  SW_ASSIGN_OR_RETURN(const Pick pick, PickDeployment(rep, which, rank));
+  switch (pick.kind) {
+    case Pick::Kind::kWinner:
+      return rep.winner;
+    case Pick::Kind::kSplit:
+      return rep.disaggregated->deployment;
+    case Pick::Kind::kRanked:
+      break;
+  }
+  return EntryDeployment(rep.model, rep.cluster, rep.request, rep.result.ranked[pick.index]);
+}
+
+StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view which,
+                                         std::optional<int> rank) {
+  SW_ASSIGN_OR_RETURN(const Pick pick, PickDeployment(rep, which, rank));
+  if (pick.kind == Pick::Kind::kWinner) return rep.saved;
+  SW_ASSIGN_OR_RETURN(const Deployment d, ChooseDeployment(rep, which, rank));
+  const SavedDeployment& w = rep.saved;
+  SavedDeployment saved = Save(w.command, w.model, w.cluster, w.serving, d, w.isl, w.osl);
+  saved.slo = w.slo;
+  saved.rate = w.rate;
+  if (!saved.rate) {
+    const OperatingPoint& at = pick.kind == Pick::Kind::kSplit
+                                   ? *rep.disaggregated->at_load
+                                   : *rep.result.ranked[pick.index].at_load;
+    saved.concurrency = std::llround(at.concurrency);
+  }
+  return saved;
 }
 
 }  // namespace shardwise::api

@@ -144,9 +144,12 @@ Status RunPlan(PlanOptions& o) {
   if (emit.Enabled()) {
     SW_ASSIGN_OR_RETURN(chosen, api::ChooseDeployment(rep, emit.deployment, emit.Rank()));
   }
+  // --emit-benchmark checks the deployment --emit writes (the winner unless one is chosen).
+  SW_ASSIGN_OR_RETURN(const api::SavedDeployment question,
+                      api::ChosenQuestion(rep, emit.deployment, emit.Rank()));
   SW_ASSIGN_OR_RETURN(
       const Emitted emitted,
-      emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, rep.saved));
+      emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, question));
   PrintNotes(rep.notes);  // after anything --emit may refuse: an error stays one line
   return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }

@@ -125,6 +125,12 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
   // vLLM's data parallelism runs attention DP inside one server when experts are parallel, and
   // plain replicas otherwise; either way --data-parallel-size counts the DP ranks.
   if (l.dp > 1) a.push_back(fmt::format("--data-parallel-size {}", l.dp));
+  if (in.moe && l.GathersTokensForExperts() && l.ep == 1) {
+    notes += fmt::format(
+        "# vLLM splits each expert over TP x DP = {} ranks by tensor parallelism when expert "
+        "parallelism is off; the plan split it over {}.\n",
+        l.tp * l.dp, l.etp);
+  }
   if (in.moe && l.ep > 1) {
     a.push_back("--enable-expert-parallel");
     const int64_t vllm_ep = l.tp * (l.AttentionDp() > 1 ? l.dp : 1);

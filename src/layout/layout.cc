@@ -34,7 +34,8 @@ namespace {
 constexpr int64_t kMaxLayoutGpus = 1'000'000;
 
 // An explicit etp: the expert group ep x etp spans whole TP x CP groups of attention-DP ranks
-// (dp set to it when not given); equal to them it is the derived expert-TP, and etp is dropped.
+// (dp set to it when not given). An etp that tp, cp and ep imply already (etp1 over pure EP,
+// or the expert-TP of ep below tp x cp) is dropped, so one layout has one name.
 Status CheckExpertTp(std::string_view text, Layout& layout, bool seen_dp) {
   const int64_t inner = layout.tp * layout.cp;
   const int64_t group = layout.ep * layout.etp;
@@ -44,11 +45,12 @@ Status CheckExpertTp(std::string_view text, Layout& layout, bool seen_dp) {
         "spans whole attention ranks (without etp, ep below tp x cp splits experts over it)",
         Printable(text), layout.ep, layout.etp, inner));
   }
-  if (group == inner) {
-    layout.etp = 0;  // the derived expert-TP
-    return Status();
-  }
   if (!seen_dp) layout.dp = group / inner;
+  Layout derived = layout;
+  derived.etp = 0;
+  if (derived.AttentionDp() == layout.AttentionDp() && derived.ExpertTp() == layout.ExpertTp()) {
+    layout.etp = 0;
+  }
   return Status();
 }
 
@@ -108,9 +110,10 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     }
     if (name == "dp") seen_dp = true;
   }
-  // Every product below stays far from overflow once the GPU count is bounded.
+  // Every product below stays far from overflow once the GPU count is bounded (ep and etp have
+  // at most seven digits each).
   const std::optional<int64_t> gpus =
-      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp, layout.ep, layout.etp + 1});
+      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp});
   if (!gpus || *gpus > kMaxLayoutGpus) {
     return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
                              kMaxLayoutGpus));
@@ -181,6 +184,10 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_exp
         fmt::format("{}: pp ({}) exceeds {}'s {} layers", name, l.pp, m.name, m.num_layers()));
   }
   if (!m.is_moe()) {
+    if (l.etp > 0) {
+      return Error(fmt::format("{}: etp ({}) splits experts; {} is dense and has none", name,
+                               l.etp, m.name));
+    }
     if (l.ep > 1) {
       return Error(fmt::format("{}: ep ({}) needs a mixture-of-experts model; {} is dense", name,
                                l.ep, m.name));

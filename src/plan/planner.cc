@@ -19,10 +19,11 @@ namespace {
 // prompt length the planner does not try it.
 constexpr int64_t kMinPromptForCp = 8192;
 constexpr int64_t kMaxCp = 8;
-// Largest expert group searched with expert-TP over attention DP: the engines gather tokens
-// over it every MoE layer (all-gather, reduce-scatter), which pays inside one NVLink domain;
-// TensorRT-LLM's and SGLang's DeepSeek and Qwen3 deployments of it use 8-16 GPUs, with
-// expert-TP 2 or 4 (a user may give any other as --layout).
+// Largest expert group searched with expert-TP over attention DP: the engines gather tokens over
+// it every MoE layer (all-gather, reduce-scatter), priced over whatever links the group spans
+// (an HGX node's NVLink up to 8 GPUs, the scale-out network beyond); TensorRT-LLM's and SGLang's
+// DeepSeek and Qwen3 deployments of it use 8-16 GPUs with expert-TP 2 or 4 (a user may give any
+// other as --layout).
 constexpr int64_t kMaxGatherGroup = 16;
 
 std::vector<int64_t> Divisors(int64_t n) {
@@ -71,6 +72,13 @@ std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
   };
   if (l.tp > 1) parts.push_back(fmt::format("TP{} {}", l.tp, where(l.tp, 1)));
   if (l.ep > 1) parts.push_back(fmt::format("EP{} {}", l.ep, where(l.ep, l.EpStride())));
+  if (l.GathersTokensForExperts()) {
+    const int64_t group = l.ep * l.etp;
+    parts.push_back(fmt::format("expert-TP{} over attention DP{}, tokens gathered {}", l.etp,
+                                l.AttentionDp(), where(group, 1)));
+  } else if (l.AttentionDp() > 1) {
+    parts.push_back(fmt::format("attention DP{}", l.AttentionDp()));
+  }
   if (l.cp > 1) parts.push_back(fmt::format("CP{} {}", l.cp, where(l.cp, l.CpStride())));
   if (l.pp > 1) parts.push_back(fmt::format("PP{} {}", l.pp, where(l.pp, l.PpStride())));
   if (l.Replicas() > 1) parts.push_back(fmt::format("{} replicas", l.Replicas()));
@@ -411,7 +419,7 @@ std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t p
             l.etp = etp;
             const int64_t group = ep * etp;
             if (ep < 2 || group <= tp * cp || group > kMaxGatherGroup || group % (tp * cp) != 0 ||
-                base.StageRanks() % group != 0 || l.dp % l.AttentionDp() != 0) {
+                l.dp % l.AttentionDp() != 0) {
               continue;
             }
             if (ValidateLayout(l, m, redundant_experts).ok()) out.push_back(l);
@@ -473,7 +481,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                       "suits the model's heads and layers",
                       model.name, cluster.name, cluster.num_gpus));
     }
-    unranked = Error(
+    unranked = FailedPrecondition(
         fmt::format("{} ({}) does not fit on {} ({} x {}): even {} is short by {} per "
                     "GPU; add GPUs (--nodes), {}or a larger GPU",
                     model.name, DtypeName(req.perf.weight_dtype), cluster.name, cluster.num_gpus,
@@ -511,7 +519,11 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
     }
   }
   if (!unranked.ok()) {
-    if (!req.allow_unranked) return unranked;
+    // Only "none fits" or "none meets the SLOs" leaves the question to the disaggregated
+    // search; any other failure (a simulation's, a step model's) is the answer.
+    if (!req.allow_unranked || unranked.code() != StatusCode::kFailedPrecondition) {
+      return unranked;
+    }
     result.unranked = unranked;
   }
   return result;

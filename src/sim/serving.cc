@@ -267,6 +267,63 @@ OutOfPhase OutOfPhaseOf(const ServingRun& run) {
   return {run.result.ttft_s.Mean(), run.result.tpot_s.Mean(), run.steady.converged};
 }
 
+namespace {
+
+// Sizes a run to the steady state and measures it (ServingRun::steady says how): a warm-up of
+// twice the requests in flight, then windows measured one after another in the same run until a
+// window's halves agree (serving.h).
+Status MeasureSteadyState(const ModelSpec& model, const Scenario& scenario, int64_t replicas,
+                          int64_t of, ServingRun& run) {
+  const SimConfig& config = run.setup.config;
+  const bool closed = IsClosedLoop(scenario);
+  SteadyState& steady = run.steady;
+  steady.sized = true;
+  const Workload lengths = ScenarioLengths(scenario);
+  steady.in_flight_per_replica = InFlightPerReplica(run.setup, scenario, lengths);
+  const double r = static_cast<double>(replicas), l = steady.in_flight_per_replica;
+  int64_t warmup = static_cast<int64_t>(
+      std::ceil(r * std::max(2 * l, static_cast<double>(kMinWarmupPerReplica))));
+  const double windows = closed ? kClosedLoopWindows : kOpenLoopWindows;
+  int64_t measured = static_cast<int64_t>(
+      std::ceil(r * std::max(windows * l, static_cast<double>(kMinMeasuredPerReplica))));
+  const int64_t tail = TailRequests(r, l);
+  // The source is lazy: it holds requests for the largest run (windows doubling each time, a
+  // tail after each).
+  const int64_t most = warmup + (measured << (kMaxDoublings + 1)) + (kMaxDoublings + 2) * tail;
+  RequestSource source = Source(scenario, most, scenario.output, replicas, of);
+  Simulation sim(model, source, config);
+  for (steady.runs = 1;; ++steady.runs) {
+    SW_ASSIGN_OR_RETURN(run.result, sim.Measure(warmup, measured));
+    const SimResult::Half* h = run.result.halves;
+    steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
+    steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
+    // A window the source ran out before (never with `most` above) has not settled.
+    steady.converged = run.result.requests >= measured &&
+                       std::abs(steady.ttft_drift) <= kTtftDriftTolerance &&
+                       std::abs(steady.tpot_drift) <= kTpotDriftTolerance;
+    run.overloaded = FellBehind(run.result, scenario);
+    if (steady.converged || run.overloaded || steady.runs > kMaxDoublings ||
+        run.result.requests < measured) {
+      break;
+    }
+    // A closed loop whose first half was the slower is still shedding its first burst: the
+    // next window, as long, starts later. Otherwise (an open loop close to its capacity, or
+    // halves apart both ways) the next window is twice as long; an open loop whose queue
+    // keeps growing does not settle, and is overloaded (below).
+    const bool shedding = closed && (steady.ttft_drift < -kTtftDriftTolerance ||
+                                     steady.tpot_drift < -kTpotDriftTolerance);
+    warmup = sim.Arrived();
+    if (!shedding) measured *= 2;
+  }
+  steady.warmup_requests = warmup;
+  steady.measured_requests = measured;
+  run.overloaded = run.overloaded || StillGrowing(steady, scenario);
+  run.requests = run.result.arrived;
+  return Status();
+}
+
+}  // namespace
+
 StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
                            const Scenario& scenario) {
   SW_ASSIGN_OR_RETURN(ServingSetup setup,
@@ -315,45 +372,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
   } else {
-    steady.sized = true;
-    const Workload lengths = ScenarioLengths(scenario);
-    steady.in_flight_per_replica = InFlightPerReplica(setup, scenario, lengths);
-    const double r = static_cast<double>(replicas), l = steady.in_flight_per_replica;
-    int64_t warmup = static_cast<int64_t>(
-        std::ceil(r * std::max(2 * l, static_cast<double>(kMinWarmupPerReplica))));
-    const double windows = closed ? kClosedLoopWindows : kOpenLoopWindows;
-    int64_t measured = static_cast<int64_t>(
-        std::ceil(r * std::max(windows * l, static_cast<double>(kMinMeasuredPerReplica))));
-    const int64_t tail = TailRequests(r, l);
-    // One run, measured window after window: every window but the first starts at the next
-    // request to arrive, so the earlier ones warm it up. The source is lazy: it holds requests
-    // for the largest run (windows doubling each time, a tail after each).
-    const int64_t most = warmup + (measured << (kMaxDoublings + 1)) + (kMaxDoublings + 2) * tail;
-    RequestSource source = Source(scenario, most, scenario.output, replicas, of);
-    SW_RETURN_IF_ERROR(CheckSimConfig(config));
-    Simulation sim(model, source, config);
-    for (steady.runs = 1;; ++steady.runs) {
-      SW_ASSIGN_OR_RETURN(run.result, sim.Measure(warmup, measured));
-      const SimResult::Half* h = run.result.halves;
-      steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
-      steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
-      steady.converged = std::abs(steady.ttft_drift) <= kTtftDriftTolerance &&
-                         std::abs(steady.tpot_drift) <= kTpotDriftTolerance;
-      run.overloaded = FellBehind(run.result, scenario);
-      if (steady.converged || run.overloaded || steady.runs > kMaxDoublings) break;
-      // A closed loop whose first half was the slower is still shedding its first burst: the
-      // next window, as long, starts later. Otherwise (an open loop close to its capacity, or
-      // halves apart both ways) the next window is twice as long; an open loop whose queue
-      // keeps growing does not settle, and is overloaded (below).
-      const bool shedding = closed && (steady.ttft_drift < -kTtftDriftTolerance ||
-                                       steady.tpot_drift < -kTpotDriftTolerance);
-      warmup = sim.Arrived();
-      if (!shedding) measured *= 2;
-    }
-    steady.warmup_requests = warmup;
-    steady.measured_requests = measured;
-    run.overloaded = run.overloaded || StillGrowing(steady, scenario);
-    run.requests = run.result.arrived;
+    SW_RETURN_IF_ERROR(MeasureSteadyState(model, scenario, replicas, of, run));
   }
   config.progress = nullptr;
 

@@ -52,6 +52,8 @@ class Sim {
   StatusOr<SimResult> Measure(int64_t from, int64_t count) {
     measure_from_ = from;
     measure_count_ = count;
+    transfer_s_ = 0;  // the window's own KV transfers
+    transfers_ = 0;
     window_start_.reset();
     window_end_.reset();
     if (!started_) {
@@ -564,18 +566,21 @@ class Sim {
 namespace shardwise {
 
 Simulation::Simulation(const ModelSpec& model, RequestSource& source, const SimConfig& config)
-    : sim_(std::make_unique<sim_state::Sim>(model, source, config)) {}
+    : config_status_(CheckSimConfig(config)) {
+  if (config_status_.ok()) sim_ = std::make_unique<sim_state::Sim>(model, source, config);
+}
 
 Simulation::~Simulation() = default;
 
 StatusOr<SimResult> Simulation::Measure(int64_t from, int64_t count) {
+  SW_RETURN_IF_ERROR(config_status_);
   if (count >= 0 && from < sim_->Arrived()) {
     return Error("internal: a later window must start at a request not yet arrived");
   }
   return sim_->Measure(from, count);
 }
 
-int64_t Simulation::Arrived() const { return sim_->Arrived(); }
+int64_t Simulation::Arrived() const { return sim_ ? sim_->Arrived() : 0; }
 
 StatusOr<SimResult> Simulate(const ModelSpec& model, RequestSource& source,
                              const SimConfig& config) {

@@ -119,7 +119,8 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
                      rep.scenario.output.distribution == LengthDistribution::kFixed;
   out += fmt::format(
       "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
-      "{} request{} finished over {} simulated ({} iteration{}, {} preemption{}) in {} wall\n\n",
+      "{} request{} simulated over {} ({} measured; {} iteration{}, {} preemption{}) in {} "
+      "wall\n\n",
       rep.model.name, rep.cluster.name, rep.deployment.gpus(),
       rep.deployment.disaggregated() ? "deployment" : "layout", rep.deployment.ToString(),
       Shape(rep.deployment), rep.deployment.decode().perf.engine.name, Arrivals(rep, r),
@@ -127,8 +128,8 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
       !r.workload.trace.empty() || fixed ? std::string()
                                          : fmt::format(" ({} / {}, CV {:g})", r.workload.isl_dist,
                                                        r.workload.osl_dist, rep.scenario.input.cv),
-      res.requests, res.requests == 1 ? "" : "s", FormatSeconds(res.makespan_s), res.steps,
-      res.steps == 1 ? "" : "s", res.preemptions, res.preemptions == 1 ? "" : "s",
+      res.arrived, res.arrived == 1 ? "" : "s", FormatSeconds(res.makespan_s), res.requests,
+      res.steps, res.steps == 1 ? "" : "s", res.preemptions, res.preemptions == 1 ? "" : "s",
       FormatSeconds(rep.wall_s));
   out += Latencies(rep);
   out += fmt::format(

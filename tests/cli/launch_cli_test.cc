@@ -212,6 +212,19 @@ TEST(PlanBenchmark, AiperfChecksTheWinnerAtItsLoad) {
   EXPECT_NE(j["benchmark"]["text"].get<std::string>().find("--request-rate 20"), std::string::npos);
 }
 
+TEST(PlanBenchmark, ChecksTheRankedLayoutEmitted) {
+  // With --emit-rank 2 the launch is the second layout, and so is the benchmark's prediction
+  // (it once replayed the winner beside the second layout's launch).
+  const RunResult r =
+      RunShardwise("plan --top 3 --emit vllm --emit-rank 2 --emit-benchmark vllm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  ASSERT_GE(j["layouts"].size(), 2u);
+  EXPECT_EQ(j["launch"]["name"], j["layouts"][1]["layout"]);
+  const double p99_ms = 1e3 * j["layouts"][1]["tpot_s"]["p99"].get<double>();
+  EXPECT_NEAR(j["benchmark"]["predicted"]["tpot_p99_ms"].get<double>(), p99_ms, 0.01 * p99_ms);
+}
+
 TEST(RecommendBenchmark, SglangChecksTheRecommendation) {
   const RunResult r = RunShardwise(
       "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 500 --max-tpot-ms 30 --json "

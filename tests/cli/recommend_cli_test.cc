@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -100,27 +101,28 @@ TEST(RecommendCli, PlanOnTheRecommendedGpusAgrees) {
   const nlohmann::json deployment = rec.Json()["deployment"];
   const int gpus = deployment["gpus"];
   ASSERT_EQ(gpus % 8, 0) << "whole 8-GPU nodes";
-  const std::string page = "/tmp/shardwise_plan_recommended.html";
-  const RunResult plan = RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
-                                      " --html " + page + " --force");
+  char dir[] = "/tmp/shardwise_plan_recommended_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string page = std::string(dir) + "/plan.html";
+  const RunResult plan =
+      RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) + " --html " + page);
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  // The page opens with the answer even when only the split is ranked.
+  const nlohmann::json p = plan.Json();
+  EXPECT_EQ(p["deployment"]["name"], deployment["name"]);
+  // The split answers alone: no aggregated layout of 16 H200 holds TPOT <= 50 ms at 20 req/s.
+  ASSERT_TRUE(p["layouts"].empty()) << p["layouts"].dump().substr(0, 200);
+  EXPECT_EQ(p["verdict"]["winner"], "disaggregated");
+  EXPECT_NE(p["verdict"]["why"].get<std::string>().find("no aggregated layout"), std::string::npos);
+  EXPECT_NE(p["notes"].dump().find("the closest"), std::string::npos) << p["notes"];
+  // The page opens with the answer.
   std::ifstream in(page);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("<table class=\"answer\">"), std::string::npos);
   EXPECT_NE(html.find("<b>" + deployment["name"].get<std::string>() + "</b>"), std::string::npos);
-  const nlohmann::json p = plan.Json();
-  EXPECT_EQ(p["deployment"]["name"], deployment["name"]);
-  if (p["layouts"].empty()) {
-    EXPECT_EQ(p["verdict"]["winner"], "disaggregated");
-    EXPECT_NE(p["verdict"]["why"].get<std::string>().find("no aggregated layout"),
-              std::string::npos);
-    EXPECT_NE(p["notes"].dump().find("the closest"), std::string::npos) << p["notes"];
-    // Asking plan for an aggregated launch there is one line naming the split instead.
-    ExpectOneLineError(RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
-                                    " --emit vllm --emit-deployment aggregated"),
-                       "disaggregated split");
-  }
+  // Asking plan for an aggregated launch there is one line naming the split instead.
+  ExpectOneLineError(RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
+                                  " --emit vllm --emit-deployment aggregated"),
+                     "disaggregated split");
 }
 
 TEST(RecommendCli, MostLoadOfACluster) {

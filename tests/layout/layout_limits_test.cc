@@ -21,8 +21,13 @@ TEST(LayoutLimits, HugeDegreesAreTooLarge) {
             "layout 'tp9999999cp9999999pp9999999' is too large: at most 1000000 GPUs in all");
   EXPECT_EQ(ErrorOf("dp9999999cp9999999pp92234"),
             "layout 'dp9999999cp9999999pp92234' is too large: at most 1000000 GPUs in all");
-  EXPECT_EQ(ErrorOf("tp1000ep1000000"),
-            "layout 'tp1000ep1000000' is too large: at most 1000000 GPUs in all");
+  // ep1000000 over tp1000 is dp1000: 1,000,000 GPUs, the most allowed; twice that is too many.
+  EXPECT_EQ(ErrorOf("tp1000ep1000000"), "");
+  EXPECT_EQ(ErrorOf("tp1000ep2000000"),
+            "layout 'tp1000ep2000000' is too large: at most 1000000 GPUs in all");
+  // The same bound holds with an explicit expert-TP (the expert group sets dp).
+  EXPECT_EQ(ErrorOf("tp1000ep1000000etp2"),
+            "layout 'tp1000ep1000000etp2' is too large: at most 1000000 GPUs in all");
   EXPECT_TRUE(ParseLayout("tp8pp125000").ok());  // exactly 1,000,000 GPUs
 }
 

@@ -74,6 +74,56 @@ TEST(Simulator, SingleRequestMatchesTheStepTableByHand) {
   EXPECT_DOUBLE_EQ(r.output_tokens, 4);
 }
 
+TEST(Simulation, WindowsOneAfterAnotherInOneRun) {
+  // A closed loop of 8 clients measured in two windows of 40 requests: the second starts at the
+  // next request to arrive and has its own 40 measured requests, latencies and window, while the
+  // run's iterations and makespan go on counting from its start. One window measured alone
+  // gives what Simulate gives for the same window.
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 16, 2048);
+  s.config.concurrency = 8;
+  const auto source = [] {
+    return RequestSource({kInf, 1.0}, {LengthDistribution::kFixed, 256, 0},
+                         {LengthDistribution::kFixed, 32, 0}, 1000, 1);
+  };
+  RequestSource a = source();
+  Simulation sim(s.model, a, s.config);
+  const StatusOr<SimResult> first = sim.Measure(16, 40);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(first->requests, 40);
+  EXPECT_DOUBLE_EQ(first->ttft_s.Count(), 40);
+  const int64_t next = sim.Arrived();
+  EXPECT_GE(next, 56);  // the window's 40 after the 16 warming up, and those in flight
+  // A window must start at a request that has not arrived yet.
+  EXPECT_FALSE(sim.Measure(next - 1, 40).ok());
+  const StatusOr<SimResult> second = sim.Measure(next, 40);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ(second->requests, 40);
+  EXPECT_DOUBLE_EQ(second->ttft_s.Count(), 40);
+  EXPECT_EQ(second->halves[0].requests + second->halves[1].requests, 40);
+  EXPECT_GT(second->steps, first->steps);
+  EXPECT_GT(second->makespan_s, first->makespan_s);
+  EXPECT_GT(second->window_s, 0);
+
+  s.config.measure_from = 16;
+  s.config.measure_count = 40;
+  RequestSource b = source();
+  const StatusOr<SimResult> alone = Simulate(s.model, b, s.config);
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ(alone->ttft_s.Mean(), first->ttft_s.Mean());
+  EXPECT_EQ(alone->tpot_s.Mean(), first->tpot_s.Mean());
+  EXPECT_EQ(alone->steps, first->steps);
+}
+
+TEST(Simulation, RefusesAConfigCheckSimConfigRefuses) {
+  SimSetup s = Make("llama-3.1-8b", "dgx-h100", 1, "tp1", Dtype::kBf16, 16, 2048);
+  s.config.pools.clear();
+  RequestSource source({kInf, 1.0}, {LengthDistribution::kFixed, 256, 0},
+                       {LengthDistribution::kFixed, 32, 0}, 10, 1);
+  Simulation sim(s.model, source, s.config);
+  EXPECT_FALSE(sim.Measure(0, 5).ok());
+  EXPECT_EQ(sim.Arrived(), 0);
+}
+
 TEST(Simulator, MaxBatchOneServesRequestsInTurn) {
   // max_batch 1: each request prefills only after the previous one finished, so the k-th
   // request's TTFT grows by one request's service time each.

@@ -69,5 +69,10 @@ StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& clust
 // Errors name `emit_deployment` or `emit_rank`.
 StatusOr<Deployment> ChooseDeployment(const PlanReport& report, std::string_view which,
                                       std::optional<int> rank);
+// The question that deployment answers, as `report.saved` is the winner's: the plan's model,
+// cluster, options, lengths, SLOs and load (offline: the clients it was simulated with), so
+// `simulate --deployment` and --emit-benchmark replay the chosen deployment, not the winner.
+StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& report, std::string_view which,
+                                         std::optional<int> rank);
 
 }  // namespace shardwise::api

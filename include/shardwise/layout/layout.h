@@ -42,7 +42,7 @@ struct Layout {
   int64_t ExpertTp() const { return etp > 0 ? etp : tp * cp * AttentionDp() / ep; }
   // Whether the attention-DP ranks' tokens are gathered over the expert group for the experts
   // and their partial outputs reduce-scattered back: expert-TP over attention DP (etp given).
-  bool GathersTokensForExperts() const { return etp > 0; }
+  bool GathersTokensForExperts() const { return etp > 1; }
 
   // Group strides in rank order (TP innermost, then CP, DP, PP).
   int64_t CpStride() const { return tp; }
@@ -57,7 +57,7 @@ struct Layout {
 };
 
 // Parses "tp8pp2", "ep16", "tp4ep8dp2", "dp2tp4cp2", "dp8ep4etp2" (case-insensitive, any order).
-// An etp that equals the derived expert-TP is dropped (tp8ep4etp2 is tp8ep4).
+// An etp that tp, cp and ep imply already is dropped (tp8ep4etp2 is tp8ep4, dp8ep8etp1 dp8ep8).
 StatusOr<Layout> ParseLayout(std::string_view text);
 
 // Checks a layout against a model: TP divides query heads and FFN widths (each rank keeps the

@@ -146,24 +146,25 @@ class Sim;
 
 // A run measured window after window (sim/serving.h's steady state): each Measure goes on from
 // where the last one stopped, so the requests before a window, earlier windows included, are its
-// warm-up; a window's rates, latencies and goodput are its own, while the run's steps,
-// preemptions and KV occupancy series count from its start. `config` (its measure_* fields
-// ignored) and `source` must outlive it. Not copyable; not thread-safe.
+// warm-up; a window's rates, latencies, goodput and KV transfers are its own, while the run's
+// steps, preemptions, makespan and KV occupancy (series and peak) count from its start. `config`
+// (its measure_* fields ignored) and `source` must outlive it. Not copyable; not thread-safe.
 class Simulation {
  public:
-  // `config` must pass CheckSimConfig.
   Simulation(const ModelSpec& model, RequestSource& source, const SimConfig& config);
   ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
   // Runs on until the `count` requests from the `from`-th on (in arrival order, counting from
-  // 0) have finished. After the first window, `from` must be at least Arrived().
+  // 0) have finished. After the first window, `from` must be at least Arrived(). A config that
+  // fails CheckSimConfig gives that error.
   StatusOr<SimResult> Measure(int64_t from, int64_t count);
   // Requests that have arrived so far.
   int64_t Arrived() const;
 
  private:
+  Status config_status_;  // CheckSimConfig's verdict
   std::unique_ptr<sim_state::Sim> sim_;
 };
 
