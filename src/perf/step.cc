@@ -198,32 +198,8 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
     one.tp_comm_s += tp_all_reduce;
     Accumulate(out, one, static_cast<double>(stage.dense));
   }
-  if (stage.moe > 0) {
-    const MoeSpec& moe = model_->moe;
-    const double ranks = static_cast<double>(l.StageRanks() / l.Replicas());  // ep x expert-TP
-    const ExpertLoad load =
-        EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance,
-                           options_.capacity_factor.value_or(0.0));
-    // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
-    const EpExchange exchange = l.GathersTokensForExperts()
-                                    ? comm_.GatherForExperts(ep_tokens / ranks)
-                                    : comm_.Exchange(ep_tokens / ranks * load.imbalance, prefill);
-    const double before_s = out.compute_s + out.memory_s + out.tp_comm_s;
-    PhaseBreakdown one;
-    ops_.Gemms({s.router_gemm}, tokens, 1, 1, one);
-    ops_.Gemms(s.shared_gemms, tokens, 1, 1, one);
-    ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, one);
-    one.ep_comm_s += exchange.time_s;
-    one.tp_comm_s += tp_all_reduce;
-    Accumulate(out, one, static_cast<double>(stage.moe));
-    if (comm_.ExchangesTokens()) out.ep_algorithm = exchange.algorithm;
-    // The MoE layers' share of the token mixers, and their FFNs.
-    const double layers = static_cast<double>(std::max<size_t>(1, stage.mixers.size()));
-    pass.moe_work_s = mixers_s * std::min(1.0, static_cast<double>(stage.moe) / layers) +
-                      (out.compute_s + out.memory_s + out.tp_comm_s - before_s);
-    pass.moe_layers = static_cast<double>(stage.moe);
-    pass.exchange_sms = exchange.sms;
-  }
+  if (stage.moe > 0)
+    MoeLayers(stage, tokens, ep_tokens, prefill, tp_all_reduce, mixers_s, out, pass);
   if (stage.last) {
     // LM head: logits for one token per sequence (decode) or the prompt's last token.
     const double rows = prefill ? std::max(1.0, tokens / prefill_tokens * cp) : tokens;
@@ -234,6 +210,37 @@ PhaseBreakdown StepModel::StageWork(const StageLayers& stage, double tokens, Key
   out.total_s =
       out.compute_s + out.memory_s + out.launch_s + out.tp_comm_s + out.ep_comm_s + out.cp_comm_s;
   return out;
+}
+
+void StepModel::MoeLayers(const StageLayers& stage, double tokens, double ep_tokens, bool prefill,
+                          double tp_all_reduce_s, double mixers_s, PhaseBreakdown& out,
+                          MicroBatchPass& pass) const {
+  const ModelShard& s = shard_;
+  const Layout& l = layout_;
+  const MoeSpec& moe = model_->moe;
+  const double ranks = static_cast<double>(l.StageRanks() / l.Replicas());  // ep x expert-TP
+  const ExpertLoad load =
+      EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance,
+                         options_.capacity_factor.value_or(0.0));
+  // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
+  const EpExchange exchange = l.GathersTokensForExperts()
+                                  ? comm_.GatherForExperts(ep_tokens / ranks)
+                                  : comm_.Exchange(ep_tokens / ranks * load.imbalance, prefill);
+  const double before_s = out.compute_s + out.memory_s + out.tp_comm_s;
+  PhaseBreakdown one;  // one MoE layer's FFN; the stage's MoE layers are alike
+  ops_.Gemms({s.router_gemm}, tokens, 1, 1, one);
+  ops_.Gemms(s.shared_gemms, tokens, 1, 1, one);
+  ops_.Gemms(s.expert_gemms, load.rows_per_expert, s.experts_per_gpu, load.touched, one);
+  one.ep_comm_s += exchange.time_s;
+  one.tp_comm_s += tp_all_reduce_s;
+  Accumulate(out, one, static_cast<double>(stage.moe));
+  if (comm_.ExchangesTokens()) out.ep_algorithm = exchange.algorithm;
+  // The MoE layers' share of the token mixers, and their FFNs.
+  const double layers = static_cast<double>(std::max<size_t>(1, stage.mixers.size()));
+  pass.moe_work_s = mixers_s * std::min(1.0, static_cast<double>(stage.moe) / layers) +
+                    (out.compute_s + out.memory_s + out.tp_comm_s - before_s);
+  pass.moe_layers = static_cast<double>(stage.moe);
+  pass.exchange_sms = exchange.sms;
 }
 
 PhaseBreakdown StepModel::DraftPasses(double sequences, double context) const {

@@ -109,6 +109,12 @@ class StepModel {
   PhaseBreakdown StageWork(const StageLayers& stage, double tokens, Keys keys, double ep_tokens,
                            bool prefill, double prefill_tokens, double queries_per_sequence,
                            double cached_tokens, MicroBatchPass& pass) const;
+  // The stage's MoE layers (alike: one priced, times their count) into `out`: router, shared
+  // and routed experts, the EP exchange or the gather; `pass` gets their share for two-batch
+  // overlap. `mixers_s` is the stage's token-mixer time so far.
+  void MoeLayers(const StageLayers& stage, double tokens, double ep_tokens, bool prefill,
+                 double tp_all_reduce_s, double mixers_s, PhaseBreakdown& out,
+                 MicroBatchPass& pass) const;
   // The draft's pass over `tokens` prompt tokens (each attending to `keys_per_token` keys) of
   // prompts of `prompt_tokens`: zero without speculative decoding.
   PhaseBreakdown DraftPrefill(double tokens, double keys_per_token, double prompt_tokens) const;
