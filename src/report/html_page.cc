@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "answer.h"
 #include "plots.h"
 #include "shardwise/report/svg.h"
@@ -151,6 +153,17 @@ std::string RecommendSections(const nlohmann::json& result) {
 }
 
 // The page's body for a `command` result: its answer table, then the command's figures.
+// A simulated latency's CDF ("ttft" or "tpot"), its SLO dashed.
+std::string LatencySection(const nlohmann::json& result, const std::string& metric,
+                           const std::string& title, const std::string& note) {
+  std::string label = metric;
+  for (char& c : label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return Section(title,
+                 LatencyDistribution(metric, label + " distribution", Field(result, metric + "_s"),
+                                     Field(Field(result, "slo"), "max_" + metric + "_s")),
+                 note);
+}
+
 StatusOr<std::string> Body(const nlohmann::json& result, const std::string& command) {
   std::string body;
   if (const std::optional<AnswerFacts> answer = AnswerOf(result)) {
@@ -194,18 +207,12 @@ StatusOr<std::string> Body(const nlohmann::json& result, const std::string& comm
     body += LayoutSections(result, layouts);
   } else if (command == "simulate") {
     if (!Field(result, "ttft_s").is_object()) return Error("simulate result has no ttft_s to draw");
-    body += Section(
-        "Time to first token",
-        LatencyDistribution("ttft", "TTFT distribution", Field(result, "ttft_s"),
-                            Field(Field(result, "slo"), "max_ttft_s")),
-        "Share of requests whose first token came within a time; dots mark p50, p90, p99, the "
-        "dashed line the TTFT SLO, if one was set.");
-    body += Section(
-        "Time per output token",
-        LatencyDistribution("tpot", "TPOT distribution", Field(result, "tpot_s"),
-                            Field(Field(result, "slo"), "max_tpot_s")),
-        "Mean time between a request's output tokens after the first; the dashed line is the "
-        "TPOT SLO, if one was set.");
+    body += LatencySection(result, "ttft", "Time to first token",
+                           "Share of requests whose first token came within a time; dots mark "
+                           "p50, p90, p99, the dashed line the TTFT SLO, if one was set.");
+    body += LatencySection(result, "tpot", "Time per output token",
+                           "Mean time between a request's output tokens after the first; the "
+                           "dashed line is the TPOT SLO, if one was set.");
     body += Section("KV cache over time",
                     KvOccupancyPlot(Field(Field(result, "kv_occupancy"), "series")),
                     "Fraction of the KV-cache capacity in use across replicas.");
