@@ -8,9 +8,9 @@ per client, at least 200, as a user's run), and compares the simulated mean TTFT
 and TPOT with the measured ones: error = predicted mean / measured - 1, and how often the
 measurement lies in the prediction's stated band (its "low" to "high"). Prints coverage (and why
 rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
-concurrency, and how far apart the file's own repeats of one configuration are (the floor they set
-on any model's error). Disaggregated rows run as
-`simulate --prefill-layout ... --decode-layout ...` with the row's worker counts and concurrency
+concurrency, the closed-loop identity per engine (closed_loop_identity), and how far apart the
+file's own repeats of one configuration are (the floor they set on any model's error).
+Disaggregated rows run as `simulate --prefill-layout ... --decode-layout ...` with the row's worker counts and concurrency
 (what a row does not record is assumed and reported) and are tabled apart ("<engine> disagg").
 
 Usage: tools/score_serving.py [--binary build/shardwise] [--csv FILE] [--markdown] [--limit N]
@@ -271,6 +271,52 @@ def share_in_band(scored, key):
     return f"{100 * sum(flags) / len(flags):.0f}%" if flags else "-"
 
 
+def closed_loop_identity(row, argv, out, ttft_ms, tpot_ms):
+    """The closed-loop identity, mean TTFT = C / X - (OSL - 1) x mean TPOT - client delay
+    (docs/validation.md, "What the measurements say about their own closed loops"), read per row:
+    the end-to-end error (in a saturated closed loop, -1 x the throughput error), the TTFT error
+    the TPOT error alone accounts for were the throughput right, -(OSL - 1) x dTPOT / TTFT, and
+    the simulation's own cycle residual C / X - E2E (its client and server delay per request; a
+    large residual says the simulated loop is not saturated)."""
+    osl = int(row["osl"])
+    measured_ttft, measured_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
+    e2e_ms = ttft_ms + (osl - 1) * tpot_ms
+    measured_e2e = measured_ttft + (osl - 1) * measured_tpot
+    clients = int(argv[argv.index("--concurrency") + 1])
+    rate = out.get("throughput", {}).get("requests_per_s", 0)
+    return {
+        "e2e_err": e2e_ms / measured_e2e - 1,
+        "ttft_err_from_tpot": -(osl - 1) * (tpot_ms - measured_tpot) / measured_ttft,
+        "cycle_residual_ms": 1e3 * clients / rate - e2e_ms if rate > 0 else None,
+    }
+
+
+def print_identity(scored, markdown):
+    """Per engine: the medians of closed_loop_identity's readings beside the TTFT error."""
+    by = collections.defaultdict(list)
+    for s in scored:
+        by[engine_key(s)].append(s)
+    header = ["closed-loop identity", "rows", "E2E median signed", "TTFT median signed",
+              "TTFT error the TPOT error accounts for (median)",
+              "simulated cycle residual median (ms)"]
+    print()
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+    else:
+        print(f"{'closed-loop identity':36s} {'rows':>12s} {'E2E bias':>12s} "
+              f"{'TTFT bias':>12s} {'from TPOT':>12s} {'residual ms':>12s}")
+    for name in sorted(by):
+        ss = by[name]
+        residuals = [s["cycle_residual_ms"] for s in ss if s["cycle_residual_ms"] is not None]
+        cells = [name, str(len(ss))] + [
+            f"{100 * statistics.median(s[k] for s in ss):+.1f}%"
+            for k in ("e2e_err", "ttft_err", "ttft_err_from_tpot")] + [
+            f"{statistics.median(residuals):.1f}" if residuals else "-"]
+        print("| " + " | ".join(cells) + " |" if markdown else
+              f"{cells[0]:36s} " + " ".join(f"{c:>12s}" for c in cells[1:]))
+
+
 def summary(errors):
     a = sorted(abs(e) for e in errors)
     if not a:
@@ -340,6 +386,7 @@ def main():
             "tpot_err": tpot / float(r["silicon_tpot_ms"]) - 1,
             "ttft_in_band": in_band(out["ttft_s"], float(r["silicon_ttft_ms"]) * 1e-3),
             "tpot_in_band": in_band(out["tpot_s"], float(r["silicon_tpot_ms"]) * 1e-3),
+            **closed_loop_identity(r, argv, out, ttft, tpot),
         })
     for mode, name in (("agg", "aggregated"), ("disagg", "disaggregated")):
         total = sum(1 for r in rows if r["mode"] == mode)
@@ -391,6 +438,7 @@ def main():
             else:
                 print(f"{name:36s} {len(ss):5d} {tm:>9s} {tp:>9s} {fm:>9s} {fp:>9s} {bias:>9s} "
                       f"{ttft_bias:>9s} {bands[0]:>9s} {bands[1]:>9s}")
+    print_identity(scored, args.markdown)
     failures = []
     by_engine = collections.defaultdict(list)
     for s in scored:
@@ -414,7 +462,8 @@ def main():
         with open(args.details, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "backend", "model", "isl", "osl", "concurrency", "layout",
-                        "ttft_ms", "ttft_pred_ms", "tpot_ms", "tpot_pred_ms"])
+                        "ttft_ms", "ttft_pred_ms", "tpot_ms", "tpot_pred_ms", "e2e_err",
+                        "ttft_err_from_tpot", "cycle_residual_ms"])
             for s in scored:
                 r, argv = s["row"], s["argv"]
                 layout = (argv[argv.index("--layout") + 1] if "--layout" in argv else
@@ -424,7 +473,10 @@ def main():
                 w.writerow([r["id"], engine_key(s), r["model_path"], r["isl"], r["osl"],
                             argv[argv.index("--concurrency") + 1], layout,
                             r["silicon_ttft_ms"], f"{s['ttft_ms']:.3f}", r["silicon_tpot_ms"],
-                            f"{s['tpot_ms']:.3f}"])
+                            f"{s['tpot_ms']:.3f}", f"{s['e2e_err']:.4f}",
+                            f"{s['ttft_err_from_tpot']:.4f}",
+                            "" if s["cycle_residual_ms"] is None else
+                            f"{s['cycle_residual_ms']:.3f}"])
     for f in failures:
         print("score_serving: " + f, file=sys.stderr)
     if failures:
