@@ -81,9 +81,13 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
   e.output_tokens_per_s = std::min(e.prefill_requests_per_s, e.decode_requests_per_s) * osl;
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(e.deployment.gpus());
   if (e.ttft_s > req.slo.max_ttft_s) return std::optional<DisaggPlanEntry>();
-  // Offline: as many clients as the split keeps in flight at its analytic rate (Little's law).
+  // Offline, as the aggregated layouts are (each at its best batch): for latency one request per
+  // decode worker; otherwise as many as the split keeps in flight at its analytic rate (Little's
+  // law).
   const double rate = std::min(e.prefill_requests_per_s, e.decode_requests_per_s);
-  const double offline_clients = std::max(1.0, std::ceil(rate * (e.ttft_s + osl * e.tpot_s)));
+  const double offline_clients = req.objective == Objective::kLatency
+                                     ? static_cast<double>(s.y)
+                                     : std::max(1.0, std::ceil(rate * (e.ttft_s + osl * e.tpot_s)));
   auto point =
       SimulateOperatingPoint(model, e.deployment, req.workload, req.load, offline_clients, req.slo);
   if (!point.ok()) return std::optional<DisaggPlanEntry>();  // the decode pool cannot hold it
@@ -276,9 +280,12 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
         d.deployment.ToString(), agg, figures, disagg_gpus, agg_gpus);
   } else {
     v.why = fmt::format(
-        "aggregated {} wins over disaggregated {}: {} ({} GPUs against {}); splitting the GPUs "
-        "costs more than keeping prompt chunks out of the decode steps saves",
-        agg, d.deployment.ToString(), figures, agg_gpus, disagg_gpus);
+        "aggregated {} wins over disaggregated {}: {} ({} GPUs against {}); {}", agg,
+        d.deployment.ToString(), figures, agg_gpus, disagg_gpus,
+        objective == Objective::kLatency && a.meets_slo == b.meets_slo
+            ? "the latency objective ranks by TPOT, and splitting the GPUs does not shorten it"
+            : "splitting the GPUs costs more than keeping prompt chunks out of the decode steps "
+              "saves");
   }
   return v;
 }

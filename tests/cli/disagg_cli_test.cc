@@ -135,6 +135,14 @@ TEST(DisaggCli, VerdictStatesTheWinnersFiguresFirst) {
   EXPECT_NEAR(FirstTokensPerGpu(a["verdict"]["why"]),
               a["layouts"][0]["output_tokens_per_s_per_gpu"].get<double>(), 0.051)
       << a["verdict"]["why"];
+  // For latency both sides are simulated at their best batch, one request per replica or per
+  // decode worker (the split was once simulated at its full-throughput load against batch 1).
+  const auto& split = a["disaggregated"];
+  EXPECT_EQ(split["at_load"]["concurrency"].get<double>(),
+            split["decode"]["workers"].get<double>());
+  EXPECT_NE(a["verdict"]["why"].get<std::string>().find("latency objective ranks by TPOT"),
+            std::string::npos)
+      << a["verdict"]["why"];
 }
 
 TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {
