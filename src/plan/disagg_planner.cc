@@ -283,7 +283,7 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
         "aggregated {} wins over disaggregated {}: {} ({} GPUs against {}); {}", agg,
         d.deployment.ToString(), figures, agg_gpus, disagg_gpus,
         objective == Objective::kLatency && a.meets_slo == b.meets_slo
-            ? "the latency objective ranks by TPOT, and splitting the GPUs does not shorten it"
+            ? "the latency objective ranks by TPOT, and no split searched shortens it"
             : "splitting the GPUs costs more than keeping prompt chunks out of the decode steps "
               "saves");
   }

@@ -1,4 +1,4 @@
-// The serving simulator's events (sim/simulator.cc), popped in (time, insertion order). A request
+// The serving simulator's events (sim/sim.h), popped in (time, insertion order). A request
 // reaches its scheduler through a front end that never lets a later request overtake an earlier
 // one (sim/front_end.h), so each front end's visibility events come in order and wait in a FIFO of
 // their own; only those FIFOs' heads and the few other events (arrivals, iteration ends, KV

@@ -1,7 +1,6 @@
 // The simulator's admission and iterations: what each replica admits, preempts, prefills and
 // decodes in one iteration, and what finishes when it ends.
 #include <algorithm>
-#include <cmath>
 
 #include "shardwise/deploy/policy.h"
 #include "shardwise/perf/attention.h"

@@ -1,4 +1,4 @@
-// The serving simulator's state (sim/simulator.cc): a request as the simulation tracks it, a
+// The serving simulator's state (sim/sim.h): a request as the simulation tracks it, a
 // replica's queues and decode set, and the events of the discrete-event loop. Internal to sim/.
 #pragma once
 

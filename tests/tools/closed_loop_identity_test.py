@@ -18,6 +18,14 @@ want = {"e2e_err": 0.0781022, "ttft_err_from_tpot": -1.27, "cycle_residual_ms": 
 for key, value in want.items():
     if abs(got[key] - value) > 1e-6:
         sys.exit(f"closed_loop_identity: {key} = {got[key]}, by hand {value}")
+# The simulation's own mean E2E, where it states one (1.5 s): 1,500 / 1,370 - 1 = 0.0948905, and
+# 1,600 - 1,500 = 100 ms of residual; the TPOT reading is unchanged.
+got = score_serving.closed_loop_identity(
+    ROW, ARGV, {"throughput": {"requests_per_s": 5.0}, "e2e_s": {"mean": 1.5}}, 80.0, 11.0)
+want = {"e2e_err": 0.0948905, "ttft_err_from_tpot": -1.27, "cycle_residual_ms": 100.0}
+for key, value in want.items():
+    if abs(got[key] - value) > 1e-6:
+        sys.exit(f"closed_loop_identity with a stated E2E: {key} = {got[key]}, by hand {value}")
 # No throughput stated: no residual, rather than a division by zero.
 got = score_serving.closed_loop_identity(ROW, ARGV, {"throughput": {"requests_per_s": 0}}, 80, 11)
 if got["cycle_residual_ms"] is not None:
