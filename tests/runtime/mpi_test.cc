@@ -11,13 +11,12 @@
 #include <thread>
 
 #include "../cli/run_binary.h"
+#include "mpirun_session.h"
 #include "shardwise/model/catalog.h"
 #include "test_layouts.h"
 
 namespace shardwise {
 namespace {
-
-constexpr const char* kMpirun = "mpirun --allow-run-as-root --oversubscribe";
 
 struct Case {
   std::string model;
@@ -47,10 +46,11 @@ class MpiDifferential : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MpiDifferential, MatchesTheUnshardedReference) {
   const Case& c = GetParam();
+  const testing::MpirunSession session;
   const std::string cmd = fmt::format(
       "{} -np {} {} run --backend mpi --model {} --layout {} --batch 4 --prompt-len 16 --gen 6 "
       "--seed 5 --json 2>&1",
-      kMpirun, c.layout.gpus(), SHARDWISE_BINARY, c.model, c.layout.ToString());
+      session.Command(), c.layout.gpus(), SHARDWISE_BINARY, c.model, c.layout.ToString());
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;
@@ -77,9 +77,11 @@ TEST(MpiTimeout, KilledRankEndsTheRunInTime) {
   // A long generation on 4 ranks; SIGKILL one rank; the job must end non-zero well within the
   // run's 10 s collective timeout (Open MPI tears the job down, or the survivors time out).
   const std::string binary = SHARDWISE_BINARY;
+  const testing::MpirunSession session;
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    session.SetEnvironment();
     std::freopen("/tmp/shardwise_kill_test.log", "w", stdout);
     std::freopen("/tmp/shardwise_kill_test.err", "w", stderr);
     execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "4", binary.c_str(),

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "../mpirun_session.h"
 #include "gpu_test_util.h"
 
 namespace shardwise {
@@ -25,8 +26,8 @@ namespace {
 
 TEST(NcclMpi, Tp2MatchesTheReference) {
   SW_SKIP_WITHOUT_TWO_GPUS();
-  const std::string cmd = std::string("mpirun --allow-run-as-root --oversubscribe -np 2 ") +
-                          SHARDWISE_BINARY +
+  const testing::MpirunSession session;
+  const std::string cmd = session.Command() + " -np 2 " + SHARDWISE_BINARY +
                           " run --backend nccl --model tiny-dense --layout tp2 --json";
   FILE* pipe = popen(cmd.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
@@ -39,9 +40,11 @@ TEST(NcclMpi, Tp2MatchesTheReference) {
 
 TEST(NcclMpi, KilledRankEndsTheRunInTime) {
   SW_SKIP_WITHOUT_TWO_GPUS();
+  const testing::MpirunSession session;
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    session.SetEnvironment();
     std::freopen("/tmp/shardwise_nccl_kill_test.log", "w", stdout);
     std::freopen("/tmp/shardwise_nccl_kill_test.err", "w", stderr);
     execlp("mpirun", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
