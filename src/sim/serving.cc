@@ -272,14 +272,16 @@ namespace {
 // Sizes a run to the steady state and measures it (ServingRun::steady says how): a warm-up of
 // twice the requests in flight, then windows measured one after another in the same run until a
 // window's halves agree (serving.h).
-Status MeasureSteadyState(const ModelSpec& model, const Scenario& scenario, int64_t replicas,
-                          int64_t of, ServingRun& run) {
+// `setup` is the whole deployment's (its in-flight count is per replica of all of them);
+// run.setup's config simulates `replicas` of them.
+Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
+                          const Scenario& scenario, int64_t replicas, int64_t of, ServingRun& run) {
   const SimConfig& config = run.setup.config;
   const bool closed = IsClosedLoop(scenario);
   SteadyState& steady = run.steady;
   steady.sized = true;
   const Workload lengths = ScenarioLengths(scenario);
-  steady.in_flight_per_replica = InFlightPerReplica(run.setup, scenario, lengths);
+  steady.in_flight_per_replica = InFlightPerReplica(setup, scenario, lengths);
   const double r = static_cast<double>(replicas), l = steady.in_flight_per_replica;
   int64_t warmup = static_cast<int64_t>(
       std::ceil(r * std::max(2 * l, static_cast<double>(kMinWarmupPerReplica))));
@@ -372,7 +374,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
   } else {
-    SW_RETURN_IF_ERROR(MeasureSteadyState(model, scenario, replicas, of, run));
+    SW_RETURN_IF_ERROR(MeasureSteadyState(model, setup, scenario, replicas, of, run));
   }
   config.progress = nullptr;
 

@@ -37,7 +37,7 @@ struct Replicas {
 
 TEST(Serve, ClosedLoopWarmsUpThenMeasuresItsSteadyState) {
   // 16 clients on one replica: L = 16 in flight, so the warm-up is max(2 x 16, 50) = 50
-  // requests and the window max(20 x 16, 500) = 500, as SteadyState states.
+  // requests and the window max(4 x 16, 500) = 500, as SteadyState states.
   Replicas r("tp1");
   r.scenario.load = ClosedLoop{16};
   const ServingRun run = r.Run();
@@ -68,6 +68,19 @@ TEST(Serve, AnOpenLoopBelowCapacityEmitsWhatItsArrivalsAskFor) {
   EXPECT_NEAR(run.OutputTokensPerS() / (100.0 * 64), 1.0, 0.05);
   EXPECT_NEAR(run.RequestsPerS() / 100.0, 1.0, 0.05);
   EXPECT_TRUE(run.MeetsSlo());  // no SLO given: keeping up is all it asks
+}
+
+TEST(Serve, SampledReplicasSizeTheirWindowsPerReplicaOfTheWhole) {
+  // 160 clients over 16 replicas, 8 of them simulated with their 80 clients: 10 in flight per
+  // replica, so the warm-up is 8 x max(2 x 10, 50) = 400 requests and the window
+  // 8 x max(4 x 10, 500) = 4,000 (SteadyState's rule), not sized as if the 8 held all 160.
+  Replicas r("dp16", 2);
+  r.scenario.load = ClosedLoop{160};
+  const ServingRun run = r.Run();
+  EXPECT_EQ(run.steady.simulated_replicas, kSampledReplicas);
+  EXPECT_DOUBLE_EQ(run.steady.in_flight_per_replica, 10);
+  EXPECT_EQ(run.steady.warmup_requests, 400);
+  EXPECT_EQ(run.steady.measured_requests, 4000);
 }
 
 TEST(Serve, AnOpenLoopAboveCapacityIsOverloadedWhateverItsSlos) {
