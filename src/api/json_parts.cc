@@ -90,6 +90,7 @@ nlohmann::json SteadyStateJson(const SteadyState& s) {
           {"in_flight_per_replica", s.in_flight_per_replica},
           {"simulated_replicas", s.simulated_replicas},
           {"replicas", s.replicas},
+          {"halves_compared", s.halves_compared},
           {"ttft_drift", s.ttft_drift},
           {"tpot_drift", s.tpot_drift},
           {"converged", s.converged},

@@ -153,6 +153,21 @@ bool StillGrowing(const SteadyState& steady, const Scenario& s) {
   return !IsClosedLoop(s) && !steady.converged && steady.ttft_drift > kTtftDriftTolerance;
 }
 
+// The drift of the mean TTFT and TPOT between the halves of `r`'s requests, where both hold some.
+void HalvesDrift(const SimResult& r, SteadyState& steady) {
+  const SimResult::Half* h = r.halves;
+  if (h[0].requests == 0 || h[1].requests == 0) return;
+  steady.halves_compared = true;
+  steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
+  steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
+}
+
+// Whether an open loop of a fixed length queued ever more of its arrivals: the second half of
+// its requests waited far longer for their first token than the first half (kGrowingQueueDrift).
+bool QueueGrew(const SteadyState& steady, const Scenario& s) {
+  return !IsClosedLoop(s) && steady.halves_compared && steady.ttft_drift > kGrowingQueueDrift;
+}
+
 }  // namespace
 
 std::string Slo::PercentileName() const {
@@ -371,8 +386,13 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
                    : scenario.requests > 0 ? scenario.requests
                                            : kDefaultOpenLoopRequests;
     RequestSource source = Source(scenario, run.requests, scenario.output);
+    // Every request measured, its halves split in arrival order, so a queue that grows through
+    // the run shows (the run still drains: no request arrives after them).
+    config.measure_from = 0;
+    config.measure_count = run.requests;
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
+    HalvesDrift(run.result, steady);
   } else {
     SW_RETURN_IF_ERROR(MeasureSteadyState(model, setup, scenario, replicas, of, run));
   }
@@ -405,10 +425,12 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     mean_output_tokens /= static_cast<double>(scenario.trace.size());
   }
   run.offered_output_tokens_per_s = run.offered_requests_per_s * mean_output_tokens;
-  // A run the scenario fixed is judged against the analytic capacity: its length is the user's.
+  // A run the scenario fixed (its length is the user's) is overloaded when the analytic capacity
+  // is below the offered rate, or when its own queue grew through the run.
   if (!steady.sized) {
-    run.overloaded = std::isfinite(run.offered_requests_per_s) &&
-                     run.offered_requests_per_s > run.setup.estimate.capacity_requests_per_s;
+    run.overloaded = (std::isfinite(run.offered_requests_per_s) &&
+                      run.offered_requests_per_s > run.setup.estimate.capacity_requests_per_s) ||
+                     QueueGrew(steady, scenario);
   }
   // The same bill spread over the tokens billed (plan/load.h's operating point), not the
   // window's measured count with its arrivals' noise.

@@ -93,7 +93,13 @@ std::string ClosedLoopNotes(const api::ServingReport& rep) {
 }
 
 std::string SteadyStateText(const SteadyState& s) {
-  if (!s.sized) return "steady state not sized: the requests given are all measured\n";
+  if (!s.sized) {
+    if (!s.halves_compared) return "steady state not sized: the requests given are all measured\n";
+    return fmt::format(
+        "steady state not sized: the requests given are all measured; their halves (in arrival "
+        "order) differ by {:+.1f}% in mean TTFT and {:+.1f}% in TPOT\n",
+        100 * s.ttft_drift, 100 * s.tpot_drift);
+  }
   std::string out = fmt::format(
       "steady state {} warm-up requests excluded, {} measured; the window's halves differ by "
       "{:+.1f}% in mean TTFT and {:+.1f}% in TPOT{}\n",

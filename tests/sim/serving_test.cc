@@ -111,6 +111,45 @@ TEST(Serve, AFixedRequestCountIsMeasuredWhole) {
   EXPECT_EQ(run.result.arrived, 40);
 }
 
+// A trace of `steady` requests 0.2 s apart (5/s), then `burst` more 1 ms apart (1,000/s).
+std::vector<TraceRequest> SteadyThenBurst(int steady, int burst) {
+  std::vector<TraceRequest> trace;
+  double t = 0;
+  for (int i = 0; i < steady + burst; ++i) {
+    trace.push_back({t, 512, 64});
+    t += i < steady ? 0.2 : 0.001;
+  }
+  return trace;
+}
+
+TEST(Serve, AFixedRunWhoseQueueGrowsIsOverloadedThoughItsMeanRateFits) {
+  // 500 requests at 5/s, then 500 in half a second. By hand: a 512-token prompt of Llama-3.1-8B
+  // is 2 x 8.0e9 x 512 = 8.2 TFLOP, so one H100 at its whole FP8 peak (1,979 TFLOP/s) prefills
+  // at most ~240 prompts/s: most of the burst queues, and the later half of the run waits far
+  // longer for its first token than the earlier half, though the run's mean rate (1,000 over
+  // 100.5 s, ~10/s) is below the analytic capacity.
+  Replicas r("tp1");
+  r.scenario.trace = SteadyThenBurst(500, 500);
+  const ServingRun run = r.Run();
+  ASSERT_LT(run.offered_requests_per_s, run.setup.estimate.capacity_requests_per_s);
+  EXPECT_FALSE(run.steady.sized);
+  EXPECT_TRUE(run.steady.halves_compared);
+  EXPECT_GT(run.steady.ttft_drift, kGrowingQueueDrift);
+  EXPECT_TRUE(run.overloaded);
+  EXPECT_FALSE(run.MeetsSlo());
+}
+
+TEST(Serve, AFixedRunAtASteadyLowRateIsNotOverloaded) {
+  // The same 1,000 requests all at 5/s: 41 TFLOP/s of prefill, 2% of the GPU's FP8 peak, so no
+  // queue forms and the halves wait alike.
+  Replicas r("tp1");
+  r.scenario.trace = SteadyThenBurst(1000, 0);
+  const ServingRun run = r.Run();
+  EXPECT_TRUE(run.steady.halves_compared);
+  EXPECT_LT(std::abs(run.steady.ttft_drift), kGrowingQueueDrift);
+  EXPECT_FALSE(run.overloaded);
+}
+
 TEST(RequestSource, KeepOnlyTakesWhatRoundRobinHandsTheFirstReplicas) {
   // Round-robin over 8 replicas hands replicas 0 and 1 the arrivals whose index mod 8 is 0 or 1:
   // the kept stream is exactly those of the full one.
