@@ -19,7 +19,7 @@ void ReadDeployment(const nlohmann::json& result, AnswerFacts& a) {
   const nlohmann::json& d =
       result.contains("deployment") ? Field(result, "deployment") : nlohmann::json();
   a.deployment = Str(d, "name", Str(result, "layout", "?"));
-  a.disaggregated = d.is_object() && d.value("disaggregated", false);
+  a.disaggregated = d.is_object() && Flag(d, "disaggregated");
   a.gpus = Num(d, "gpus", Num(result, "gpus"));
 }
 
@@ -84,10 +84,13 @@ AnswerFacts SimulateAnswer(const nlohmann::json& result) {
                                 Field(result, "concurrency").dump(), Num(tp, "requests_per_s"))
                   : fmt::format("{:.2f} requests/s offered, {:.2f} served",
                                 Num(load, "offered_requests_per_s"), Num(tp, "requests_per_s"));
-  const bool overloaded = load.value("overloaded", false);
+  const bool overloaded = Flag(load, "overloaded");
+  const std::string how = Flag(Field(result, "steady_state"), "sized")
+                              ? "simulated to its steady state"
+                              : "simulated over the requests given, all measured";
   a.why = overloaded ? "overloaded: it serves less than the offered rate, so its queue grows"
-          : result.value("meets_slo", false) ? "simulated to its steady state, it meets the SLOs"
-                                             : "simulated to its steady state";
+          : Flag(result, "meets_slo") ? how + ", it meets the SLOs"
+                                      : how;
   return a;
 }
 

@@ -77,7 +77,7 @@ std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& l
 // A result whose deployment (docs/json.md) splits prefill and decode into pools.
 bool IsDisaggregated(const nlohmann::json& result) {
   const auto d = result.find("deployment");
-  return d != result.end() && d->is_object() && d->value("disaggregated", false);
+  return d != result.end() && d->is_object() && Flag(*d, "disaggregated");
 }
 
 // The layout of the deployment's pool with `role`.
@@ -112,7 +112,7 @@ std::string PlanRanking(const nlohmann::json& result) {
         Escape(l.value("layout", std::string())), l.value("gpus", 0), l.value("batch", 0),
         AtSloMs(Field(l, "ttft_s")), AtSloMs(Field(l, "tpot_s")),
         Num(l, "output_tokens_per_s_per_gpu"), Num(l, "output_tokens_per_s_per_user"),
-        Num(l, "usd_per_mtok_output"), JoulesCell(l), l.value("meets_slo", false) ? "yes" : "no");
+        Num(l, "usd_per_mtok_output"), JoulesCell(l), Flag(l, "meets_slo") ? "yes" : "no");
   }
   return fmt::format(
       "<h2>Ranked layouts</h2>\n<table class=\"summary\"><tr><td>layout</td><td>GPUs</td>"

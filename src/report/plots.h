@@ -34,4 +34,8 @@ const nlohmann::json& Field(const nlohmann::json& j, size_t index);
 // A number from `j[key]`, or `fallback` when absent or not a number.
 double Num(const nlohmann::json& j, const char* key, double fallback = 0);
 
+// Whether `j[key]` is `true`: false when absent, null (a simulate run with no SLO has
+// `"meets_slo": null`) or not a boolean.
+bool Flag(const nlohmann::json& j, const char* key);
+
 }  // namespace shardwise::report

@@ -36,6 +36,11 @@ double Num(const nlohmann::json& j, const char* key, double fallback) {
   return v.is_number() ? v.get<double>() : fallback;
 }
 
+bool Flag(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = Field(j, key);
+  return v.is_boolean() && v.get<bool>();
+}
+
 namespace {
 
 using Points = std::vector<std::pair<double, double>>;

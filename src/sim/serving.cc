@@ -88,13 +88,9 @@ bool Sized(const Scenario& s) {
 
 // Requests in flight per replica of the first pool (Little's law): a closed loop's clients; an
 // open loop's rate x end-to-end time, the end-to-end time from the step table at that batch.
-double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Workload& w) {
+// Requests in flight per replica of an open loop at `rate` per replica (Little's law).
+double InFlightAtRate(const ServingSetup& setup, double rate, const Workload& w) {
   const SimPool& pool = setup.config.pools.front();
-  const double replicas = static_cast<double>(pool.replicas);
-  if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
-    return static_cast<double>(closed->clients) / replicas;
-  }
-  const double rate = std::get<OpenLoop>(s.load).rate_per_s / replicas;
   const double context = static_cast<double>(w.prompt_tokens) + w.output_tokens / 2.0;
   const double cap = static_cast<double>(pool.batch.max_batch);
   const SimPool& decode = setup.config.pools.back();
@@ -106,6 +102,14 @@ double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Wo
     in_flight = std::min(cap, std::max(1.0, 0.5 * (in_flight + next)));
   }
   return in_flight;
+}
+
+double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Workload& w) {
+  const double replicas = static_cast<double>(setup.config.pools.front().replicas);
+  if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
+    return static_cast<double>(closed->clients) / replicas;
+  }
+  return InFlightAtRate(setup, std::get<OpenLoop>(s.load).rate_per_s / replicas, w);
 }
 
 // The replicas of the first pool simulated: at most kSampledReplicas of an aggregated pool whose
@@ -153,10 +157,20 @@ bool StillGrowing(const SteadyState& steady, const Scenario& s) {
   return !IsClosedLoop(s) && !steady.converged && steady.ttft_drift > kTtftDriftTolerance;
 }
 
-// The drift of the mean TTFT and TPOT between the halves of `r`'s requests, where both hold some.
-void HalvesDrift(const SimResult& r, SteadyState& steady) {
-  const SimResult::Half* h = r.halves;
-  if (h[0].requests == 0 || h[1].requests == 0) return;
+// The drift of the mean TTFT and TPOT between the halves of an open loop's requests, where each
+// half holds kHalfOverInFlight times the requests in flight at the run's rate, so the first
+// half is not all the warm-up from an empty system.
+void HalvesDrift(const Scenario& s, ServingRun& run) {
+  SteadyState& steady = run.steady;
+  const SimResult::Half* h = run.result.halves;
+  const double replicas = static_cast<double>(run.setup.config.pools.front().replicas);
+  if (!std::isfinite(run.offered_requests_per_s) || h[0].requests == 0 || h[1].requests == 0) {
+    return;
+  }
+  const double in_flight =
+      InFlightAtRate(run.setup, run.offered_requests_per_s / replicas, ScenarioLengths(s));
+  const double shortest = static_cast<double>(std::min(h[0].requests, h[1].requests));
+  if (shortest < kHalfOverInFlight * in_flight * replicas) return;
   steady.halves_compared = true;
   steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
   steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
@@ -392,7 +406,6 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     config.measure_count = run.requests;
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
-    HalvesDrift(run.result, steady);
   } else {
     SW_RETURN_IF_ERROR(MeasureSteadyState(model, setup, scenario, replicas, of, run));
   }
@@ -428,6 +441,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   // A run the scenario fixed (its length is the user's) is overloaded when the analytic capacity
   // is below the offered rate, or when its own queue grew through the run.
   if (!steady.sized) {
+    HalvesDrift(scenario, run);
     run.overloaded = (std::isfinite(run.offered_requests_per_s) &&
                       run.offered_requests_per_s > run.setup.estimate.capacity_requests_per_s) ||
                      QueueGrew(steady, scenario);

@@ -358,6 +358,27 @@ TEST(HtmlReportFiles, RecommendPageLeadsWithTheAnswer) {
   EXPECT_EQ(TableRows(page, "<h2>Candidates simulated</h2>"), j.Json()["candidates"].size() + 1);
 }
 
+TEST(HtmlReportFiles, SimulatePagesWithoutAnSloDraw) {
+  // simulate with no SLO writes "meets_slo": null; the page read it as a boolean and every such
+  // run (the default, a closed loop, a trace, a split) was refused as malformed.
+  const std::string dir = TempDir();
+  for (const std::string& question :
+       {std::string("simulate --requests 200"),
+        std::string("simulate --concurrency 8 --requests 80"),
+        std::string("simulate --model llama-3.1-70b --nodes 2 --prefill-layout tp4 --decode-layout "
+                    "tp8 --requests 100")}) {
+    const RunResult j = RunShardwise(question + " --json");
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    ASSERT_TRUE(j.Json()["meets_slo"].is_null()) << question;
+    const RunResult r = RunShardwise(question + " --html " + dir + "/s.html --force");
+    ASSERT_EQ(r.exit_code, 0) << question << ": " << r.err;
+    const std::string page = Slurp(dir + "/s.html");
+    EXPECT_NE(page.find("<h2>Answer</h2>"), std::string::npos) << question;
+    EXPECT_NE(AnswerCell(page, "why").find("simulated over the requests given"), std::string::npos)
+        << question;
+  }
+}
+
 TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
   const std::string dir = TempDir();
   std::ofstream(dir + "/notes.html") << "<html>my notes</html>";
