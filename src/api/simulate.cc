@@ -48,6 +48,19 @@ Status CheckLoad(const SimulateRequest& r) {
                         "loop (`concurrency`) has none of: drop one of them");
     }
   }
+  if (!r.workload.trace.empty()) {
+    // A trace fixes every arrival and length: the knobs of a generated load would be ignored.
+    const char* knob = r.rate             ? "rate"
+                       : r.burstiness     ? "burstiness"
+                       : r.requests > 0   ? "requests"
+                       : r.duration_s > 0 ? "duration"
+                                          : nullptr;
+    if (knob) {
+      return FieldError(knob, fmt::format("`{}` and `trace` exclude each other: a trace fixes "
+                                          "the arrivals and lengths of its requests",
+                                          knob));
+    }
+  }
   // +inf: offline (everything at t = 0); anything else is an arrival rate.
   if (r.rate && *r.rate != std::numeric_limits<double>::infinity()) {
     SW_RETURN_IF_ERROR(CheckRate(*r.rate));
@@ -163,6 +176,12 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
                       PrepareServing(rep.model, rep.deployment, one, lengths.Longest(),
                                      Offered(rep.scenario.load)));
   SW_ASSIGN_OR_RETURN(rep.run, Serve(rep.model, setup, rep.scenario));
+  if (rep.run.result.requests == 0) {
+    return FieldError("duration",
+                      fmt::format("no request finished within `duration` ({:g} s): lengthen it "
+                                  "past one request's end-to-end time, or drop it",
+                                  r.duration_s));
+  }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rep.scenario.progress = nullptr;
   const Pool& prefill = rep.deployment.prefill();

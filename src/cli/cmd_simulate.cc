@@ -76,11 +76,24 @@ Status BuildRequest(SimulateOptions& o) {
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.burstiness_option) r.burstiness = o.burstiness;
   if (*o.length_cv_option) r.workload.length_cv = o.length_cv;
+  if (!r.workload.trace.empty()) {
+    for (CLI::Option* knob :
+         {o.lengths[0], o.lengths[1], o.dists[0], o.dists[1], o.length_cv_option}) {
+      if (*knob) {
+        return Error(
+            fmt::format("{} and --trace exclude each other: the trace gives each "
+                        "request's lengths",
+                        knob->get_name()));
+      }
+    }
+  }
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
   api::GivenFields given = GivenOf(o.lengths, o.slo);
-  given.load = AnyGiven({o.rate_option, o.concurrency_option});
-  given.burstiness = Given(o.burstiness_option);
+  // A trace is the load: the saved rate, concurrency or burstiness does not join it.
+  const bool trace = !r.workload.trace.empty();
+  given.load = trace || AnyGiven({o.rate_option, o.concurrency_option});
+  given.burstiness = trace || Given(o.burstiness_option);
   given.isl_dist = Given(o.dists[0]);
   given.osl_dist = Given(o.dists[1]);
   given.length_cv = Given(o.length_cv_option);

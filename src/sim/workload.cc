@@ -42,6 +42,21 @@ double Gamma(std::mt19937_64& rng, double shape) {
 constexpr double kMaxTraceTokens = 1e8;
 constexpr double kMaxTraceArrivalS = 1e9;  // about 30 years
 
+// The whole of `field` (spaces around it allowed) as a finite number; false otherwise.
+bool WholeNumber(const std::string& field, double& value) {
+  const size_t first = field.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return false;
+  const size_t last = field.find_last_not_of(" \t\r");
+  const std::string text = field.substr(first, last - first + 1);
+  try {
+    size_t used = 0;
+    value = std::stod(text, &used);
+    return used == text.size() && std::isfinite(value);
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
 
 StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text) {
@@ -81,16 +96,12 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
     }
     TraceRequest r;
     double in_tokens = 0, out_tokens = 0;
-    try {
-      size_t used_a = 0, used_b = 0, used_c = 0;
-      r.arrival_s = std::stod(a, &used_a);
-      in_tokens = std::stod(b, &used_b);
-      out_tokens = std::stod(c, &used_c);
-      if (!std::isfinite(r.arrival_s)) throw std::invalid_argument("not finite");
-    } catch (...) {
-      if (out.empty() && line_no == 1) continue;  // a header
-      return Error(
-          fmt::format("{}:{}: cannot read numbers from '{}'", source, line_no, Printable(line)));
+    // A first line whose first field is not a number is a header.
+    if (out.empty() && line_no == 1 && !WholeNumber(a, r.arrival_s)) continue;
+    if (!WholeNumber(a, r.arrival_s) || !WholeNumber(b, in_tokens) || !WholeNumber(c, out_tokens)) {
+      return Error(fmt::format(
+          "{}:{}: expected three numbers 'arrival_s,input_tokens,output_tokens', got '{}'", source,
+          line_no, Printable(line)));
     }
     for (const double tokens : {in_tokens, out_tokens}) {
       if (!(tokens >= 1 && tokens <= kMaxTraceTokens) || std::floor(tokens) != tokens) {

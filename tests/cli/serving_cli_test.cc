@@ -291,6 +291,26 @@ TEST(SimulateCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("simulate --router random"), "unknown router 'random'");
   ExpectOneLineError(RunShardwise("simulate --isl-dist zipf"), "unknown length distribution");
   ExpectOneLineError(RunShardwise("simulate --trace /nonexistent.csv"), "cannot open file");
+  // A first row that starts with a number is a request, not a header: a bad field in it is an
+  // error (it was dropped as a header); so is a fourth column or trailing text.
+  std::system("printf '0,abc,10\\n1,100,10\\n' > /tmp/shardwise_badfirst.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_badfirst.csv"),
+                     "shardwise_badfirst.csv:1: expected three numbers");
+  std::system("printf '0,100,10,5\\n' > /tmp/shardwise_four.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_four.csv"), "three numbers");
+  std::system("printf '0,100,10x\\n' > /tmp/shardwise_tail.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_tail.csv"), "three numbers");
+  // A trace fixes the load: the generated load's knobs are refused, not ignored.
+  std::system("printf '0,100,10\\n' > /tmp/shardwise_one.csv");
+  for (const std::string knob : {"--rate 5", "--burstiness 2", "--isl 200", "--osl-dist uniform",
+                                 "--requests 5", "--duration 3"}) {
+    ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_one.csv " + knob),
+                       "exclude each other");
+  }
+  // A run cut off before any request finishes has nothing to report (it printed 0 requests,
+  // $0.000 per million tokens and "meets_slo": true).
+  ExpectOneLineError(RunShardwise("simulate --duration 0.01 --max-ttft-ms 100 --max-tpot-ms 10"),
+                     "no request finished within --duration");
 }
 
 TEST(PriceCli, DutyCycleAndBreakEven) {
