@@ -63,6 +63,7 @@ StatusOr<OperatingPoint> Point(const ModelSpec& model, const Deployment& d, cons
                                const PlanLoad& load, double clients, const Slo& slo,
                                const PriceRequest& r) {
   Scenario s = LoadScenario(w, load, clients, slo);
+  SW_RETURN_IF_ERROR(DrawLike(r.generator, s));
   s.requests = r.requests;
   s.seed = r.seed;
   SW_ASSIGN_OR_RETURN(const ServingRun run, Serve(model, d, s));
@@ -119,7 +120,7 @@ StatusOr<std::pair<double, OperatingPoint>> BestBatch(const ModelSpec& model,
                                                       const ServingOptions& options,
                                                       const Deployment& d, const Workload& w,
                                                       const Slo& slo, const PriceRequest& r) {
-  if (!d.disaggregated() && r.requests == 0 && r.seed == 1) {
+  if (!d.disaggregated() && r.requests == 0 && r.seed == 1 && r.generator.Plain()) {
     shardwise::PlanRequest req;
     req.perf = d.prefill().perf;
     req.max_batch = options.max_batch;

@@ -52,6 +52,10 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest
   if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
     r.rate = saved.rate;
     r.concurrency = saved.concurrency;
+    // Priced at the saved load, the requests are drawn as the saved run drew them.
+    r.generator = {saved.isl_dist, saved.osl_dist, saved.length_cv,
+                   saved.rate ? saved.burstiness : std::nullopt, saved.router};
+    r.seed = saved.seed;
   }
   ReplaySlo(saved, given, r.slo);
 }

@@ -65,9 +65,6 @@ Status CheckLoad(const SimulateRequest& r) {
   if (r.rate && *r.rate != std::numeric_limits<double>::infinity()) {
     SW_RETURN_IF_ERROR(CheckRate(*r.rate));
   }
-  if (r.burstiness && !(*r.burstiness > 0 && *r.burstiness <= 100)) {
-    return FieldError("burstiness", "`burstiness` must be in (0, 100]");
-  }
   if (r.requests < 0 || r.requests > 100'000'000) {
     return FieldError("requests", "`requests` must be between 1 and 100,000,000");
   }
@@ -95,26 +92,42 @@ std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
 
 }  // namespace
 
-StatusOr<Scenario> ResolveScenario(const SimulateRequest& r) {
-  SW_RETURN_IF_ERROR(CheckLoad(r));
-  const WorkloadRequest& w = r.workload;
-  Scenario s;
-  SW_ASSIGN_OR_RETURN(const LengthDistribution isl, Distribution(w.isl_dist, "isl_dist"));
-  SW_ASSIGN_OR_RETURN(const LengthDistribution osl, Distribution(w.osl_dist, "osl_dist"));
+Status DrawLike(const RequestGenerator& g, Scenario& s) {
+  SW_ASSIGN_OR_RETURN(const LengthDistribution isl, Distribution(g.isl_dist, "isl_dist"));
+  SW_ASSIGN_OR_RETURN(const LengthDistribution osl, Distribution(g.osl_dist, "osl_dist"));
   const bool fixed = isl == LengthDistribution::kFixed && osl == LengthDistribution::kFixed;
-  if (fixed && w.length_cv) {
+  if (fixed && g.length_cv) {
     return FieldError("length_cv",
                       "`length_cv` spreads uniform or lognormal lengths: set "
                       "`osl_dist` (or `isl_dist`) uniform|lognormal, or drop it");
   }
-  const double cv = w.length_cv.value_or(kDefaultLengthCv);
+  const double cv = g.length_cv.value_or(kDefaultLengthCv);
   if (!(cv >= 0 && cv <= 10)) return FieldError("length_cv", "`length_cv` must be in [0, 10]");
+  s.input = {isl, s.input.mean, cv};
+  s.output = {osl, s.output.mean, cv};
+  if (auto* open = std::get_if<OpenLoop>(&s.load); open && g.burstiness) {
+    if (!(*g.burstiness > 0 && *g.burstiness <= 100)) {
+      return FieldError("burstiness", "`burstiness` must be in (0, 100]");
+    }
+    open->burstiness_cv = *g.burstiness;
+  }
+  if (!g.router.empty()) {
+    SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(g.router));
+    s.router = router;
+  }
+  return Status();
+}
+
+StatusOr<Scenario> ResolveScenario(const SimulateRequest& r) {
+  SW_RETURN_IF_ERROR(CheckLoad(r));
+  const WorkloadRequest& w = r.workload;
+  Scenario s;
   if (w.isl < 1 || w.isl > 10'000'000 || w.osl < 1 || w.osl > 10'000'000) {
     return FieldError(w.isl < 1 || w.isl > 10'000'000 ? "isl" : "osl",
                       "`isl` and `osl` must be between 1 and 10,000,000");
   }
-  s.input = {isl, static_cast<double>(w.isl), cv};
-  s.output = {osl, static_cast<double>(w.osl), cv};
+  s.input.mean = static_cast<double>(w.isl);
+  s.output.mean = static_cast<double>(w.osl);
   if (!w.trace.empty()) {
     StatusOr<std::vector<TraceRequest>> trace = LoadTrace(w.trace);
     if (!trace.ok()) return trace.status().WithField("trace");
@@ -123,15 +136,12 @@ StatusOr<Scenario> ResolveScenario(const SimulateRequest& r) {
   if (r.concurrency) {
     s.load = ClosedLoop{*r.concurrency};
   } else {
-    s.load = OpenLoop{r.rate.value_or(kDefaultRatePerS), r.burstiness.value_or(1.0)};
+    s.load = OpenLoop{r.rate.value_or(kDefaultRatePerS), 1.0};
   }
+  SW_RETURN_IF_ERROR(DrawLike({w.isl_dist, w.osl_dist, w.length_cv, r.burstiness, r.router}, s));
   s.requests = r.requests;
   s.seed = r.seed;
   s.stop_after_s = r.duration_s > 0 ? r.duration_s : std::numeric_limits<double>::infinity();
-  if (!r.router.empty()) {
-    SW_ASSIGN_OR_RETURN(RouterPolicy router, ParseRouter(r.router));
-    s.router = router;
-  }
   SW_ASSIGN_OR_RETURN(s.slo, ResolveSlo(r.slo));
   s.progress = r.progress;
   return s;

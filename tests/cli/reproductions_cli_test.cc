@@ -135,6 +135,25 @@ TEST(Reproductions, ASimulateReplayDrawsTheSameRequests) {
                    a.Json()["tpot_s"]["mean"].get<double>());
 }
 
+TEST(Reproductions, PriceOfASavedSimulateDrawsTheSameRequests) {
+  // price --deployment of a bursty or lognormal simulate priced fixed Poisson traffic (p99 TTFT
+  // 274 ms against the saved 1.91 s). The expected values are the saved run's own.
+  for (const std::string workload : {"--burstiness 4", "--isl-dist lognormal --length-cv 1.5"}) {
+    const RunResult a = RunShardwise("simulate --model llama-3.1-8b --gpus 2 --rate 5 --seed 3 " +
+                                     workload + " --json");
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    const std::string saved = "/tmp/shardwise_replay_price.json";
+    std::ofstream(saved) << a.out;
+    const RunResult p = RunShardwise("price --deployment " + saved + " --json");
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const auto point = p.Json()["operating_point"]["point"];
+    EXPECT_DOUBLE_EQ(point["ttft_s"]["p99"].get<double>(), a.Json()["ttft_s"]["p99"].get<double>())
+        << workload;
+    EXPECT_DOUBLE_EQ(point["tpot_s"]["p99"].get<double>(), a.Json()["tpot_s"]["p99"].get<double>())
+        << workload;
+  }
+}
+
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
   // clients on a deployment shares them among its replicas (aggregated) or decode workers.

@@ -42,6 +42,9 @@ struct PriceRequest {
   std::optional<double> usd_per_kwh;  // electricity; unset: no electricity figure
   int64_t requests = 0;               // per simulation; 0: the steady state's
   uint64_t seed = 1;
+  // How each simulation draws its requests: fixed lengths and Poisson arrivals unless a saved
+  // simulate's generator is replayed (`isl`/`osl` above are then the means).
+  RequestGenerator generator;
 };
 
 enum class PricedAt { kLoad, kMostWithinSlo, kBestBatch };
