@@ -44,6 +44,14 @@ Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::s
   }
   std::string binds;
   const char* field = "max_ttft_ms";
+  if (res.best_unloaded_ttft_s <= slo.max_ttft_s && res.best_unloaded_tpot_s <= slo.max_tpot_s) {
+    return FailedPrecondition(
+        what +
+            "; the fastest layouts meet the SLOs unloaded, so the GPUs allowed cannot keep "
+            "up with the rate: raise `max_gpus` or the cluster's `nodes` or `gpus`, or lower the "
+            "rate",
+        "max_gpus");
+  }
   for (const auto& [name, best_s, limit_s, f] :
        {std::tuple{"TTFT", res.best_unloaded_ttft_s, slo.max_ttft_s, "max_ttft_ms"},
         std::tuple{"TPOT", res.best_unloaded_tpot_s, slo.max_tpot_s, "max_tpot_ms"}}) {
@@ -74,11 +82,19 @@ Status NoneServes(const RecommendReport& rep, const RecommendRequest& r) {
       closest = &c;
     }
   }
+  // The largest deployment tried: `max_gpus`, or the GPUs every cluster given was sized to.
+  int64_t most = 0;
+  bool all_sized = true;
+  for (const NamedCluster& c : rep.clusters) {
+    all_sized = all_sized && c.gpus_available.has_value();
+    most = std::max(most, c.gpus_available.value_or(0));
+  }
+  const int64_t cap = all_sized ? std::min(r.max_gpus, most) : r.max_gpus;
   const std::string what =
       r.rate > 0 ? fmt::format(
                        "no deployment of up to {} GPUs serves {:g} requests/s within the "
                        "SLOs",
-                       r.max_gpus, r.rate)
+                       cap, r.rate)
                  : std::string("no deployment of these clusters meets the SLOs at any load");
   if (closest == nullptr) return NoneMeetsUnloaded(res, slo, what);
   const Slo& s = slo;
@@ -107,7 +123,10 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
     std::string note;
     SW_ASSIGN_OR_RETURN(ClusterSpec node, catalog.Cluster(ref, &note));
     if (!note.empty()) rep.notes.push_back(note);
-    rep.clusters.push_back({ref.name, std::move(node)});
+    NamedCluster named{ref.name, std::move(node), std::nullopt};
+    // Sized for a rate, the deployment stays within the GPUs the cluster was given.
+    if (r.rate > 0 && (ref.nodes || ref.gpus)) named.gpus_available = named.node.num_gpus;
+    rep.clusters.push_back(std::move(named));
   }
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
                                                          RequestLengths{r.isl, r.osl, 0}));

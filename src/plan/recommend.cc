@@ -59,9 +59,14 @@ struct Search {
   const RecommendRequest& req;
   Recommendation& out;
 
+  // The largest deployment tried on `cluster`.
+  int64_t MaxGpus(const NamedCluster& cluster) const {
+    return std::min(req.max_gpus, cluster.gpus_available.value_or(req.max_gpus));
+  }
+
   // Whether `c` would improve on the best answer so far.
   bool CouldBeat(const Candidate& c) const {
-    if (c.Gpus() > req.max_gpus) return false;
+    if (c.Gpus() > MaxGpus(*c.cluster)) return false;
     if (!out.best) return true;
     const double best_usd = out.best->deployment.UsdPerHour();
     if (req.objective == RecommendObjective::kCost) return c.UsdPerHour() < best_usd;
@@ -170,7 +175,7 @@ struct Search {
   // The replica layouts of `cluster`'s GPUs, each with the replicas its analytic capacity needs.
   void AggregatedCandidates(const NamedCluster& cluster, std::vector<Candidate>& out) const {
     std::vector<Candidate> found;
-    const int64_t largest = std::min(req.max_gpus, kMaxInstanceGpus);
+    const int64_t largest = std::min(MaxGpus(cluster), kMaxInstanceGpus);
     for (int64_t size = 1; size <= largest; size *= 2) {
       const StatusOr<ClusterSpec> sized = Sized(cluster.node, size);
       if (!sized.ok()) break;
@@ -233,7 +238,7 @@ struct Search {
   // from their analytic rates.
   void DisaggregatedCandidates(const NamedCluster& cluster, std::vector<PoolWorker>& prefill,
                                std::vector<PoolWorker>& decode, std::vector<Candidate>& out) const {
-    const int64_t largest = std::min(req.max_gpus / 2, kMaxInstanceGpus);
+    const int64_t largest = std::min(MaxGpus(cluster) / 2, kMaxInstanceGpus);
     for (int64_t size = 1; size <= largest; size *= 2) {
       const StatusOr<ClusterSpec> sized = Sized(cluster.node, 2 * size);
       if (!sized.ok()) break;

@@ -195,6 +195,23 @@ TEST(RecommendCli, BadInput) {
   ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
                                   "--cluster dgx-h100,,dgx-a100"),
                      "empty name");
+  // Every layout meets the SLOs unloaded and capacity binds: the message says so (it read
+  // "...within the SLOs; ; relax --max-ttft-ms or use faster GPUs").
+  const RunResult capacity = RunShardwise(
+      "recommend --model llama-3.1-8b --rate 100000 --max-ttft-ms 1000 --max-tpot-ms 50");
+  ExpectOneLineError(capacity, "cannot keep up with the rate");
+  EXPECT_EQ(capacity.err.find("; ;"), std::string::npos) << capacity.err;
+}
+
+TEST(RecommendCli, ARateStaysWithinTheGpusGiven) {
+  // --gpus 4 was ignored with --rate: the answer used 12 GPUs. Sized for a rate, a deployment
+  // now stays within the GPUs the cluster was given, or the run says it cannot.
+  const std::string slo = " --max-ttft-ms 1000 --max-tpot-ms 50";
+  const RunResult fits = RunShardwise("recommend --rate 3 --gpus 4" + slo + " --json");
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_LE(fits.Json()["recommendation"]["gpus"].get<int>(), 4);
+  ExpectOneLineError(RunShardwise("recommend --rate 30 --gpus 4" + slo),
+                     "no deployment of up to 4 GPUs");
 }
 
 }  // namespace

@@ -42,6 +42,9 @@ struct RecommendRequest {
 struct NamedCluster {
   std::string name;
   ClusterSpec node;
+  // The GPUs the user has of it (its nodes or GPUs given): a deployment sized for a rate on it
+  // stays within them. Unset: as many as `max_gpus`.
+  std::optional<int64_t> gpus_available;
 };
 
 struct RecommendCandidate {
