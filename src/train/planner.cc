@@ -32,6 +32,9 @@ struct SearchResult {
   std::vector<TrainEstimate> best_per_layout;
   int64_t layouts = 0, evaluated = 0, fitting = 0;
   std::optional<TrainEstimate> smallest_misfit;  // the config closest to fitting
+  // Why the first layout or config refused was refused (an FP8 recipe the GPU lacks, a pipeline
+  // split that cannot hold the layers, a batch that does not divide): said when none is valid.
+  Status first_refusal;
 };
 
 std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
@@ -126,7 +129,10 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
           : std::vector<Recompute>{r.config.recompute};
   for (const Layout& l : CandidateLayouts(m, c, r)) {
     auto model = TrainModel::Create(m, c, l, e);
-    if (!model.ok()) continue;
+    if (!model.ok()) {
+      if (out.first_refusal.ok()) out.first_refusal = model.status();
+      continue;
+    }
     ++out.layouts;
     const int64_t per_rank = r.config.global_batch / l.dp;
     std::vector<int64_t> micro = {r.config.micro_batch};
@@ -136,7 +142,10 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
     // Estimates a config; empty when it is invalid or does not fit (the closest misfit kept).
     auto evaluate = [&](const TrainConfig& cfg) -> std::optional<TrainEstimate> {
       auto est = model->Estimate(cfg, *passes);
-      if (!est.ok()) return std::nullopt;
+      if (!est.ok()) {
+        if (out.first_refusal.ok()) out.first_refusal = est.status();
+        return std::nullopt;
+      }
       ++out.evaluated;
       if (!est->memory.Fits()) {
         if (!out.smallest_misfit ||
@@ -208,6 +217,9 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
 }
 
 Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult& s) {
+  // No config was valid at all: the first refusal names the cause (the same setting refuses
+  // every layout).
+  if (!s.smallest_misfit && s.evaluated == 0 && !s.first_refusal.ok()) return s.first_refusal;
   if (!s.smallest_misfit) {
     return Error(
         fmt::format("no layout of {} on {} GPUs is valid for this batch; the global batch "

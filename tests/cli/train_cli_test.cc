@@ -98,6 +98,13 @@ TEST(TrainCli, Fp8RecipeTheGpuLacks) {
   ExpectOneLineError(RunShardwise("train --model llama-3.1-8b --nodes 1 --layout dp8 "
                                   "--global-batch 64 --dtype fp8 --fp8-recipe mxfp8"),
                      "no FP8 mxfp8 recipe on h100-sxm");
+  // Without --layout the search refused every layout for that reason and said "the global batch
+  // must divide into micro-batches x DP (try a multiple of 8)" of a batch of 512.
+  ExpectOneLineError(RunShardwise("train --dtype fp8 --fp8-recipe mxfp8"),
+                     "no FP8 mxfp8 recipe on h100-sxm");
+  ExpectOneLineError(RunShardwise("train --dtype fp8 --cluster dgx-a100"),
+                     "a100-80g has no fp8 tensor cores");
+  ExpectOneLineError(RunShardwise("train --pipeline-layout garbage"), "--pipeline-layout");
 }
 
 TEST(TrainCli, PipelineSplitThatCannotHoldTheLayers) {
