@@ -24,11 +24,26 @@ const std::map<std::string, std::string>& Exceptions() {
   return table;
 }
 
+// The pool fields with a flag of their own; a pool's other fields are the flags every pool
+// shares (a pool's `kv_dtype` is --kv-dtype).
+bool HasPoolFlag(const std::string& field) {
+  static const std::vector<std::string> own = {
+      "prefill.layout", "prefill.workers",           "prefill.cluster",
+      "decode.layout",  "prefill.redundant_experts", "prefill.shared_experts",
+      "decode.workers"};
+  return std::find(own.begin(), own.end(), field) != own.end();
+}
+
 }  // namespace
 
 std::string FlagOf(const std::string& field) {
   const auto it = Exceptions().find(field);
   if (it != Exceptions().end()) return it->second;
+  for (const std::string pool : {"prefill.", "decode."}) {
+    if (field.rfind(pool, 0) == 0 && !HasPoolFlag(field)) {
+      return FlagOf(field.substr(pool.size()));
+    }
+  }
   std::string flag = "--" + field;
   std::replace(flag.begin(), flag.end(), '_', '-');
   std::replace(flag.begin(), flag.end(), '.', '-');

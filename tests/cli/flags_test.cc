@@ -11,6 +11,11 @@ TEST(Flags, FieldsReadAsTheirFlags) {
   EXPECT_EQ(FlagOf("prefill.workers"), "--prefill-workers");
   // The decode pool takes the plain flags of the options it shares with an aggregated layout.
   EXPECT_EQ(FlagOf("decode.redundant_experts"), "--redundant-experts");
+  // A pool field with no flag of its own is the flag both pools share (there is no
+  // --prefill-kv-dtype; plan's split of an fp4 KV cache on Hopper advised it).
+  EXPECT_EQ(FlagOf("prefill.kv_dtype"), "--kv-dtype");
+  EXPECT_EQ(FlagOf("decode.dtype"), "--dtype");
+  EXPECT_EQ(FlagOf("prefill.shared_experts"), "--prefill-shared-experts");
 }
 
 TEST(Flags, BacktickedNamesTakeTheErrorsPool) {

@@ -59,7 +59,9 @@ TEST(ReliabilityCli, BinaryGarbageIsNotEchoed) {
   const std::string trace = Temp("shardwise_garbage.csv");
   std::ofstream(trace, std::ios::binary) << "0,1,1\n1,\x1b[31m\x01\xff\x07,2\n";
   const RunResult r = RunShardwise("simulate --trace " + trace);
-  ExpectOneLineError(r, "cannot read numbers from '1,?[31m???,2'");
+  ExpectOneLineError(r,
+                     "expected three numbers 'arrival_s,input_tokens,output_tokens', got "
+                     "'1,?[31m???,2'");
   for (char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << static_cast<int>(c);
 }
 
