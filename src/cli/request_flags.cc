@@ -117,10 +117,14 @@ void DeploymentFlags::AddTo(CLI::App* sub, const std::string& layout_help) {
       sub->add_option("--decode-layout", v.decode_layout,
                       "Disaggregated: the layout of each decode worker (with --prefill-layout)")
           ->check(kLayoutText),
-      sub->add_option("--prefill-workers", v.prefill_workers, "Disaggregated: prefill workers (xP)")
-          ->capture_default_str(),
-      sub->add_option("--decode-workers", v.decode_workers, "Disaggregated: decode workers (yD)")
-          ->capture_default_str(),
+      workers[0] = sub->add_option("--prefill-workers", v.prefill_workers,
+                                   "Disaggregated: prefill workers (xP); with --deployment, "
+                                   "its split's")
+                       ->capture_default_str(),
+      workers[1] = sub->add_option("--decode-workers", v.decode_workers,
+                                   "Disaggregated: decode workers (yD); with --deployment, its "
+                                   "split's")
+                       ->capture_default_str(),
       sub->add_option("--prefill-cluster", v.prefill_cluster,
                       "Disaggregated: the cluster (GPU type) of the prefill pool, when it is not "
                       "--cluster's; the KV then crosses both clusters' scale-out networks"),
@@ -166,11 +170,17 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
                                                          const ClusterFlags& cluster,
                                                          CLI::Option* model) {
   if (deployment.file.empty()) return std::optional<api::SavedDeployment>();
+  // A saved split's worker counts (--prefill-workers, --decode-workers) and the cluster's size
+  // (--nodes, --gpus) may be changed here; every other deployment flag conflicts with the file.
+  std::vector<CLI::Option*> pools;
+  for (CLI::Option* option : deployment.disaggregated) {
+    if (option != deployment.workers[0] && option != deployment.workers[1]) pools.push_back(option);
+  }
   const std::vector<std::pair<std::vector<CLI::Option*>, const char*>> conflicts = {
       {{deployment.layout}, "--layout"},
-      {deployment.disaggregated, "--prefill-layout and --decode-layout"},
+      {pools, "the split's layouts and options (--prefill-layout, --decode-layout, ...)"},
       {{model}, "--model"},
-      {cluster.given, "--cluster, --nodes and --gpus"},
+      {{cluster.given[0], cluster.given[3]}, "--cluster and --profile"},
       {serving.given, "the serving options (--engine, --dtype, ...)"}};
   for (const auto& [options, names] : conflicts) {
     if (AnyGiven(options)) {
@@ -181,6 +191,22 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
     }
   }
   SW_ASSIGN_OR_RETURN(api::SavedDeployment saved, api::LoadSavedDeployment(deployment.file));
+  // More (or fewer) of the same GPUs: --nodes and --gpus resize the saved cluster.
+  if (Given(cluster.given[1])) saved.cluster.nodes = cluster.values.nodes;
+  if (Given(cluster.given[2])) saved.cluster.gpus = cluster.values.gpus;
+  if (AnyGiven(deployment.workers)) {
+    if (!saved.deployment.Disaggregated()) {
+      return Error(
+          fmt::format("--deployment {} is aggregated ({}); --prefill-workers and "
+                      "--decode-workers size a disaggregated split",
+                      deployment.file, saved.deployment.layout));
+    }
+    if (Given(deployment.workers[0])) {
+      saved.deployment.prefill_workers = deployment.values.prefill_workers;
+    }
+    if (Given(deployment.workers[1]))
+      saved.deployment.decode_workers = deployment.values.decode_workers;
+  }
   return std::optional<api::SavedDeployment>(std::move(saved));
 }
 

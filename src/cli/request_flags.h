@@ -44,6 +44,7 @@ struct DeploymentFlags {
   std::string file;  // --deployment FILE
   CLI::Option* layout = nullptr;
   std::vector<CLI::Option*> disaggregated;
+  std::vector<CLI::Option*> workers = {nullptr, nullptr};  // --prefill-workers, --decode-workers
 
   // `layout_help` describes --layout for this command (its default, if any).
   void AddTo(CLI::App* sub, const std::string& layout_help);

@@ -154,6 +154,28 @@ TEST(Reproductions, PriceOfASavedSimulateDrawsTheSameRequests) {
   }
 }
 
+TEST(Reproductions, ASavedSplitTakesMoreWorkersAndNodes) {
+  // price at twice the load advised "--decode-workers 2", which --deployment then refused (and
+  // said to drop --prefill-layout and --decode-layout, neither given). The workers and the
+  // cluster's size now resize the saved split; its layouts, model and engine stay.
+  const RunResult plan = RunShardwise(
+      "simulate --model llama-3.1-8b --prefill-layout tp2 --decode-layout tp2 --rate 5 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string saved = "/tmp/shardwise_replay_split.json";
+  std::ofstream(saved) << plan.out;
+  const RunResult more =
+      RunShardwise("simulate --deployment " + saved + " --decode-workers 2 --nodes 2 --json");
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_EQ(more.Json()["deployment"]["name"], "1P x tp2 + 2D x tp2");
+  ExpectOneLineError(RunShardwise("simulate --deployment " + saved + " --prefill-layout tp4"),
+                     "drop the split's layouts and options");
+  const RunResult agg = RunShardwise("simulate --model llama-3.1-8b --layout tp2 --json");
+  ASSERT_EQ(agg.exit_code, 0) << agg.err;
+  std::ofstream(saved) << agg.out;
+  ExpectOneLineError(RunShardwise("simulate --deployment " + saved + " --decode-workers 2"),
+                     "is aggregated");
+}
+
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
   // clients on a deployment shares them among its replicas (aggregated) or decode workers.
