@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "shardwise/common/json_fields.h"
+#include "shardwise/report/schema.h"
 
 namespace shardwise::api {
 namespace {
@@ -240,9 +243,27 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
                     "price --json of this version has 'deployment.saved')",
                     source));
   }
+  if (!result.contains("schema_version") || result.at("schema_version") != report::kSchemaVersion) {
+    return Error(
+        fmt::format("{}: written with schema_version {}, not this version's {}; re-run "
+                    "the command that wrote it",
+                    source,
+                    result.contains("schema_version") ? result.at("schema_version").dump()
+                                                      : std::string("(none)"),
+                    report::kSchemaVersion));
+  }
   const Reader saved{result.at("deployment").at("saved"), source};
   SavedDeployment s;
   SW_RETURN_IF_ERROR(saved.Text("command", s.command));
+  static const std::vector<std::string> kDeciding = {"plan", "recommend", "explain", "simulate",
+                                                     "price"};
+  if (std::find(kDeciding.begin(), kDeciding.end(), s.command) == kDeciding.end() ||
+      result.value("command", nlohmann::json()) != s.command) {
+    return Error(
+        fmt::format("{}: deployment.saved.command must be the plan, recommend, explain, "
+                    "simulate or price that wrote the file, got '{}'",
+                    source, s.command));
+  }
   SW_RETURN_IF_ERROR(saved.Text("model", s.model));
   if (s.model.empty()) return Error(fmt::format("{}: deployment.saved names no model", source));
   SW_ASSIGN_OR_RETURN(const Reader cluster, saved.Object("cluster"));
@@ -255,6 +276,14 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_ASSIGN_OR_RETURN(const Reader spec, saved.Object("spec"));
   SW_RETURN_IF_ERROR(ReadSpec(spec, s.deployment));
   SW_ASSIGN_OR_RETURN(const Reader workload, saved.Object("workload"));
+  for (const char* key : {"isl", "osl"}) {
+    if (!workload.Present(key)) {
+      return Error(
+          fmt::format("{}: deployment.saved.workload.{} is missing; save the result "
+                      "again with this version's --json",
+                      source, key));
+    }
+  }
   SW_RETURN_IF_ERROR(workload.Int("isl", s.isl));
   SW_RETURN_IF_ERROR(workload.Int("osl", s.osl));
   SW_RETURN_IF_ERROR(workload.Text("isl_dist", s.isl_dist));
