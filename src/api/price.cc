@@ -143,13 +143,13 @@ StatusOr<std::pair<double, OperatingPoint>> BestBatch(const ModelSpec& model,
 
 // The share of the bill the input tokens cost: the prefill's share of the GPU time (aggregated)
 // or the prefill pool's share of the bill (disaggregated).
-double InputShare(const Deployment& d, const DeploymentEstimate& e, const Workload& w) {
+// The share of the bill spent on prompts: the prefill pool's (disaggregated), or the time a
+// replica prefills at the operating point, its request rate x one prompt's instance time (at a
+// replica's full load this is its batch's prefills over the batch's cycle).
+double InputShare(const Deployment& d, const DeploymentEstimate& e, const OperatingPoint& p) {
   if (d.disaggregated()) return d.prefill().UsdPerHour() / d.UsdPerHour();
-  const StepEstimate& s = e.decode().at_batch;
-  const double batch = static_cast<double>(s.workload.batch);
-  const double prefill_s = batch * s.prefill_s_per_request;
-  const double decode_s = static_cast<double>(w.output_tokens) * s.tpot_s;
-  return prefill_s / (prefill_s + decode_s);
+  const double replicas = static_cast<double>(d.prefill().Replicas());
+  return std::min(1.0, p.requests_per_s / replicas * e.decode().at_batch.prefill_s_per_request);
 }
 
 }  // namespace
@@ -238,7 +238,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   in.replica_output_tokens_per_s = rep.point.billed_output_tokens_per_s;
   in.replica_input_tokens_per_s =
       in.replica_output_tokens_per_s * static_cast<double>(r.isl) / static_cast<double>(r.osl);
-  in.input_time_share = InputShare(d, rep.estimate, w);
+  in.input_time_share = InputShare(d, rep.estimate, rep.point);
   rep.duty_cycle = r.duty_cycle;
   const double duty = DutyCycleMultiplier(r.duty_cycle);
   for (int pct = 10; pct <= 100; pct += 10) {

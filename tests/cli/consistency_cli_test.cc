@@ -131,6 +131,23 @@ TEST(PriceCli, InputAndOutputPricesAndTheWholeBill) {
   EXPECT_NEAR(b["bill_utilization"].get<double>(), usd_per_s / api_per_s, 1e-9);
 }
 
+TEST(PriceCli, TheInputShareIsTheTimeSpentOnPromptsAtTheLoad) {
+  // It was 0.69 at every concurrency from 1 to 500 (the largest batch's). At one client a
+  // replica prefills only that client's prompt, once per request: the share is about the mean
+  // TTFT over the mean end-to-end time of the same run (TTFT + (OSL - 1) x TPOT), by hand.
+  const std::string question = "price --model llama-3.1-70b --layout tp4 --concurrency ";
+  const RunResult one = RunShardwise(question + "1 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto p = one.Json()["operating_point"]["point"];
+  const double ttft = p["ttft_s"]["mean"], tpot = p["tpot_s"]["mean"];
+  const double by_hand = ttft / (ttft + 255 * tpot);
+  EXPECT_NEAR(one.Json()["input_time_share"].get<double>(), by_hand, 0.3 * by_hand);
+  const RunResult many = RunShardwise(question + "256 --json");
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  EXPECT_GT(many.Json()["input_time_share"].get<double>(),
+            10 * one.Json()["input_time_share"].get<double>());
+}
+
 TEST(PriceCli, SizingByDemandLeavesHeadroom) {
   const RunResult r = RunShardwise("price --layout tp4 --demand-tokens-per-s 50000 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
