@@ -105,6 +105,8 @@ nlohmann::json OperatingPointJson(const OperatingPoint& p, const std::optional<L
           {"output_tokens_per_s", p.output_tokens_per_s},
           {"output_tokens_per_s_per_gpu", p.output_tokens_per_s_per_gpu},
           {"output_tokens_per_s_per_user", p.output_tokens_per_s_per_user},
+          {"billed_output_tokens_per_s", p.billed_output_tokens_per_s},
+          {"billed_output_tokens_per_s_per_gpu", p.billed_output_tokens_per_s_per_gpu},
           {"usd_per_mtok_output", p.usd_per_mtok_output},
           {"joules_per_output_token", p.joules_per_output_token},
           {"meets_slo", p.meets_slo},

@@ -72,8 +72,8 @@ void PrintRanked(const api::PlanReport& rep) {
                   FormatSeconds(a.ttft.mean_s), FormatSeconds(a.tpot.at_slo_s),
                   FormatSeconds(a.tpot.mean_s),
                   fmt::format("{:.1f}", a.output_tokens_per_s_per_user),
-                  fmt::format("{:.0f}", a.output_tokens_per_s),
-                  fmt::format("{:.1f}", a.output_tokens_per_s_per_gpu),
+                  fmt::format("{:.0f}", a.billed_output_tokens_per_s),
+                  fmt::format("{:.1f}", a.billed_output_tokens_per_s_per_gpu),
                   fmt::format("{:.3f}", rep.result.ranked[i].usd_per_mtok_output),
                   rep.result.ranked[i].joules_per_output_token > 0
                       ? fmt::format("{:.3g}", rep.result.ranked[i].joules_per_output_token)

@@ -30,10 +30,6 @@ std::vector<int64_t> WorkerSizes(int64_t gpus) {
 }
 
 // Higher is better: what the objective wants of a simulated operating point.
-double Score(Objective objective, const OperatingPoint& p) {
-  return objective == Objective::kLatency ? -p.tpot.at_slo_s : p.output_tokens_per_s_per_gpu;
-}
-
 // A split of the cluster's GPUs before it is simulated: x prefill and y decode workers.
 struct Split {
   const PoolWorker* prefill = nullptr;
@@ -104,7 +100,7 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
       dp.layout.ToString(), e.decode.workload.batch, FormatSeconds(e.tpot_s),
       FormatSeconds(est->transfer_s), e.link.name, point->concurrency, req.slo.PercentileName(),
       FormatSeconds(point->ttft.at_slo_s), FormatSeconds(point->tpot.at_slo_s),
-      point->output_tokens_per_s_per_gpu);
+      point->billed_output_tokens_per_s_per_gpu);
   return std::optional<DisaggPlanEntry>(std::move(e));
 }
 
@@ -169,7 +165,7 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
   for (StatusOr<std::optional<DisaggPlanEntry>>& e : ParallelMap(leaders.size(), simulate)) {
     if (!e.ok()) return e.status();
     if (!*e) continue;
-    if (!best || Score(req.objective, *(*e)->at_load) > Score(req.objective, *best->at_load)) {
+    if (!best || RankKey(req.objective, *(*e)->at_load) > RankKey(req.objective, *best->at_load)) {
       best = std::move(**e);
     }
   }
@@ -238,7 +234,7 @@ DeploymentVerdict SplitAlone(const DisaggPlanEntry& split, const Slo& slo) {
                             "GPUs does",
                             split.deployment.ToString(), slo.PercentileName(),
                             FormatSeconds(p.ttft.at_slo_s), FormatSeconds(p.tpot.at_slo_s),
-                            p.output_tokens_per_s_per_gpu)};
+                            p.billed_output_tokens_per_s_per_gpu)};
 }
 
 DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
@@ -258,22 +254,35 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
   const OperatingPoint& b = *d.at_load;
   // A side that meets the SLOs (at their percentile, keeping up with the load) beats one that
   // does not, whatever the objective says; between equals the objective decides.
-  v.disaggregated_wins =
-      b.meets_slo != a.meets_slo ? b.meets_slo : Score(objective, b) > Score(objective, a);
+  const auto ka = RankKey(objective, a), kb = RankKey(objective, b);
+  v.disaggregated_wins = b.meets_slo != a.meets_slo ? b.meets_slo : kb > ka;
+  // Both bill the same tokens per GPU (a rate both keep up with on as many GPUs): TPOT decides.
+  const bool tokens_tie =
+      a.meets_slo == b.meets_slo && objective != Objective::kLatency && ka.first == kb.first;
   // The winner's figures first.
   const OperatingPoint& w = v.disaggregated_wins ? b : a;
   const OperatingPoint& l = v.disaggregated_wins ? a : b;
   const std::string figures = fmt::format(
       "{:.1f} against {:.1f} tokens/s per GPU, TPOT {} against {}, TTFT {} against {} ({}){}",
-      w.output_tokens_per_s_per_gpu, l.output_tokens_per_s_per_gpu, FormatSeconds(w.tpot.at_slo_s),
-      FormatSeconds(l.tpot.at_slo_s), FormatSeconds(w.ttft.at_slo_s),
-      FormatSeconds(l.ttft.at_slo_s), slo.PercentileName(),
+      w.billed_output_tokens_per_s_per_gpu, l.billed_output_tokens_per_s_per_gpu,
+      FormatSeconds(w.tpot.at_slo_s), FormatSeconds(l.tpot.at_slo_s),
+      FormatSeconds(w.ttft.at_slo_s), FormatSeconds(l.ttft.at_slo_s), slo.PercentileName(),
       w.meets_slo == l.meets_slo ? ""
       : w.meets_slo              ? "; only the winner meets the SLOs at this load"
                                  : "");
   const int64_t agg_gpus = aggregated.estimate.layout.gpus();
   const int64_t disagg_gpus = d.deployment.gpus();
-  if (v.disaggregated_wins) {
+  if (tokens_tie) {
+    v.why = fmt::format(
+        "{} {} wins over {} {}: {} ({} GPUs against {}); both serve the load's tokens per GPU "
+        "(within {:.0f}%), so the shorter TPOT decides",
+        v.disaggregated_wins ? "disaggregated" : "aggregated",
+        v.disaggregated_wins ? d.deployment.ToString() : agg,
+        v.disaggregated_wins ? "aggregated" : "disaggregated",
+        v.disaggregated_wins ? agg : d.deployment.ToString(), figures,
+        v.disaggregated_wins ? disagg_gpus : agg_gpus,
+        v.disaggregated_wins ? agg_gpus : disagg_gpus, 100 * kRankTieFraction);
+  } else if (v.disaggregated_wins) {
     v.why = fmt::format(
         "disaggregated {} wins over aggregated {}: {} ({} GPUs against {}); its decode steps carry "
         "no prompt chunks, so each pool runs the layout and batch its own phase wants",

@@ -44,6 +44,8 @@ OperatingPoint Summarize(const ServingRun& run, const Deployment& d, const PlanL
   p.output_tokens_per_s_per_gpu = p.output_tokens_per_s / static_cast<double>(d.gpus());
   p.output_tokens_per_s_per_user = p.tpot.mean_s > 0 ? 1.0 / p.tpot.mean_s : 0;
   p.billed_output_tokens_per_s = run.BilledOutputTokensPerS();
+  p.billed_output_tokens_per_s_per_gpu =
+      p.billed_output_tokens_per_s / static_cast<double>(d.gpus());
   p.usd_per_mtok_output = UsdPerMtok(d.UsdPerHour(), p.billed_output_tokens_per_s);
   p.joules_per_output_token = JoulesPerToken(d.BoardPowerW(), p.billed_output_tokens_per_s);
   p.overloaded = run.overloaded;

@@ -87,17 +87,6 @@ std::string PlacementPhrase(const ClusterSpec& c, const Layout& l) {
   return out.empty() ? "one GPU" : out;
 }
 
-double ScoreAtLoad(Objective objective, const OperatingPoint& p) {
-  switch (objective) {
-    case Objective::kLatency:
-      return -p.tpot.at_slo_s - 1e-3 * p.ttft.at_slo_s;
-    case Objective::kThroughput:
-    case Objective::kCost:
-      return p.output_tokens_per_s_per_gpu;
-  }
-  return 0;
-}
-
 // The simulated layout that came closest to serving the load within the SLOs, for the error that
 // says which constraint binds and by how much.
 struct ClosestMiss {
@@ -209,17 +198,9 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
     if (outcomes[i].kept) kept.push_back(std::move(*outcomes[i].kept));
   }
   if (kept.empty()) return closest.NoneMeets(model, cluster, req);
-  // At a fixed load every layout that keeps up serves the same tokens per GPU: throughputs
-  // within 2% of each other (one log bucket) rank by TPOT instead.
-  auto key = [&](const PlanEntry& e) {
-    const double score = ScoreAtLoad(req.objective, *e.at_load);
-    const double bucket = req.objective == Objective::kLatency || score <= 0
-                              ? score
-                              : std::floor(std::log(score) / std::log(1.02));
-    return std::make_pair(bucket, -e.at_load->tpot.at_slo_s);
-  };
-  std::stable_sort(kept.begin(), kept.end(),
-                   [&](const PlanEntry& a, const PlanEntry& b) { return key(a) > key(b); });
+  std::stable_sort(kept.begin(), kept.end(), [&](const PlanEntry& a, const PlanEntry& b) {
+    return RankKey(req.objective, *a.at_load) > RankKey(req.objective, *b.at_load);
+  });
   entries = std::move(kept);
   return Status();
 }
@@ -388,6 +369,16 @@ std::string_view ObjectiveName(Objective objective) {
       return "cost";
   }
   return "?";
+}
+
+std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p) {
+  if (objective == Objective::kLatency) {
+    return {-p.tpot.at_slo_s - 1e-3 * p.ttft.at_slo_s, -p.tpot.at_slo_s};
+  }
+  const double score = p.billed_output_tokens_per_s_per_gpu;
+  const double bucket =
+      score <= 0 ? score : std::floor(std::log(score) / std::log1p(kRankTieFraction));
+  return {bucket, -p.tpot.at_slo_s};
 }
 
 std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens,

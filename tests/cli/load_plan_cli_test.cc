@@ -193,6 +193,26 @@ TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
   EXPECT_GT(t["high"].get<double>(), t["mean"].get<double>());
 }
 
+TEST(LoadPlanCli, AtARateLayoutsThatKeepUpRankByTpot) {
+  // At 5 requests/s every 8-GPU layout that keeps up bills 5 x 256 / 8 = 160 output tokens/s
+  // per GPU (by hand); plan ranked dp2tp4 first on its window's 1,421 tokens/s (5.55 requests/s
+  // sampled against 5 offered). Equal billed tokens rank by TPOT at the SLO percentile.
+  const RunResult r = RunShardwise(
+      "plan --model llama-3.1-70b --rate 5 --max-ttft-ms 1000 --max-tpot-ms 40 --percentile p90 "
+      "--disagg off --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  const nlohmann::json& layouts = j["layouts"];
+  ASSERT_GE(layouts.size(), 2u);
+  double tpot = 0;
+  for (const auto& l : layouts) {
+    if (l["gpus"].get<int>() != 8 || l["overloaded"].get<bool>()) continue;
+    EXPECT_NEAR(l["billed_output_tokens_per_s_per_gpu"].get<double>(), 5.0 * 256 / 8, 1e-6);
+    EXPECT_GE(l["tpot_s"]["at_slo"].get<double>(), tpot) << l["layout"];
+    tpot = l["tpot_s"]["at_slo"].get<double>();
+  }
+}
+
 TEST(LoadPlanCli, BadLoadIsOneLine) {
   ExpectOneLineError(RunShardwise("plan --concurrency 0"), "--concurrency");
   ExpectOneLineError(RunShardwise("plan --concurrency -5"), "--concurrency");

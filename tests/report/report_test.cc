@@ -83,6 +83,24 @@ TEST(Compare, RatiosDifferencesAndVerdict) {
   EXPECT_EQ(c.value().reasons.front(), "A: tp8: because");
 }
 
+TEST(Compare, ALevelFirstMetricLetsTheNextDecideButNotAWindowsThroughput) {
+  // Two simulations keeping up with one rate bill the same tokens; their measured windows
+  // differ by sampling noise (1,421 against 1,361 tokens/s), which once decided "A is better on
+  // output tokens/s: 1.04x". The TTFT p50, 0.2 s against 0.1 s, decides instead.
+  auto simulate = [](double measured, double ttft_s) {
+    return nlohmann::json{
+        {"schema_version", kSchemaVersion},
+        {"command", "simulate"},
+        {"throughput", {{"billed_output_tokens_per_s", 1280.0}, {"output_tokens_per_s", measured}}},
+        {"ttft_s", {{"p50", ttft_s}}}};
+  };
+  auto c = CompareResults(simulate(1421, 0.2), simulate(1361, 0.1));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().verdict,
+            "A and B are level on output tokens/s billed (offered when kept up); B is better on "
+            "TTFT p50 (s): 2.00x");
+}
+
 TEST(Compare, RefusesDifferentCommands) {
   nlohmann::json price = {{"command", "price"}};
   EXPECT_FALSE(CompareResults(PlanResult("a", 1, 1), price).ok());

@@ -45,6 +45,7 @@ struct OperatingPoint {
   double output_tokens_per_s_per_user = 0;
   // The tokens/s the bill is spread over (ServingRun::BilledOutputTokensPerS) and its price.
   double billed_output_tokens_per_s = 0;
+  double billed_output_tokens_per_s_per_gpu = 0;
   double usd_per_mtok_output = 0;
   double joules_per_output_token = 0;  // the GPUs at rated board power over the billed tokens
   bool overloaded = false;             // falls behind the offered rate

@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardwise/common/status.h"
@@ -24,6 +25,13 @@ namespace shardwise {
 enum class Objective { kLatency, kThroughput, kCost };
 StatusOr<Objective> ParseObjective(std::string_view text);
 std::string_view ObjectiveName(Objective objective);
+
+// How an operating point ranks under `objective`, larger first: by TPOT at the SLO percentile
+// (latency), or by the tokens per GPU the bill is spread over (throughput, cost: at a rate
+// every deployment that keeps up bills the offered tokens, not its window's Poisson sample),
+// where points within kRankTieFraction of each other tie and the shorter TPOT goes first.
+inline constexpr double kRankTieFraction = 0.02;
+std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p);
 
 struct PlanRequest {
   Workload workload;  // prompt and output lengths; the batch is chosen by the planner

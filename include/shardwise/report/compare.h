@@ -17,6 +17,7 @@ struct CompareRow {
   std::string a, b;             // as printed
   std::optional<double> ratio;  // b / a for numbers
   bool higher_is_better = true;
+  bool breaks_ties = true;  // may decide when the first metric is level
 };
 
 struct Comparison {
