@@ -242,6 +242,17 @@ Status CheckRate(double rate_per_s, const char* field) {
                                        field, kMinRatePerS, kMaxRatePerS, rate_per_s));
 }
 
+Status CheckClients(int64_t clients, int64_t gpus) {
+  if (clients <= kMaxClientsPerGpu * std::max<int64_t>(1, gpus)) return Status();
+  return FieldError(
+      "concurrency",
+      fmt::format("`concurrency` {} is {:.0f} clients per GPU on {} GPUs; at most {} per GPU are "
+                  "simulated (no engine runs more than a few thousand sequences per GPU at once, "
+                  "so the rest only queue): lower it or add GPUs (`nodes`)",
+                  clients, static_cast<double>(clients) / static_cast<double>(gpus), gpus,
+                  kMaxClientsPerGpu));
+}
+
 Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {
   const std::string prompt = l.prompt_field;
   if (l.prompt_tokens < 1 || l.prompt_tokens > kMaxTokens) {

@@ -93,6 +93,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   std::string profile_note;
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, rep.cluster.num_gpus));
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
                                                          RequestLengths{r.isl, r.osl, 0}));
   shardwise::PlanRequest& req = rep.request;

@@ -191,6 +191,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   SW_ASSIGN_OR_RETURN(rep.deployment,
                       ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
   const Deployment& d = rep.deployment;
+  if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, d.gpus()));
   if (r.rate || r.concurrency) {
     rep.priced_at = PricedAt::kLoad;
     rep.load = r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate}

@@ -166,6 +166,7 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   }
   SW_ASSIGN_OR_RETURN(rep.deployment,
                       ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
+  if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, rep.deployment.gpus()));
   rep.saved = Save("simulate", r.model, r.cluster, r.serving, rep.deployment, one.prompt_tokens,
                    one.output_tokens);
   if (r.concurrency) {

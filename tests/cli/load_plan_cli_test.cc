@@ -193,6 +193,18 @@ TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
   EXPECT_GT(t["high"].get<double>(), t["mean"].get<double>());
 }
 
+TEST(LoadPlanCli, ClientsBeyondWhatAnyEngineRunsAreRefused) {
+  // plan --concurrency 10000000 on 8 GPUs did not finish in 60 s. 16,384 clients per GPU is 8x
+  // TensorRT-LLM's default max_batch of 2,048 sequences per rank; the rest would only queue.
+  for (const std::string command : {"plan", "simulate", "price"}) {
+    ExpectOneLineError(RunShardwise(command + " --model llama-3.1-8b --concurrency 10000000"),
+                       "at most 16384 per GPU");
+  }
+  EXPECT_EQ(
+      RunShardwise("simulate --model llama-3.1-8b --concurrency 131072 --requests 2000").exit_code,
+      0);
+}
+
 TEST(LoadPlanCli, AtARateLayoutsThatKeepUpRankByTpot) {
   // At 5 requests/s every 8-GPU layout that keeps up bills 5 x 256 / 8 = 160 output tokens/s
   // per GPU (by hand); plan ranked dp2tp4 first on its window's 1,421 tokens/s (5.55 requests/s

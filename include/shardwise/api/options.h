@@ -23,8 +23,8 @@ struct ServingOverrides {
   std::string engine = "trtllm";  // a profile name (trtllm, vllm-0.12, ...) or a profile file
   // Set: this profile as a value (calibrate's candidates), and `engine` only names it.
   std::optional<EngineProfile> engine_profile;
-  std::string dtype;              // weights, every module: empty for the checkpoint's own formats
-  std::string kv_dtype;           // empty: fp8 with fp8 weights, else bf16
+  std::string dtype;     // weights, every module: empty for the checkpoint's own formats
+  std::string kv_dtype;  // empty: fp8 with fp8 weights, else bf16
   std::optional<double> gpu_memory_utilization;  // unset: the engine's
   std::optional<int64_t> max_batched_tokens;     // per attention rank; unset: the engine's rule
   std::optional<int64_t> max_batch;              // per attention rank; unset: max_num_seqs
@@ -87,6 +87,14 @@ StatusOr<Slo> ResolveSlo(const SloRequest& request);
 inline constexpr double kMinRatePerS = 1e-6;  // one request in 11.6 days
 inline constexpr double kMaxRatePerS = 1e7;
 Status CheckRate(double rate_per_s, const char* field = "rate");
+
+// Closed-loop clients a simulation takes: at most kMaxClientsPerGpu per GPU of the deployment
+// (or the planned cluster). That is 8x TensorRT-LLM's default max_batch of 2,048 sequences per
+// attention rank, more than any engine runs at once, so further clients only wait in its queue;
+// and a steady state of them takes minutes to simulate (a plan of 10 million clients on 8 GPUs
+// did not finish in 60 s; 131,072 takes about 2 s). Errors name `concurrency`.
+inline constexpr int64_t kMaxClientsPerGpu = 16'384;
+Status CheckClients(int64_t clients, int64_t gpus);
 
 // Checks lengths against the model: positive, and within its context (max_position_embeddings).
 Status CheckLengths(const ModelSpec& model, const RequestLengths& lengths);
