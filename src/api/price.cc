@@ -220,8 +220,9 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   }
   if (rep.point.overloaded) {
     return FailedPrecondition(fmt::format("{} falls behind a load of {:g} requests/s (it serves "
-                                          "{:.3g}); price it at a lower `rate`",
-                                          d.ToString(), rep.load.value, rep.point.requests_per_s),
+                                          "{}); price it at a lower `rate`",
+                                          d.ToString(), rep.load.value,
+                                          ServedShare(rep.point.requests_per_s, rep.load.value)),
                               "rate");
   }
   rep.usd_per_hour = d.UsdPerHour();

@@ -55,8 +55,8 @@ std::string CandidateName(const Deployment& d) {
 void PrintCandidates(const api::RecommendReport& rep) {
   const std::string pct = rep.request.plan.slo.PercentileName();
   const bool several = rep.clusters.size() > 1;
-  std::vector<std::string> header = {"GPUs",        "deployment",  "max req/s", "req/s",
-                                     "TTFT " + pct, "TPOT " + pct, "$/Mtok",    "verdict"};
+  std::vector<std::string> header = {"GPUs",        "deployment",  "est. max req/s", "req/s",
+                                     "TTFT " + pct, "TPOT " + pct, "$/Mtok",         "verdict"};
   if (several) header.insert(header.begin(), "cluster");
   Table table(header);
   table.SetLeftAligned(several ? std::vector<size_t>{0, 2, 8} : std::vector<size_t>{1, 7});

@@ -1,5 +1,7 @@
 #include "shardwise/plan/load.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +12,11 @@ namespace shardwise {
 
 LatencySummary Summarize(const Samples& h, const Slo& slo) {
   return {h.Mean(), h.Percentile(50), h.Percentile(90), h.Percentile(99), h.Max(), slo.At(h)};
+}
+
+std::string ServedShare(double served_per_s, double offered_per_s) {
+  if (served_per_s < 0.01 * offered_per_s) return "under 1% of it";
+  return fmt::format("{:.3g}", served_per_s);
 }
 
 Scenario LoadScenario(const Workload& w, const PlanLoad& load, double offline_clients,

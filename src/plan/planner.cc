@@ -112,9 +112,9 @@ struct ClosestMiss {
     if (layout.empty()) return FailedPrecondition(where + " could be simulated at this load");
     if (point.overloaded) {
       return FailedPrecondition(fmt::format(
-          "{} serves {:g} requests/s: the closest, {}, serves {:.3g}; add GPUs (`nodes`) or lower "
+          "{} serves {:g} requests/s: the closest, {}, serves {}; add GPUs (`nodes`) or lower "
           "the `rate`",
-          where, req.load.value, layout, point.requests_per_s));
+          where, req.load.value, layout, ServedShare(point.requests_per_s, req.load.value)));
     }
     std::vector<std::string> misses;
     const std::string pct = req.slo.PercentileName();

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "shardwise/common/status.h"
 #include "shardwise/deploy/deployment.h"
@@ -54,6 +55,11 @@ struct OperatingPoint {
   std::optional<OutOfPhase> out_of_phase;  // the planner's reported --concurrency entries
   bool out_of_phase_failed = false;        // its spread requests did not fit the KV cache
 };
+
+// What an overloaded run served of `offered` requests/s, for a message: "12.3", or "under 1%
+// of it" where the arrivals outran the window (a rate of millions per second is over before a
+// request finishes, and would read "serves 0").
+std::string ServedShare(double served_per_s, double offered_per_s);
 
 // The scenario of `load` for requests of `workload`'s lengths (fixed) under `slo`; offline, a
 // closed loop of `offline_clients`.
