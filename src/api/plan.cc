@@ -129,6 +129,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
                                                             : *rep.result.ranked.front().at_load;
   if (req.load.kind == PlanLoad::Kind::kRate) {
     rep.saved.rate = req.load.value;
+    rep.saved.in_flight = at.concurrency;
   } else {
     rep.saved.concurrency = std::llround(at.concurrency);  // offline: the winner's clients
   }
@@ -257,10 +258,12 @@ StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view
   SavedDeployment saved = Save(w.command, w.model, w.cluster, w.serving, d, w.isl, w.osl);
   saved.slo = w.slo;
   saved.rate = w.rate;
-  if (!saved.rate) {
-    const OperatingPoint& at = pick.kind == Pick::Kind::kSplit
-                                   ? *rep.disaggregated->at_load
-                                   : *rep.result.ranked[pick.index].at_load;
+  const OperatingPoint& at = pick.kind == Pick::Kind::kSplit
+                                 ? *rep.disaggregated->at_load
+                                 : *rep.result.ranked[pick.index].at_load;
+  if (saved.rate) {
+    saved.in_flight = at.concurrency;
+  } else {
     saved.concurrency = std::llround(at.concurrency);
   }
   return saved;

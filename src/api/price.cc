@@ -214,6 +214,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   rep.saved.slo = r.slo;
   if (rep.load.kind == PlanLoad::Kind::kRate) {
     rep.saved.rate = rep.load.value;
+    rep.saved.in_flight = rep.point.concurrency;
   } else {
     rep.saved.concurrency = std::llround(
         rep.load.kind == PlanLoad::Kind::kConcurrency ? rep.load.value : rep.offline_clients);

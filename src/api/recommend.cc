@@ -171,6 +171,7 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
   } else {
     rep.saved.rate = best.rate_per_s;  // the most load it serves
   }
+  if (best.point) rep.saved.in_flight = best.point->concurrency;
   return rep;
 }
 

@@ -1,6 +1,7 @@
 #include "shardwise/api/replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace shardwise::api {
@@ -64,13 +65,18 @@ Status Replay(const SavedDeployment& saved, const GivenFields& given, ExplainReq
   ReplayQuestion(saved, r);
   if (!given.isl) r.context = saved.isl;
   if (!given.osl) r.osl = saved.osl;
-  if (given.batch || !saved.concurrency) return Status();
+  // The saved load's requests in flight, shared among the replicas or decode workers.
+  const std::optional<double> in_flight =
+      saved.concurrency ? std::optional<double>(static_cast<double>(*saved.concurrency))
+                        : saved.in_flight;
+  if (given.batch || !in_flight) return Status();
   const DeploymentSpec& d = saved.deployment;
   StatusOr<Layout> layout = ParseLayout(d.Disaggregated() ? d.decode_layout : d.layout);
   if (!layout.ok()) return layout.status().WithField("deployment");
   const int64_t holders =
       std::max<int64_t>(1, d.Disaggregated() ? d.decode_workers : layout->Replicas());
-  r.batch = std::max<int64_t>(1, (*saved.concurrency + holders - 1) / holders);
+  r.batch = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(*in_flight / static_cast<double>(holders))));
   return Status();
 }
 

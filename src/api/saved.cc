@@ -223,6 +223,7 @@ nlohmann::json ToJson(const SavedDeployment& s) {
           {"load",
            {{"rate", Optional(s.rate)},
             {"concurrency", Optional(s.concurrency)},
+            {"in_flight", Optional(s.in_flight)},
             {"offline", s.offline},
             {"burstiness", Optional(s.burstiness)},
             {"seed", s.seed},
@@ -292,6 +293,7 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_ASSIGN_OR_RETURN(const Reader load, saved.Object("load"));
   SW_RETURN_IF_ERROR(load.Number("rate", s.rate));
   SW_RETURN_IF_ERROR(load.Int("concurrency", s.concurrency));
+  SW_RETURN_IF_ERROR(load.Number("in_flight", s.in_flight));
   SW_RETURN_IF_ERROR(load.Bool("offline", s.offline));
   SW_RETURN_IF_ERROR(load.Number("burstiness", s.burstiness));
   if (load.Present("seed")) {  // any unsigned 64-bit seed a run may have saved

@@ -194,6 +194,8 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
                                   r.duration_s));
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // An open loop's requests in flight (Little's law), for explain of the saved run.
+  if (rep.saved.rate) rep.saved.in_flight = rep.run.RequestsPerS() * rep.run.result.e2e_s.Mean();
   rep.scenario.progress = nullptr;
   const Pool& prefill = rep.deployment.prefill();
   const Pool& decode = rep.deployment.decode();

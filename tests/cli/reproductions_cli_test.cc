@@ -2,6 +2,7 @@
 // against an independent figure (another command's model, or arithmetic written here).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -174,6 +175,25 @@ TEST(Reproductions, ASavedSplitTakesMoreWorkersAndNodes) {
   std::ofstream(saved) << agg.out;
   ExpectOneLineError(RunShardwise("simulate --deployment " + saved + " --decode-workers 2"),
                      "is aggregated");
+}
+
+TEST(Reproductions, ExplainOfASavedRateHoldsItsRequestsInFlight) {
+  // explain --deployment of a recommend at 20 requests/s explained batch 32 and said the
+  // deployment serves 1.27 requests/s with 44 decode workers needed. A saved rate now carries
+  // the simulation's mean requests in flight (Little's law), shared among the replicas, and the
+  // step there serves about the rate: requests in flight / (TTFT + OSL x TPOT) by Little's law.
+  const RunResult rec = RunShardwise(
+      "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 1000 --max-tpot-ms 30 --json");
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const std::string saved = "/tmp/shardwise_replay_rate.json";
+  std::ofstream(saved) << rec.out;
+  const double in_flight = rec.Json()["deployment"]["saved"]["load"]["in_flight"];
+  const int replicas = rec.Json()["recommendation"]["replicas"];
+  const RunResult e = RunShardwise("explain --deployment " + saved + " --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.Json()["batch"].get<int>(), static_cast<int>(std::ceil(in_flight / replicas)));
+  const double served = e.Json()["output_tokens_per_s"].get<double>() / 256;
+  EXPECT_NEAR(served, 10.0, 0.25 * 10.0);
 }
 
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {

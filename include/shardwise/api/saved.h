@@ -31,6 +31,9 @@ struct SavedDeployment {
   // clients; none for explain.
   std::optional<double> rate;
   std::optional<int64_t> concurrency;
+  // The mean requests in flight the simulation found at that load (Little's law), where it
+  // ran one: explain of a saved rate explains the step at that batch.
+  std::optional<double> in_flight;
   SloRequest slo;
   // How simulate generated its requests (the other commands serve fixed lengths and Poisson
   // arrivals): the length distributions, the arrivals' burstiness, offline (every request at
