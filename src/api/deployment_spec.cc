@@ -117,6 +117,20 @@ StatusOr<Deployment> ResolveDeployment(const Catalog& catalog, const ModelSpec& 
     }
     return Disaggregated(catalog, model, cluster, options, spec);
   }
+  // A split's settings without the split would be ignored.
+  const char* split_only = spec.prefill_workers != 1              ? "prefill_workers"
+                           : spec.decode_workers != 1             ? "decode_workers"
+                           : !spec.prefill_cluster.empty()        ? "prefill_cluster"
+                           : spec.prefill_redundant_experts       ? "prefill_redundant_experts"
+                           : !spec.prefill_shared_experts.empty() ? "prefill_shared_experts"
+                           : spec.kv_transfer != "after-prefill"  ? "kv_transfer"
+                                                                  : nullptr;
+  if (split_only) {
+    return FieldError(split_only,
+                      fmt::format("`{}` sets a disaggregated deployment's pools: give "
+                                  "`prefill_layout` and `decode_layout` too, or drop it",
+                                  split_only));
+  }
   SW_ASSIGN_OR_RETURN(Layout layout, ParsePoolLayout(spec.layout, "layout"));
   ServingOptions aggregated = options;
   if (spec.ep) aggregated.perf.ep = *spec.ep;

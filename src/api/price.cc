@@ -46,6 +46,12 @@ Status CheckRequest(const PriceRequest& r) {
                       fmt::format("`demand_tokens_per_s` must be in (0, 1e12] tokens/s, got {:g}",
                                   *r.demand_tokens_per_s));
   }
+  // Checked whether or not a demand uses it: a bad value is never silently ignored.
+  if (!(r.target_utilization > 0 && r.target_utilization <= 1)) {
+    return FieldError("target_utilization",
+                      fmt::format("`target_utilization` must be in (0, 1], got {:g}",
+                                  r.target_utilization));
+  }
   if (r.rate && r.concurrency) {
     return FieldError("concurrency",
                       "`concurrency` and `rate` exclude each other: pick a closed "

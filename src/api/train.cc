@@ -84,6 +84,11 @@ Status SetPrecision(const TrainRunRequest& o, train::TrainRequest& req) {
   req.config.dtype = *dtype;
   StatusOr<train::Fp8Recipe> recipe = train::ParseFp8Recipe(o.fp8_recipe);
   if (!recipe.ok()) return recipe.status().WithField("fp8_recipe");
+  if (*dtype != Dtype::kFp8 && o.fp8_recipe != TrainRunRequest().fp8_recipe) {
+    return FieldError("fp8_recipe", fmt::format("`fp8_recipe` {} scales FP8 GEMMs: set `dtype` "
+                                                "fp8, or drop it",
+                                                o.fp8_recipe));
+  }
   req.config.fp8_recipe = *recipe;
   return Status();
 }

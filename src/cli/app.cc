@@ -44,6 +44,11 @@ CommandLineOutcome RunCommandLine(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
+    // `shardwise nosuch --help`: the help flag is seen before the unknown command is.
+    const auto named = [&](const CLI::App* sub) { return sub->check_name(argv[1]); };
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
+      return {2, DescribeParseError(app, CLI::ExtrasError({argv[1]}), argc, argv), false};
+    }
     return {app.exit(e), "", false};
   } catch (const CLI::CallForAllHelp& e) {
     return {app.exit(e), "", false};

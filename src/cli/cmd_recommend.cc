@@ -161,7 +161,9 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
   sub->add_option("--max-gpus", r.max_gpus, "Largest deployment to try (with --rate)")
       ->capture_default_str();
   sub->add_option("--requests", r.requests,
-                  "Requests simulated per check (default: as many as the steady state needs)");
+                  "Requests simulated per check, 50 to 1,000,000 (default: as many as the steady "
+                  "state needs)")
+      ->check(CLI::Range(int64_t{50}, int64_t{1'000'000}));
   sub->add_option("--seed", r.seed, "Random seed of the arrivals")
       ->check(kUnsignedInteger)
       ->capture_default_str();

@@ -26,8 +26,13 @@ inline const CLI::Validator kPositiveFinite(
 // A whole number from 0 to 2^64 - 1, written without a sign.
 inline const CLI::Validator kUnsignedInteger(
     [](std::string& text) -> std::string {
-      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-        return "must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
+      // Digits only, and no more than 2^64 - 1 (CLI11 would clamp a larger one silently).
+      const std::string kMax = "18446744073709551615";
+      const size_t first = text.find_first_not_of('0');
+      const std::string digits = first == std::string::npos ? "0" : text.substr(first);
+      if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+          digits.size() > kMax.size() || (digits.size() == kMax.size() && digits > kMax)) {
+        return "must be a whole number from 0 to " + kMax + ", got '" + text + "'";
       }
       return "";
     },

@@ -162,6 +162,11 @@ StatusOr<ModelSpec> ParseHfConfig(const nlohmann::json& raw_config, const std::s
   }
   SW_ASSIGN_OR_RETURN(spec.intermediate_size, c.IntOr("intermediate_size", 0));
   SW_ASSIGN_OR_RETURN(spec.max_position_embeddings, c.IntOr("max_position_embeddings", 0));
+  // Absent: no context limit is known; given, it must be one (0 would skip every length check).
+  if (c.Has("max_position_embeddings") && spec.max_position_embeddings < 1) {
+    return Error(fmt::format("{}: 'max_position_embeddings' must be positive, got {}", source,
+                             spec.max_position_embeddings));
+  }
   SW_ASSIGN_OR_RETURN(spec.tie_word_embeddings, c.BoolOr("tie_word_embeddings", false));
   if (c.Has("head_dim")) {
     SW_ASSIGN_OR_RETURN(spec.head_dim, c.Int("head_dim"));

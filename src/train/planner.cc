@@ -263,6 +263,12 @@ CriticalBatch ComputeCriticalBatch(const ModelSpec& m, const ClusterSpec& c,
 StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& e,
                                  const TrainRequest& r) {
   SW_RETURN_IF_ERROR(TrainModel::Supports(m));
+  if (!r.search_recompute && r.config.recompute_layers > m.num_layers()) {
+    return FieldError("recompute", fmt::format("`recompute` full:{} recomputes more layers than "
+                                               "{} has ({}): use full:1 to full:{}, or full",
+                                               r.config.recompute_layers, m.name, m.num_layers(),
+                                               m.num_layers()));
+  }
   if (m.position_embeddings > 0 && r.config.seq_len > m.position_embeddings) {
     return Error(fmt::format("`seq_len` {} exceeds {}'s learned position table ({} positions)",
                              r.config.seq_len, m.name, m.position_embeddings));

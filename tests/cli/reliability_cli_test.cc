@@ -41,6 +41,29 @@ TEST(ReliabilityCli, NegativeSeedDoesNotWrap) {
   ExpectOneLineError(RunShardwise("run --seed -1"), "--seed: must be a whole number");
 }
 
+TEST(ReliabilityCli, ValuesThatWereSilentlyIgnoredOrClampedAreRefused) {
+  // Each of these ran as if the value had not been given (or a seed was clamped to 2^64 - 1).
+  ExpectOneLineError(RunShardwise("simulate --seed 99999999999999999999"),
+                     "from 0 to 18446744073709551615");
+  ExpectOneLineError(RunShardwise("simulate --prefill-workers 2 --requests 50"),
+                     "--prefill-workers sets a disaggregated deployment's pools");
+  ExpectOneLineError(RunShardwise("train --recompute full:999"),
+                     "more layers than llama-3.1-8b has (32)");
+  ExpectOneLineError(RunShardwise("train --fp8-recipe mxfp8"), "set --dtype fp8");
+  ExpectOneLineError(
+      RunShardwise("recommend --rate 5 --max-ttft-ms 1000 --max-tpot-ms 50 --requests 0"),
+      "--requests");
+  ExpectOneLineError(RunShardwise("price --target-utilization nan"), "--target-utilization");
+  const std::string config = Temp("shardwise_no_context.json");
+  std::ofstream(config) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 512,
+    "num_hidden_layers": 2, "num_attention_heads": 8, "vocab_size": 1000,
+    "intermediate_size": 1024, "max_position_embeddings": 0})";
+  ExpectOneLineError(RunShardwise("explain --model " + config),
+                     "'max_position_embeddings' must be positive");
+  // `shardwise nosuch --help` printed the top-level help and exited 0.
+  ExpectOneLineError(RunShardwise("nosuch --help"), "unknown command 'nosuch'");
+}
+
 TEST(ReliabilityCli, HugeLayoutDegreeIsTooLarge) {
   ExpectOneLineError(RunShardwise("plan --layout tp99999999999999999999"),
                      "the degree of 'tp' is too large");
