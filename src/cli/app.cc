@@ -14,7 +14,8 @@ CommandLineOutcome RunCommandLine(int argc, const char* const* argv) {
   CLI::App app{
       "shardwise: split a large language model across GPUs, predict memory, time and money,\n"
       "and run the split for real to check the prediction.\n\n"
-      "Every command runs on built-in defaults when given no options, and takes --json.\n"
+      "Every command runs on built-in defaults when given no options, and takes --json (but\n"
+      "report and help).\n"
       "Start with 'shardwise plan'; see also models, gpus, size, clusters, collectives, "
       "explain,\nroofline, simulate, price, recommend, calibrate, run, train, report, compare, "
       "help.",

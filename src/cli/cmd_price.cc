@@ -2,6 +2,8 @@
 // how that moves with utilisation, a duty cycle, an API's prices and a demand (api/price.h).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "command.h"
 #include "html_output.h"
 #include "request_flags.h"
@@ -46,11 +48,18 @@ std::string PointLine(const api::PriceReport& rep) {
     case api::PricedAt::kLoad:
       how = "at the load given";
       break;
-    case api::PricedAt::kMostWithinSlo:
-      how = fmt::format("the most clients within the SLOs ({} TTFT <= {}, TPOT <= {})",
-                        rep.slo.PercentileName(), FormatSeconds(rep.slo.max_ttft_s),
-                        FormatSeconds(rep.slo.max_tpot_s));
+    case api::PricedAt::kMostWithinSlo: {
+      // The limits given (an SLO not given is no limit, not "<= inf s").
+      std::string limits;
+      for (const auto& [name, limit] :
+           {std::pair{"TTFT", rep.slo.max_ttft_s}, std::pair{"TPOT", rep.slo.max_tpot_s}}) {
+        if (!std::isfinite(limit)) continue;
+        limits += fmt::format("{}{} {} <= {}", limits.empty() ? "" : ", ", rep.slo.PercentileName(),
+                              name, FormatSeconds(limit));
+      }
+      how = fmt::format("the most clients within the SLOs ({})", limits);
       break;
+    }
     case api::PricedAt::kBestBatch:
       how = "its best batch, as plan ranks it (give SLOs or a load to price another point)";
       break;

@@ -22,7 +22,7 @@ Status RunReport(const ReportOptions& o) {
   std::string path = o.html.path;
   if (path.empty()) path = std::filesystem::path(o.result).replace_extension(".html").string();
   SW_RETURN_IF_ERROR(WritePage(path, page, o.html.force));
-  std::cout << fmt::format("report: wrote {} ({} of HTML)\n", path, page.size());
+  std::cout << fmt::format("report: wrote {} ({} bytes of HTML)\n", path, page.size());
   return Status();
 }
 
@@ -32,8 +32,8 @@ void AddReportCommand(CLI::App& app, Status& result) {
   auto opts = std::make_shared<ReportOptions>();
   CLI::App* sub = app.add_subcommand(
       "report",
-      "Draw a saved result (plan, explain, simulate or price --json) as one self-contained\n"
-      "HTML page with plots. Example:\n"
+      "Draw a saved result (plan, recommend, explain, simulate or price --json) as one\n"
+      "self-contained HTML page with plots. Example:\n"
       "  shardwise plan --nodes 2 --json > plan.json && shardwise report plan.json --html "
       "plan.html");
   sub->add_option("result", opts->result, "A JSON file written by a command's --json")->required();

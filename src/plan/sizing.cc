@@ -55,19 +55,31 @@ StatusOr<SizingResult> SizeDeployment(const ModelSpec& model, const GpuSpec& gpu
                                              "`concurrency`",
                                              model.name, needed, gpu.name));
   }
-  // Instance sizes: powers of two up to one node, then whole nodes.
-  for (int64_t n = 1;; n = n < node ? std::min(n * 2, node) : n + node) {
-    SizingStep step{n, per_gpu * static_cast<double>(n), false};
-    step.fits = step.capacity_bytes >= result.required_bytes;
-    result.ladder.push_back(step);
-    if (step.fits) {
-      result.gpus = n;
-      result.capacity_bytes = step.capacity_bytes;
-      break;
+  // Instance sizes: powers of two up to one node, then whole nodes; the answer is the smallest
+  // that fits. The ladder shows 1, 2, 4 ... one node, then nodes doubling, the whole-node size
+  // below the answer, and the answer (every whole-node size would be a line per node).
+  const auto fits = [&](int64_t n) {
+    return per_gpu * static_cast<double>(n) >= result.required_bytes;
+  };
+  const auto add = [&](int64_t n) {
+    if (result.ladder.empty() || n > result.ladder.back().gpus) {
+      result.ladder.push_back({n, per_gpu * static_cast<double>(n), fits(n)});
     }
-    if (n > static_cast<int64_t>(needed) + node) break;  // cannot happen; guards the loop
+  };
+  for (int64_t n = 1; n <= node && result.gpus == 0; n = n < node ? std::min(n * 2, node) : 2 * n) {
+    add(n);
+    if (fits(n)) result.gpus = n;
   }
-  SW_CHECK(result.gpus > 0, "sizing ladder ended without a fit");
+  if (result.gpus == 0) {
+    int64_t nodes =
+        std::max<int64_t>(2, static_cast<int64_t>(std::ceil(needed / static_cast<double>(node))));
+    while (!fits(nodes * node)) ++nodes;
+    result.gpus = nodes * node;
+    for (int64_t m = 2 * node; m < result.gpus - node; m *= 2) add(m);
+    add(result.gpus - node);
+    add(result.gpus);
+  }
+  result.capacity_bytes = per_gpu * static_cast<double>(result.gpus);
   result.nodes = (result.gpus + node - 1) / node;
   return result;
 }

@@ -142,9 +142,9 @@ std::string TrainText(const api::TrainReport& rep) {
       FormatCount(static_cast<double>(req.config.TokensPerIteration())),
       req.config.PrecisionName());
   const train::TrainPlan& plan = rep.plan;
-  out += fmt::format("{} layouts, {} configurations evaluated, {} fit in memory, in {}\n\n",
-                     plan.layouts_considered, plan.configs_evaluated, plan.configs_fitting,
-                     FormatSeconds(rep.elapsed_s));
+  out += fmt::format("{} layout{}, {} configurations evaluated, {} fit in memory, in {}\n\n",
+                     plan.layouts_considered, plan.layouts_considered == 1 ? "" : "s",
+                     plan.configs_evaluated, plan.configs_fitting, FormatSeconds(rep.elapsed_s));
   out += req.only_layout ? Explain(plan.ranked.front()) : Ranked(plan);
   out += Critical(plan.critical);
   out += Cost(plan.ranked.front().cost, req, cluster.gpu.usd_per_gpu_hour);
