@@ -50,7 +50,16 @@ Status SetLoad(BenchmarkRun& run, std::optional<int64_t> concurrency, std::optio
 // vLLM's --save-result object, or one line of SGLang's JSONL.
 StatusOr<BenchmarkRun> FromVllmStyle(nlohmann::json json, const std::string& source,
                                      const char* format) {
-  // A NaN (Python's, quoted) is a figure the benchmark could not compute: not recorded.
+  // A NaN (Python's, quoted) is a figure the benchmark could not compute: not recorded; the
+  // figures fitted on must be there.
+  for (const char* key : {"mean_ttft_ms", "mean_tpot_ms"}) {
+    if (json.contains(key) && json[key].is_string() && json[key].get<std::string>() == "NaN") {
+      return Error(
+          fmt::format("{}: {} is NaN (the benchmark computed none: a run of one output "
+                      "token or no completed request); drop the file or re-run it",
+                      source, key));
+    }
+  }
   for (auto it = json.begin(); it != json.end();) {
     it = it->is_string() && it->get<std::string>() == "NaN" ? json.erase(it) : std::next(it);
   }
@@ -163,6 +172,14 @@ StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path
       SW_ASSIGN_OR_RETURN(BenchmarkRun run, FromVllmStyle(whole, path, "vllm"));
       return std::vector<BenchmarkRun>{std::move(run)};
     }
+  }
+  // One JSON document of another kind (a shardwise result, a config) is not JSONL either.
+  if (!whole.is_discarded() && (!whole.is_object() || text.find('\n') + 1 < text.size())) {
+    return Error(fmt::format(
+        "{}: not a benchmark result: calibrate reads 'vllm bench serve --save-result' JSON, "
+        "SGLang bench_serving --output-file JSONL (mean_ttft_ms, mean_tpot_ms) and AIPerf's "
+        "profile export (time_to_first_token)",
+        path));
   }
   // SGLang: one run per line.
   std::vector<BenchmarkRun> runs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <future>
 
 #include "shardwise/api/simulate.h"
@@ -252,7 +253,16 @@ StatusOr<std::vector<BenchmarkRun>> ReadRuns(const CalibrateRequest& r, const Mo
   const std::string expected = emit::HuggingFaceRepo(r.model);
   const std::string stem = Stem(expected.empty() ? model.name : expected);
   std::vector<BenchmarkRun> runs;
+  std::vector<std::filesystem::path> seen;  // each file once: a file given twice is one run
   for (const std::string& path : r.results) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+    if (!ec && std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
+      return FieldError("results", fmt::format("`results` names {} twice; give each run's file "
+                                               "once",
+                                               path));
+    }
+    seen.push_back(canonical);
     StatusOr<std::vector<BenchmarkRun>> read = ReadBenchmarkResults(path);
     if (!read.ok()) return read.status().WithField("results");
     for (BenchmarkRun run : read.value()) {

@@ -1,6 +1,8 @@
 // `shardwise calibrate`: an engine profile fitted to the user's benchmark runs (api/calibrate.h).
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "command.h"
@@ -58,6 +60,17 @@ Status RunCalibrate(CalibrateOptions& o) {
     return content.find("calibrated by shardwise calibrate") != std::string::npos;
   };
   SW_RETURN_IF_ERROR(CheckOutputPath(o.output, o.force, "calibrated engine profile", ours));
+  // Before the fit, not after it: the directory (or the file) must take the profile.
+  const std::filesystem::path out_path(o.output);
+  const std::filesystem::path dir =
+      out_path.has_parent_path() ? out_path.parent_path() : std::filesystem::path(".");
+  const bool exists = std::filesystem::exists(out_path);
+  if (access((exists ? out_path : dir).c_str(), W_OK) != 0) {
+    return Error(
+        fmt::format("--output: cannot write {} ({} is not writable); choose another "
+                    "path",
+                    o.output, exists ? o.output : dir.string()));
+  }
   if (!o.json)
     r.progress = [](const std::string& line) { std::cerr << "calibrate: " << line << "\n"; };
   SW_ASSIGN_OR_RETURN(const api::CalibrateReport rep, api::Calibrate(api::Catalog::BuiltIn(), r));

@@ -103,6 +103,14 @@ TEST(BenchResults, BadFilesAreOneLine) {
                   "total_input_tokens": 10, "total_output_tokens": 10, "mean_ttft_ms": 1})",
               "mean_tpot_ms");
   ExpectError("config.json", R"({"hidden_size": 4096})", "not a benchmark result");
+  // A pretty-printed JSON document of another kind was read as JSONL: "config.json:1: not valid
+  // JSON". A NaN mean (Python's) read as "required key missing".
+  ExpectError("pretty.json", "{\n  \"command\": \"recommend\"\n}\n", "not a benchmark result");
+  ExpectError("nan.json",
+              R"({"request_rate": "inf", "max_concurrency": 8, "completed": 10,
+                  "total_input_tokens": 10, "total_output_tokens": 10, "mean_ttft_ms": 1,
+                  "mean_tpot_ms": NaN})",
+              "mean_tpot_ms is NaN");
   ExpectError("empty.jsonl", "\n\n", "holds no benchmark results");
   ExpectError("aiperf_noload.json",
               R"({"time_to_first_token": {"unit": "ms", "avg": 5},

@@ -128,6 +128,11 @@ def test_bad_input_is_one_line(measured, tmp_path):
     not_results.write_text('{"hidden_size": 4096}')
     one_line_error(run(*base, "--results", str(not_results), check=False),
                    "not a benchmark result")
+    # The same file twice is one run, not two.
+    one_line_error(run(*base, "--results", files[2], files[2], check=False), "twice")
+    # An output nobody can write is refused before the fit, not after it.
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", files[2],
+                       "--output", "/proc/shardwise/p.json", check=False), "cannot write")
     # Never over a file shardwise did not write.
     precious = tmp_path / "precious.json"
     precious.write_text("{}")
