@@ -42,8 +42,30 @@ std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error
   for (const CLI::App* sub : app.get_subcommands()) command = sub;
   const std::string where = command ? "shardwise " + command->get_name() : "shardwise";
   const std::string see = fmt::format(" (see '{} --help')", where);
+  const std::string what = error.what();
+  // CLI11's words for a value of the wrong type and for a flag given twice, as one line a user
+  // can act on ("Could not convert: --nodes = 2.5", "--model: At Most 1 required but received
+  // 2").
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
+    const std::string prefix = "Could not convert: ";
+    const size_t eq = what.find(" = ");
+    if (what.starts_with(prefix) && eq != std::string::npos) {
+      const std::string name = what.substr(prefix.size(), eq - prefix.size());
+      const CLI::Option* option = (command ? command : &app)->get_option_no_throw(name);
+      const std::string type = option ? option->get_type_name() : "";
+      const char* expected = type.starts_with("INT")     ? "a whole number"
+                             : type.starts_with("FLOAT") ? "a number"
+                                                         : "a value of its kind";
+      return fmt::format("{} '{}' is not {}{}", name, what.substr(eq + 3), expected, see);
+    }
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr &&
+      what.find("At Most 1 required but received") != std::string::npos) {
+    return fmt::format("{} is given more than once; give it once{}", what.substr(0, what.find(':')),
+                       see);
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr)
-    return fmt::format("{}{}", error.what(), see);
+    return fmt::format("{}{}", what, see);
 
   // An extra argument is an unknown option of the command, or an unknown command.
   const std::vector<std::string> options = OptionNames(command ? *command : app);

@@ -60,6 +60,11 @@ TEST(ReliabilityCli, ValuesThatWereSilentlyIgnoredOrClampedAreRefused) {
     "intermediate_size": 1024, "max_position_embeddings": 0})";
   ExpectOneLineError(RunShardwise("explain --model " + config),
                      "'max_position_embeddings' must be positive");
+  // CLI11's own words ("Could not convert: --nodes = 2.5", "--model: At Most 1 required but
+  // received 2") read as what to fix.
+  ExpectOneLineError(RunShardwise("plan --nodes 2.5"), "--nodes '2.5' is not a whole number");
+  ExpectOneLineError(RunShardwise("price --duty-cycle q"), "--duty-cycle 'q' is not a number");
+  ExpectOneLineError(RunShardwise("plan --model a --model b"), "--model is given more than once");
   // `shardwise nosuch --help` printed the top-level help and exited 0.
   ExpectOneLineError(RunShardwise("nosuch --help"), "unknown command 'nosuch'");
 }
