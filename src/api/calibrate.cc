@@ -184,8 +184,11 @@ class Fitter {
         moved = moved || std::abs(x - before) > 0.01 * std::max(before, field.floor);
         if (report) (*report)[f].at_bound = at_bound;
         if (report && request_.progress) {
-          request_.progress(fmt::format("round {}: {} = {:.4g} (mean {} error solved to zero)",
-                                        round + 1, field.name, x, MetricName(field.metric)));
+          request_.progress(fmt::format(
+              "round {}: {} = {:.4g} ({})", round + 1, field.name, x,
+              at_bound ? fmt::format("at its bound: the mean {} error cannot reach zero",
+                                     MetricName(field.metric))
+                       : fmt::format("mean {} error solved to zero", MetricName(field.metric))));
         }
       }
       if (!moved) break;
@@ -365,6 +368,7 @@ StatusOr<CalibrateReport> Calibrate(const Catalog& catalog, const CalibrateReque
   // A field the runs cannot determine is an error when the request named it; of the default
   // fields it keeps its shipped value, said in a note.
   std::vector<const FitField*> fields;
+  std::string undetermined;  // why each default field was left out
   for (const FitField* f : candidates) {
     SW_ASSIGN_OR_RETURN(const double s, fitter.Sensitivity(base, *f, all, shipped));
     if (s >= kMinSensitivity) {
@@ -378,8 +382,13 @@ StatusOr<CalibrateReport> Calibrate(const Catalog& catalog, const CalibrateReque
         f->name, MetricName(f->metric), 100 * s, f->where_it_shows);
     if (!r.fit.empty()) return FieldError("fit", why + ", or fit without it (`fit`)");
     rep.notes.push_back(fmt::format("{}; it keeps {}'s {:g}", why, base.name, base.*f->member));
+    undetermined += fmt::format("{}{} ({}: {:g})", undetermined.empty() ? "" : "; ", why, base.name,
+                                base.*f->member);
   }
-  if (fields.empty()) return FieldError("fit", "the results determine none of the fields to fit");
+  if (fields.empty()) {
+    return FieldError(
+        "fit", fmt::format("the results determine none of the fields to fit: {}", undetermined));
+  }
   SW_ASSIGN_OR_RETURN(rep.fitted, fitter.Fit(base, fields, all, &rep.fields));
   for (size_t k = 0; k < fields.size(); ++k) rep.fields[k].fitted = rep.fitted.*fields[k]->member;
   SW_ASSIGN_OR_RETURN(const std::vector<RunLatency> fitted, fitter.Predict(rep.fitted, all));

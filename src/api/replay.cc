@@ -31,7 +31,9 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, SimulateRequ
   ReplayQuestion(saved, r);
   if (!given.isl) r.workload.isl = saved.isl;
   if (!given.osl) r.workload.osl = saved.osl;
-  if (!given.load && r.workload.trace.empty()) {
+  if (!given.load && r.workload.trace.empty() && !saved.trace.empty()) {
+    r.workload.trace = saved.trace;  // the saved run's own arrivals and lengths
+  } else if (!given.load && r.workload.trace.empty()) {
     if (saved.rate) r.rate = saved.rate;
     if (saved.offline) r.rate = std::numeric_limits<double>::infinity();
     if (saved.concurrency) r.concurrency = saved.concurrency;

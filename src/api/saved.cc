@@ -26,6 +26,9 @@ nlohmann::json EpJson(const std::optional<EpSetting>& ep) {
           {"two_batch_overlap", ep->two_batch_overlap}};
 }
 
+// More requests in flight than any saved run of this tool holds (16,384 clients per GPU).
+constexpr double kMaxSavedInFlight = 1e9;
+
 // Typed reads of a saved object: a missing or null key keeps the default; a key of another
 // type is an error naming the file and the key.
 struct Reader {
@@ -217,6 +220,7 @@ nlohmann::json ToJson(const SavedDeployment& s) {
           {"workload",
            {{"isl", s.isl},
             {"osl", s.osl},
+            {"trace", s.trace},
             {"isl_dist", s.isl_dist},
             {"osl_dist", s.osl_dist},
             {"length_cv", Optional(s.length_cv)}}},
@@ -277,6 +281,14 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_ASSIGN_OR_RETURN(const Reader spec, saved.Object("spec"));
   SW_RETURN_IF_ERROR(ReadSpec(spec, s.deployment));
   SW_ASSIGN_OR_RETURN(const Reader workload, saved.Object("workload"));
+  for (const char* object : {"load", "slo"}) {
+    if (!saved.Present(object)) {
+      return Error(
+          fmt::format("{}: deployment.saved.{} is missing; save the result again with "
+                      "this version's --json",
+                      source, object));
+    }
+  }
   for (const char* key : {"isl", "osl"}) {
     if (!workload.Present(key)) {
       return Error(
@@ -287,6 +299,7 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   }
   SW_RETURN_IF_ERROR(workload.Int("isl", s.isl));
   SW_RETURN_IF_ERROR(workload.Int("osl", s.osl));
+  SW_RETURN_IF_ERROR(workload.Text("trace", s.trace));
   SW_RETURN_IF_ERROR(workload.Text("isl_dist", s.isl_dist));
   SW_RETURN_IF_ERROR(workload.Text("osl_dist", s.osl_dist));
   SW_RETURN_IF_ERROR(workload.Number("length_cv", s.length_cv));
@@ -294,6 +307,9 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_RETURN_IF_ERROR(load.Number("rate", s.rate));
   SW_RETURN_IF_ERROR(load.Int("concurrency", s.concurrency));
   SW_RETURN_IF_ERROR(load.Number("in_flight", s.in_flight));
+  if (s.in_flight && !(*s.in_flight > 0 && *s.in_flight <= kMaxSavedInFlight)) {
+    return load.TypeError("in_flight", "a positive number of requests in flight (at most 1e9)");
+  }
   SW_RETURN_IF_ERROR(load.Bool("offline", s.offline));
   SW_RETURN_IF_ERROR(load.Number("burstiness", s.burstiness));
   if (load.Present("seed")) {  // any unsigned 64-bit seed a run may have saved

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include "shardwise/api/plan.h"
@@ -171,6 +172,12 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
                    one.output_tokens);
   if (r.concurrency) {
     rep.saved.concurrency = r.concurrency;
+  } else if (!r.workload.trace.empty()) {
+    // Its offered rate is saved after the run; the path absolute, so a replay from another
+    // directory reads the same file.
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(r.workload.trace, ec);
+    rep.saved.trace = ec ? r.workload.trace : absolute.string();
   } else if (const auto* open = std::get_if<OpenLoop>(&rep.scenario.load)) {
     if (std::isfinite(open->rate_per_s)) rep.saved.rate = open->rate_per_s;
     rep.saved.offline = std::isinf(open->rate_per_s);
@@ -194,6 +201,10 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
                                   r.duration_s));
   }
   rep.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // A trace's offered rate, for price and explain of the saved run (simulate replays the trace).
+  if (!rep.saved.trace.empty() && std::isfinite(rep.run.offered_requests_per_s)) {
+    rep.saved.rate = rep.run.offered_requests_per_s;
+  }
   // An open loop's requests in flight (Little's law), for explain of the saved run.
   if (rep.saved.rate) rep.saved.in_flight = rep.run.RequestsPerS() * rep.run.result.e2e_s.Mean();
   rep.scenario.progress = nullptr;

@@ -59,6 +59,16 @@ Status RunCalibrate(CalibrateOptions& o) {
   auto ours = [](const std::string& content) {
     return content.find("calibrated by shardwise calibrate") != std::string::npos;
   };
+  // Never over one of its own inputs, --force or not.
+  std::error_code ec;
+  const std::filesystem::path output = std::filesystem::weakly_canonical(o.output, ec);
+  for (const std::string& input : r.results) {
+    std::error_code ec_in;
+    if (!ec && std::filesystem::weakly_canonical(input, ec_in) == output && !ec_in) {
+      return Error(fmt::format("--output {} is one of the --results; write the profile elsewhere",
+                               o.output));
+    }
+  }
   SW_RETURN_IF_ERROR(CheckOutputPath(o.output, o.force, "calibrated engine profile", ours));
   // Before the fit, not after it: the directory (or the file) must take the profile.
   const std::filesystem::path out_path(o.output);

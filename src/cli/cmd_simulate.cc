@@ -134,9 +134,10 @@ Status RunSimulate(SimulateOptions& o) {
     std::fprintf(stderr,
                  "shardwise: warning: %s falls behind the load: %.3g of the %.3g requests/s "
                  "offered are served, so the queue grows for as long as the run lasts and "
-                 "latencies depend on its length; lower --rate or add GPUs\n",
+                 "latencies depend on its length; lower %s or add GPUs\n",
                  rep->deployment.ToString().c_str(), rep->run.RequestsPerS(),
-                 rep->run.offered_requests_per_s);
+                 rep->run.offered_requests_per_s,
+                 o.request.workload.trace.empty() ? "--rate" : "the trace's arrival rate");
   }
   nlohmann::json out = api::ToJson(*rep);
   SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request.model, *rep));

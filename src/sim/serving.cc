@@ -423,9 +423,12 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
       run.out_of_phase_failed = true;
     }
   }
-  if (!scenario.trace.empty() && scenario.trace.back().arrival_s > 0) {
+  if (!scenario.trace.empty()) {
+    // Its own arrivals; all at t = 0 is an offline batch (no rate offered).
     run.offered_requests_per_s =
-        static_cast<double>(scenario.trace.size()) / scenario.trace.back().arrival_s;
+        scenario.trace.back().arrival_s > 0
+            ? static_cast<double>(scenario.trace.size()) / scenario.trace.back().arrival_s
+            : std::numeric_limits<double>::infinity();
   } else if (!closed) {
     run.offered_requests_per_s = std::get<OpenLoop>(scenario.load).rate_per_s;
   }

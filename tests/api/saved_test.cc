@@ -11,12 +11,12 @@ namespace shardwise::api {
 namespace {
 
 TEST(SavedDeployment, ASparseFileTakesTheDefaults) {
-  // No serving, load or slo objects: each read falls back to its default (a reader once pointed
-  // at a destroyed empty object for them).
+  // No serving object and empty load and slo objects: each read falls back to its default (a
+  // reader once pointed at a destroyed empty object for them).
   const nlohmann::json result = nlohmann::json::parse(
       R"({"schema_version":4,"command":"plan","deployment":{"saved":{"command":"plan",)"
       R"("model":"llama-3.1-8b","cluster":{"name":"dgx-h100"},"spec":{"layout":"tp1"},)"
-      R"("workload":{"isl":2048,"osl":128}}}})");
+      R"("workload":{"isl":2048,"osl":128},"load":{},"slo":{}}}})");
   const StatusOr<SavedDeployment> s = SavedDeploymentFromJson(result, "sparse.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->model, "llama-3.1-8b");
@@ -33,7 +33,7 @@ TEST(SavedDeployment, AFileOfAnotherVersionCommandOrWithoutItsWorkloadIsRefused)
   const nlohmann::json good = nlohmann::json::parse(
       R"({"schema_version":4,"command":"simulate","deployment":{"saved":{"command":"simulate",)"
       R"("model":"llama-3.1-8b","cluster":{"name":"dgx-h100"},"spec":{"layout":"tp1"},)"
-      R"("workload":{"isl":2048,"osl":128}}}})");
+      R"("workload":{"isl":2048,"osl":128},"load":{"rate":5},"slo":{}}}})");
   ASSERT_TRUE(SavedDeploymentFromJson(good, "good.json").ok());
   const auto refused = [&](nlohmann::json edited, const std::string& why) {
     const StatusOr<SavedDeployment> s = SavedDeploymentFromJson(edited, "edited.json");
@@ -52,6 +52,17 @@ TEST(SavedDeployment, AFileOfAnotherVersionCommandOrWithoutItsWorkloadIsRefused)
   nlohmann::json no_workload = good;
   no_workload["deployment"]["saved"].erase("workload");
   refused(no_workload, "workload.isl is missing");
+  // A missing load ran the default 10 requests/s, a missing slo dropped the SLOs; a negative
+  // in_flight explained batch 1.
+  nlohmann::json no_load = good;
+  no_load["deployment"]["saved"].erase("load");
+  refused(no_load, "saved.load is missing");
+  nlohmann::json no_slo = good;
+  no_slo["deployment"]["saved"].erase("slo");
+  refused(no_slo, "saved.slo is missing");
+  nlohmann::json negative = good;
+  negative["deployment"]["saved"]["load"]["in_flight"] = -5;
+  refused(negative, "in_flight");
 }
 
 TEST(SavedDeployment, TheLargestSeedComesBack) {

@@ -196,6 +196,35 @@ TEST(Reproductions, ExplainOfASavedRateHoldsItsRequestsInFlight) {
   EXPECT_NEAR(served, 10.0, 0.25 * 10.0);
 }
 
+TEST(Reproductions, ASavedTraceRunReplaysItsTrace) {
+  // A saved simulate --trace recorded the unused --rate default (10 requests/s): its replay ran
+  // Poisson 10/s, five times the trace's rate. It now saves the trace (simulate replays it) and
+  // the trace's own offered rate, 200 requests over 99.5 s (price and explain use it).
+  const std::string trace = "/tmp/shardwise_replay_trace.csv";
+  {
+    std::ofstream out(trace);
+    for (int i = 0; i < 200; ++i) out << i * 0.5 << ",512,64\n";
+  }
+  const RunResult a = RunShardwise("simulate --model llama-3.1-8b --gpus 1 --layout tp1 --trace " +
+                                   trace + " --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_NEAR(a.Json()["deployment"]["saved"]["load"]["rate"].get<double>(), 200 / 99.5, 1e-9);
+  const std::string saved = "/tmp/shardwise_replay_trace.json";
+  std::ofstream(saved) << a.out;
+  const RunResult b = RunShardwise("simulate --deployment " + saved + " --json");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.Json()["requests"], 200);
+  EXPECT_DOUBLE_EQ(b.Json()["ttft_s"]["p99"].get<double>(),
+                   a.Json()["ttft_s"]["p99"].get<double>());
+  // A trace whose requests all arrive at once is offline: no rate offered (it said "10
+  // requests/s offered" and advised lowering --rate, which --trace refuses).
+  std::ofstream(trace) << "0,512,64\n0,512,64\n0,512,64\n";
+  const RunResult c = RunShardwise("simulate --model llama-3.1-8b --gpus 1 --layout tp1 --trace " +
+                                   trace + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_TRUE(c.Json()["load"]["offered_requests_per_s"].is_null());
+}
+
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
   // clients on a deployment shares them among its replicas (aggregated) or decode workers.

@@ -128,6 +128,9 @@ def test_bad_input_is_one_line(measured, tmp_path):
     not_results.write_text('{"hidden_size": 4096}')
     one_line_error(run(*base, "--results", str(not_results), check=False),
                    "not a benchmark result")
+    # Never over one of its own inputs, even with --force.
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", files[2],
+                       "--output", files[2], "--force", check=False), "one of the --results")
     # The same file twice is one run, not two.
     one_line_error(run(*base, "--results", files[2], files[2], check=False), "twice")
     # An output nobody can write is refused before the fit, not after it.

@@ -38,6 +38,7 @@ struct SavedDeployment {
   // How simulate generated its requests (the other commands serve fixed lengths and Poisson
   // arrivals): the length distributions, the arrivals' burstiness, offline (every request at
   // t = 0), the seed and the router, so a replay draws the very same requests.
+  std::string trace;  // simulate --trace: the file (rate: its offered rate, for price and explain)
   std::string isl_dist = "fixed";
   std::string osl_dist = "fixed";
   std::optional<double> length_cv;
