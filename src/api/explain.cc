@@ -38,6 +38,11 @@ StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   SW_ASSIGN_OR_RETURN(e.deployment,
                       ResolveDeployment(catalog, e.model, e.cluster, e.options, r.deployment));
   e.saved = Save("explain", r.model, r.cluster, r.serving, e.deployment, r.context, r.osl);
+  // The batch explained, as the closed loop that keeps it: `batch` sequences on each replica
+  // (or decode worker), which a replay of the file explains, simulates and prices again.
+  const Pool& holders = e.deployment.decode();
+  e.saved.concurrency =
+      r.batch * (e.deployment.disaggregated() ? holders.workers : holders.layout.Replicas());
   e.workload.batch = r.batch;
   e.workload.prompt_tokens = r.context;
   e.workload.output_tokens = r.osl;

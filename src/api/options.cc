@@ -246,11 +246,11 @@ Status CheckClients(int64_t clients, int64_t gpus) {
   if (clients <= kMaxClientsPerGpu * std::max<int64_t>(1, gpus)) return Status();
   return FieldError(
       "concurrency",
-      fmt::format("`concurrency` {} is {:.0f} clients per GPU on {} GPUs; at most {} per GPU are "
+      fmt::format("`concurrency` {} is over {} clients per GPU on {} GPU{}: at most {} are "
                   "simulated (no engine runs more than a few thousand sequences per GPU at once, "
                   "so the rest only queue): lower it or add GPUs (`nodes`)",
-                  clients, static_cast<double>(clients) / static_cast<double>(gpus), gpus,
-                  kMaxClientsPerGpu));
+                  clients, kMaxClientsPerGpu, gpus, gpus == 1 ? "" : "s",
+                  kMaxClientsPerGpu * gpus));
 }
 
 Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {

@@ -93,7 +93,6 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   std::string profile_note;
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
-  if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, rep.cluster.num_gpus));
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
                                                          RequestLengths{r.isl, r.osl, 0}));
   shardwise::PlanRequest& req = rep.request;
@@ -116,6 +115,11 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
     SW_RETURN_IF_ERROR(
         ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, only).status());
     req.only_layout = ParseLayout(r.layout).value();
+  }
+  // The clients share the GPUs of the layout asked for, else the cluster's.
+  if (r.concurrency) {
+    SW_RETURN_IF_ERROR(CheckClients(
+        *r.concurrency, req.only_layout ? req.only_layout->gpus() : rep.cluster.num_gpus));
   }
   const auto start = std::chrono::steady_clock::now();
   rep.searched_disaggregated = r.disaggregated && !req.only_layout;

@@ -35,11 +35,13 @@ Status CheckRequest(const RecommendRequest& r) {
 }
 
 // No layout meets the SLOs even unloaded: which limit binds, and by how much.
-Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::string& what) {
+// `more` names what to raise for more GPUs (`max_gpus`, or the clusters' size when it bound).
+Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::string& what,
+                         const std::string& more) {
   if (!std::isfinite(res.best_unloaded_ttft_s)) {
-    return FailedPrecondition(what +
-                                  "; no layout of these GPUs holds the model and one request; "
-                                  "raise `max_gpus` or use larger GPUs",
+    return FailedPrecondition(what + fmt::format("; no layout of these GPUs holds the model and "
+                                                 "one request; raise {} or use larger GPUs",
+                                                 more),
                               "max_gpus");
   }
   std::string binds;
@@ -48,8 +50,8 @@ Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::s
     return FailedPrecondition(
         what +
             "; the fastest layouts meet the SLOs unloaded, so the GPUs allowed cannot keep "
-            "up with the rate: raise `max_gpus` or the cluster's `nodes` or `gpus`, or lower the "
-            "rate",
+            "up with the rate: raise " +
+            more + " or lower the rate",
         "max_gpus");
   }
   for (const auto& [name, best_s, limit_s, f] :
@@ -90,22 +92,25 @@ Status NoneServes(const RecommendReport& rep, const RecommendRequest& r) {
     most = std::max(most, c.gpus_available.value_or(0));
   }
   const int64_t cap = all_sized ? std::min(r.max_gpus, most) : r.max_gpus;
+  // What to raise: the GPUs the clusters were given when they, not `max_gpus`, bound.
+  const bool clusters_bind = all_sized && most < r.max_gpus;
+  const char* more = clusters_bind ? "the cluster's `nodes` or `gpus`" : "`max_gpus`";
   const std::string what =
       r.rate > 0 ? fmt::format(
                        "no deployment of up to {} GPUs serves {:g} requests/s within the "
                        "SLOs",
                        cap, r.rate)
                  : std::string("no deployment of these clusters meets the SLOs at any load");
-  if (closest == nullptr) return NoneMeetsUnloaded(res, slo, what);
+  if (closest == nullptr) return NoneMeetsUnloaded(res, slo, what, more);
   const Slo& s = slo;
   return FailedPrecondition(
       fmt::format("{}: the closest, {} GPUs as {}, has {} TTFT {} (SLO {}) and TPOT {} (SLO {}); "
-                  "raise `max_gpus` or relax the SLOs",
+                  "raise {} or relax the SLOs",
                   what, closest->deployment.gpus(), closest->deployment.ToString(),
                   s.PercentileName(), FormatSeconds(closest->point->ttft.at_slo_s),
                   FormatSeconds(s.max_ttft_s), FormatSeconds(closest->point->tpot.at_slo_s),
-                  FormatSeconds(s.max_tpot_s)),
-      "max_gpus");
+                  FormatSeconds(s.max_tpot_s), more),
+      clusters_bind ? "nodes" : "max_gpus");
 }
 
 }  // namespace

@@ -38,6 +38,12 @@ Status BuildRequest(PriceOptions& o) {
   api::GivenFields given = GivenOf(o.lengths, o.slo);
   given.load = AnyGiven(o.load);
   api::Replay(*saved, given, r);
+  if (saved->offline && !given.load) {
+    PrintNotes(
+        {"the saved run was offline (every request at t = 0, drained); price prices the "
+         "deployment at its best batch, a closed loop that keeps it busy, so its "
+         "latencies are not that run's: give `rate` or `concurrency` to price a load"});
+  }
   return Status();
 }
 

@@ -9,8 +9,10 @@
 namespace shardwise::report {
 namespace {
 
-// Two figures within this fraction of each other are level.
-constexpr double kLevelFraction = 0.005;
+// Two figures within this fraction of each other are level: as plan's ranking ties them, and
+// above the seed-to-seed noise of a simulated percentile (two seeds of one deployment differed
+// by 1% in p50 TTFT).
+constexpr double kLevelFraction = 0.02;
 
 struct Metric {
   const char* path;  // JSON pointer into the result

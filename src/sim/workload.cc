@@ -42,12 +42,24 @@ double Gamma(std::mt19937_64& rng, double shape) {
 constexpr double kMaxTraceTokens = 1e8;
 constexpr double kMaxTraceArrivalS = 1e9;  // about 30 years
 
-// The whole of `field` (spaces around it allowed) as a finite number; false otherwise.
-bool WholeNumber(const std::string& field, double& value) {
+// `field` without the spaces around it.
+std::string Trimmed(const std::string& field) {
   const size_t first = field.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return false;
-  const size_t last = field.find_last_not_of(" \t\r");
-  const std::string text = field.substr(first, last - first + 1);
+  if (first == std::string::npos) return "";
+  return field.substr(first, field.find_last_not_of(" \t\r") - first + 1);
+}
+
+// Whether `field` is written as a decimal number (digits, a point, an exponent, signs): not a
+// word (a header's name), nor nan, inf or hexadecimal.
+bool LooksNumeric(const std::string& field) {
+  const std::string text = Trimmed(field);
+  return !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+}
+
+// The whole of `field` (spaces around it allowed) as a finite decimal number; false otherwise.
+bool WholeNumber(const std::string& field, double& value) {
+  if (!LooksNumeric(field)) return false;
+  const std::string text = Trimmed(field);
   try {
     size_t used = 0;
     value = std::stod(text, &used);
@@ -96,8 +108,10 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
     }
     TraceRequest r;
     double in_tokens = 0, out_tokens = 0;
-    // A first line whose first field is not a number is a header.
-    if (out.empty() && line_no == 1 && !WholeNumber(a, r.arrival_s)) continue;
+    // A first line of words (no field written as a number) is a header.
+    if (out.empty() && line_no == 1 && !LooksNumeric(a) && !LooksNumeric(b) && !LooksNumeric(c)) {
+      continue;
+    }
     if (!WholeNumber(a, r.arrival_s) || !WholeNumber(b, in_tokens) || !WholeNumber(c, out_tokens)) {
       return Error(fmt::format(
           "{}:{}: expected three numbers 'arrival_s,input_tokens,output_tokens', got '{}'", source,

@@ -198,7 +198,7 @@ TEST(LoadPlanCli, ClientsBeyondWhatAnyEngineRunsAreRefused) {
   // TensorRT-LLM's default max_batch of 2,048 sequences per rank; the rest would only queue.
   for (const std::string command : {"plan", "simulate", "price"}) {
     ExpectOneLineError(RunShardwise(command + " --model llama-3.1-8b --concurrency 10000000"),
-                       "at most 16384 per GPU");
+                       "over 16384 clients per GPU");
   }
   EXPECT_EQ(
       RunShardwise("simulate --model llama-3.1-8b --concurrency 131072 --requests 2000").exit_code,

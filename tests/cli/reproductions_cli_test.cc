@@ -225,6 +225,24 @@ TEST(Reproductions, ASavedTraceRunReplaysItsTrace) {
   EXPECT_TRUE(c.Json()["load"]["offered_requests_per_s"].is_null());
 }
 
+TEST(Reproductions, ASavedExplainKeepsItsBatch) {
+  // explain --deployment of a saved explain --batch 16 explained batch 32; simulate and price
+  // of it ran arbitrary loads. The batch is saved as the closed loop that keeps it.
+  const RunResult a = RunShardwise(
+      "explain --model llama-3.1-8b --layout tp2 --gpus 2 --batch 16 --context 2048 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string saved = "/tmp/shardwise_replay_explain_batch.json";
+  std::ofstream(saved) << a.out;
+  const RunResult e = RunShardwise("explain --deployment " + saved + " --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.Json()["batch"], 16);
+  EXPECT_DOUBLE_EQ(e.Json()["decode_tpot_s"].get<double>(),
+                   a.Json()["decode_tpot_s"].get<double>());
+  const RunResult s = RunShardwise("simulate --deployment " + saved + " --requests 100 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.Json()["concurrency"], 16);
+}
+
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
   // clients on a deployment shares them among its replicas (aggregated) or decode workers.

@@ -298,6 +298,11 @@ TEST(SimulateCliErrors, BadInput) {
                      "shardwise_badfirst.csv:1: expected three numbers");
   std::system("printf '0,100,10,5\\n' > /tmp/shardwise_four.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_four.csv"), "three numbers");
+  // nan, inf and hexadecimal are not decimal numbers: a first row of them is not a header.
+  std::system("printf 'nan,100,10\\n1,100,10\\n' > /tmp/shardwise_nan.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_nan.csv"), "three numbers");
+  std::system("printf '0x10,1024,256\\n' > /tmp/shardwise_hex.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_hex.csv"), "three numbers");
   std::system("printf '0,100,10x\\n' > /tmp/shardwise_tail.csv");
   ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_tail.csv"), "three numbers");
   // A trace fixes the load: the generated load's knobs are refused, not ignored.
