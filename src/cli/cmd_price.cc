@@ -134,7 +134,7 @@ void PrintText(const api::PriceReport& rep) {
   if (rep.sizing) {
     const DemandSizing& s = *rep.sizing;
     std::cout << fmt::format(
-        "demand of {:.0f} output tokens/s: {} deployments like this = {} GPUs, running {:.1f}% "
+        "demand of {:g} output tokens/s: {} deployments like this = {} GPUs, running {:.1f}% "
         "utilised (at most {:.0f}% allowed by --target-utilization)\n",
         s.demand_output_tokens_per_s, s.replicas, s.gpus, 100 * s.utilization,
         100 * s.target_utilization);

@@ -100,9 +100,10 @@ StatusOr<DemandSizing> SizeForDemand(const PriceInputs& in, double output_tokens
   if (!(output_tokens_per_s > 0) || !(replicas <= kMaxReplicas)) {
     return FieldError(
         "demand_tokens_per_s",
-        fmt::format("a demand of {:g} output tokens/s needs {:.3g} replicas; give a "
-                    "demand between 1 and {:.3g} tokens/s",
-                    output_tokens_per_s, replicas,
+        fmt::format("a demand of {:g} output tokens/s at a target utilisation of {:g} needs "
+                    "{:.3g} replicas of this deployment, more than {:g}: give a demand up to "
+                    "{:.3g} tokens/s, or raise `target_utilization`",
+                    output_tokens_per_s, target_utilization, replicas, kMaxReplicas,
                     kMaxReplicas * in.replica_output_tokens_per_s * target_utilization));
   }
   DemandSizing d;
