@@ -82,7 +82,8 @@ void AddExplainCommand(CLI::App& app, Status& result) {
                   ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  BindCommand(sub, opts, result, [](ExplainOptions& o) { return RunExplain(o); });
+  BindCommand(sub, opts, result,
+              [sub](ExplainOptions& o) { return FromReplay(RunExplain(o), o.deployment, *sub); });
 }
 
 }  // namespace shardwise::cli

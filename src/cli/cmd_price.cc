@@ -198,7 +198,8 @@ void AddPriceCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
-  BindCommand(sub, opts, result, [](PriceOptions& o) { return RunPrice(o); });
+  BindCommand(sub, opts, result,
+              [sub](PriceOptions& o) { return FromReplay(RunPrice(o), o.deployment, *sub); });
 }
 
 }  // namespace shardwise::cli

@@ -201,7 +201,8 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   sub->add_flag("--json", opts->json, "Print JSON");
   opts->html.AddTo(sub);
   opts->emit.AddTo(sub, EmitScope::kBenchmark);
-  BindCommand(sub, opts, result, [](SimulateOptions& o) { return RunSimulate(o); });
+  BindCommand(sub, opts, result,
+              [sub](SimulateOptions& o) { return FromReplay(RunSimulate(o), o.deployment, *sub); });
 }
 
 }  // namespace shardwise::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "flags.h"
 #include "validators.h"
 
 namespace shardwise::cli {
@@ -163,6 +164,16 @@ api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlag
   given.max_tpot = Given(slo.given[1]);
   given.percentile = Given(slo.given[2]);
   return given;
+}
+
+Status FromReplay(const Status& status, const DeploymentFlags& deployment, const CLI::App& sub) {
+  if (status.ok() || deployment.file.empty() || status.field().empty()) return status;
+  const CLI::Option* flag = sub.get_option_no_throw(FlagOf(status.field()));
+  if (flag != nullptr && flag->count() > 0) return status;
+  return Status(status.code(),
+                fmt::format("{} (the value is {}'s: --deployment replays it)", status.message(),
+                            deployment.file),
+                status.field());
 }
 
 StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& deployment,

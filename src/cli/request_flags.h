@@ -62,6 +62,10 @@ struct SloFlags {
 // (api/replay.h) that keeps them over the saved ones.
 api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo);
 
+// `status`, and for an error about a value the command line did not give while `deployment`'s
+// file was replayed, that the value is the file's (the message names it as a flag).
+Status FromReplay(const Status& status, const DeploymentFlags& deployment, const CLI::App& sub);
+
 // A saved deployment (--deployment FILE) as the command's question: its model, cluster, options
 // and deployment, unless the command line names them too (an error naming the flag); the
 // workload, load and SLOs the command line gives override the saved ones.

@@ -243,6 +243,18 @@ TEST(Reproductions, ASavedExplainKeepsItsBatch) {
   EXPECT_EQ(s.Json()["concurrency"], 16);
 }
 
+TEST(Reproductions, ABadValueInASavedFileIsTheFilesNotAFlags) {
+  // A saved burstiness of 500 read "--burstiness must be in (0, 100]", a flag never given.
+  const RunResult a = RunShardwise("simulate --model llama-3.1-8b --gpus 1 --rate 2 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  nlohmann::json edited = a.Json();
+  edited["deployment"]["saved"]["load"]["burstiness"] = 500;
+  const std::string saved = "/tmp/shardwise_replay_bad_value.json";
+  std::ofstream(saved) << edited.dump();
+  ExpectOneLineError(RunShardwise("simulate --deployment " + saved),
+                     "(the value is " + saved + "'s: --deployment replays it)");
+}
+
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   // explain --deployment ignored the saved load and explained --batch 32. A closed loop of 64
   // clients on a deployment shares them among its replicas (aggregated) or decode workers.
