@@ -150,6 +150,15 @@ bool IsAiperf(const nlohmann::json& json) {
          (json.contains("records") && json.at("records").is_object());
 }
 
+// The refusal of a file (or a line of one) that is no benchmark result calibrate reads.
+std::string NotAResult(const std::string& where) {
+  return fmt::format(
+      "{}: not a benchmark result: calibrate reads 'vllm bench serve --save-result' JSON, SGLang "
+      "bench_serving --output-file JSONL (mean_ttft_ms, mean_tpot_ms) and AIPerf's profile "
+      "export (time_to_first_token)",
+      where);
+}
+
 }  // namespace bench_results
 
 std::string BenchmarkRun::LoadName() const {
@@ -173,13 +182,13 @@ StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path
       return std::vector<BenchmarkRun>{std::move(run)};
     }
   }
-  // One JSON document of another kind (a shardwise result, a config) is not JSONL either.
-  if (!whole.is_discarded() && (!whole.is_object() || text.find('\n') + 1 < text.size())) {
-    return Error(fmt::format(
-        "{}: not a benchmark result: calibrate reads 'vllm bench serve --save-result' JSON, "
-        "SGLang bench_serving --output-file JSONL (mean_ttft_ms, mean_tpot_ms) and AIPerf's "
-        "profile export (time_to_first_token)",
-        path));
+  // One JSON document of another kind (a shardwise result, a config) is not JSONL either: it is
+  // not an object, or it spans lines (text after its first line's end).
+  const size_t first_end = text.find('\n');
+  const bool spans_lines = first_end != std::string::npos &&
+                           text.find_first_not_of(" \t\r\n", first_end) != std::string::npos;
+  if (!whole.is_discarded() && (!whole.is_object() || spans_lines)) {
+    return Error(NotAResult(path));
   }
   // SGLang: one run per line.
   std::vector<BenchmarkRun> runs;
@@ -193,11 +202,7 @@ StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path
     const std::string where = fmt::format("{}:{}", path, line_no);
     SW_ASSIGN_OR_RETURN(const nlohmann::json json, ParseJsonText(line, where));
     if (!json.is_object() || !json.contains("mean_ttft_ms")) {
-      return Error(fmt::format(
-          "{}: not a benchmark result: calibrate reads 'vllm bench serve --save-result' JSON, "
-          "SGLang bench_serving --output-file JSONL (mean_ttft_ms, mean_tpot_ms) and AIPerf's "
-          "profile export (time_to_first_token)",
-          where));
+      return Error(NotAResult(where));
     }
     SW_ASSIGN_OR_RETURN(BenchmarkRun run, FromVllmStyle(json, where, "sglang"));
     runs.push_back(std::move(run));

@@ -48,9 +48,9 @@ Status CheckRequest(const PriceRequest& r) {
   }
   // Checked whether or not a demand uses it: a bad value is never silently ignored.
   if (!(r.target_utilization > 0 && r.target_utilization <= 1)) {
-    return FieldError("target_utilization",
-                      fmt::format("`target_utilization` must be in (0, 1], got {:g}",
-                                  r.target_utilization));
+    return FieldError(
+        "target_utilization",
+        fmt::format("`target_utilization` must be in (0, 1], got {:g}", r.target_utilization));
   }
   if (r.rate && r.concurrency) {
     return FieldError("concurrency",
@@ -147,8 +147,6 @@ StatusOr<std::pair<double, OperatingPoint>> BestBatch(const ModelSpec& model,
   return std::pair{clients, p};
 }
 
-// The share of the bill the input tokens cost: the prefill's share of the GPU time (aggregated)
-// or the prefill pool's share of the bill (disaggregated).
 // The share of the bill spent on prompts: the prefill pool's (disaggregated), or the time a
 // replica prefills at the operating point, its request rate x one prompt's instance time (at a
 // replica's full load this is its batch's prefills over the batch's cycle).

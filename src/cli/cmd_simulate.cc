@@ -76,17 +76,21 @@ Status BuildRequest(SimulateOptions& o) {
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.burstiness_option) r.burstiness = o.burstiness;
   if (*o.length_cv_option) r.workload.length_cv = o.length_cv;
-  if (!r.workload.trace.empty()) {
+  // A trace, given or replayed from a saved run, fixes each request's arrival and lengths.
+  const auto trace_fixes_lengths = [&](const std::string& whose) -> Status {
+    if (r.workload.trace.empty()) return Status();
     for (CLI::Option* knob :
-         {o.lengths[0], o.lengths[1], o.dists[0], o.dists[1], o.length_cv_option}) {
+         {o.lengths[0], o.lengths[1], o.dists[0], o.dists[1], o.length_cv_option, o.requests}) {
       if (*knob) {
         return Error(
-            fmt::format("{} and --trace exclude each other: the trace gives each "
-                        "request's lengths",
-                        knob->get_name()));
+            fmt::format("{} and {} exclude each other: the trace gives each request's "
+                        "arrival and lengths",
+                        knob->get_name(), whose));
       }
     }
-  }
+    return Status();
+  };
+  SW_RETURN_IF_ERROR(trace_fixes_lengths("--trace"));
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
   api::GivenFields given = GivenOf(o.lengths, o.slo);
@@ -100,7 +104,7 @@ Status BuildRequest(SimulateOptions& o) {
   given.seed = Given(o.seed);
   given.router = Given(o.router);
   api::Replay(*saved, given, r);
-  return Status();
+  return trace_fixes_lengths(fmt::format("the trace --deployment {} replays", o.deployment.file));
 }
 
 // Progress on stderr for long runs: on a terminal one line rewritten in place; in a log, a plain

@@ -91,14 +91,14 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
 }
 
 void ClusterFlags::AddTo(CLI::App* sub) {
-  given = {
-      sub->add_option("--cluster", values.name, "Catalog cluster name or path to a cluster file")
-          ->capture_default_str(),
-      sub->add_option("--nodes", values.nodes, "Scale a node-type cluster to N nodes"),
-      sub->add_option("--gpus", values.gpus, "Use only the first N GPUs of the cluster"),
-      sub->add_option("--profile", values.profile,
-                      "Measured level profile (from 'collectives --import') replacing the "
-                      "catalog's calibration")};
+  name = sub->add_option("--cluster", values.name, "Catalog cluster name or path to a cluster file")
+             ->capture_default_str();
+  nodes = sub->add_option("--nodes", values.nodes, "Scale a node-type cluster to N nodes");
+  gpus = sub->add_option("--gpus", values.gpus, "Use only the first N GPUs of the cluster");
+  profile = sub->add_option("--profile", values.profile,
+                            "Measured level profile (from 'collectives --import') replacing the "
+                            "catalog's calibration");
+  given = {name, nodes, gpus, profile};
 }
 
 StatusOr<ClusterSpec> LoadClusterFlags(const ClusterFlags& flags) {
@@ -191,7 +191,7 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
       {{deployment.layout}, "--layout"},
       {pools, "the split's layouts and options (--prefill-layout, --decode-layout, ...)"},
       {{model}, "--model"},
-      {{cluster.given[0], cluster.given[3]}, "--cluster and --profile"},
+      {{cluster.name, cluster.profile}, "--cluster and --profile"},
       {serving.given, "the serving options (--engine, --dtype, ...)"}};
   for (const auto& [options, names] : conflicts) {
     if (AnyGiven(options)) {
@@ -202,9 +202,13 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
     }
   }
   SW_ASSIGN_OR_RETURN(api::SavedDeployment saved, api::LoadSavedDeployment(deployment.file));
-  // More (or fewer) of the same GPUs: --nodes and --gpus resize the saved cluster.
-  if (Given(cluster.given[1])) saved.cluster.nodes = cluster.values.nodes;
-  if (Given(cluster.given[2])) saved.cluster.gpus = cluster.values.gpus;
+  // More (or fewer) of the same GPUs: --nodes and --gpus resize the saved cluster; --nodes alone
+  // takes all their GPUs (a saved --gpus would cap it).
+  if (Given(cluster.nodes)) {
+    saved.cluster.nodes = cluster.values.nodes;
+    if (!Given(cluster.gpus)) saved.cluster.gpus.reset();
+  }
+  if (Given(cluster.gpus)) saved.cluster.gpus = cluster.values.gpus;
   if (AnyGiven(deployment.workers)) {
     if (!saved.deployment.Disaggregated()) {
       return Error(

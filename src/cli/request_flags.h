@@ -31,7 +31,11 @@ struct ServingFlags {
 
 struct ClusterFlags {
   api::ClusterRef values;
-  std::vector<CLI::Option*> given;
+  CLI::Option* name = nullptr;  // --cluster
+  CLI::Option* nodes = nullptr;
+  CLI::Option* gpus = nullptr;
+  CLI::Option* profile = nullptr;
+  std::vector<CLI::Option*> given;  // all four
 
   void AddTo(CLI::App* sub);
 };

@@ -29,7 +29,6 @@ std::vector<int64_t> WorkerSizes(int64_t gpus) {
   return sizes;
 }
 
-// Higher is better: what the objective wants of a simulated operating point.
 // A split of the cluster's GPUs before it is simulated: x prefill and y decode workers.
 struct Split {
   const PoolWorker* prefill = nullptr;
@@ -275,7 +274,7 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
   if (tokens_tie) {
     v.why = fmt::format(
         "{} {} wins over {} {}: {} ({} GPUs against {}); both serve the load's tokens per GPU "
-        "(within {:.0f}%), so the shorter TPOT decides",
+        "(one {:.0f}% bucket), so the shorter TPOT decides",
         v.disaggregated_wins ? "disaggregated" : "aggregated",
         v.disaggregated_wins ? d.deployment.ToString() : agg,
         v.disaggregated_wins ? "aggregated" : "disaggregated",

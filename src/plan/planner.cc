@@ -376,8 +376,9 @@ std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p) 
     return {-p.tpot.at_slo_s - 1e-3 * p.ttft.at_slo_s, -p.tpot.at_slo_s};
   }
   const double score = p.billed_output_tokens_per_s_per_gpu;
-  const double bucket =
-      score <= 0 ? score : std::floor(std::log(score) / std::log1p(kRankTieFraction));
+  // Nothing served ranks below any served amount.
+  const double bucket = score <= 0 ? -std::numeric_limits<double>::infinity()
+                                   : std::floor(std::log(score) / std::log1p(kRankTieFraction));
   return {bucket, -p.tpot.at_slo_s};
 }
 

@@ -21,37 +21,6 @@ double UsdPerMtok(double usd_per_hour, double output_tokens_per_s) {
   return usd_per_hour / kSecondsPerHour / output_tokens_per_s * kMillion;
 }
 
-PriceInputs PriceInputsFrom(const StepEstimate& e, double usd_per_gpu_hour) {
-  PriceInputs in;
-  in.usd_per_gpu_hour = usd_per_gpu_hour;
-  in.gpus_per_replica = e.layout.InstanceGpus();
-  const double replicas = static_cast<double>(e.layout.Replicas());
-  in.replica_output_tokens_per_s = e.output_tokens_per_s / replicas;
-  in.replica_input_tokens_per_s = in.replica_output_tokens_per_s *
-                                  static_cast<double>(e.workload.prompt_tokens) /
-                                  static_cast<double>(e.workload.output_tokens);
-  // A cycle of the batch: each request's prefill, then OSL decode steps (StepEstimate).
-  const double batch = static_cast<double>(e.workload.batch);
-  const double prefill_s = batch * e.prefill_s_per_request;
-  const double decode_s = static_cast<double>(e.workload.output_tokens) * e.tpot_s;
-  in.input_time_share = prefill_s / (prefill_s + decode_s);
-  return in;
-}
-
-PriceInputs DisaggregatedPriceInputs(int64_t prefill_gpus, double prefill_usd_per_gpu_hour,
-                                     int64_t decode_gpus, double decode_usd_per_gpu_hour,
-                                     double requests_per_s, int64_t isl, int64_t osl) {
-  PriceInputs in;
-  const double prefill_usd = static_cast<double>(prefill_gpus) * prefill_usd_per_gpu_hour;
-  const double decode_usd = static_cast<double>(decode_gpus) * decode_usd_per_gpu_hour;
-  in.gpus_per_replica = prefill_gpus + decode_gpus;
-  in.usd_per_gpu_hour = (prefill_usd + decode_usd) / static_cast<double>(in.gpus_per_replica);
-  in.replica_output_tokens_per_s = requests_per_s * static_cast<double>(osl);
-  in.replica_input_tokens_per_s = requests_per_s * static_cast<double>(isl);
-  in.input_time_share = prefill_usd / (prefill_usd + decode_usd);
-  return in;
-}
-
 PricePoint PriceAt(const PriceInputs& in, double utilization) {
   PricePoint p;
   p.utilization = utilization;

@@ -111,8 +111,10 @@ std::string PlanRanking(const nlohmann::json& result) {
         "<td>{:.1f}</td><td>{:.3f}</td><td>{}</td><td>{}</td></tr>\n",
         Escape(l.value("layout", std::string())), l.value("gpus", 0), l.value("batch", 0),
         AtSloMs(Field(l, "ttft_s")), AtSloMs(Field(l, "tpot_s")),
-        Num(l, "output_tokens_per_s_per_gpu"), Num(l, "output_tokens_per_s_per_user"),
-        Num(l, "usd_per_mtok_output"), JoulesCell(l), Flag(l, "meets_slo") ? "yes" : "no");
+        // What the ranking used: the billed tokens at a load, else the layout's own.
+        Num(l, "billed_output_tokens_per_s_per_gpu", Num(l, "output_tokens_per_s_per_gpu")),
+        Num(l, "output_tokens_per_s_per_user"), Num(l, "usd_per_mtok_output"), JoulesCell(l),
+        Flag(l, "meets_slo") ? "yes" : "no");
   }
   return fmt::format(
       "<h2>Ranked layouts</h2>\n<table class=\"summary\"><tr><td>layout</td><td>GPUs</td>"

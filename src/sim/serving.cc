@@ -86,9 +86,8 @@ bool Sized(const Scenario& s) {
   return true;
 }
 
-// Requests in flight per replica of the first pool (Little's law): a closed loop's clients; an
-// open loop's rate x end-to-end time, the end-to-end time from the step table at that batch.
-// Requests in flight per replica of an open loop at `rate` per replica (Little's law).
+// Requests in flight per replica of an open loop at `rate` per replica (Little's law): the rate
+// x end-to-end time, the end-to-end time from the step table at that batch.
 double InFlightAtRate(const ServingSetup& setup, double rate, const Workload& w) {
   const SimPool& pool = setup.config.pools.front();
   const double context = static_cast<double>(w.prompt_tokens) + w.output_tokens / 2.0;
@@ -104,6 +103,8 @@ double InFlightAtRate(const ServingSetup& setup, double rate, const Workload& w)
   return in_flight;
 }
 
+// Requests in flight per replica of the first pool: a closed loop's clients, an open loop's as
+// InFlightAtRate.
 double InFlightPerReplica(const ServingSetup& setup, const Scenario& s, const Workload& w) {
   const double replicas = static_cast<double>(setup.config.pools.front().replicas);
   if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
@@ -157,14 +158,35 @@ bool StillGrowing(const SteadyState& steady, const Scenario& s) {
   return !IsClosedLoop(s) && !steady.converged && steady.ttft_drift > kTtftDriftTolerance;
 }
 
+// The coefficient of variation of the gaps between a scenario's arrivals: a generated open
+// loop's burstiness, or a trace's own.
+double ArrivalCv(const Scenario& s) {
+  if (s.trace.empty()) {
+    const auto* open = std::get_if<OpenLoop>(&s.load);
+    return open ? open->burstiness_cv : 0.0;
+  }
+  if (s.trace.size() < 3) return 0.0;
+  double sum = 0, sum_sq = 0;
+  const double n = static_cast<double>(s.trace.size() - 1);
+  for (size_t i = 1; i < s.trace.size(); ++i) {
+    const double gap = s.trace[i].arrival_s - s.trace[i - 1].arrival_s;
+    sum += gap;
+    sum_sq += gap * gap;
+  }
+  const double mean = sum / n;
+  return mean > 0 ? std::sqrt(std::max(0.0, sum_sq / n - mean * mean)) / mean : 0.0;
+}
+
 // The drift of the mean TTFT and TPOT between the halves of an open loop's requests, where each
 // half holds kHalfOverInFlight times the requests in flight at the run's rate, so the first
-// half is not all the warm-up from an empty system.
+// half is not all the warm-up from an empty system, the halves are whole (no cutoff), and the
+// arrivals no burstier than kMaxHalvesArrivalCv (a burst alone sets one half apart).
 void HalvesDrift(const Scenario& s, ServingRun& run) {
   SteadyState& steady = run.steady;
   const SimResult::Half* h = run.result.halves;
   const double replicas = static_cast<double>(run.setup.config.pools.front().replicas);
-  if (!std::isfinite(run.offered_requests_per_s) || h[0].requests == 0 || h[1].requests == 0) {
+  if (!std::isfinite(run.offered_requests_per_s) || h[0].requests == 0 || h[1].requests == 0 ||
+      std::isfinite(s.stop_after_s) || ArrivalCv(s) > kMaxHalvesArrivalCv) {
     return;
   }
   const double in_flight =
@@ -425,10 +447,10 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   }
   if (!scenario.trace.empty()) {
     // Its own arrivals; all at t = 0 is an offline batch (no rate offered).
-    run.offered_requests_per_s =
-        scenario.trace.back().arrival_s > 0
-            ? static_cast<double>(scenario.trace.size()) / scenario.trace.back().arrival_s
-            : std::numeric_limits<double>::infinity();
+    // N requests span N - 1 gaps from the first arrival to the last.
+    const double span = scenario.trace.back().arrival_s - scenario.trace.front().arrival_s;
+    run.offered_requests_per_s = span > 0 ? static_cast<double>(scenario.trace.size() - 1) / span
+                                          : std::numeric_limits<double>::infinity();
   } else if (!closed) {
     run.offered_requests_per_s = std::get<OpenLoop>(scenario.load).rate_per_s;
   }

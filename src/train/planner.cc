@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "shardwise/common/format.h"
@@ -34,7 +35,21 @@ struct SearchResult {
   std::optional<TrainEstimate> smallest_misfit;  // the config closest to fitting
   // Why the first layout or config refused was refused (an FP8 recipe the GPU lacks, a pipeline
   // split that cannot hold the layers, a batch that does not divide): said when none is valid.
-  Status first_refusal;
+  std::map<std::string, std::pair<int64_t, Status>> refusals;  // by message: how often, which
+
+  void Refused(const Status& why) {
+    auto& [count, status] = refusals[why.message()];
+    if (count++ == 0) status = why;
+  }
+  // The reason most layouts and configs were refused (an FP8 recipe the GPU lacks refuses every
+  // layout alike; a batch that does not divide, some configs of some layouts).
+  Status MostCommonRefusal() const {
+    const std::pair<int64_t, Status>* most = nullptr;
+    for (const auto& [message, entry] : refusals) {
+      if (most == nullptr || entry.first > most->first) most = &entry;
+    }
+    return most ? most->second : Status();
+  }
 };
 
 std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
@@ -130,7 +145,7 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
   for (const Layout& l : CandidateLayouts(m, c, r)) {
     auto model = TrainModel::Create(m, c, l, e);
     if (!model.ok()) {
-      if (out.first_refusal.ok()) out.first_refusal = model.status();
+      out.Refused(model.status());
       continue;
     }
     ++out.layouts;
@@ -143,7 +158,7 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
     auto evaluate = [&](const TrainConfig& cfg) -> std::optional<TrainEstimate> {
       auto est = model->Estimate(cfg, *passes);
       if (!est.ok()) {
-        if (out.first_refusal.ok()) out.first_refusal = est.status();
+        out.Refused(est.status());
         return std::nullopt;
       }
       ++out.evaluated;
@@ -217,9 +232,8 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
 }
 
 Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult& s) {
-  // No config was valid at all: the first refusal names the cause (the same setting refuses
-  // every layout).
-  if (!s.smallest_misfit && s.evaluated == 0 && !s.first_refusal.ok()) return s.first_refusal;
+  // No config was valid at all: the reason most of them were refused is the cause.
+  if (!s.smallest_misfit && s.evaluated == 0 && !s.refusals.empty()) return s.MostCommonRefusal();
   if (!s.smallest_misfit) {
     return Error(
         fmt::format("no layout of {} on {} GPUs is valid for this batch; the global batch "

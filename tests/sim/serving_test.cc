@@ -150,6 +150,18 @@ TEST(Serve, AFixedRunAtASteadyLowRateIsNotOverloaded) {
   EXPECT_FALSE(run.overloaded);
 }
 
+TEST(Serve, ABurstyFixedRunIsNotJudgedByItsHalves) {
+  // 1,000 requests at 5/s with arrival gaps of CV 10 (by hand, 5 x 8.2 TFLOP/s of prefill is 2%
+  // of the GPU's FP8 peak): a burst alone can set one half's TTFT apart, which read as
+  // "overloaded". Such runs are judged by the analytic capacity only.
+  Replicas r("tp1");
+  r.scenario.load = OpenLoop{5, 10.0};
+  r.scenario.requests = 1000;
+  const ServingRun run = r.Run();
+  EXPECT_FALSE(run.steady.halves_compared);
+  EXPECT_FALSE(run.overloaded);
+}
+
 TEST(Serve, AFixedRunShorterThanItsWarmUpIsNotJudgedByItsHalves) {
   // 40 requests at 50/s. By hand, each decodes 64 tokens at no less than the HBM time of the
   // fp8 weights, 8.0 GB / 3.35 TB/s = 2.4 ms a token, so more than 50 x 64 x 2.4 ms = 7.7 are in

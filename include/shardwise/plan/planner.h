@@ -29,7 +29,8 @@ std::string_view ObjectiveName(Objective objective);
 // How an operating point ranks under `objective`, larger first: by TPOT at the SLO percentile
 // (latency), or by the tokens per GPU the bill is spread over (throughput, cost: at a rate
 // every deployment that keeps up bills the offered tokens, not its window's Poisson sample),
-// where points within kRankTieFraction of each other tie and the shorter TPOT goes first.
+// in log-spaced buckets kRankTieFraction wide (points in one bucket tie, and the shorter TPOT
+// goes first).
 inline constexpr double kRankTieFraction = 0.02;
 std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p);
 

@@ -56,16 +56,6 @@ struct BreakEven {
 // price's headline figure); 0 when nothing is produced.
 double UsdPerMtok(double usd_per_hour, double output_tokens_per_s);
 
-// Prefill and decode shares of a replica's time from a step estimate at its batch.
-PriceInputs PriceInputsFrom(const StepEstimate& estimate, double usd_per_gpu_hour);
-
-// A disaggregated deployment priced as one replica: its prefill and decode GPUs at their own
-// prices, serving `requests_per_s` (the slower pool's rate) of `isl` + `osl` tokens; the prefill
-// pool's share of the bill is what the input tokens cost.
-PriceInputs DisaggregatedPriceInputs(int64_t prefill_gpus, double prefill_usd_per_gpu_hour,
-                                     int64_t decode_gpus, double decode_usd_per_gpu_hour,
-                                     double requests_per_s, int64_t isl, int64_t osl);
-
 // Cost per million tokens when the GPUs are busy `utilization` of the time (0, 1].
 PricePoint PriceAt(const PriceInputs& in, double utilization);
 // Duty cycle d multiplies the cost by 1/d (the economics blog: a 40% duty cycle -> ~2.5x).
