@@ -175,6 +175,17 @@ TEST(Serve, AFixedRunShorterThanItsWarmUpIsNotJudgedByItsHalves) {
   EXPECT_FALSE(run.overloaded);
 }
 
+TEST(Serve, ACutoffRunsEveryRequestArrivingBeforeIt) {
+  // --rate 10 --duration 300 ran 1,000 requests (95 s). By hand: a Poisson stream at 10/s for
+  // 300 s brings 3,000 requests on average, within 10% (5 standard deviations of sqrt(3,000)).
+  Replicas r("tp1");
+  r.scenario.load = OpenLoop{10, 1.0};
+  r.scenario.stop_after_s = 300;
+  const ServingRun run = r.Run();
+  EXPECT_NEAR(static_cast<double>(run.result.requests), 3000.0, 300.0);
+  EXPECT_FALSE(run.steady.halves_compared);  // a cutoff's halves are not whole
+}
+
 TEST(RequestSource, KeepOnlyTakesWhatRoundRobinHandsTheFirstReplicas) {
   // Round-robin over 8 replicas hands replicas 0 and 1 the arrivals whose index mod 8 is 0 or 1:
   // the kept stream is exactly those of the full one.
