@@ -66,11 +66,20 @@ Status CheckLoad(const SimulateRequest& r) {
   if (r.rate && *r.rate != std::numeric_limits<double>::infinity()) {
     SW_RETURN_IF_ERROR(CheckRate(*r.rate));
   }
-  if (r.requests < 0 || r.requests > 100'000'000) {
-    return FieldError("requests", "`requests` must be between 1 and 100,000,000");
+  if (r.requests < 0 || r.requests > kMaxRunRequests) {
+    return FieldError("requests",
+                      fmt::format("`requests` must be between 1 and {}", kMaxRunRequests));
   }
   if (!(r.duration_s >= 0) || !std::isfinite(r.duration_s)) {
     return FieldError("duration", "`duration` must be positive seconds");
+  }
+  // A cutoff brings about rate x duration arrivals: at most a run's worth.
+  if (r.duration_s > 0 && r.rate && std::isfinite(*r.rate) &&
+      *r.rate * r.duration_s > static_cast<double>(kMaxRunRequests)) {
+    return FieldError("duration",
+                      fmt::format("`duration` {:g} s at {:g} requests/s brings {:.3g} requests, "
+                                  "more than the {} one run simulates: shorten it",
+                                  r.duration_s, *r.rate, *r.rate * r.duration_s, kMaxRunRequests));
   }
   return Status();
 }

@@ -62,8 +62,9 @@ StatusOr<double> ParseRate(const std::string& text) {
 // here on top.
 Status BuildRequest(SimulateOptions& o) {
   api::SimulateRequest& r = o.request;
-  if (*o.requests && (r.requests < 1 || r.requests > 100'000'000)) {
-    return Error("--requests must be between 1 and 100,000,000");
+  // 0 is the library's "as the steady state needs": given here, it is out of range.
+  if (*o.requests && (r.requests < 1 || r.requests > kMaxRunRequests)) {
+    return Error(fmt::format("--requests must be between 1 and {}", kMaxRunRequests));
   }
   r.cluster = o.cluster.values;
   r.serving = o.serving.values;

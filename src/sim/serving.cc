@@ -13,9 +13,6 @@ namespace {
 
 // An offline batch without a count: its requests.
 constexpr int64_t kDefaultOpenLoopRequests = 1000;
-// A cutoff (`stop_after_s`) without a count runs every request arriving before it, up to the
-// most a request count may be (it ran 1,000: --rate 10 --duration 300 stopped at 95 s).
-constexpr int64_t kCutoffRequestCap = 100'000'000;
 
 // One pool of the simulation: its replicas, batching and KV room, and its step table, which
 // spans batches up to what the KV cache admits (four times the estimate's, for shorter
@@ -424,7 +421,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
     // A fixed count, a trace, or (a cutoff) as many as arrive before it.
     run.requests = !scenario.trace.empty() ? static_cast<int64_t>(scenario.trace.size())
                    : scenario.requests > 0 ? scenario.requests
-                   : std::isfinite(scenario.stop_after_s) ? kCutoffRequestCap
+                   : std::isfinite(scenario.stop_after_s) ? kMaxRunRequests
                                                           : kDefaultOpenLoopRequests;
     RequestSource source = Source(scenario, run.requests, scenario.output);
     // Every request measured, its halves split in arrival order, so a queue that grows through

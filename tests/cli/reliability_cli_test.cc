@@ -65,6 +65,10 @@ TEST(ReliabilityCli, ValuesThatWereSilentlyIgnoredOrClampedAreRefused) {
   ExpectOneLineError(RunShardwise("plan --nodes 2.5"), "--nodes '2.5' is not a whole number");
   ExpectOneLineError(RunShardwise("price --duty-cycle q"), "--duty-cycle 'q' is not a number");
   ExpectOneLineError(RunShardwise("plan --model a --model b"), "--model is given more than once");
+  // Runs that would exhaust the machine's memory for minutes: 100 million requests, or a cutoff
+  // bringing 10^16 arrivals (by hand, 1e7/s x 1e9 s).
+  ExpectOneLineError(RunShardwise("simulate --requests 100000000"), "between 1 and 2000000");
+  ExpectOneLineError(RunShardwise("simulate --rate 1e7 --duration 1e9"), "brings 1e+16 requests");
   // `shardwise nosuch --help` printed the top-level help and exited 0.
   ExpectOneLineError(RunShardwise("nosuch --help"), "unknown command 'nosuch'");
 }

@@ -137,6 +137,10 @@ inline constexpr int64_t kSampledReplicas = 8;
 // tokens its arrivals ask for, or when its TTFT still grows through the window after every
 // doubling: the queue grows for as long as the run lasts.
 inline constexpr double kServedShareOfOffered = 0.95;
+// The most requests one run of a fixed length simulates (a count, or a cutoff's arrivals: a
+// cutoff without a count runs every request before it, up to this). A million took 20 s and
+// 2.3 GB on the 2-core, 24 GB development machine; 100 million would exhaust its memory.
+inline constexpr int64_t kMaxRunRequests = 2'000'000;
 // A run of fixed length (a count or a trace, all measured, its first half starting from an empty
 // system) is overloaded when the mean TTFT of its later half of arrivals exceeds the earlier
 // half's by this drift, (second - first) / mean: 0.5 is the later half waiting 5/3 as long. A
