@@ -127,6 +127,9 @@ BatchPolicy Pool::Batch() const {
   b.max_batch = max_batch * ranks;
   b.max_batched_tokens = perf.max_batched_tokens * ranks;
   b.block_tokens = static_cast<int64_t>(perf.engine.kv_block_tokens);
+  // Prefill workers run without it, as disaggregated deployments configure them (the profile's
+  // source says where).
+  b.plans_ahead = perf.engine.overlap_scheduler && role != PoolRole::kPrefill;
   return b;
 }
 

@@ -74,9 +74,13 @@ class Sim {
   // Admits request `id` against the replica's KV and batch limits; false when it must wait.
   bool Admit(Replica& rep, Request& r);
 
-  // A decode replica admits transferred requests straight into its decode set, in order (a
-  // preempted one at the front is prefilled again like any other).
-  void AdmitTransferred(Replica& rep);
+  // A decode replica admits transferred requests queued by `cutoff_s` straight into its decode
+  // set, in order (a preempted one at the front is prefilled again like any other).
+  void AdmitTransferred(Replica& rep, double cutoff_s);
+
+  // The latest queueing time of a request the replica's next iteration may take (an overlap
+  // scheduler plans one iteration ahead).
+  double PlanCutoff(const Replica& rep) const;
 
   void JoinDecode(Replica& rep, int64_t id);
 

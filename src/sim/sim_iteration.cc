@@ -59,13 +59,13 @@ bool Sim::Admit(Replica& rep, Request& r) {
   return true;
 }
 
-// A decode replica admits transferred requests straight into its decode set, in order (a
-// preempted one at the front is prefilled again like any other).
-void Sim::AdmitTransferred(Replica& rep) {
+// A decode replica admits transferred requests queued by `cutoff_s` straight into its decode
+// set, in order (a preempted one at the front is prefilled again like any other).
+void Sim::AdmitTransferred(Replica& rep, double cutoff_s) {
   while (!rep.waiting.empty()) {
     const int64_t id = rep.waiting.front();
     Request& r = requests_[id];
-    if (r.prefilled < r.prompt || !Admit(rep, r)) break;
+    if (r.queued_s > cutoff_s || r.prefilled < r.prompt || !Admit(rep, r)) break;
     rep.waiting.pop_front();
     if (r.first_token_s < 0) r.first_token_s = now_;
     tokens_emitted_ += 1;
@@ -92,10 +92,22 @@ bool Sim::ReadyToPrefill(Replica& rep, Request& r) {
   return true;
 }
 
+// The latest queueing time of a request this iteration may take. An overlap scheduler
+// composed it as the previous iteration started, when the replica runs back to back; if that
+// plan holds nothing, its loop plans again at once.
+double Sim::PlanCutoff(const Replica& rep) const {
+  if (!rep.pool->batch.plans_ahead || !rep.busy) return now_;
+  const bool empty_plan =
+      rep.decoding == 0 &&
+      (rep.waiting.empty() || requests_[rep.waiting.front()].queued_s > rep.step_start_s);
+  return empty_plan ? now_ : rep.step_start_s;
+}
+
 void Sim::StartStep(int64_t index) {
   Replica& rep = replicas_[index];
   const SimPool& p = *rep.pool;
-  if (p.role == PoolRole::kDecode) AdmitTransferred(rep);
+  const double cutoff_s = PlanCutoff(rep);
+  if (p.role == PoolRole::kDecode) AdmitTransferred(rep, cutoff_s);
   // Every decoding sequence grows by one token: make room, preempting if the cache is full
   // (never needed under no-evict, whose reservations cover the growth).
   while (rep.decoding > 0 &&
@@ -106,6 +118,7 @@ void Sim::StartStep(int64_t index) {
   const bool chunked = ChunksPrompts(p.batch.schedule);
   const bool prefill_first = !DecodesBesidePrefill(p.batch.schedule) &&
                              p.role != PoolRole::kDecode && !rep.waiting.empty() &&
+                             requests_[rep.waiting.front()].queued_s <= cutoff_s &&
                              ReadyToPrefill(rep, requests_[rep.waiting.front()]);
   rep.step_decode = prefill_first ? 0.0 : static_cast<double>(rep.decoding);
   int64_t budget = p.batch.max_batched_tokens - static_cast<int64_t>(rep.step_decode);
@@ -114,7 +127,8 @@ void Sim::StartStep(int64_t index) {
   for (int64_t id : rep.waiting) {
     if (budget <= 0) break;
     Request& r = requests_[id];
-    if (!ReadyToPrefill(rep, r)) break;  // first come, first served: no overtaking
+    // First come, first served: no overtaking.
+    if (r.queued_s > cutoff_s || !ReadyToPrefill(rep, r)) break;
     const int64_t rest = r.prompt - r.prefilled;
     // Without chunking a prompt runs whole: it waits for an iteration with room for it (one
     // longer than the whole budget runs as the iteration's only prompt).
@@ -159,6 +173,7 @@ void Sim::StartStep(int64_t index) {
               (matmul_flops_per_token_ + attention_flops_(r.prefilled + tokens / 2));
   }
   rep.busy = true;
+  rep.step_start_s = now_;
   // A pipeline's stages each hold 1/stages of the replica's GPUs for 1/stages of the
   // iteration, after whatever iteration of another virtual engine holds them.
   const double stages = static_cast<double>(std::max<int64_t>(1, p.pipeline_stages));

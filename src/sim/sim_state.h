@@ -22,6 +22,7 @@ struct Request {
   int64_t total_output = 0;
   int64_t prefilled = 0;
   double prefill_done_s = 0;  // disaggregated: when its prompt finished in the prefill pool
+  double queued_s = 0;        // when it last reached its replica's queue
   int64_t join_step = 0;      // replica decode step at which it joined the decode set
   size_t replica = 0;         // where the router sent it
   bool admitted = false;      // holds KV for its prompt
@@ -47,7 +48,8 @@ struct Replica {
   int64_t decode_steps = 0;
   int64_t in_flight = 0;  // routed, not finished
   bool busy = false;
-  double kv_used = 0;  // KV tokens in use when last counted into the total (Sim::Touch)
+  double step_start_s = 0;  // when the iteration in progress (or the last one) started
+  double kv_used = 0;       // KV tokens in use when last counted into the total (Sim::Touch)
   // The iteration in progress.
   double step_decode = 0;
   std::vector<std::pair<int64_t, int64_t>> step_prefill;  // (request, tokens) this iteration

@@ -149,6 +149,7 @@ size_t Sim::PickReplica(size_t first, size_t last, int64_t& next_rr) {
 void Sim::Enqueue(size_t index, int64_t id) {
   Replica& rep = replicas_[index];
   rep.waiting.push_back(id);
+  requests_[id].queued_s = now_;
   if (rep.busy) return;
   if (defer_start_) {
     deferred_.push_back(index);

@@ -1,6 +1,7 @@
 // The engines' prefill schedules in the serving simulator, iteration by iteration against the
 // step table: SGLang's prefill-first iterations (mixed chunks off) and TensorRT-LLM's whole
-// prompts (chunked prefill off), beside the default mixed, chunked schedule.
+// prompts (chunked prefill off), beside the default mixed, chunked schedule, and an overlap
+// scheduler's one-iteration lookahead.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -39,6 +40,10 @@ struct Replica {
     RequestSource source({kEveryRequestAtZero, 1.0},
                          {LengthDistribution::kFixed, static_cast<double>(isl), 0},
                          {LengthDistribution::kFixed, static_cast<double>(osl), 0}, requests, 1);
+    return Run(source);
+  }
+
+  SimResult Run(RequestSource& source) {
     auto r = Simulate(model, source, config);
     EXPECT_TRUE(r.ok()) << r.status().message();
     return std::move(r).value();
@@ -107,6 +112,76 @@ TEST(PrefillSchedule, UnchunkedPromptLongerThanTheBudgetRunsAlone) {
   ASSERT_EQ(r.requests, 1);
   EXPECT_EQ(r.steps, 1);
   EXPECT_NEAR(r.makespan_s, rep.table->PrefillSeconds(1000, 500.5), 1e-9);
+}
+
+// A (300-token prompt, 4 output tokens) at t = 0; B (100 tokens, 2 output tokens) halfway
+// through A's prefill, whole prompts (TensorRT-LLM's schedule).
+struct LateArrival {
+  Replica rep;
+  double t1 = 0;  // A's prefill: iteration 1
+
+  explicit LateArrival(bool plans_ahead) {
+    rep.config.pools[0].batch.schedule = WholePromptMixedSchedule{};
+    rep.config.pools[0].batch.plans_ahead = plans_ahead;
+    t1 = rep.table->PrefillSeconds(300, 150.5);
+  }
+
+  SimResult Run(int64_t a_output) {
+    RequestSource source({{0.0, 300, a_output}, {t1 / 2, 100, 2}});
+    return rep.Run(source);
+  }
+};
+
+TEST(PrefillSchedule, WithoutLookaheadALateRequestJoinsTheNextIteration) {
+  //   iteration 1: A whole                                        -> A's first token at t1
+  //   iteration 2: A's decode (context 301) beside B whole          -> B's first token
+  //   iteration 3: A (302) and B (101) decode                       -> B done
+  //   iteration 4: A (303) decodes                                  -> A done
+  LateArrival late(false);
+  const SimResult r = late.Run(4);
+  ASSERT_EQ(r.requests, 2);
+  const Replica& rep = late.rep;
+  const double it2 = rep.table->StepSeconds(1, 301, 100, 50.5);
+  const double it3 = rep.table->DecodeSeconds(2, (302.0 + 101.0) / 2);
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.makespan_s, late.t1 + it2 + it3 + rep.table->DecodeSeconds(1, 303), 1e-9);
+  const double ttft_b = late.t1 + it2 - late.t1 / 2;
+  EXPECT_NEAR(r.ttft_s.Mean() / ((late.t1 + ttft_b) / 2), 1.0, 0.011);  // 1% buckets
+}
+
+TEST(PrefillSchedule, AnOverlapSchedulerTakesALateRequestOneIterationLater) {
+  // Iteration 2 was composed as iteration 1 started, before B arrived (TensorRT-LLM's
+  // _executor_loop_overlap):
+  //   iteration 1: A whole                                        -> A's first token at t1
+  //   iteration 2: A's decode (context 301) alone
+  //   iteration 3: A's decode (302) beside B whole                  -> B's first token
+  //   iteration 4: A (303) and B (101) decode                       -> both done
+  LateArrival late(true);
+  const SimResult r = late.Run(4);
+  ASSERT_EQ(r.requests, 2);
+  const Replica& rep = late.rep;
+  const double it2 = rep.table->DecodeSeconds(1, 301);
+  const double it3 = rep.table->StepSeconds(1, 302, 100, 50.5);
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.makespan_s, late.t1 + it2 + it3 + rep.table->DecodeSeconds(2, 202), 1e-9);
+  const double ttft_b = late.t1 + it2 + it3 - late.t1 / 2;
+  EXPECT_NEAR(r.ttft_s.Mean() / ((late.t1 + ttft_b) / 2), 1.0, 0.011);
+}
+
+TEST(PrefillSchedule, AnOverlapSchedulerWithAnEmptyPlanPlansAgainAtOnce) {
+  // A generates one token, so the plan made as iteration 1 started holds nothing: the loop
+  // plans again when iteration 1 ends and takes B then.
+  //   iteration 1: A whole                                        -> A done at t1
+  //   iteration 2: B whole                                          -> B's first token
+  //   iteration 3: B decodes (context 101)                          -> B done
+  LateArrival late(true);
+  const SimResult r = late.Run(1);
+  ASSERT_EQ(r.requests, 2);
+  const Replica& rep = late.rep;
+  EXPECT_EQ(r.steps, 3);
+  EXPECT_NEAR(r.makespan_s,
+              late.t1 + rep.table->PrefillSeconds(100, 50.5) + rep.table->DecodeSeconds(1, 101),
+              1e-9);
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ struct BatchPolicy {
   int64_t max_batch = 2048;           // sequences running at once
   int64_t max_batched_tokens = 8192;  // tokens per iteration (decode tokens + prefill)
   int64_t block_tokens = 16;          // KV allocation granularity (PagedAttention blocks)
+  // Iteration k + 1 is composed as iteration k starts (an overlap scheduler): a request that
+  // reaches the scheduler while k runs joins k + 2 at the earliest.
+  bool plans_ahead = false;
 };
 
 // "no-evict", "max-utilization".

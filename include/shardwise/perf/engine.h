@@ -70,6 +70,9 @@ struct EngineProfile {
   bool no_evict_admission = false;   // reserve prompt + output KV at admission
   bool mixed_prefill_decode = true;  // prompts' chunks ride with decodes (else prefill first)
   bool chunked_prefill = true;       // prompts split into chunks (else each runs whole)
+  // The overlap scheduler: iteration k + 1 is composed as iteration k starts, so a request
+  // reaching the scheduler while k runs waits for k + 2 (aggregated and decode pools).
+  bool overlap_scheduler = false;
   // The API server's path from a request's send to the scheduler (HTTP, chat template, IPC),
   // and its tokenization, one prompt at a time (sim/front_end.h).
   double request_path_s = 0;
