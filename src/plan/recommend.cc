@@ -172,6 +172,44 @@ struct Search {
     return Status();
   }
 
+  // The deployment plan picks on the best answer's GPUs at the rate replaces the answer when it
+  // meets the SLOs there too (any deployment meeting them on as many GPUs of the cluster is as
+  // good to recommend): plan and recommend then answer the same question alike.
+  Status AsPlanWould(std::span<const NamedCluster> clusters) {
+    const auto named = std::find_if(clusters.begin(), clusters.end(),
+                                    [this](const auto& c) { return c.name == out.best->cluster; });
+    const int64_t gpus = out.best->deployment.gpus();
+    if (named == clusters.end()) return Status();
+    SW_ASSIGN_OR_RETURN(const ClusterSpec sized, Sized(named->node, gpus));
+    if (sized.num_gpus != gpus) return Status();  // plan would use the whole nodes
+    PlanRequest plan = req.plan;
+    plan.load = {PlanLoad::Kind::kRate, req.rate_per_s};
+    plan.allow_unranked = true;
+    SW_ASSIGN_OR_RETURN(const PlanResult aggregated, Plan(model, sized, plan));
+    std::optional<DisaggPlanEntry> split;
+    if (req.disaggregated) {
+      SW_ASSIGN_OR_RETURN(split, PlanDisaggregated(model, sized, plan));
+    }
+    const bool split_wins =
+        aggregated.ranked.empty()
+            ? split.has_value()
+            : CompareDeployments(aggregated.ranked.front(), split, plan.objective, plan.slo)
+                  .disaggregated_wins;
+    if (aggregated.ranked.empty() && !split_wins) return Status();
+    SW_ASSIGN_OR_RETURN(const Deployment pick,
+                        split_wins
+                            ? StatusOr<Deployment>(split->deployment)
+                            : EntryDeployment(model, sized, plan, aggregated.ranked.front()));
+    if (pick.ToString() == out.best->deployment.ToString()) return Status();
+    SW_ASSIGN_OR_RETURN(RecommendCandidate r, Simulate(Candidate{&*named}, pick, req.rate_per_s));
+    ++out.simulations;
+    if (!r.meets) return Status();
+    r.note = "meets the SLOs; plan's pick on these GPUs";
+    out.tried.push_back(r);
+    out.best = r;
+    return Status();
+  }
+
   // The replica layouts of `cluster`'s GPUs, each with the replicas its analytic capacity needs.
   void AggregatedCandidates(const NamedCluster& cluster, std::vector<Candidate>& out) const {
     std::vector<Candidate> found;
@@ -343,6 +381,7 @@ StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const Named
     SW_RETURN_IF_ERROR(c.Disaggregated() ? search.VerifyDisaggregated(c)
                                          : search.VerifyAggregated(c));
   }
+  if (out.best) SW_RETURN_IF_ERROR(search.AsPlanWould(clusters));
   return out;
 }
 

@@ -22,6 +22,18 @@ std::pair<double, double> SimulatedP99(int gpus, const std::string& layout, doub
   return {j["ttft_s"]["p99"].get<double>(), j["tpot_s"]["p99"].get<double>()};
 }
 
+// p99 TTFT and TPOT of a saved answer (recommend's --json output), replayed by simulate.
+std::pair<double, double> ReplayedP99(const std::string& saved_json) {
+  char dir[] = "/tmp/shardwise_recommend_replay_XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  const std::string saved = std::string(dir) + "/answer.json";
+  std::ofstream(saved) << saved_json;
+  const RunResult r = RunShardwise("simulate --deployment " + saved + " --requests 1000 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  return {j["ttft_s"]["p99"].get<double>(), j["tpot_s"]["p99"].get<double>()};
+}
+
 TEST(RecommendCli, FewestGpusForALoad) {
   const RunResult r = RunShardwise(
       "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 "
@@ -31,9 +43,8 @@ TEST(RecommendCli, FewestGpusForALoad) {
   const auto rec = j["recommendation"];
   ASSERT_TRUE(rec.is_object());
   const int gpus = rec["gpus"];
-  const std::string layout = rec["layout"];
   // The answer holds when simulated on its own ...
-  const auto [ttft, tpot] = SimulatedP99(gpus, layout, 40);
+  const auto [ttft, tpot] = ReplayedP99(r.out);
   EXPECT_LE(ttft, 0.5);
   EXPECT_LE(tpot, 0.030);
   // Its own latencies are objects whose at_slo is the p99 asked for (docs/json.md).
@@ -123,6 +134,23 @@ TEST(RecommendCli, PlanOnTheRecommendedGpusAgrees) {
   ExpectOneLineError(RunShardwise("plan" + load + " --nodes " + std::to_string(gpus / 8) +
                                   " --emit vllm --emit-deployment aggregated"),
                      "disaggregated split");
+}
+
+// Where several deployments meet the SLOs on the fewest GPUs, recommend answers with the one
+// plan picks there: Llama-3.1-8B at 40 requests/s fits 2 H100s as dp2 or as a 1P + 1D split,
+// which bill the same tokens per GPU; plan takes the split (the shorter TPOT), and recommend,
+// which once answered dp2, now does too.
+TEST(RecommendCli, PlanAgreesWhereDeploymentsTie) {
+  const std::string load =
+      " --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 --max-tpot-ms 30 "
+      "--json";
+  const RunResult rec = RunShardwise("recommend" + load);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const auto deployment = rec.Json()["deployment"];
+  const RunResult plan =
+      RunShardwise("plan" + load + " --gpus " + std::to_string(deployment["gpus"].get<int>()));
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_EQ(plan.Json()["deployment"]["name"], deployment["name"]);
 }
 
 TEST(RecommendCli, MostLoadOfACluster) {
