@@ -113,11 +113,9 @@ struct FieldReader {
 }  // namespace
 
 int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens) {
-  const double budget =
-      engine.prompt_headroom_tokens > 0
-          ? std::max(engine.max_batched_tokens,
-                     static_cast<double>(prompt_tokens) + engine.prompt_headroom_tokens)
-          : engine.max_batched_tokens;
+  const double budget = engine.prompt_headroom_tokens > 0
+                            ? static_cast<double>(prompt_tokens) + engine.prompt_headroom_tokens
+                            : engine.max_batched_tokens;
   return static_cast<int64_t>(budget);
 }
 

@@ -155,6 +155,18 @@ TEST(EngineProfile, KernelLatencyPerLayerByHand) {
   EXPECT_NEAR(launch("tp2", Dtype::kBf16, false), 288 * k, 1e-12);
 }
 
+TEST(EngineProfile, TokenBudgetFollowsThePromptWhereItRunsWhole) {
+  // TensorRT-LLM without chunked prefill: the prompt plus the 1,500-token headroom NVIDIA's
+  // generator writes (1,024 -> 2,524; 8,192 -> 9,692), below the 8,192 default as well as
+  // above it; vLLM chunks prompts and keeps its 8,192.
+  const EngineProfile trt = LoadEngine("trtllm").value();
+  EXPECT_EQ(EngineTokenBudget(trt, 1024), 1024 + 1500);
+  EXPECT_EQ(EngineTokenBudget(trt, 8192), 8192 + 1500);
+  const EngineProfile vllm = LoadEngine("vllm").value();
+  EXPECT_EQ(EngineTokenBudget(vllm, 1024), 8192);
+  EXPECT_EQ(EngineTokenBudget(vllm, 20000), 8192);
+}
+
 TEST(EngineProfile, KvBudgetRulesByHand) {
   // Llama-3.1-8B bf16 on one H100. vLLM: weights + KV + buffers within 0.9 x HBM.
   // TensorRT-LLM: KV gets 0.9 of what is free after weights, activations and a 1 GiB reserve.

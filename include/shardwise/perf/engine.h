@@ -60,7 +60,7 @@ struct EngineProfile {
   double attention_efficiency = 1;        // attention kernels' fraction of the GEMM rate
   double max_batched_tokens = 8192;       // tokens per iteration (chunked prefill)
   // Without chunked prefill a prompt must fit whole beside the running decodes: the budget is
-  // configured to at least the prompt plus this (0: the budget stays max_batched_tokens).
+  // configured to the prompt plus this (0: the budget stays max_batched_tokens).
   double prompt_headroom_tokens = 0;
   double max_num_seqs = 256;    // sequences running at once
   double kv_block_tokens = 16;  // KV allocation granularity
@@ -89,8 +89,8 @@ struct EngineProfile {
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
 // The tokens per iteration (per attention rank) a deployment of `engine` is configured with for
-// prompts of `prompt_tokens`: max_batched_tokens, raised to the prompt plus
-// prompt_headroom_tokens where the engine needs whole prompts to fit.
+// prompts of `prompt_tokens`: max_batched_tokens, or the prompt plus prompt_headroom_tokens
+// where the engine needs whole prompts to fit (as TensorRT-LLM's benchmarks configure it).
 int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens);
 
 // Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.
