@@ -145,6 +145,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Number("step_overhead_s", e.step_overhead_s, 0, 1));
   SW_RETURN_IF_ERROR(r.Number("cuda_graph_max_batch", e.cuda_graph_max_batch, 0, 1e6));
   SW_RETURN_IF_ERROR(r.Number("host_launch_s_per_kernel", e.host_launch_s_per_kernel, 0, 1));
+  SW_RETURN_IF_ERROR(r.Number("eager_host_s_per_layer", e.eager_host_s_per_layer, 0, 1));
   constexpr double kMaxKernels = 1000;  // per block; catches a misplaced field
   SW_RETURN_IF_ERROR(r.Number("kernels_per_attention", e.kernels.attention, 0, kMaxKernels));
   SW_RETURN_IF_ERROR(r.Number("kernels_per_dense_ffn", e.kernels.dense_ffn, 0, kMaxKernels));

@@ -31,8 +31,12 @@ double StageKernels(const KernelCounts& counts, const StageLayers& stage,
          std::max(0.0, static_cast<double>(stage.moe) * moe);
 }
 
-double ExposedHostLaunchS(double kernels, double host_launch_s_per_kernel, double gpu_s) {
-  return std::max(0.0, kernels * host_launch_s_per_kernel - gpu_s);
+double StageEagerHostS(const EngineProfile& engine, const StageLayers& stage,
+                       const LaunchSetup& setup) {
+  return StageKernels(engine.kernels, stage, setup) * engine.host_launch_s_per_kernel +
+         static_cast<double>(stage.mixers.size()) * engine.eager_host_s_per_layer;
 }
+
+double ExposedHostS(double host_s, double gpu_s) { return std::max(0.0, host_s - gpu_s); }
 
 }  // namespace shardwise

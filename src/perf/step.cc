@@ -55,8 +55,8 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec&
   s.launch_.qk_norm = model.qk_norm != QkNorm::kNone;
   s.launch_.shared_experts = model.moe.num_shared_experts > 0;
   for (const StageLayers& st : s.shard_.stages) {
-    s.max_stage_kernels_ =
-        std::max(s.max_stage_kernels_, StageKernels(options.engine.kernels, st, s.launch_));
+    s.max_stage_eager_host_s_ =
+        std::max(s.max_stage_eager_host_s_, StageEagerHostS(options.engine, st, s.launch_));
   }
   EpExchangeSetup ep;
   if (layout.ep > 1) {
@@ -310,8 +310,7 @@ DraftMemory StepModel::DraftMemoryPerGpu(const Workload& w) const {
 double StepModel::StepOverheadS(bool graphed, double passes, double gpu_s) const {
   const EngineProfile& e = options_.engine;
   if (graphed) return e.step_overhead_s;
-  return e.step_overhead_s +
-         ExposedHostLaunchS(max_stage_kernels_ * passes, e.host_launch_s_per_kernel, gpu_s);
+  return e.step_overhead_s + ExposedHostS(max_stage_eager_host_s_ * passes, gpu_s);
 }
 
 double StepModel::HandOff(double tokens) const {

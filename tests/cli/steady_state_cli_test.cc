@@ -26,27 +26,27 @@ TEST(SteadyStateCli, PlanNeverRanksALayoutThatFallsBehindTheRate) {
 }
 
 TEST(SteadyStateCli, PlanJudgesSlosAtTheStatedPercentile) {
-  // Llama-3.1-70B at 20 requests/s: means of ~200-500 ms, p99s of ~500-1,200 ms. A 550 ms limit
+  // Llama-3.1-70B at 20 requests/s: means of ~370-450 ms, p99s of ~670-730 ms. A 700 ms limit
   // at p99 (the default) keeps only layouts whose p99 holds it; judged at the mean (as plan did
-  // before) it also lets in layouts whose p99 is well above it.
-  const std::string base = "plan --rate 20 --max-ttft-ms 550 --json";
+  // before) it also lets in layouts whose p99 is above it.
+  const std::string base = "plan --rate 20 --max-ttft-ms 700 --json";
   const RunResult at_p99 = RunShardwise(base);
   ASSERT_EQ(at_p99.exit_code, 0) << at_p99.err;
   const auto p99_plan = at_p99.Json();
   EXPECT_EQ(p99_plan["slo"]["percentile"], "p99");
   ASSERT_FALSE(p99_plan["layouts"].empty());
   for (const auto& l : p99_plan["layouts"]) {
-    EXPECT_LE(l["ttft_s"]["p99"].get<double>(), 0.55) << l["layout"];
+    EXPECT_LE(l["ttft_s"]["p99"].get<double>(), 0.7) << l["layout"];
   }
   const RunResult at_mean = RunShardwise(base + " --percentile mean");
   ASSERT_EQ(at_mean.exit_code, 0) << at_mean.err;
   double worst_p99 = 0;
   const auto mean_plan = at_mean.Json();
   for (const auto& l : mean_plan["layouts"]) {
-    EXPECT_LE(l["ttft_s"]["mean"].get<double>(), 0.55) << l["layout"];
+    EXPECT_LE(l["ttft_s"]["mean"].get<double>(), 0.7) << l["layout"];
     worst_p99 = std::max(worst_p99, l["ttft_s"]["p99"].get<double>());
   }
-  EXPECT_GT(worst_p99, 0.55);
+  EXPECT_GT(worst_p99, 0.7);
   // A limit no layout holds at p99 says which constraint binds and by how much.
   ExpectOneLineError(RunShardwise("plan --rate 20 --max-ttft-ms 300"), "has p99 TTFT");
   ExpectOneLineError(RunShardwise("plan --rate 20 --percentile p100"), "--percentile 'p100'");

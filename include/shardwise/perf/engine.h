@@ -49,9 +49,12 @@ struct EngineProfile {
   std::string engine;   // "trtllm", "vllm", "sglang"
   std::string version;  // "1.0.0rc3"
   std::string description;
-  double step_overhead_s = 0;             // CPU/scheduler time per iteration, not hidden
-  double cuda_graph_max_batch = 0;        // decode batches up to this run in CUDA graphs
-  double host_launch_s_per_kernel = 0;    // host time to issue one kernel outside CUDA graphs
+  double step_overhead_s = 0;           // CPU/scheduler time per iteration, not hidden
+  double cuda_graph_max_batch = 0;      // decode batches up to this run in CUDA graphs
+  double host_launch_s_per_kernel = 0;  // host time to issue one kernel outside CUDA graphs
+  // Host time per decoder layer of an iteration outside CUDA graphs beyond its launches: the
+  // framework's per-module work (eager PyTorch: metadata, dispatch, Python) for each layer.
+  double eager_host_s_per_layer = 0;
   KernelCounts kernels;                   // kernels per decoder-layer block
   double custom_allreduce_max_bytes = 0;  // custom all-reduce kernel up to this size, else NCCL
   double one_shot_max_bytes = 0;          // one-shot up to this size, two-shot above

@@ -24,8 +24,13 @@ struct LaunchSetup {
 // Kernels the stage's layers launch in one pass.
 double StageKernels(const KernelCounts& counts, const StageLayers& stage, const LaunchSetup& setup);
 
-// Host time a step exposes when it launches `kernels` one by one: what the host needs beyond
+// Host time of one pass of the stage outside CUDA graphs: each kernel's launch and each
+// layer's framework work.
+double StageEagerHostS(const EngineProfile& engine, const StageLayers& stage,
+                       const LaunchSetup& setup);
+
+// Host time a step exposes when the host needs `host_s` to issue it: what it needs beyond
 // `gpu_s`, the time the GPU spends on the step.
-double ExposedHostLaunchS(double kernels, double host_launch_s_per_kernel, double gpu_s);
+double ExposedHostS(double host_s, double gpu_s);
 
 }  // namespace shardwise

@@ -141,7 +141,7 @@ class StepModel {
   ModelShard shard_;
   OpCoster ops_;
   LaunchSetup launch_;
-  double max_stage_kernels_ = 0;  // kernels of the stage that launches the most
+  double max_stage_eager_host_s_ = 0;  // host time outside graphs of the slowest stage's pass
   StepComm comm_;
   StageLayers draft_layers_;                // MTP module or EAGLE head
   std::shared_ptr<const StepModel> draft_;  // a draft model, on the target's TP ranks
