@@ -32,9 +32,10 @@ double StageKernels(const KernelCounts& counts, const StageLayers& stage,
 }
 
 double StageEagerHostS(const EngineProfile& engine, const StageLayers& stage,
-                       const LaunchSetup& setup) {
+                       const LaunchSetup& setup, bool carries_prompt) {
+  const double layers = carries_prompt ? static_cast<double>(stage.mixers.size()) : 0.0;
   return StageKernels(engine.kernels, stage, setup) * engine.host_launch_s_per_kernel +
-         static_cast<double>(stage.mixers.size()) * engine.eager_host_s_per_layer;
+         layers * engine.eager_host_s_per_layer;
 }
 
 double ExposedHostS(double host_s, double gpu_s) { return std::max(0.0, host_s - gpu_s); }

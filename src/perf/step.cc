@@ -55,8 +55,10 @@ StatusOr<StepModel> StepModel::Create(const ModelSpec& given, const ClusterSpec&
   s.launch_.qk_norm = model.qk_norm != QkNorm::kNone;
   s.launch_.shared_experts = model.moe.num_shared_experts > 0;
   for (const StageLayers& st : s.shard_.stages) {
-    s.max_stage_eager_host_s_ =
-        std::max(s.max_stage_eager_host_s_, StageEagerHostS(options.engine, st, s.launch_));
+    s.max_stage_decode_host_s_ =
+        std::max(s.max_stage_decode_host_s_, StageEagerHostS(options.engine, st, s.launch_, false));
+    s.max_stage_prompt_host_s_ =
+        std::max(s.max_stage_prompt_host_s_, StageEagerHostS(options.engine, st, s.launch_, true));
   }
   EpExchangeSetup ep;
   if (layout.ep > 1) {
@@ -307,10 +309,12 @@ DraftMemory StepModel::DraftMemoryPerGpu(const Workload& w) const {
   return d;
 }
 
-double StepModel::StepOverheadS(bool graphed, double passes, double gpu_s) const {
+double StepModel::StepOverheadS(bool graphed, double passes, double gpu_s,
+                                bool carries_prompt) const {
   const EngineProfile& e = options_.engine;
   if (graphed) return e.step_overhead_s;
-  return e.step_overhead_s + ExposedHostS(max_stage_eager_host_s_ * passes, gpu_s);
+  const double host_s = carries_prompt ? max_stage_prompt_host_s_ : max_stage_decode_host_s_;
+  return e.step_overhead_s + ExposedHostS(host_s * passes, gpu_s);
 }
 
 double StepModel::HandOff(double tokens) const {
@@ -341,7 +345,7 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
   // Prefill runs outside CUDA graphs; each stage's host issues its kernels while it computes.
   const double stage_gpu_s = p.prefill.total_s / static_cast<double>(l.pp);
-  const double overhead_s = StepOverheadS(false, 1.0, stage_gpu_s);
+  const double overhead_s = StepOverheadS(false, 1.0, stage_gpu_s, true);
   p.prefill.overhead_s = overhead_s;
   p.prefill.total_s += p.prefill.pp_comm_s + overhead_s;
   p.ttft_s = p.prefill.total_s;
@@ -362,9 +366,9 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
                      .total_s);
   }
   chunk_stage_s += DraftPrefill(chunk_tokens, cached + (computed + 1) / 2, computed).total_s;
-  p.s_per_request =
-      (chunk_stage_s + HandOff(chunk_tokens / cp) + StepOverheadS(false, 1.0, chunk_stage_s)) /
-      (chunk_prompts * adp);
+  p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp) +
+                     StepOverheadS(false, 1.0, chunk_stage_s, true)) /
+                    (chunk_prompts * adp);
   return p;
 }
 
@@ -374,7 +378,11 @@ double StepModel::PrefillIterationS(double tokens, double keys_per_token) const 
 }
 
 double StepModel::VirtualPrefillS(double tokens, double keys_per_token) const {
-  return PrefillPassS(tokens, keys_per_token, MicroBatches{1.0, std::max(1.0, tokens)});
+  return PrefillPassS(tokens, keys_per_token, MicroBatches{1.0, std::max(1.0, tokens)}, false);
+}
+
+double StepModel::PromptIterationFloorS() const {
+  return options_.engine.step_overhead_s + max_stage_prompt_host_s_;
 }
 
 double StepModel::VirtualDecodeS(double batch, double context) const {
@@ -390,7 +398,8 @@ double StepModel::VirtualDecodeS(double batch, double context) const {
   return e.tpot_s;
 }
 
-double StepModel::PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb) const {
+double StepModel::PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb,
+                               bool host_floor) const {
   const Layout& l = layout_;
   const double adp = static_cast<double>(l.AttentionDp());
   const double cp = static_cast<double>(l.cp);
@@ -412,8 +421,8 @@ double StepModel::PrefillPassS(double tokens, double keys_per_token, const Micro
   }
   const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
   const double cycle_s = DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s;
-  // Prefill runs outside CUDA graphs.
-  return cycle_s + hand_offs + StepOverheadS(false, mb.count, cycle_s) +
+  // Prefill runs outside CUDA graphs (a caller may apply the host's floor to a larger step).
+  return cycle_s + hand_offs + StepOverheadS(!host_floor, mb.count, cycle_s, true) +
          DraftPrefill(std::max(1.0, tokens), keys_per_token, std::max(1.0, tokens)).total_s;
 }
 
@@ -451,7 +460,7 @@ void StepModel::DecodeStep(const Workload& w, const MicroBatches& mb, StepEstima
   e.decode.pp_comm_s = hand_offs;
   const double per_rank = std::ceil(static_cast<double>(w.batch) / adp);
   const bool graphed = per_rank <= options_.engine.cuda_graph_max_batch;
-  e.decode.overhead_s = StepOverheadS(graphed, mb.count, cycle.cycle_s);
+  e.decode.overhead_s = StepOverheadS(graphed, mb.count, cycle.cycle_s, false);
   e.decode.total_s = cycle.cycle_s + hand_offs + e.decode.overhead_s;
   // The draft proposes before the target verifies: its k passes add to the step.
   const PhaseBreakdown draft = DraftPasses(per_rank, context);

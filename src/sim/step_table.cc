@@ -62,6 +62,7 @@ StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch, 
     for (double k : t.keys_) t.prefill_s_.push_back(model.VirtualPrefillS(p, k));
   }
   t.weight_read_s_ = t.decode_s_.front();
+  t.prompt_floor_s_ = model.PromptIterationFloorS();
   return t;
 }
 
@@ -76,9 +77,12 @@ double StepTable::PrefillSeconds(double tokens, double keys_per_token) const {
 double StepTable::StepSeconds(double decode, double context, double prefill,
                               double keys_per_token) const {
   const double d = decode > 0 ? DecodeSeconds(decode, context) : 0.0;
-  const double p = prefill > 0 ? PrefillSeconds(prefill, keys_per_token) : 0.0;
-  if (d > 0 && p > 0) return d + p - std::min({weight_read_s_, d, p});
-  return d + p;
+  if (prefill <= 0) return d;
+  const double p = PrefillSeconds(prefill, keys_per_token);
+  const double gpu_s = d > 0 ? d + p - std::min({weight_read_s_, d, p}) : p;
+  // An iteration carrying prompt tokens runs outside CUDA graphs, decodes included: it takes at
+  // least the host's time to issue it.
+  return std::max(gpu_s, prompt_floor_s_);
 }
 
 }  // namespace shardwise

@@ -74,6 +74,26 @@ TEST(Simulator, SingleRequestMatchesTheStepTableByHand) {
   EXPECT_DOUBLE_EQ(r.output_tokens, 4);
 }
 
+TEST(StepTable, AnIterationCarryingPromptTokensTakesAtLeastTheHostsTime) {
+  // An engine whose host spends 2 ms per layer outside CUDA graphs (Llama-3.1-8B: 32 layers,
+  // 64 ms; nothing else on the host): a 64-token prompt alone takes the host's 64 ms; beside
+  // decodes, the whole iteration does (the decodes run outside the graph with it); decodes
+  // alone keep their graphed time; and an iteration whose GPU work exceeds 64 ms keeps it.
+  const ModelSpec m = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec c = WithGpus(LoadCluster("dgx-h100").value(), 1).value();
+  PerfOptions o;
+  o.engine.eager_host_s_per_layer = 2e-3;
+  const StepModel step = StepModel::Create(m, c, ParseLayout("tp1").value(), o).value();
+  const StepTable t = StepTable::Build(step, 64, 4096, 8192).value();
+  const double host_s = 32 * 2e-3;
+  ASSERT_LT(t.PrefillSeconds(64, 32.5) + t.DecodeSeconds(8, 1024), host_s);
+  EXPECT_NEAR(t.StepSeconds(0, 0, 64, 32.5), host_s, 1e-12);
+  EXPECT_NEAR(t.StepSeconds(8, 1024, 64, 32.5), host_s, 1e-12);
+  EXPECT_NEAR(t.StepSeconds(8, 1024, 0, 0), t.DecodeSeconds(8, 1024), 1e-12);
+  ASSERT_GT(t.PrefillSeconds(8192, 4096.5), host_s);
+  EXPECT_NEAR(t.StepSeconds(0, 0, 8192, 4096.5), t.PrefillSeconds(8192, 4096.5), 1e-12);
+}
+
 TEST(Simulation, WindowsOneAfterAnotherInOneRun) {
   // A closed loop of 8 clients measured in two windows of 40 requests: the second starts at the
   // next request to arrive and has its own 40 measured requests, latencies and window, while the

@@ -52,8 +52,9 @@ struct EngineProfile {
   double step_overhead_s = 0;           // CPU/scheduler time per iteration, not hidden
   double cuda_graph_max_batch = 0;      // decode batches up to this run in CUDA graphs
   double host_launch_s_per_kernel = 0;  // host time to issue one kernel outside CUDA graphs
-  // Host time per decoder layer of an iteration outside CUDA graphs beyond its launches: the
-  // framework's per-module work (eager PyTorch: metadata, dispatch, Python) for each layer.
+  // Host time per decoder layer of an iteration that carries prompt tokens, beyond its launches:
+  // the framework's per-module work outside CUDA graphs (eager PyTorch: context-phase metadata,
+  // dispatch, Python) for each layer.
   double eager_host_s_per_layer = 0;
   KernelCounts kernels;                   // kernels per decoder-layer block
   double custom_allreduce_max_bytes = 0;  // custom all-reduce kernel up to this size, else NCCL

@@ -24,10 +24,10 @@ struct LaunchSetup {
 // Kernels the stage's layers launch in one pass.
 double StageKernels(const KernelCounts& counts, const StageLayers& stage, const LaunchSetup& setup);
 
-// Host time of one pass of the stage outside CUDA graphs: each kernel's launch and each
-// layer's framework work.
+// Host time of one pass of the stage outside CUDA graphs: each kernel's launch and, where the
+// pass carries prompt tokens, each layer's framework work.
 double StageEagerHostS(const EngineProfile& engine, const StageLayers& stage,
-                       const LaunchSetup& setup);
+                       const LaunchSetup& setup, bool carries_prompt);
 
 // Host time a step exposes when the host needs `host_s` to issue it: what it needs beyond
 // `gpu_s`, the time the GPU spends on the step.

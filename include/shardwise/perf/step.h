@@ -84,8 +84,13 @@ class StepModel {
   // prompt's first token waits for all of them (the TTFT explain gives), while up to pp such
   // iterations share the stages. Without a pipeline these are the decode step and
   // PrefillIterationS.
+  // VirtualPrefillS leaves out the host's floor of an iteration outside CUDA graphs, which holds
+  // for the whole iteration, decodes included: PromptIterationFloorS.
   double VirtualDecodeS(double batch, double context) const;
   double VirtualPrefillS(double tokens, double keys_per_token) const;
+  // The shortest one pass of an iteration carrying prompt tokens takes: the engine's per-step
+  // time and the host's work outside CUDA graphs (kernel launches, per-layer framework work).
+  double PromptIterationFloorS() const;
   const ModelShard& shard() const { return shard_; }
   const Layout& layout() const { return layout_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).
@@ -126,10 +131,13 @@ class StepModel {
   // the draft and the per-layer figures.
   void DecodeStep(const Workload& w, const MicroBatches& mb, StepEstimate& e) const;
   // A prefill iteration of `tokens` passed through the stages as `mb`.
-  double PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb) const;
+  // With `host_floor`, the host's time outside CUDA graphs binds where the GPU's is shorter.
+  double PrefillPassS(double tokens, double keys_per_token, const MicroBatches& mb,
+                      bool host_floor = true) const;
   // Host time of an iteration whose stages take `gpu_s` each for `passes` passes: the engine's
-  // per-step time, plus the kernel launches the GPU does not hide when not in a CUDA graph.
-  double StepOverheadS(bool graphed, double passes, double gpu_s) const;
+  // per-step time, plus what the host needs outside a CUDA graph (kernel launches, and the
+  // per-layer work of an iteration that carries prompt tokens) that the GPU does not hide.
+  double StepOverheadS(bool graphed, double passes, double gpu_s, bool carries_prompt) const;
 
   // The model with its shared experts placed as routed (PerfOptions::shared_experts_routed),
   // which model_ then points to; else null.
@@ -141,7 +149,9 @@ class StepModel {
   ModelShard shard_;
   OpCoster ops_;
   LaunchSetup launch_;
-  double max_stage_eager_host_s_ = 0;  // host time outside graphs of the slowest stage's pass
+  // Host time outside CUDA graphs of the slowest stage's pass: decode only, and carrying prompts.
+  double max_stage_decode_host_s_ = 0;
+  double max_stage_prompt_host_s_ = 0;
   StepComm comm_;
   StageLayers draft_layers_;                // MTP module or EAGLE head
   std::shared_ptr<const StepModel> draft_;  // a draft model, on the target's TP ranks

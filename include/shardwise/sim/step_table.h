@@ -3,7 +3,8 @@
 // interpolated, so the simulator never re-runs the model per step. Decode time is tabulated
 // over batch x KV context (powers of two), prefill time over the tokens of an iteration x the
 // keys each of their queries attends to (its prefix in the cache and its chunk). A mixed iteration
-// reads the weights once: decode + prefill - one weight read (the smallest of the three).
+// reads the weights once: decode + prefill - one weight read (the smallest of the three); an
+// iteration carrying prompt tokens takes at least the host's time outside CUDA graphs.
 #pragma once
 
 #include <vector>
@@ -21,6 +22,7 @@ class StepTable {
   // tokens (on the busiest attention-DP rank) attending to `keys_per_token` keys on average.
   double StepSeconds(double decode, double context, double prefill, double keys_per_token) const;
   double DecodeSeconds(double batch, double context) const;
+  // The GPU's time of a prefill-only iteration (StepSeconds adds the host's floor).
   double PrefillSeconds(double tokens, double keys_per_token) const;
 
  private:
@@ -28,6 +30,7 @@ class StepTable {
   std::vector<double> decode_s_;   // [batch][context]
   std::vector<double> prefill_s_;  // [chunk][keys per token]
   double weight_read_s_ = 0;
+  double prompt_floor_s_ = 0;  // StepModel::PromptIterationFloorS
 };
 
 }  // namespace shardwise
