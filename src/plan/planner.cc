@@ -252,7 +252,14 @@ LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const
   const int64_t fit = std::max<int64_t>(1, one.memory.max_sequences);
   // max_batch holds per attention rank: an attention-DP replica runs that many on each.
   const int64_t batch_cap = req.max_batch * layout.AttentionDp();
-  const int64_t cap = std::min(fit, batch_cap);
+  // Without chunked prefill a whole prompt must fit the iteration's token budget beside the
+  // decodes: a larger decode batch would admit no new prompt (one longer than the whole budget
+  // runs beside any, as the simulator runs it).
+  const int64_t prompt = req.workload.prompt_tokens;
+  const int64_t token_cap = req.perf.engine.chunked_prefill || prompt >= req.perf.max_batched_tokens
+                                ? batch_cap
+                                : (req.perf.max_batched_tokens - prompt) * layout.AttentionDp();
+  const int64_t cap = std::min({fit, batch_cap, token_cap});
   // Batches: powers of two up to the cap, and the cap itself.
   std::vector<int64_t> batches;
   for (int64_t b = 1; b < cap; b *= 2) batches.push_back(b);
@@ -285,7 +292,10 @@ LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const
   if (!have) return outcome;
   const int64_t chosen = best.estimate.workload.batch;
   if (req.objective != Objective::kLatency && chosen == cap) {
-    best.limited_by = cap == batch_cap && batch_cap < fit ? "--max-batch" : "KV capacity";
+    best.limited_by = cap == token_cap && token_cap < std::min(fit, batch_cap)
+                          ? "the token budget (prompt + decodes per iteration)"
+                      : cap == batch_cap && batch_cap < fit ? "--max-batch"
+                                                            : "KV capacity";
   } else if (req.objective != Objective::kLatency && slo_stopped) {
     best.limited_by = "the SLO";
   }

@@ -185,10 +185,15 @@ struct Search {
     PlanRequest plan = req.plan;
     plan.load = {PlanLoad::Kind::kRate, req.rate_per_s};
     plan.allow_unranked = true;
-    SW_ASSIGN_OR_RETURN(const PlanResult aggregated, Plan(model, sized, plan));
+    // A search that fails here leaves the verified answer as it is.
+    const StatusOr<PlanResult> searched = Plan(model, sized, plan);
+    if (!searched.ok()) return Status();
+    const PlanResult& aggregated = *searched;
     std::optional<DisaggPlanEntry> split;
     if (req.disaggregated) {
-      SW_ASSIGN_OR_RETURN(split, PlanDisaggregated(model, sized, plan));
+      StatusOr<std::optional<DisaggPlanEntry>> found = PlanDisaggregated(model, sized, plan);
+      if (!found.ok()) return Status();
+      split = std::move(*found);
     }
     const bool split_wins =
         aggregated.ranked.empty()
@@ -200,7 +205,9 @@ struct Search {
                         split_wins
                             ? StatusOr<Deployment>(split->deployment)
                             : EntryDeployment(model, sized, plan, aggregated.ranked.front()));
-    if (pick.ToString() == out.best->deployment.ToString()) return Status();
+    if (pick.gpus() != gpus || pick.ToString() == out.best->deployment.ToString()) {
+      return Status();
+    }
     SW_ASSIGN_OR_RETURN(RecommendCandidate r, Simulate(Candidate{&*named}, pick, req.rate_per_s));
     ++out.simulations;
     if (!r.meets) return Status();

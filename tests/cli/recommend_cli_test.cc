@@ -1,8 +1,10 @@
 // End-to-end: `recommend` sizes a deployment for a load within SLOs at a percentile, and finds
 // the most load a cluster serves; its answers are checked with `simulate` run separately.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -29,6 +31,8 @@ std::pair<double, double> ReplayedP99(const std::string& saved_json) {
   const std::string saved = std::string(dir) + "/answer.json";
   std::ofstream(saved) << saved_json;
   const RunResult r = RunShardwise("simulate --deployment " + saved + " --requests 1000 --json");
+  std::remove(saved.c_str());
+  rmdir(dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
   return {j["ttft_s"]["p99"].get<double>(), j["tpot_s"]["p99"].get<double>()};
@@ -137,16 +141,28 @@ TEST(RecommendCli, PlanOnTheRecommendedGpusAgrees) {
 }
 
 // Where several deployments meet the SLOs on the fewest GPUs, recommend answers with the one
-// plan picks there: Llama-3.1-8B at 40 requests/s fits 2 H100s as dp2 or as a 1P + 1D split,
-// which bill the same tokens per GPU; plan takes the split (the shorter TPOT), and recommend,
-// which once answered dp2, now does too.
+// plan picks there: Llama-3.1-8B at 80 requests/s meets them on 4 H100s as dp4, recommend's own
+// first find, and as a 2P + 1D split, which bills the same tokens per GPU at a shorter TPOT and
+// is plan's pick; recommend once answered dp4, and now lists plan's pick last and answers with it.
 TEST(RecommendCli, PlanAgreesWhereDeploymentsTie) {
   const std::string load =
-      " --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 --max-tpot-ms 30 "
+      " --model llama-3.1-8b --cluster dgx-h100 --rate 80 --max-ttft-ms 500 --max-tpot-ms 30 "
       "--json";
   const RunResult rec = RunShardwise("recommend" + load);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
-  const auto deployment = rec.Json()["deployment"];
+  const auto j = rec.Json();
+  const auto deployment = j["deployment"];
+  const auto& tried = j["candidates"];
+  ASSERT_GE(tried.size(), 2u);
+  const auto& first_met = *std::find_if(tried.begin(), tried.end(), [](const nlohmann::json& c) {
+    return c["meets_slo"].get<bool>();
+  });
+  const auto& last = tried.back();
+  EXPECT_NE(last["note"].get<std::string>().find("plan's pick"), std::string::npos) << last;
+  EXPECT_TRUE(last["meets_slo"].get<bool>());
+  EXPECT_EQ(last["gpus"], first_met["gpus"]);
+  EXPECT_NE(last["layout"], first_met["layout"]);
+  EXPECT_EQ(deployment["name"], last["layout"]);
   const RunResult plan =
       RunShardwise("plan" + load + " --gpus " + std::to_string(deployment["gpus"].get<int>()));
   ASSERT_EQ(plan.exit_code, 0) << plan.err;

@@ -60,6 +60,26 @@ TEST(Plan, MoeThroughputPrefersEpAcrossNodesOverTpAcrossNodes) {
   EXPECT_GT(r->ranked[0].estimate.layout.ep, 1);  // the winner uses expert parallelism
 }
 
+TEST(Plan, WholePromptsCapTheBatchAtTheTokenBudget) {
+  // TensorRT-LLM without chunked prefill, a 1,628-token budget for 128-token prompts (128 +
+  // the 1,500 headroom): beyond 1,628 - 128 = 1,500 decodes no prompt fits beside them, so no
+  // larger batch is offered, and the reason is named. One B200 holds far more in KV (fp8).
+  PlanRequest req;
+  req.workload.prompt_tokens = 128;
+  req.workload.output_tokens = 128;
+  req.perf.engine = LoadEngine("trtllm").value();
+  req.perf.max_batched_tokens = EngineTokenBudget(req.perf.engine, 128);
+  req.perf.kv_dtype = Dtype::kFp8;
+  ASSERT_EQ(req.perf.max_batched_tokens, 1628);
+  auto r = Plan(LoadModel("llama-3.1-8b").value(),
+                WithGpus(LoadCluster("dgx-b200").value(), 1).value(), req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->ranked.empty());
+  EXPECT_EQ(r->ranked[0].estimate.workload.batch, 1500);
+  EXPECT_NE(r->ranked[0].limited_by.find("token budget"), std::string::npos)
+      << r->ranked[0].limited_by;
+}
+
 TEST(Plan, DoesNotFitSaysByHowMuch) {
   auto r = Plan(LoadModel("llama-3.1-70b").value(),
                 WithGpus(LoadCluster("dgx-h100").value(), 1).value(), PlanRequest{});
