@@ -87,11 +87,13 @@ void PrintText(const api::PlanReport& rep) {
   const shardwise::PlanRequest& req = rep.request;
   std::cout << fmt::format(
       "plan: {} on {} ({} x {}), ISL {} / OSL {}, objective {}, {} weights, {} KV\n"
-      "{} layouts considered, {} fit in memory, {} (layout, batch) points in {}\n\n",
+      "{} considered, {} fit in memory, {} in {}\n\n",
       rep.model.name, rep.cluster.name, rep.cluster.num_gpus, rep.cluster.gpu.name,
       req.workload.prompt_tokens, req.workload.output_tokens, ObjectiveName(req.objective),
-      WeightFormatName(req.perf), DtypeName(req.perf.kv_dtype), rep.result.layouts_considered,
-      rep.result.layouts_fitting, rep.result.points_evaluated, FormatSeconds(rep.elapsed_s));
+      WeightFormatName(req.perf), DtypeName(req.perf.kv_dtype),
+      Counted(rep.result.layouts_considered, "layout", "layouts"), rep.result.layouts_fitting,
+      Counted(rep.result.points_evaluated, "(layout, batch) point", "(layout, batch) points"),
+      FormatSeconds(rep.elapsed_s));
   PrintRanked(rep);
   const auto& ranked = rep.result.ranked;
   if (std::any_of(ranked.begin(), ranked.end(),

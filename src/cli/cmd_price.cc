@@ -134,10 +134,10 @@ void PrintText(const api::PriceReport& rep) {
   if (rep.sizing) {
     const DemandSizing& s = *rep.sizing;
     std::cout << fmt::format(
-        "demand of {:g} output tokens/s: {} deployments like this = {} GPUs, running {:.1f}% "
+        "demand of {:g} output tokens/s: {} like this = {}, running {:.1f}% "
         "utilised (at most {:.0f}% allowed by --target-utilization)\n",
-        s.demand_output_tokens_per_s, s.replicas, s.gpus, 100 * s.utilization,
-        100 * s.target_utilization);
+        s.demand_output_tokens_per_s, Counted(s.replicas, "deployment", "deployments"),
+        Counted(s.gpus, "GPU", "GPUs"), 100 * s.utilization, 100 * s.target_utilization);
   }
 }
 

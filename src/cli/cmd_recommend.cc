@@ -84,7 +84,7 @@ void PrintText(const api::RecommendReport& rep) {
   const bool forward = req.rate_per_s > 0;
   std::cout << fmt::format(
       "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}{}; "
-      "{} simulations in {}\n\n",
+      "{} in {}\n\n",
       rep.model.name, where, req.plan.workload.prompt_tokens, req.plan.workload.output_tokens,
       slo.PercentileName(), FormatSeconds(slo.max_ttft_s), FormatSeconds(slo.max_tpot_s),
       forward ? fmt::format("fewest GPUs for {:g} requests/s (Poisson, at the steady state)",
@@ -93,7 +93,8 @@ void PrintText(const api::RecommendReport& rep) {
       req.objective == RecommendObjective::kCost
           ? "; ranked by $ per million output tokens at that load"
           : "",
-      rep.result.simulations, FormatSeconds(rep.elapsed_s));
+      Counted(static_cast<double>(rep.result.simulations), "simulation", "simulations"),
+      FormatSeconds(rep.elapsed_s));
   PrintCandidates(rep);
   const RecommendCandidate& b = *rep.result.best;
   std::cout << fmt::format(

@@ -27,6 +27,11 @@ std::string FormatBytes(double bytes) {
   return Scaled(bytes, kPrefixes, 6, "B", 1);
 }
 
+std::string Counted(double count, std::string_view one, std::string_view many) {
+  const double whole = std::round(count);
+  return fmt::format("{:.0f} {}", whole, whole == 1 ? one : many);
+}
+
 std::string FormatCount(double count) {
   if (std::fabs(count) >= 1e9) return fmt::format("{:.2f}B", count / 1e9);
   if (std::fabs(count) >= 1e6) return fmt::format("{:.2f}M", count / 1e6);

@@ -333,9 +333,9 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, const PlanRequest&
   if (d.ep_algorithm) line += "; " + EpPhrase(e, entry.ep);
   if (e.over_parallelised) line += "; over-parallelised TP";
   if (entry.at_load) {
-    line += fmt::format("; simulated at {:.0f} requests in flight: {} TTFT {}, TPOT {}",
-                        entry.at_load->concurrency, req.slo.PercentileName(),
-                        FormatSeconds(entry.at_load->ttft.at_slo_s),
+    line += fmt::format("; simulated at {} in flight: {} TTFT {}, TPOT {}",
+                        Counted(entry.at_load->concurrency, "request", "requests"),
+                        req.slo.PercentileName(), FormatSeconds(entry.at_load->ttft.at_slo_s),
                         FormatSeconds(entry.at_load->tpot.at_slo_s));
   }
   return line;
