@@ -69,19 +69,10 @@ Status SearchBoth(PlanReport& rep) {
   SW_RETURN_IF_ERROR(aggregated.status());
   SW_ASSIGN_OR_RETURN(rep.disaggregated, std::move(best));
   rep.result = std::move(*aggregated);
-  if (rep.result.ranked.empty()) {
-    if (!rep.disaggregated) return rep.result.unranked;
-    rep.verdict = SplitAlone(*rep.disaggregated, req.slo);
-  } else {
-    rep.verdict =
-        CompareDeployments(rep.result.ranked.front(), rep.disaggregated, req.objective, req.slo);
-  }
-  if (rep.verdict.disaggregated_wins) {
-    rep.winner = rep.disaggregated->deployment;
-    return Status();
-  }
-  SW_ASSIGN_OR_RETURN(rep.winner,
-                      EntryDeployment(rep.model, rep.cluster, req, rep.result.ranked.front()));
+  SW_ASSIGN_OR_RETURN(PlanAnswer answer,
+                      DecidePlan(rep.model, rep.cluster, req, rep.result, rep.disaggregated));
+  rep.verdict = std::move(answer.verdict);
+  rep.winner = std::move(answer.winner);
   return Status();
 }
 

@@ -299,4 +299,24 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
   return v;
 }
 
+StatusOr<PlanAnswer> DecidePlan(const ModelSpec& model, const ClusterSpec& cluster,
+                                const PlanRequest& request, const PlanResult& aggregated,
+                                const std::optional<DisaggPlanEntry>& disaggregated) {
+  PlanAnswer a;
+  if (aggregated.ranked.empty()) {
+    if (!disaggregated) return aggregated.unranked;
+    a.verdict = SplitAlone(*disaggregated, request.slo);
+  } else {
+    a.verdict = CompareDeployments(aggregated.ranked.front(), disaggregated, request.objective,
+                                   request.slo);
+  }
+  if (a.verdict.disaggregated_wins) {
+    a.winner = disaggregated->deployment;
+    return a;
+  }
+  SW_ASSIGN_OR_RETURN(a.winner,
+                      EntryDeployment(model, cluster, request, aggregated.ranked.front()));
+  return a;
+}
+
 }  // namespace shardwise

@@ -256,9 +256,10 @@ LayoutOutcome BestBatch(const StepModel& step, const ClusterSpec& cluster, const
   // decodes: a larger decode batch would admit no new prompt (one longer than the whole budget
   // runs beside any, as the simulator runs it).
   const int64_t prompt = req.workload.prompt_tokens;
-  const int64_t token_cap = req.perf.engine.chunked_prefill || prompt >= req.perf.max_batched_tokens
-                                ? batch_cap
-                                : (req.perf.max_batched_tokens - prompt) * layout.AttentionDp();
+  const int64_t token_cap =
+      ChunksPrompts(EngineSchedule(req.perf.engine)) || prompt >= req.perf.max_batched_tokens
+          ? batch_cap
+          : (req.perf.max_batched_tokens - prompt) * layout.AttentionDp();
   const int64_t cap = std::min({fit, batch_cap, token_cap});
   // Batches: powers of two up to the cap, and the cap itself.
   std::vector<int64_t> batches;

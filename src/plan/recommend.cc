@@ -195,16 +195,9 @@ struct Search {
       if (!found.ok()) return Status();
       split = std::move(*found);
     }
-    const bool split_wins =
-        aggregated.ranked.empty()
-            ? split.has_value()
-            : CompareDeployments(aggregated.ranked.front(), split, plan.objective, plan.slo)
-                  .disaggregated_wins;
-    if (aggregated.ranked.empty() && !split_wins) return Status();
-    SW_ASSIGN_OR_RETURN(const Deployment pick,
-                        split_wins
-                            ? StatusOr<Deployment>(split->deployment)
-                            : EntryDeployment(model, sized, plan, aggregated.ranked.front()));
+    const StatusOr<PlanAnswer> answer = DecidePlan(model, sized, plan, aggregated, split);
+    if (!answer.ok()) return Status();
+    const Deployment& pick = answer->winner;
     if (pick.gpus() != gpus || pick.ToString() == out.best->deployment.ToString()) {
       return Status();
     }

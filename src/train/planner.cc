@@ -33,9 +33,10 @@ struct SearchResult {
   std::vector<TrainEstimate> best_per_layout;
   int64_t layouts = 0, evaluated = 0, fitting = 0;
   std::optional<TrainEstimate> smallest_misfit;  // the config closest to fitting
-  // Why the first layout or config refused was refused (an FP8 recipe the GPU lacks, a pipeline
-  // split that cannot hold the layers, a batch that does not divide): said when none is valid.
-  std::map<std::string, std::pair<int64_t, Status>> refusals;  // by message: how often, which
+  // Why layouts and configs were refused (an FP8 recipe the GPU lacks, a pipeline split that
+  // cannot hold the layers, a batch that does not divide), by message: how often, and the first
+  // status of each; the most common is said when none is valid.
+  std::map<std::string, std::pair<int64_t, Status>> refusals;
 
   void Refused(const Status& why) {
     auto& [count, status] = refusals[why.message()];

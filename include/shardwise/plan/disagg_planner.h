@@ -80,4 +80,15 @@ DeploymentVerdict CompareDeployments(const PlanEntry& aggregated,
                                      const std::optional<DisaggPlanEntry>& disaggregated,
                                      Objective objective, const Slo& slo);
 
+// plan's answer from its two searches on `cluster`: the verdict and the deployment that wins.
+// Where no aggregated layout is ranked a split answers alone; with neither, the aggregated
+// search's reason (PlanResult::unranked) is the error.
+struct PlanAnswer {
+  DeploymentVerdict verdict;
+  Deployment winner;
+};
+StatusOr<PlanAnswer> DecidePlan(const ModelSpec& model, const ClusterSpec& cluster,
+                                const PlanRequest& request, const PlanResult& aggregated,
+                                const std::optional<DisaggPlanEntry>& disaggregated);
+
 }  // namespace shardwise
