@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <vector>
 
 #include "shardwise/common/json_fields.h"
@@ -281,22 +282,21 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_ASSIGN_OR_RETURN(const Reader spec, saved.Object("spec"));
   SW_RETURN_IF_ERROR(ReadSpec(spec, s.deployment));
   SW_ASSIGN_OR_RETURN(const Reader workload, saved.Object("workload"));
-  for (const char* object : {"load", "slo"}) {
-    if (!saved.Present(object)) {
-      return Error(
-          fmt::format("{}: deployment.saved.{} is missing; save the result again with "
-                      "this version's --json",
-                      source, object));
+  // What an older save lacks is refused, named, with what to do.
+  const auto require = [&source](const Reader& in, const std::string& where,
+                                 std::initializer_list<const char*> keys) -> Status {
+    for (const char* key : keys) {
+      if (!in.Present(key)) {
+        return Error(
+            fmt::format("{}: deployment.saved.{}{} is missing; save the result again "
+                        "with this version's --json",
+                        source, where, key));
+      }
     }
-  }
-  for (const char* key : {"isl", "osl"}) {
-    if (!workload.Present(key)) {
-      return Error(
-          fmt::format("{}: deployment.saved.workload.{} is missing; save the result "
-                      "again with this version's --json",
-                      source, key));
-    }
-  }
+    return Status();
+  };
+  SW_RETURN_IF_ERROR(require(saved, "", {"load", "slo"}));
+  SW_RETURN_IF_ERROR(require(workload, "workload.", {"isl", "osl"}));
   SW_RETURN_IF_ERROR(workload.Int("isl", s.isl));
   SW_RETURN_IF_ERROR(workload.Int("osl", s.osl));
   SW_RETURN_IF_ERROR(workload.Text("trace", s.trace));
