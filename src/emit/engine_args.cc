@@ -147,6 +147,8 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
   a.push_back(fmt::format("--max-num-seqs {}", SeqsPerAttentionRank(pool)));
   a.push_back(fmt::format("--max-num-batched-tokens {}", pool.max_batched_tokens));
   a.push_back("--enable-chunked-prefill");
+  // Off by default at the version emitted; the profile predicted with it on (vLLM 0.18).
+  if (pool.plans_ahead) a.push_back("--async-scheduling");
   a.push_back(fmt::format("--max-model-len {}", in.max_model_len));
   if (in.kv_dtype == Dtype::kFp8) a.push_back("--kv-cache-dtype fp8");
   if (QuantizedByFlag(in.weight_dtype)) a.push_back("--quantization fp8");

@@ -122,6 +122,18 @@ TEST(LaunchOverrides, HfIdAndMaxModelLen) {
   EXPECT_NE(r.out.find("--max-model-len 8192 "), std::string::npos);
 }
 
+TEST(LaunchOverrides, AsyncSchedulingAsTheProfilePredicted) {
+  // vLLM 0.18's profile schedules one iteration ahead (data/engines/vllm-0.18.json); the launch
+  // asks for it, since the flags follow vLLM 0.10.1, where it is off by default. 0.12's does not.
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm --engine ";
+  const RunResult newest = RunShardwise(plan + "vllm");
+  ASSERT_EQ(newest.exit_code, 0) << newest.err;
+  EXPECT_NE(newest.out.find(" --async-scheduling"), std::string::npos) << newest.out;
+  const RunResult older = RunShardwise(plan + "vllm-0.12");
+  ASSERT_EQ(older.exit_code, 0) << older.err;
+  EXPECT_EQ(older.out.find("--async-scheduling"), std::string::npos) << older.out;
+}
+
 TEST(LaunchOverrides, BadInput) {
   const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm ";
   ExpectOneLineError(RunShardwise(plan + "--hf-id 'my org/x'"), "--hf-id");

@@ -133,7 +133,7 @@ TEST(LoadPlanCli, LayoutsAtALoadCarryBands) {
   const auto j = r.Json();
   const auto& spread = j["measured_spread"];
   ASSERT_TRUE(spread.is_object()) << j.dump();
-  EXPECT_EQ(spread["engine"], "vllm-0.12");
+  EXPECT_EQ(spread["engine"], "vllm-0.18");
   for (const auto& l : j["layouts"]) {
     for (const char* metric : {"ttft_s", "tpot_s"}) {
       const double mean = l[metric]["mean"].get<double>();

@@ -27,7 +27,7 @@ TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
   EXPECT_EQ(j["concurrency"], 16);
-  EXPECT_EQ(j["engine"], "vllm-0.12");
+  EXPECT_EQ(j["engine"], "vllm-0.18");  // a bare engine name runs its newest profile
   for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
     for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[key].contains(stat));
   }

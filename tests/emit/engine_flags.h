@@ -26,6 +26,8 @@ inline const std::set<std::string> kVllmFlags = {
     "--data-parallel-size-local", "--data-parallel-address", "--enable-expert-parallel",
     "--max-num-seqs", "--max-num-batched-tokens", "--enable-chunked-prefill", "--max-model-len",
     "--kv-cache-dtype", "--quantization", "--gpu-memory-utilization", "--cuda-graph-sizes",
+    // SchedulerConfig.async_scheduling (experimental, off by default).
+    "--async-scheduling",
     // Multi-node: "Data Parallel Deployment" (--headless, --data-parallel-start-rank,
     // --data-parallel-rpc-port) and "Distributed Inference and Serving" (Ray).
     "--headless", "--data-parallel-start-rank", "--data-parallel-rpc-port",

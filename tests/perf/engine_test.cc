@@ -13,12 +13,17 @@ namespace shardwise {
 namespace {
 
 TEST(EngineProfile, BuiltinsLoadByBareAndVersionedName) {
-  for (const char* name : {"trtllm", "vllm", "sglang", "trtllm-1.0", "vllm-0.12", "sglang-0.5"}) {
+  for (const char* name :
+       {"trtllm", "vllm", "sglang", "trtllm-1.0", "vllm-0.12", "vllm-0.18", "sglang-0.5"}) {
     auto e = LoadEngine(name);
     ASSERT_TRUE(e.ok()) << name << ": " << e.status().message();
     EXPECT_FALSE(e->sources.at("step_overhead_s").empty());
   }
   EXPECT_EQ(LoadEngine("vllm")->engine, "vllm");
+  // A bare name is the newest version: vLLM 0.18 schedules asynchronously, 0.12 did not.
+  EXPECT_EQ(LoadEngine("vllm")->name, "vllm-0.18");
+  EXPECT_TRUE(LoadEngine("vllm")->overlap_scheduler);
+  EXPECT_FALSE(LoadEngine("vllm-0.12")->overlap_scheduler);
   EXPECT_EQ(LoadEngine("trtllm")->kv_rule, KvMemoryRule::kFractionOfFreeAfterWeights);
   EXPECT_EQ(LoadEngine("vllm")->kv_rule, KvMemoryRule::kFractionOfTotal);
 }

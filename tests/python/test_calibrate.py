@@ -70,7 +70,7 @@ def measured(tmp_path_factory):
 def test_round_trip_recovers_step_overhead_and_predicts_held_back_run(measured):
     root, files, true_overhead = measured
     output = str(root / "fitted.json")
-    report = json.loads(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results",
+    report = json.loads(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results",
                             *[files[c] for c in FIT_ON], "--output", output, "--json").stdout)
     fitted = {f["name"]: f["fitted"] for f in report["fields"]}
     assert abs(fitted["step_overhead_s"] / true_overhead - 1) <= 0.30, fitted
@@ -108,7 +108,7 @@ def one_line_error(result, *fragments):
 
 def test_bad_input_is_one_line(measured, tmp_path):
     _, files, _ = measured
-    base = ["calibrate", *DEPLOYMENT, "--engine", "vllm", "--output", str(tmp_path / "p.json")]
+    base = ["calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--output", str(tmp_path / "p.json")]
     # A results file of another model.
     with open(files[2]) as f:
         other = json.load(f)
@@ -129,17 +129,17 @@ def test_bad_input_is_one_line(measured, tmp_path):
     one_line_error(run(*base, "--results", str(not_results), check=False),
                    "not a benchmark result")
     # Never over one of its own inputs, even with --force.
-    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", files[2],
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", files[2],
                        "--output", files[2], "--force", check=False), "one of the --results")
     # The same file twice is one run, not two.
     one_line_error(run(*base, "--results", files[2], files[2], check=False), "twice")
     # An output nobody can write is refused before the fit, not after it.
-    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", files[2],
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", files[2],
                        "--output", "/proc/shardwise/p.json", check=False), "cannot write")
     # Never over a file shardwise did not write.
     precious = tmp_path / "precious.json"
     precious.write_text("{}")
-    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", files[2],
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", files[2],
                        "--output", str(precious), check=False), "--force")
     assert precious.read_text() == "{}"
 
@@ -149,7 +149,7 @@ def test_python_package_calibrates_as_the_binary(measured, tmp_path):
     _, files, _ = measured
     results = [files[c] for c in FIT_ON]
     doc = shardwise.calibrate(model="llama-3.1-8b", cluster="dgx-h100", gpus=1, layout="tp1",
-                              engine="vllm", results=results, output=str(tmp_path / "py.json"))
-    binary = json.loads(run("calibrate", *DEPLOYMENT, "--engine", "vllm", "--results", *results,
-                            "--output", str(tmp_path / "bin.json"), "--json").stdout)
+                              engine="vllm-0.12", results=results, output=str(tmp_path / "py.json"))
+    binary = json.loads(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results",
+                            *results, "--output", str(tmp_path / "bin.json"), "--json").stdout)
     assert doc["fields"] == binary["fields"]

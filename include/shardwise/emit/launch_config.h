@@ -1,12 +1,12 @@
 // Engine launch configurations: the command lines (and, where the engine takes them, the config
 // files) that start a serving engine with a planned deployment, for vLLM, SGLang, TensorRT-LLM
 // and NVIDIA Dynamo (with vLLM workers), and the Kubernetes manifests that deploy it with vLLM
-// workers: Dynamo's DynamoGraphDeployment and llm-d's Helm values. A deployment is aggregated (one layout whose instances
-// prefill and decode) or disaggregated (a pool of prefill workers and a pool of decode workers,
-// each its own layout, the KV cache moving between them through the engine's connector, and a
-// router in front). Flags are the engines' own, as documented for the versions named in
-// EngineVersion; what an engine cannot express (context parallelism in any of their serving
-// paths) is an error, and what it leaves to the operator a comment, never a made-up flag.
+// workers: Dynamo's DynamoGraphDeployment and llm-d's Helm values. A deployment is aggregated (one
+// layout whose instances prefill and decode) or disaggregated (a pool of prefill workers and a pool
+// of decode workers, each its own layout, the KV cache moving between them through the engine's
+// connector, and a router in front). Flags are the engines' own, as documented for the versions
+// named in EngineVersion; what an engine cannot express (context parallelism in any of their
+// serving paths) is an error, and what it leaves to the operator a comment, never a made-up flag.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -66,6 +66,9 @@ struct PoolLaunch {
   // Decode batches of up to this many sequences per attention rank run as captured CUDA
   // graphs; 0: the engine's own default.
   int64_t cuda_graph_max_batch = 0;
+  // The scheduler composes iteration k + 1 while k runs (BatchPolicy::plans_ahead): vLLM's
+  // --async-scheduling; SGLang's and TensorRT-LLM's overlap schedulers are on by default.
+  bool plans_ahead = false;
   SpeculativeLaunch speculative;  // decode steps only: none in a prefill pool
 };
 
