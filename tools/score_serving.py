@@ -3,8 +3,10 @@
 
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
-the row) with the row's engine, format, layout and lengths and simulate's own request count (ten
-per client, at least 200, as a user's run), and compares the simulated mean TTFT
+the row) with the row's engine profile (the newest built-in version at or below the row's),
+format, layout and lengths, and the workload of the harness that measured it where its source
+says which (HARNESSES; otherwise fixed lengths and simulate's own steady state), and compares
+the simulated mean TTFT
 and TPOT with the measured ones: error = predicted mean / measured - 1, and how often the
 measurement lies in the prediction's stated band (its "low" to "high"). Prints coverage (and why
 rows are not expressible) and the median / p90 |error| by engine, model, layout kind and
@@ -49,10 +51,78 @@ MODELS = {
 UNREADABLE = {}
 MOE = {"qwen3-235b-a22b", "gpt-oss-120b", "deepseek-r1", "deepseek-v3", "minimax-m2.5"}
 GPUS_PER_NODE = 8  # DGX H100
+ENGINES_DIR = os.path.join(ROOT, "data", "engines")
+
+# How a measurement set was collected, recognised by its source column (closed-loop-ttft.md,
+# section 8). InferenceX (InferenceMAX) runs vLLM's benchmark_serving.py with --dataset-name
+# random --random-range-ratio 0.8 (each prompt and output length drawn uniformly from 80-100% of
+# the nominal one, so the clients drift out of phase) and --num-prompts 10 x C, all measured,
+# after --num-warmups 2 x C gathered before the run starts; its rows carry the fields of its
+# results database (source_file=<date>.csv ... wip=, or db-dump/... workflow_run_id=).
+# AIConfigurator's own recipe (aiperf, fixed lengths, 20 x C requests after a 2 x C warm-up that
+# the profiling phase follows without a pause) is what simulate's steady state already runs.
+RANGE_RATIO = 0.8  # InferenceX's --random-range-ratio: lengths uniform in [0.8, 1] x nominal
+HARNESSES = {
+    "InferenceX": {
+        "match": re.compile(r"(^|; )(wip=|workflow_run_id=)|^db-dump/"),
+        "length_scale": (1 + RANGE_RATIO) / 2,
+        # The coefficient of variation of a uniform draw on [r, 1]: (1 - r) / sqrt(12) / mean.
+        "length_cv": (1 - RANGE_RATIO) / (12 ** 0.5) / ((1 + RANGE_RATIO) / 2),
+        "requests_per_client": 10,
+    },
+}
 
 
 def to_int(text, default=1):
     return int(text) if text not in ("", None) else default
+
+
+def harness_of(row):
+    """The HARNESSES entry that measured `row`, or None (fixed lengths, simulate's steady state)."""
+    for harness in HARNESSES.values():
+        if harness["match"].search(row.get("silicon_data_source", "")):
+            return harness
+    return None
+
+
+def mean_output_tokens(row):
+    """The row's mean output length as its harness drew it."""
+    harness = harness_of(row)
+    return int(row["osl"]) * (harness["length_scale"] if harness else 1)
+
+
+def workload_args(row, concurrency):
+    """simulate's lengths and request count for the row's harness."""
+    harness = harness_of(row)
+    if harness is None:
+        return ["--isl", row["isl"], "--osl", row["osl"]]
+    scale = harness["length_scale"]
+    return ["--isl", str(round(int(row["isl"]) * scale)),
+            "--osl", str(round(int(row["osl"]) * scale)),
+            "--isl-dist", "uniform", "--osl-dist", "uniform",
+            "--length-cv", f"{harness['length_cv']:.4f}",
+            "--requests", str(harness["requests_per_client"] * concurrency)]
+
+
+def version_key(text):
+    """(major, minor) of a version string such as '0.18.0' or '1.0.0rc3'; None if it has none."""
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def engine_profile(row):
+    """The built-in profile of the row's engine for its version: the newest at or below it; the
+    oldest where the row's version is older than every profile or not recorded."""
+    backend = row["backend"]
+    names = [name[:-len(".json")] for name in os.listdir(ENGINES_DIR)
+             if name.startswith(backend + "-") and name.endswith(".json")]
+    versions = sorted((version_key(n[len(backend) + 1:]), n) for n in names
+                      if version_key(n[len(backend) + 1:]) is not None)
+    if not versions:
+        return backend
+    wanted = version_key(row["backend_version"])
+    below = [name for key, name in versions if wanted is not None and key <= wanted]
+    return below[-1] if below else versions[0][1]
 
 
 def weight_format(row):
@@ -115,9 +185,8 @@ def disaggregated_command(row, binary, model, dtype, kv):
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--nodes", str(nodes),
             "--prefill-layout", prefill, "--decode-layout", decode,
             "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
-            "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
-            "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
-            "--json"]
+            "--engine", engine_profile(row), "--dtype", dtype, "--kv-dtype", kv,
+            *workload_args(row, concurrency), "--concurrency", str(concurrency), "--json"]
     return argv, notes[0] if notes else None
 
 
@@ -148,8 +217,8 @@ def row_command(row, binary):
         note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
                 "inflated width)")
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
-            "--layout", layout, "--engine", row["backend"], "--dtype", dtype, "--kv-dtype", kv,
-            "--isl", row["isl"], "--osl", row["osl"], "--concurrency", str(concurrency),
+            "--layout", layout, "--engine", engine_profile(row), "--dtype", dtype,
+            "--kv-dtype", kv, *workload_args(row, concurrency), "--concurrency", str(concurrency),
             "--json"]
     return argv, note
 
@@ -281,7 +350,7 @@ def closed_loop_identity(row, argv, out, ttft_ms, tpot_ms):
     the simulated loop idles between requests or its window is not its steady state. The
     measured E2E is TTFT + (OSL - 1) x TPOT (the file records no E2E); the simulated one is the
     simulation's own mean where it states one."""
-    osl = int(row["osl"])
+    osl = mean_output_tokens(row)
     measured_ttft, measured_tpot = float(row["silicon_ttft_ms"]), float(row["silicon_tpot_ms"])
     e2e_ms = out.get("e2e_s", {}).get("mean", 0) * 1e3 or ttft_ms + (osl - 1) * tpot_ms
     measured_e2e = measured_ttft + (osl - 1) * measured_tpot

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""score_serving's harness workloads and engine versions on hand-made rows (worked by hand)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import score_serving  # noqa: E402
+
+
+def check(what, got, want):
+    if got != want:
+        sys.exit(f"{what}: {got}, by hand {want}")
+
+
+INFERENCEX = "source_file=2026-04-06.csv; model=X; silicon_concurrency=8; measured=...; wip=False"
+AICONFIGURATOR = "source_file=/data/aic-auto-gap-analysis/data/h100_sxm/vllm/0.12.0/x.csv"
+DB_DUMP = "db-dump/2026-04-27; config_id=494; silicon_concurrency=30; workflow_run_id=269"
+
+# InferenceX draws each length uniformly from [0.8, 1] x nominal: mean 0.9 x nominal (1,024 ->
+# 921.6 -> 922; 8,192 -> 7,372.8 -> 7,373), standard deviation 0.2 / sqrt(12) = 0.057735 of
+# nominal, so a CV of 0.057735 / 0.9 = 0.064150; 10 requests per client: 80 at 8 clients.
+row = {"isl": "1024", "osl": "8192", "silicon_data_source": INFERENCEX}
+check("InferenceX workload", score_serving.workload_args(row, 8),
+      ["--isl", "922", "--osl", "7373", "--isl-dist", "uniform", "--osl-dist", "uniform",
+       "--length-cv", "0.0642", "--requests", "80"])
+check("InferenceX mean output", round(score_serving.mean_output_tokens(row), 6), 7372.8)
+check("InferenceX's database dump", score_serving.harness_of({"silicon_data_source": DB_DUMP})
+      is score_serving.HARNESSES["InferenceX"], True)
+# AIConfigurator's own recipe runs fixed lengths in a steady state: the row's lengths, no count.
+row = {"isl": "1024", "osl": "128", "silicon_data_source": AICONFIGURATOR}
+check("AIConfigurator workload", score_serving.workload_args(row, 8),
+      ["--isl", "1024", "--osl", "128"])
+check("AIConfigurator mean output", score_serving.mean_output_tokens(row), 128)
+
+# Engine profiles (data/engines/): vllm-0.12 and vllm-0.18, trtllm-1.0, sglang-0.5. The newest at
+# or below the row's version; the oldest for an older or unrecorded one.
+for backend, version, want in [("vllm", "0.18.0", "vllm-0.18"), ("vllm", "0.20.1", "vllm-0.18"),
+                               ("vllm", "0.12.0", "vllm-0.12"), ("vllm", "0.14.0", "vllm-0.12"),
+                               ("vllm", "0.11.2", "vllm-0.12"), ("vllm", "", "vllm-0.12"),
+                               ("trtllm", "1.3.0rc1", "trtllm-1.0"),
+                               ("trtllm", "0.8.1.post3", "trtllm-1.0"),
+                               ("sglang", "0.5.8.post1", "sglang-0.5")]:
+    check(f"{backend} {version!r}",
+          score_serving.engine_profile({"backend": backend, "backend_version": version}), want)
+print("score_serving harnesses and engine versions: by hand")
