@@ -53,6 +53,8 @@ import subprocess
 import sys
 import tempfile
 
+from score_serving import engine_profile  # one rule for the engine profile of a version
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                            "validation", "mlperf-v5.1-llm.csv")
@@ -140,6 +142,17 @@ def accelerator_label(text):
 def engine_label(software):
     first = software.split(" ")[0].rstrip(":,") if software else "(unpublished)"
     return ENGINES.get(first, "Mango LLMBoost" if first == "Mango" else first)
+
+
+def engine_version(engine, software):
+    """The engine profile for a row: where the software names the engine's own release (vLLM
+    0.9.0, SGLang ...), the built-in profile for that version (score_serving.engine_profile: the
+    newest at or below it, else the oldest); TensorRT rows name TensorRT's release, not
+    TensorRT-LLM's, and take the engine's newest profile."""
+    words = software.replace(",", " ").split()
+    if engine == "trtllm" or len(words) < 2:
+        return engine
+    return engine_profile(engine, words[1])
 
 
 def quantile(knots, u):
@@ -270,7 +283,7 @@ def row_command(row, binary, trace):
         argv += ["--gpus", str(gpus)]
     else:
         argv += ["--nodes", str(gpus // per_node)]
-    argv += ["--engine", engine, "--dtype", dtype]
+    argv += ["--engine", engine_version(engine, row["software"]), "--dtype", dtype]
     if dtype in ("fp8", "fp4"):
         argv += ["--kv-dtype", "fp8"]
     layout, how = layout_of(row, model, gpus)

@@ -110,17 +110,16 @@ def version_key(text):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def engine_profile(row):
-    """The built-in profile of the row's engine for its version: the newest at or below it; the
-    oldest where the row's version is older than every profile or not recorded."""
-    backend = row["backend"]
+def engine_profile(backend, version):
+    """The built-in profile of `backend` for `version`: the newest at or below it; the oldest
+    where the version is older than every profile or not recorded."""
     names = [name[:-len(".json")] for name in os.listdir(ENGINES_DIR)
              if name.startswith(backend + "-") and name.endswith(".json")]
     versions = sorted((version_key(n[len(backend) + 1:]), n) for n in names
                       if version_key(n[len(backend) + 1:]) is not None)
     if not versions:
         return backend
-    wanted = version_key(row["backend_version"])
+    wanted = version_key(version)
     below = [name for key, name in versions if wanted is not None and key <= wanted]
     return below[-1] if below else versions[0][1]
 
@@ -185,8 +184,9 @@ def disaggregated_command(row, binary, model, dtype, kv):
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--nodes", str(nodes),
             "--prefill-layout", prefill, "--decode-layout", decode,
             "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
-            "--engine", engine_profile(row), "--dtype", dtype, "--kv-dtype", kv,
-            *workload_args(row, concurrency), "--concurrency", str(concurrency), "--json"]
+            "--engine", engine_profile(row["backend"], row["backend_version"]),
+            "--dtype", dtype, "--kv-dtype", kv, *workload_args(row, concurrency),
+            "--concurrency", str(concurrency), "--json"]
     return argv, notes[0] if notes else None
 
 
@@ -217,9 +217,9 @@ def row_command(row, binary):
         note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
                 "inflated width)")
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
-            "--layout", layout, "--engine", engine_profile(row), "--dtype", dtype,
-            "--kv-dtype", kv, *workload_args(row, concurrency), "--concurrency", str(concurrency),
-            "--json"]
+            "--layout", layout, "--engine", engine_profile(row["backend"], row["backend_version"]),
+            "--dtype", dtype, "--kv-dtype", kv, *workload_args(row, concurrency),
+            "--concurrency", str(concurrency), "--json"]
     return argv, note
 
 

@@ -40,6 +40,14 @@ for backend, version, want in [("vllm", "0.18.0", "vllm-0.18"), ("vllm", "0.20.1
                                ("trtllm", "1.3.0rc1", "trtllm-1.0"),
                                ("trtllm", "0.8.1.post3", "trtllm-1.0"),
                                ("sglang", "0.5.8.post1", "sglang-0.5")]:
-    check(f"{backend} {version!r}",
-          score_serving.engine_profile({"backend": backend, "backend_version": version}), want)
+    check(f"{backend} {version!r}", score_serving.engine_profile(backend, version), want)
+# score_mlperf takes the same rule where the software names the engine's own release; TensorRT
+# rows name TensorRT's (10.11), not TensorRT-LLM's, and keep the engine's newest profile.
+import score_mlperf  # noqa: E402
+
+for software, want in [("vLLM 0.9.0, PyTorch 2.7.0", "vllm-0.12"),
+                       ("vLLM 0.6.5.dev964+mlperf50, Pytorch 2.7.0a0, ROCm", "vllm-0.12"),
+                       ("TensorRT 10.11, CUDA 12.9", "trtllm")]:
+    engine = score_mlperf.engine_label(software)
+    check(f"MLPerf {software!r}", score_mlperf.engine_version(engine, software), want)
 print("score_serving harnesses and engine versions: by hand")
