@@ -62,7 +62,7 @@ emit::PoolLaunch PoolLaunchOf(const Pool& pool, const StepEstimate& e, PoolPhase
   launch.max_num_seqs = std::max<int64_t>(1, pool.max_batch * pool.layout.AttentionDp());
   launch.max_batched_tokens = pool.perf.max_batched_tokens;
   launch.chunked_prefill = ChunksPrompts(pool.schedule);
-  launch.plans_ahead = pool.Batch().plans_ahead;
+  launch.async_scheduling = pool.perf.engine.engine == "vllm" && pool.Batch().plans_ahead;
   const double free_bytes = e.memory.hbm_bytes - e.memory.weight_bytes;
   const double kv_bytes = e.memory.usable_bytes - e.memory.weight_bytes -
                           e.memory.activation_bytes - e.memory.comm_buffer_bytes;

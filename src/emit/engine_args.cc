@@ -147,8 +147,18 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
   a.push_back(fmt::format("--max-num-seqs {}", SeqsPerAttentionRank(pool)));
   a.push_back(fmt::format("--max-num-batched-tokens {}", pool.max_batched_tokens));
   a.push_back("--enable-chunked-prefill");
-  // Off by default at the version emitted; the profile predicted with it on (vLLM 0.18).
-  if (pool.plans_ahead) a.push_back("--async-scheduling");
+  // vLLM runs asynchronous scheduling without pipeline parallelism and speculative decoding
+  // only (its configuration refuses the combinations).
+  if (pool.async_scheduling && l.pp == 1 &&
+      pool.speculative.method == SpeculativeLaunch::Method::kNone) {
+    a.push_back("--async-scheduling");
+  } else if (pool.async_scheduling) {
+    notes += fmt::format(
+        "# The prediction assumed asynchronous scheduling; {} runs it without pipeline "
+        "parallelism and speculative decoding only: expect each prompt's first token about one "
+        "iteration sooner.\n",
+        EngineRelease(Engine::kVllm));
+  }
   a.push_back(fmt::format("--max-model-len {}", in.max_model_len));
   if (in.kv_dtype == Dtype::kFp8) a.push_back("--kv-cache-dtype fp8");
   if (QuantizedByFlag(in.weight_dtype)) a.push_back("--quantization fp8");

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
@@ -184,6 +187,20 @@ std::vector<std::string> BuiltinEngineNames() {
   return names;
 }
 
+std::vector<int64_t> VersionNumbers(std::string_view version) {
+  std::vector<int64_t> out;
+  size_t i = 0;
+  while (i < version.size() && std::isdigit(static_cast<unsigned char>(version[i]))) {
+    int64_t part = 0;
+    for (; i < version.size() && std::isdigit(static_cast<unsigned char>(version[i])); ++i) {
+      part = std::min<int64_t>(part * 10 + (version[i] - '0'), 1'000'000'000);
+    }
+    out.push_back(part);
+    if (i + 1 < version.size() && version[i] == '.') ++i;
+  }
+  return out;
+}
+
 StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
   std::string source;
   SW_ASSIGN_OR_RETURN(const nlohmann::json json, LoadEngineJson(name_or_path, source));
@@ -192,10 +209,15 @@ StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path) {
 
 StatusOr<nlohmann::json> LoadEngineJson(std::string_view name_or_path, std::string& source) {
   std::string name(name_or_path);
-  // A bare engine name is its newest built-in version.
+  // A bare engine name is its newest built-in version, compared number by number (0.18 after
+  // 0.9).
   std::string newest;
   for (const std::string& n : catalog::NamesIn("engines")) {
-    if (n.starts_with(name + "-") && n > newest) newest = n;
+    if (!n.starts_with(name + "-")) continue;
+    if (newest.empty() || VersionNumbers(newest.substr(name.size() + 1)) <
+                              VersionNumbers(n.substr(name.size() + 1))) {
+      newest = n;
+    }
   }
   if (!newest.empty()) name = newest;
   const std::vector<std::string> names = BuiltinEngineNames();  // short names suggested too

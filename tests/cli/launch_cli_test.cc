@@ -124,14 +124,24 @@ TEST(LaunchOverrides, HfIdAndMaxModelLen) {
 
 TEST(LaunchOverrides, AsyncSchedulingAsTheProfilePredicted) {
   // vLLM 0.18's profile schedules one iteration ahead (data/engines/vllm-0.18.json); the launch
-  // asks for it, since the flags follow vLLM 0.10.1, where it is off by default. 0.12's does not.
-  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm --engine ";
-  const RunResult newest = RunShardwise(plan + "vllm");
+  // asks for it, since the flags follow vLLM 0.10.1, where it is off by default. 0.12's does not,
+  // and neither does a prediction made with another engine's profile.
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm ";
+  const RunResult newest = RunShardwise(plan + "--engine vllm");
   ASSERT_EQ(newest.exit_code, 0) << newest.err;
   EXPECT_NE(newest.out.find(" --async-scheduling"), std::string::npos) << newest.out;
-  const RunResult older = RunShardwise(plan + "vllm-0.12");
-  ASSERT_EQ(older.exit_code, 0) << older.err;
-  EXPECT_EQ(older.out.find("--async-scheduling"), std::string::npos) << older.out;
+  for (const char* engine : {"vllm-0.12", "trtllm"}) {
+    const RunResult other = RunShardwise(plan + "--engine " + engine);
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    EXPECT_EQ(other.out.find("async"), std::string::npos) << engine << ": " << other.out;
+  }
+  // vLLM runs it without pipeline parallelism only: the launch says what the prediction assumed
+  // instead of passing the flag.
+  const RunResult pp = RunShardwise(plan + "--engine vllm --layout tp4pp2");
+  ASSERT_EQ(pp.exit_code, 0) << pp.err;
+  EXPECT_EQ(pp.out.find("--async-scheduling"), std::string::npos) << pp.out;
+  EXPECT_NE(pp.out.find("# The prediction assumed asynchronous scheduling"), std::string::npos)
+      << pp.out;
 }
 
 TEST(LaunchOverrides, BadInput) {

@@ -28,6 +28,16 @@ TEST(EngineProfile, BuiltinsLoadByBareAndVersionedName) {
   EXPECT_EQ(LoadEngine("vllm")->kv_rule, KvMemoryRule::kFractionOfTotal);
 }
 
+TEST(EngineProfile, VersionsCompareNumberByNumber) {
+  EXPECT_EQ(VersionNumbers("0.18"), (std::vector<int64_t>{0, 18}));
+  EXPECT_EQ(VersionNumbers("1.0rc3"), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(VersionNumbers("0.5"), (std::vector<int64_t>{0, 5}));
+  EXPECT_TRUE(VersionNumbers("next").empty());
+  // A string comparison would put 0.9 after 0.18.
+  EXPECT_LT(VersionNumbers("0.9"), VersionNumbers("0.18"));
+  EXPECT_LT(VersionNumbers("0.18"), VersionNumbers("1.0"));
+}
+
 TEST(EngineProfile, UnknownEngineSuggests) {
   auto e = LoadEngine("vlm");
   ASSERT_FALSE(e.ok());

@@ -66,9 +66,10 @@ struct PoolLaunch {
   // Decode batches of up to this many sequences per attention rank run as captured CUDA
   // graphs; 0: the engine's own default.
   int64_t cuda_graph_max_batch = 0;
-  // The scheduler composes iteration k + 1 while k runs (BatchPolicy::plans_ahead): vLLM's
-  // --async-scheduling; SGLang's and TensorRT-LLM's overlap schedulers are on by default.
-  bool plans_ahead = false;
+  // A vLLM profile predicted the pool with asynchronous scheduling (iteration k + 1 composed
+  // while k runs, BatchPolicy::plans_ahead): vLLM's --async-scheduling, off by default at the
+  // version emitted. SGLang's and TensorRT-LLM's overlap schedulers are on by default.
+  bool async_scheduling = false;
   SpeculativeLaunch speculative;  // decode steps only: none in a prefill pool
 };
 

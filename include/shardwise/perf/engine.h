@@ -99,6 +99,9 @@ int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens);
 
 // Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.
 std::vector<std::string> BuiltinEngineNames();
+// The numbers of a version, each part's leading digits ("0.18" -> {0, 18}; "1.0rc3" -> {1, 0}):
+// versions compare number by number, so 0.18 is newer than 0.9.
+std::vector<int64_t> VersionNumbers(std::string_view version);
 // A built-in profile by name ("vllm" is the newest vLLM profile, "vllm-0.11" a version) or a
 // profile file by path.
 StatusOr<EngineProfile> LoadEngine(std::string_view name_or_path);
