@@ -106,13 +106,14 @@ def workload_args(row, concurrency):
 
 def version_key(text):
     """(major, minor) of a version string such as '0.18.0' or '1.0.0rc3'; None if it has none."""
-    m = re.match(r"(\d+)\.(\d+)", text or "")
+    m = re.search(r"(\d+)\.(\d+)", text or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def engine_profile(backend, version):
     """The built-in profile of `backend` for `version`: the newest at or below it; the oldest
     where the version is older than every profile or not recorded."""
+    backend = backend.lower()
     names = [name[:-len(".json")] for name in os.listdir(ENGINES_DIR)
              if name.startswith(backend + "-") and name.endswith(".json")]
     versions = sorted((version_key(n[len(backend) + 1:]), n) for n in names
@@ -184,7 +185,7 @@ def disaggregated_command(row, binary, model, dtype, kv):
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--nodes", str(nodes),
             "--prefill-layout", prefill, "--decode-layout", decode,
             "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
-            "--engine", engine_profile(row["backend"], row["backend_version"]),
+            "--engine", engine_profile(row["backend"], row.get("backend_version", "")),
             "--dtype", dtype, "--kv-dtype", kv, *workload_args(row, concurrency),
             "--concurrency", str(concurrency), "--json"]
     return argv, notes[0] if notes else None
@@ -217,7 +218,8 @@ def row_command(row, binary):
         note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
                 "inflated width)")
     argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
-            "--layout", layout, "--engine", engine_profile(row["backend"], row["backend_version"]),
+            "--layout", layout,
+            "--engine", engine_profile(row["backend"], row.get("backend_version", "")),
             "--dtype", dtype, "--kv-dtype", kv, *workload_args(row, concurrency),
             "--concurrency", str(concurrency), "--json"]
     return argv, note
@@ -302,6 +304,21 @@ def repeat_spread(jobs):
             for mode, v in spread.items()}
 
 
+def with_options(argv, extra):
+    """`argv` with the options of `extra` added, each replacing the same option of `argv` (a
+    harness's --osl-dist, say) and its value."""
+    given = {word for word in extra if word.startswith("--")}
+    out, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in given:
+            skip = True  # the option's value goes with it (every option here takes one)
+        else:
+            out.append(word)
+    return out + extra
+
+
 def run(argv):
     p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
@@ -347,7 +364,8 @@ def closed_loop_identity(row, argv, out, ttft_ms, tpot_ms):
     alone accounts for were the throughput right, -(OSL - 1) x dTPOT / TTFT, and the simulated
     cycle's residual C / X - E2E. The simulator's front end (request path, tokenization) lies
     inside its TTFT, so the residual is zero for a saturated loop measured whole; a large one says
-    the simulated loop idles between requests or its window is not its steady state. The
+    the simulated loop idles between requests or its window is not its steady state. A run of a
+    fixed request count (a harness's: --requests) drains at its end, so it has no residual. The
     measured E2E is TTFT + (OSL - 1) x TPOT (the file records no E2E); the simulated one is the
     simulation's own mean where it states one."""
     osl = mean_output_tokens(row)
@@ -359,7 +377,9 @@ def closed_loop_identity(row, argv, out, ttft_ms, tpot_ms):
     return {
         "e2e_err": e2e_ms / measured_e2e - 1,
         "ttft_err_from_tpot": -(osl - 1) * (tpot_ms - measured_tpot) / measured_ttft,
-        "cycle_residual_ms": 1e3 * clients / rate - e2e_ms if rate > 0 else None,
+        # A fixed request count (a harness's) drains at the end: its loop is not saturated.
+        "cycle_residual_ms": (1e3 * clients / rate - e2e_ms
+                              if rate > 0 and "--requests" not in argv else None),
     }
 
 
@@ -440,7 +460,7 @@ def main():
         if argv is None:
             skipped[why] += 1
         else:
-            jobs.append((r, argv + shlex.split(args.simulate_args)))
+            jobs.append((r, with_options(argv, shlex.split(args.simulate_args))))
             if why:
                 assumed[why] += 1
     with ThreadPoolExecutor(args.jobs) as pool:

@@ -41,6 +41,18 @@ for backend, version, want in [("vllm", "0.18.0", "vllm-0.18"), ("vllm", "0.20.1
                                ("trtllm", "0.8.1.post3", "trtllm-1.0"),
                                ("sglang", "0.5.8.post1", "sglang-0.5")]:
     check(f"{backend} {version!r}", score_serving.engine_profile(backend, version), want)
+# A version written with a prefix, a backend in capitals, a CSV without the column.
+check("'v0.18.1'", score_serving.engine_profile("vllm", "v0.18.1"), "vllm-0.18")
+check("'VLLM'", score_serving.engine_profile("VLLM", "0.18.0"), "vllm-0.18")
+check("no version column", score_serving.engine_profile("vllm", None), "vllm-0.12")
+# vLLM 0.14-0.17 have no profile of their own (0.18's source says asynchronous scheduling may
+# have been their default too): they take 0.12's, the newest at or below them.
+# A user's options replace the harness's (--simulate-args "--osl-dist fixed"), values and all.
+check("user options",
+      score_serving.with_options(
+          ["simulate", "--osl", "922", "--osl-dist", "uniform", "--requests", "80"],
+          ["--osl-dist", "fixed"]),
+      ["simulate", "--osl", "922", "--requests", "80", "--osl-dist", "fixed"])
 # score_mlperf takes the same rule where the software names the engine's own release; TensorRT
 # rows name TensorRT's (10.11), not TensorRT-LLM's, and keep the engine's newest profile.
 import score_mlperf  # noqa: E402
