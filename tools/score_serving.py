@@ -359,9 +359,10 @@ def share_in_band(scored, key):
 
 def closed_loop_identity(row, argv, out, ttft_ms, tpot_ms):
     """The closed-loop identity, mean TTFT = C / X - (OSL - 1) x mean TPOT - client delay
-    (docs/validation.md, "The closed-loop identity, row by row"), read per row: the end-to-end
-    error (in a saturated closed loop, -1 x the throughput error), the TTFT error the TPOT error
-    alone accounts for were the throughput right, -(OSL - 1) x dTPOT / TTFT, and the simulated
+    (docs/validation/serving-under-load.md, "The closed-loop identity, row by row"), read per
+    row: the end-to-end error (in a saturated closed loop, -1 x the throughput error), the TTFT
+    error the TPOT error alone accounts for were the throughput right, -(OSL - 1) x dTPOT / TTFT,
+    and the simulated
     cycle's residual C / X - E2E. The simulator's front end (request path, tokenization) lies
     inside its TTFT, so the residual is zero for a saturated loop measured whole; a large one says
     the simulated loop idles between requests or its window is not its steady state. A run of a
