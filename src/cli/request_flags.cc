@@ -18,8 +18,8 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
   api::ServingOverrides& v = values;
   given = {
       sub->add_option("--engine", v.engine,
-                      "Serving engine profile: trtllm, vllm, sglang, a versioned name "
-                      "(trtllm-1.0) or a profile .json (see data/engines/)")
+                      "Serving engine profile: trtllm, vllm, sglang (each its newest version), "
+                      "a versioned name (vllm-0.12) or a profile .json (see data/engines/)")
           ->capture_default_str(),
       sub->add_option("--dtype", v.dtype,
                       "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
