@@ -104,8 +104,9 @@ void PrintBreakEven(const api::PriceReport& rep) {
 
 void PrintText(const api::PriceReport& rep) {
   const Deployment& d = rep.deployment;
-  std::cout << fmt::format("price: {} on {}, {} ({} GPUs), ISL {} / OSL {}, ${:.2f} per hour\n",
-                           rep.model.name, rep.cluster.name, d.ToString(), d.gpus(), rep.saved.isl,
+  std::cout << fmt::format("price: {} on {}, {} ({}), ISL {} / OSL {}, ${:.2f} per hour\n",
+                           rep.model.name, rep.cluster.name, d.ToString(),
+                           Counted(static_cast<double>(d.gpus()), "GPU", "GPUs"), rep.saved.isl,
                            rep.saved.osl, rep.usd_per_hour);
   std::cout << PointLine(rep);
   std::cout << fmt::format(

@@ -127,10 +127,11 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
   const bool fixed = rep.scenario.input.distribution == LengthDistribution::kFixed &&
                      rep.scenario.output.distribution == LengthDistribution::kFixed;
   out += fmt::format(
-      "simulate: {} on {} ({} GPUs), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
+      "simulate: {} on {} ({}), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
       "{} request{} simulated over {} ({} measured; {} iteration{}, {} preemption{}) in {} "
       "wall\n\n",
-      rep.model.name, rep.cluster.name, rep.deployment.gpus(),
+      rep.model.name, rep.cluster.name,
+      Counted(static_cast<double>(rep.deployment.gpus()), "GPU", "GPUs"),
       rep.deployment.disaggregated() ? "deployment" : "layout", rep.deployment.ToString(),
       Shape(rep.deployment), rep.deployment.decode().perf.engine.name, Arrivals(rep, r),
       one.prompt_tokens, one.output_tokens,

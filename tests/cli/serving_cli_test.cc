@@ -20,6 +20,18 @@ TEST(SimulateCli, DefaultsRun) {
   }
 }
 
+TEST(SimulateCli, OneGpuTakesTheSingular) {
+  const RunResult sim = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 2 --isl 128 --osl 16");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find("on dgx-h100 (1 GPU), layout tp1 (1 replica of 1 GPU)"), std::string::npos)
+      << sim.out;
+  const RunResult explain = RunShardwise("explain --model llama-3.1-8b --gpus 1 --layout tp1");
+  ASSERT_EQ(explain.exit_code, 0) << explain.err;
+  EXPECT_NE(explain.out.find("layout tp1 (1 GPU: 1 replica of 1)"), std::string::npos)
+      << explain.out;
+}
+
 TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   const RunResult r = RunShardwise(
       "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 16 --requests 160 "
