@@ -172,6 +172,10 @@ SavedDeployment Save(std::string command, std::string model, ClusterRef cluster,
   s.model = std::move(model);
   s.cluster = std::move(cluster);
   s.serving = std::move(serving);
+  // A bare engine name runs its newest profile: the record names the version that ran, so a
+  // replay runs that one after a newer profile ships.
+  const EngineProfile& ran = deployment.prefill().perf.engine;
+  if (s.serving.engine == ran.engine && !ran.name.empty()) s.serving.engine = ran.name;
   s.deployment = SpecOf(deployment);
   s.isl = isl;
   s.osl = osl;

@@ -10,12 +10,14 @@
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/json_fields.h"
+#include "shardwise/common/suggest.h"
 
 namespace shardwise {
 namespace {
 
 constexpr std::string_view kHint =
-    "built-in engines: trtllm, vllm, sglang (see data/engines/), or a path to a profile .json";
+    "built-in engines: trtllm, vllm, sglang (each its newest version) or a versioned name such "
+    "as vllm-0.12 (see data/engines/), or a path to a profile .json";
 
 // One "fields" entry: {"value": ..., "provenance": "measured|fitted|assumed", "source": "..."}.
 struct FieldReader {
@@ -80,6 +82,30 @@ struct FieldReader {
     return Status();
   }
 
+  // A count: a whole number in [lo, hi].
+  Status Count(const std::string& key, double& into, double lo, double hi) {
+    SW_RETURN_IF_ERROR(Number(key, into, lo, hi));
+    if (into != std::floor(into)) {
+      return Error(
+          fmt::format("{}: field '{}' must be a whole number, got {:g}", source, key, into));
+    }
+    return Status();
+  }
+
+  // Every field of the file was read: a misspelt one would otherwise be ignored silently.
+  Status NoOthers() const {
+    std::vector<std::string> known;
+    for (const auto& [key, provenance] : out.provenance) known.push_back(key);
+    for (const auto& [key, value] : fields.items()) {
+      if (!out.provenance.contains(key)) {
+        return Error(fmt::format(
+            "{}: {}", source,
+            UnknownNameMessage("engine profile field", key, known, "remove it or fix its name")));
+      }
+    }
+    return Status();
+  }
+
   Status Text(const std::string& key, std::string& into) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Entry(key));
     if (!v->is_string() || v->get<std::string>().empty())
@@ -136,6 +162,12 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   EngineProfile e;
   SW_ASSIGN_OR_RETURN(e.name, obj.String("name"));
   SW_ASSIGN_OR_RETURN(e.engine, obj.String("engine"));
+  if (e.engine != "trtllm" && e.engine != "vllm" && e.engine != "sglang") {
+    return Error(
+        fmt::format("{}: \"engine\" is '{}'; it must be trtllm, vllm or sglang (whose "
+                    "scheduler and launch flags the profile describes)",
+                    source, e.engine));
+  }
   SW_ASSIGN_OR_RETURN(e.version, obj.String("version"));
   if (json.contains("description") && json.at("description").is_string()) {
     e.description = json.at("description").get<std::string>();
@@ -146,7 +178,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   FieldReader r{json.at("fields"), source, e};
   constexpr double kHuge = 1e15;
   SW_RETURN_IF_ERROR(r.Number("step_overhead_s", e.step_overhead_s, 0, 1));
-  SW_RETURN_IF_ERROR(r.Number("cuda_graph_max_batch", e.cuda_graph_max_batch, 0, 1e6));
+  SW_RETURN_IF_ERROR(r.Count("cuda_graph_max_batch", e.cuda_graph_max_batch, 0, 1e6));
   SW_RETURN_IF_ERROR(r.Number("host_launch_s_per_kernel", e.host_launch_s_per_kernel, 0, 1));
   SW_RETURN_IF_ERROR(r.Number("eager_host_s_per_layer", e.eager_host_s_per_layer, 0, 1));
   constexpr double kMaxKernels = 1000;  // per block; catches a misplaced field
@@ -155,19 +187,18 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Number("kernels_per_moe_ffn", e.kernels.moe_ffn, 0, kMaxKernels));
   SW_RETURN_IF_ERROR(r.Number("kernels_per_qk_norm", e.kernels.qk_norm, 0, kMaxKernels));
   SW_RETURN_IF_ERROR(r.Number("kernels_per_fp8_gemm", e.kernels.per_fp8_gemm, 0, kMaxKernels));
-  SW_RETURN_IF_ERROR(
-      r.Number("custom_allreduce_max_bytes", e.custom_allreduce_max_bytes, 0, kHuge));
-  SW_RETURN_IF_ERROR(r.Number("one_shot_max_bytes", e.one_shot_max_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Count("custom_allreduce_max_bytes", e.custom_allreduce_max_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Count("one_shot_max_bytes", e.one_shot_max_bytes, 0, kHuge));
   SW_RETURN_IF_ERROR(r.Number("custom_allreduce_latency_s", e.custom_allreduce_latency_s, 0, 1));
   SW_RETURN_IF_ERROR(r.Bool("fused_allreduce_norm", e.fused_allreduce_norm));
   SW_RETURN_IF_ERROR(r.Number("attention_efficiency", e.attention_efficiency, 0.01, 1));
-  SW_RETURN_IF_ERROR(r.Number("max_batched_tokens", e.max_batched_tokens, 1, 1e7));
-  SW_RETURN_IF_ERROR(r.Number("prompt_headroom_tokens", e.prompt_headroom_tokens, 0, 1e7));
-  SW_RETURN_IF_ERROR(r.Number("max_num_seqs", e.max_num_seqs, 1, 1e6));
-  SW_RETURN_IF_ERROR(r.Number("kv_block_tokens", e.kv_block_tokens, 1, 1e5));
+  SW_RETURN_IF_ERROR(r.Count("max_batched_tokens", e.max_batched_tokens, 1, 1e7));
+  SW_RETURN_IF_ERROR(r.Count("prompt_headroom_tokens", e.prompt_headroom_tokens, 0, 1e7));
+  SW_RETURN_IF_ERROR(r.Count("max_num_seqs", e.max_num_seqs, 1, 1e6));
+  SW_RETURN_IF_ERROR(r.Count("kv_block_tokens", e.kv_block_tokens, 1, 1e5));
   SW_RETURN_IF_ERROR(r.Rule("kv_memory_rule", e.kv_rule));
   SW_RETURN_IF_ERROR(r.Number("memory_fraction", e.memory_fraction, 0.01, 1));
-  SW_RETURN_IF_ERROR(r.Number("runtime_reserve_bytes", e.runtime_reserve_bytes, 0, kHuge));
+  SW_RETURN_IF_ERROR(r.Count("runtime_reserve_bytes", e.runtime_reserve_bytes, 0, kHuge));
   SW_RETURN_IF_ERROR(r.Bool("no_evict_admission", e.no_evict_admission));
   SW_RETURN_IF_ERROR(r.Bool("mixed_prefill_decode", e.mixed_prefill_decode));
   SW_RETURN_IF_ERROR(r.Bool("chunked_prefill", e.chunked_prefill));
@@ -177,6 +208,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_ttft_ratio", e.closed_loop_ttft));
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_tpot_ratio", e.closed_loop_tpot));
   SW_RETURN_IF_ERROR(r.Text("closed_loop_measured_on", e.closed_loop_measured_on));
+  SW_RETURN_IF_ERROR(r.NoOthers());
   return e;
 }
 

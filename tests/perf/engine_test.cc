@@ -66,6 +66,31 @@ TEST(EngineProfile, FieldWithoutSourceOrProvenanceIsRejected) {
   EXPECT_FALSE(ParseEngineProfile(j, "x.json").ok());
 }
 
+TEST(EngineProfile, MisspeltFieldsOtherEnginesAndFractionalCountsAreRejected) {
+  const nlohmann::json shipped =
+      nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.18.json"));
+  nlohmann::json j = shipped;
+  j["fields"]["step_overhed_s"] = j["fields"]["step_overhead_s"];
+  auto e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("unknown engine profile field 'step_overhed_s'; did you "
+                                      "mean 'step_overhead_s'"),
+            std::string::npos)
+      << e.status().message();
+  j = shipped;
+  j["engine"] = "foo";
+  e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("must be trtllm, vllm or sglang"), std::string::npos);
+  j = shipped;
+  j["fields"]["cuda_graph_max_batch"]["value"] = 3.5;
+  e = ParseEngineProfile(j, "mine.json");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("'cuda_graph_max_batch' must be a whole number, got 3.5"),
+            std::string::npos)
+      << e.status().message();
+}
+
 TEST(EngineProfile, MeasuredRatiosAreReadAndChecked) {
   nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
   j["fields"]["closed_loop_ttft_ratio_p10"]["value"] = 0.5;
