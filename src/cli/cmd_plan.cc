@@ -37,7 +37,7 @@ struct PlanOptions {
 std::string LoadLine(const shardwise::PlanRequest& req) {
   switch (req.load.kind) {
     case PlanLoad::Kind::kConcurrency:
-      return fmt::format("load: closed loop of {:.0f} clients", req.load.value);
+      return "load: closed loop of " + Counted(req.load.value, "client", "clients");
     case PlanLoad::Kind::kRate:
       return fmt::format("load: Poisson arrivals at {:g} requests/s", req.load.value);
     case PlanLoad::Kind::kOffline:

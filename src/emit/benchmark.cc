@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "engine_args.h"
+#include "shardwise/common/format.h"
 #include "shardwise/common/suggest.h"
 
 namespace shardwise::emit {
@@ -188,7 +189,8 @@ Status Check(BenchmarkTool tool, const BenchmarkInputs& in) {
 std::string Header(BenchmarkTool tool, const BenchmarkInputs& in) {
   const BenchmarkPrediction& p = in.predicted;
   const std::string load =
-      in.concurrency ? fmt::format("a closed loop of {} clients", *in.concurrency)
+      in.concurrency
+          ? "a closed loop of " + Counted(static_cast<double>(*in.concurrency), "client", "clients")
       : std::isinf(in.rate_per_s)
           ? std::string("every request at once (offline)")
           : fmt::format(

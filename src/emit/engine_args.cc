@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "shardwise/common/format.h"
+
 namespace shardwise::emit::internal {
 namespace {
 
@@ -89,8 +91,9 @@ std::string Header(Engine engine, const LaunchInputs& in) {
                         f.layout.gpus(), workers(p.workers, "decode"), p.layout.gpus());
   } else {
     what = "layout " + p.layout.ToString();
-    shape = fmt::format("# {} GPU(s) per engine instance, {} replica(s).", p.layout.InstanceGpus(),
-                        p.layout.Replicas());
+    shape = fmt::format("# {} per engine instance, {}.",
+                        Counted(static_cast<double>(p.layout.InstanceGpus()), "GPU", "GPUs"),
+                        Counted(static_cast<double>(p.layout.Replicas()), "replica", "replicas"));
   }
   return fmt::format(
       "#!/usr/bin/env bash\n# Written by 'shardwise --emit {}' for {} of {}.\n"

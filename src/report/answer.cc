@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "plots.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/svg.h"
 
 namespace shardwise::report {
@@ -43,10 +44,11 @@ AnswerFacts PlanAnswer(const nlohmann::json& result) {
                               : Field(Field(result, "layouts"), 0);
   const std::string load = Str(result, "load", "offline");
   const double value = Num(result, "load_value");
-  a.load = (load == "rate"          ? fmt::format("{:g} requests/s offered (Poisson): ", value)
-            : load == "concurrency" ? fmt::format("a closed loop of {:g} clients: ", value)
-                                    : std::string("offline (each layout at its best batch): ")) +
-           PointLoad(a.point);
+  a.load =
+      (load == "rate"          ? fmt::format("{:g} requests/s offered (Poisson): ", value)
+       : load == "concurrency" ? "a closed loop of " + Counted(value, "client", "clients") + ": "
+                               : std::string("offline (each layout at its best batch): ")) +
+      PointLoad(a.point);
   return a;
 }
 
@@ -80,8 +82,9 @@ AnswerFacts SimulateAnswer(const nlohmann::json& result) {
       {"usd_per_mtok_output", Field(Field(result, "cost"), "usd_per_mtok_output")},
       {"joules_per_output_token", Field(Field(result, "energy"), "joules_per_output_token")}};
   const bool closed = Field(result, "concurrency").is_number();
-  a.load = closed ? fmt::format("a closed loop of {} clients: {:.2f} requests/s served",
-                                Field(result, "concurrency").dump(), Num(tp, "requests_per_s"))
+  a.load = closed ? fmt::format("a closed loop of {}: {:.2f} requests/s served",
+                                Counted(Num(result, "concurrency"), "client", "clients"),
+                                Num(tp, "requests_per_s"))
                   : fmt::format("{:.2f} requests/s offered, {:.2f} served",
                                 Num(load, "offered_requests_per_s"), Num(tp, "requests_per_s"));
   const bool overloaded = Flag(load, "overloaded");

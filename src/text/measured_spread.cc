@@ -9,10 +9,10 @@ namespace shardwise::text {
 std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,
                                std::string_view bands) {
   std::string out = fmt::format(
-      "measured     closed loops of {} measured on {} ran at {:.2f}-{:.2f}x the predicted TTFT\n"
-      "             and {:.2f}-{:.2f}x the TPOT (10th-90th percentile, docs/validation.md); {} "
-      "cover that\n",
-      engine.name, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
+      "measured     closed loops of {} (every version measured) on {} ran at {:.2f}-{:.2f}x the\n"
+      "             predicted TTFT and {:.2f}-{:.2f}x the TPOT (10th-90th percentile,\n"
+      "             docs/validation/serving-under-load.md); {} cover that\n",
+      engine.engine, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
       engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90, bands);
   if (gpu != engine.closed_loop_measured_on) {
     out += fmt::format("             on {} that spread is an assumption\n", gpu);

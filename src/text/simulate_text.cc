@@ -14,7 +14,7 @@ namespace {
 
 std::string Arrivals(const api::ServingReport& rep, const api::SimulateRequest& r) {
   if (const auto* closed = std::get_if<ClosedLoop>(&rep.scenario.load)) {
-    return fmt::format("closed loop, {} clients", closed->clients);
+    return "closed loop, " + Counted(static_cast<double>(closed->clients), "client", "clients");
   }
   if (!r.workload.trace.empty()) return "trace " + r.workload.trace;
   const OpenLoop& open = std::get<OpenLoop>(rep.scenario.load);

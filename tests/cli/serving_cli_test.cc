@@ -22,8 +22,9 @@ TEST(SimulateCli, DefaultsRun) {
 
 TEST(SimulateCli, OneGpuTakesTheSingular) {
   const RunResult sim = RunShardwise(
-      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 2 --isl 128 --osl 16");
+      "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --concurrency 1 --isl 128 --osl 16");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.out.find("closed loop, 1 client, ISL 128"), std::string::npos) << sim.out;
   EXPECT_NE(sim.out.find("on dgx-h100 (1 GPU), layout tp1 (1 replica of 1 GPU)"), std::string::npos)
       << sim.out;
   const RunResult explain = RunShardwise("explain --model llama-3.1-8b --gpus 1 --layout tp1");
@@ -40,6 +41,8 @@ TEST(SimulateCli, ClosedLoopReportsWhatBenchmarksPrint) {
   const auto j = r.Json();
   EXPECT_EQ(j["concurrency"], 16);
   EXPECT_EQ(j["engine"], "vllm-0.18");  // a bare engine name runs its newest profile
+  // and the saved question names that version, so a replay runs it after a newer one ships.
+  EXPECT_EQ(j["deployment"]["saved"]["serving"]["engine"], "vllm-0.18");
   for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"}) {
     for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_TRUE(j[key].contains(stat));
   }
@@ -205,7 +208,7 @@ TEST(SimulateCli, ClosedLoopBandCoversWhereMeasuredLoopsFell) {
   EXPECT_NEAR(j["ttft_s"]["high"].get<double>(), 3.0 * mean, 1e-12 * mean);
   EXPECT_DOUBLE_EQ(j["measured_spread"]["ttft"]["p90"].get<double>(), 3.0);
   EXPECT_NE(RunShardwise(loop.substr(0, loop.find(" --json")) + " --engine " + path)
-                .out.find("ran at 0.50-3.00x the predicted TTFT"),
+                .out.find("ran at 0.50-3.00x the\n             predicted TTFT"),
             std::string::npos);
   // On another GPU than the one measured (the built-in profiles: h100-sxm), the spread is used
   // and named an assumption.
