@@ -93,7 +93,8 @@ nlohmann::json SteadyStateJson(const SteadyState& s) {
           {"halves_compared", s.halves_compared},
           {"ttft_drift", s.ttft_drift},
           {"tpot_drift", s.tpot_drift},
-          {"converged", s.converged},
+          // A run of fixed length was not sized: there was nothing to converge.
+          {"converged", s.sized ? nlohmann::json(s.converged) : nlohmann::json(nullptr)},
           {"runs", s.runs}};
 }
 

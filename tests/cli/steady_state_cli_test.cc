@@ -64,6 +64,13 @@ TEST(SteadyStateCli, SimulateSaysHowItReachedItsSteadyState) {
   EXPECT_EQ(s["measured_requests"], 500);
   EXPECT_EQ(r.Json()["requests"], 500);
   EXPECT_TRUE(s["converged"].get<bool>());
+  // A run of fixed length is not sized: nothing was checked to converge.
+  const RunResult fixed = RunShardwise(
+      "simulate --model llama-3.1-8b --layout tp1 --concurrency 16 --isl 512 --osl 64 "
+      "--requests 160 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_FALSE(fixed.Json()["steady_state"]["sized"].get<bool>());
+  EXPECT_TRUE(fixed.Json()["steady_state"]["converged"].is_null());
   const RunResult text = RunShardwise(
       "simulate --model llama-3.1-8b --layout tp1 --concurrency 16 --isl 512 --osl 64");
   EXPECT_NE(text.out.find("steady state 50 warm-up requests excluded, 500 measured"),
