@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <string_view>
@@ -14,6 +15,9 @@
 
 namespace shardwise {
 namespace {
+
+// The engines a profile can describe: a bare name is the newest built-in profile of one.
+constexpr std::array<std::string_view, 3> kEngineKinds = {"trtllm", "vllm", "sglang"};
 
 constexpr std::string_view kHint =
     "built-in engines: trtllm, vllm, sglang (each its newest version) or a versioned name such "
@@ -162,7 +166,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   EngineProfile e;
   SW_ASSIGN_OR_RETURN(e.name, obj.String("name"));
   SW_ASSIGN_OR_RETURN(e.engine, obj.String("engine"));
-  if (e.engine != "trtllm" && e.engine != "vllm" && e.engine != "sglang") {
+  if (std::find(kEngineKinds.begin(), kEngineKinds.end(), e.engine) == kEngineKinds.end()) {
     return Error(
         fmt::format("{}: \"engine\" is '{}'; it must be trtllm, vllm or sglang (whose "
                     "scheduler and launch flags the profile describes)",
@@ -214,7 +218,7 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
 
 std::vector<std::string> BuiltinEngineNames() {
   std::vector<std::string> names = catalog::NamesIn("engines");
-  for (const char* alias : {"trtllm", "vllm", "sglang"}) names.emplace_back(alias);
+  for (const std::string_view kind : kEngineKinds) names.emplace_back(kind);
   std::sort(names.begin(), names.end());
   return names;
 }
