@@ -106,8 +106,8 @@ void PrintText(const api::PriceReport& rep) {
   const Deployment& d = rep.deployment;
   std::cout << fmt::format("price: {} on {}, {} ({}), ISL {} / OSL {}, ${:.2f} per hour\n",
                            rep.model.name, rep.cluster.name, d.ToString(),
-                           Counted(static_cast<double>(d.gpus()), "GPU", "GPUs"), rep.saved.isl,
-                           rep.saved.osl, rep.usd_per_hour);
+                           Counted(d.gpus(), "GPU", "GPUs"), rep.saved.isl, rep.saved.osl,
+                           rep.usd_per_hour);
   std::cout << PointLine(rep);
   std::cout << fmt::format(
       "=> ${:.4f} per million output tokens (the whole bill over the output tokens, always "

@@ -93,8 +93,7 @@ void PrintText(const api::RecommendReport& rep) {
       req.objective == RecommendObjective::kCost
           ? "; ranked by $ per million output tokens at that load"
           : "",
-      Counted(static_cast<double>(rep.result.simulations), "simulation", "simulations"),
-      FormatSeconds(rep.elapsed_s));
+      Counted(rep.result.simulations, "simulation", "simulations"), FormatSeconds(rep.elapsed_s));
   PrintCandidates(rep);
   const RecommendCandidate& b = *rep.result.best;
   std::cout << fmt::format(

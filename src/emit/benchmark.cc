@@ -189,8 +189,7 @@ Status Check(BenchmarkTool tool, const BenchmarkInputs& in) {
 std::string Header(BenchmarkTool tool, const BenchmarkInputs& in) {
   const BenchmarkPrediction& p = in.predicted;
   const std::string load =
-      in.concurrency
-          ? "a closed loop of " + Counted(static_cast<double>(*in.concurrency), "client", "clients")
+      in.concurrency ? "a closed loop of " + Counted(*in.concurrency, "client", "clients")
       : std::isinf(in.rate_per_s)
           ? std::string("every request at once (offline)")
           : fmt::format(

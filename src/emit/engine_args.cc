@@ -92,8 +92,8 @@ std::string Header(Engine engine, const LaunchInputs& in) {
   } else {
     what = "layout " + p.layout.ToString();
     shape = fmt::format("# {} per engine instance, {}.",
-                        Counted(static_cast<double>(p.layout.InstanceGpus()), "GPU", "GPUs"),
-                        Counted(static_cast<double>(p.layout.Replicas()), "replica", "replicas"));
+                        Counted(p.layout.InstanceGpus(), "GPU", "GPUs"),
+                        Counted(p.layout.Replicas(), "replica", "replicas"));
   }
   return fmt::format(
       "#!/usr/bin/env bash\n# Written by 'shardwise --emit {}' for {} of {}.\n"

@@ -78,12 +78,12 @@ std::string Aggregated(const api::Explanation& e) {
   const Layout& l = e.deployment.prefill().layout;
   const PerfOptions& perf = e.deployment.prefill().perf;
   out += fmt::format(
-      "{} on {} ({} x {}), layout {} ({}: {} replica{} of {}), batch {}, context {}\n"
+      "{} on {} ({} x {}), layout {} ({}: {} of {}), batch {}, context {}\n"
       "weights {}, KV cache {}; TP group over {}, EP group over {}\n\n",
       e.model.name, e.cluster.name, e.cluster.num_gpus, e.cluster.gpu.name, l.ToString(),
-      Counted(static_cast<double>(l.gpus()), "GPU", "GPUs"), l.Replicas(),
-      l.Replicas() == 1 ? "" : "s", l.InstanceGpus(), e.workload.batch, e.workload.prompt_tokens,
-      WeightFormatName(perf), DtypeName(perf.kv_dtype), e.tp_link, e.ep_link);
+      Counted(l.gpus(), "GPU", "GPUs"), Counted(l.Replicas(), "replica", "replicas"),
+      l.InstanceGpus(), e.workload.batch, e.workload.prompt_tokens, WeightFormatName(perf),
+      DtypeName(perf.kv_dtype), e.tp_link, e.ep_link);
   out += Phases("prefill (1 prompt)", s.prefill, "decode (1 step)", s.decode);
   const PhaseBreakdown& d = s.decode;
   const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
@@ -144,9 +144,8 @@ std::string Disaggregated(const api::Explanation& e) {
   out += fmt::format(
       "{} disaggregated: {} ({}: {} prefill on {}, {} decode on {}), context {}, decode "
       "batch {} per worker\n\n",
-      e.model.name, e.deployment.ToString(),
-      Counted(static_cast<double>(e.deployment.gpus()), "GPU", "GPUs"), pp.Gpus(), pp.cluster.name,
-      dp.Gpus(), dp.cluster.name, e.workload.prompt_tokens, e.workload.batch);
+      e.model.name, e.deployment.ToString(), Counted(e.deployment.gpus(), "GPU", "GPUs"), pp.Gpus(),
+      pp.cluster.name, dp.Gpus(), dp.cluster.name, e.workload.prompt_tokens, e.workload.batch);
   out += Phases("prefill worker (1 prompt)", p.prefill, "decode worker (1 step)", s.decode);
   out += fmt::format(
       "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {})\n"

@@ -14,7 +14,7 @@ namespace {
 
 std::string Arrivals(const api::ServingReport& rep, const api::SimulateRequest& r) {
   if (const auto* closed = std::get_if<ClosedLoop>(&rep.scenario.load)) {
-    return "closed loop, " + Counted(static_cast<double>(closed->clients), "client", "clients");
+    return "closed loop, " + Counted(closed->clients, "client", "clients");
   }
   if (!r.workload.trace.empty()) return "trace " + r.workload.trace;
   const OpenLoop& open = std::get<OpenLoop>(rep.scenario.load);
@@ -130,8 +130,7 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
       "simulate: {} on {} ({}), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
       "{} request{} simulated over {} ({} measured; {} iteration{}, {} preemption{}) in {} "
       "wall\n\n",
-      rep.model.name, rep.cluster.name,
-      Counted(static_cast<double>(rep.deployment.gpus()), "GPU", "GPUs"),
+      rep.model.name, rep.cluster.name, Counted(rep.deployment.gpus(), "GPU", "GPUs"),
       rep.deployment.disaggregated() ? "deployment" : "layout", rep.deployment.ToString(),
       Shape(rep.deployment), rep.deployment.decode().perf.engine.name, Arrivals(rep, r),
       one.prompt_tokens, one.output_tokens,
