@@ -25,6 +25,7 @@ Python standard library is used.
 import argparse
 import collections
 import csv
+import functools
 import json
 import os
 import re
@@ -110,14 +111,21 @@ def version_key(text):
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+@functools.lru_cache(maxsize=None)
+def profile_versions(backend):
+    """The built-in profiles of `backend` (data/engines/<backend>-<version>.json), as
+    ((major, minor), name) oldest first; read once per backend."""
+    names = [name[:-len(".json")] for name in os.listdir(ENGINES_DIR)
+             if name.startswith(backend + "-") and name.endswith(".json")]
+    keyed = [(version_key(n[len(backend) + 1:]), n) for n in names]
+    return sorted((key, n) for key, n in keyed if key is not None)
+
+
 def engine_profile(backend, version):
     """The built-in profile of `backend` for `version`: the newest at or below it; the oldest
     where the version is older than every profile or not recorded."""
     backend = backend.lower()
-    names = [name[:-len(".json")] for name in os.listdir(ENGINES_DIR)
-             if name.startswith(backend + "-") and name.endswith(".json")]
-    versions = sorted((version_key(n[len(backend) + 1:]), n) for n in names
-                      if version_key(n[len(backend) + 1:]) is not None)
+    versions = profile_versions(backend)
     if not versions:
         return backend
     wanted = version_key(version)
