@@ -314,16 +314,16 @@ def repeat_spread(jobs):
 
 def with_options(argv, extra):
     """`argv` with the options of `extra` added, each replacing the same option of `argv` (a
-    harness's --osl-dist, say) and its value."""
+    harness's --osl-dist, say) and its value, where it has one (--json has none)."""
     given = {word for word in extra if word.startswith("--")}
-    out, skip = [], False
-    for word in argv:
-        if skip:
-            skip = False
-        elif word in given:
-            skip = True  # the option's value goes with it (every option here takes one)
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in given:
+            has_value = i + 1 < len(argv) and not argv[i + 1].startswith("--")
+            i += 2 if has_value else 1
         else:
-            out.append(word)
+            out.append(argv[i])
+            i += 1
     return out + extra
 
 

@@ -53,6 +53,9 @@ check("user options",
           ["simulate", "--osl", "922", "--osl-dist", "uniform", "--requests", "80"],
           ["--osl-dist", "fixed"]),
       ["simulate", "--osl", "922", "--requests", "80", "--osl-dist", "fixed"])
+# An option without a value (--json) is replaced alone, the next option kept.
+check("a flag", score_serving.with_options(["simulate", "--json", "--isl", "922"], ["--json"]),
+      ["simulate", "--isl", "922", "--json"])
 # score_mlperf takes the same rule where the software names the engine's own release; TensorRT
 # rows name TensorRT's (10.11), not TensorRT-LLM's, and keep the engine's newest profile.
 import score_mlperf  # noqa: E402
