@@ -46,30 +46,32 @@ StatusOr<SizeReport> Size(const Catalog& catalog, const SizeRequest& r) {
     req.kv_dtype = *d;
   }
   SW_RETURN_IF_ERROR(CheckKvFormat(req.kv_dtype, rep.gpu));
-  const bool exact = r.context != 0 || r.concurrency != 0;  // given, even if negative
+  const bool exact = r.context || r.concurrency;
   if (exact && r.kv_alloc) {
     return FieldError("kv_alloc", "give `kv_alloc`, or `context` with `concurrency`, not both");
   }
-  if (exact && (r.context < 0 || r.concurrency < 0)) {
-    return FieldError(r.context < 0 ? "context" : "concurrency",
-                      "`context` and `concurrency` must be positive");
-  }
-  if (exact && (r.context == 0 || r.concurrency == 0)) {
-    return FieldError(r.context == 0 ? "context" : "concurrency",
+  if (exact && (!r.context || !r.concurrency)) {
+    return FieldError(r.context ? "concurrency" : "context",
                       "`context` and `concurrency` go together: give both (e.g. `context` 8192 "
                       "and `concurrency` 32)");
   }
+  if (exact && (*r.context < 1 || *r.concurrency < 1)) {
+    return FieldError(*r.context < 1 ? "context" : "concurrency",
+                      fmt::format("`context` and `concurrency` must be at least 1 (got {} and "
+                                  "{})",
+                                  *r.context, *r.concurrency));
+  }
   const int64_t limit = rep.model.max_position_embeddings;
-  if (exact && limit > 0 && r.context > limit) {
+  if (exact && limit > 0 && *r.context > limit) {
     return FieldError("context", fmt::format("`context` {} exceeds {}'s context of {} tokens "
                                              "(max_position_embeddings)",
-                                             r.context, rep.model.name, limit));
+                                             *r.context, rep.model.name, limit));
   }
   if (r.kv_alloc) {
     req.kv_allowance = r.kv_alloc;
   } else if (exact) {
-    req.context_tokens = r.context;
-    req.concurrency = r.concurrency;
+    req.context_tokens = *r.context;
+    req.concurrency = *r.concurrency;
   } else if (limit > 0) {
     req.context_tokens = limit;  // one request as long as the model accepts
     req.concurrency = 1;

@@ -104,6 +104,10 @@ TEST(SizeCliErrors, NonPositiveAndAbsurdNumbers) {
   ExpectOneLineError(RunShardwise("size --context 0 --concurrency 4"),
                      "--context and --concurrency");
   ExpectOneLineError(RunShardwise("size --context abc --concurrency 4"), "--context");
+  // A zero given alone had read as not given: the model's full context was sized instead.
+  ExpectOneLineError(RunShardwise("size --context 0"), "--context and --concurrency go together");
+  ExpectOneLineError(RunShardwise("size --context 8192 --concurrency 0"),
+                     "must be at least 1 (got 8192 and 0)");
   ExpectOneLineError(RunShardwise("size --usable-fraction 1.5"), "--gpu-memory-utilization");
 }
 

@@ -21,8 +21,8 @@ struct SizeRequest {
   std::string dtype;     // weights, every module; empty: the checkpoint's own formats
   std::string kv_dtype;  // empty: fp8 with fp8 weights, else bf16
   std::optional<double> kv_alloc;  // the guide's rule: memory = weights x this
-  int64_t context = 0;             // with concurrency: an exact KV cache
-  int64_t concurrency = 0;
+  std::optional<int64_t> context;  // with concurrency: an exact KV cache
+  std::optional<int64_t> concurrency;
   double gpu_memory_utilization = 0.9;
 };
 
