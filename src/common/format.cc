@@ -33,6 +33,7 @@ std::string Counted(double count, std::string_view one, std::string_view many) {
 }
 
 std::string FormatCount(double count) {
+  if (std::fabs(count) >= 1e12) return fmt::format("{:.2f}T", count / 1e12);
   if (std::fabs(count) >= 1e9) return fmt::format("{:.2f}B", count / 1e9);
   if (std::fabs(count) >= 1e6) return fmt::format("{:.2f}M", count / 1e6);
   if (std::fabs(count) >= 1e3) return fmt::format("{:.1f}K", count / 1e3);

@@ -11,7 +11,14 @@ namespace {
 
 using train::TrainEstimate;
 
-std::string Days(double seconds) { return fmt::format("{:.1f} d", seconds / 86400); }
+// Days, or a shorter unit under a day (Duration below).
+std::string Days(double seconds);
+
+// Dollars and GPU-hours: to the cent and to three digits below a thousand, so a small run does not
+// read as free.
+std::string Amount(double value) {
+  return value >= 1000 ? FormatCount(value) : fmt::format("{:.3g}", value);
+}
 
 std::string Percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
@@ -22,16 +29,29 @@ std::string Duration(double seconds) {
   return fmt::format("{:.1f} h", seconds / 3600);
 }
 
+std::string Days(double seconds) {
+  constexpr double kDayS = 86400;
+  return seconds < kDayS ? Duration(seconds) : fmt::format("{:.1f} d", seconds / kDayS);
+}
+
+// The largest TP degree whose collectives stay under its compute, where one exists: below two
+// ways, every TP degree is communication-bound by this rule.
+std::string TpDegree(double max_tp, const char* where) {
+  return max_tp >= 2 ? fmt::format("up to ~{:.1f}-way {}", max_tp, where)
+                     : fmt::format("at no degree {} (the rule gives ~{:.1f}-way)", where, max_tp);
+}
+
 std::string Critical(const train::CriticalBatch& c) {
+  // The rules of thumb assume no overlap; the step's bound above overlaps what the engine does.
   return fmt::format(
-      "\ncritical batch (How to Think About GPUs): DP/FSDP stays compute-bound above {:.0f} "
-      "tokens per data-parallel rank across nodes ({:.0f} inside one);\n"
-      "  pure DP on this cluster would need a {} token batch; this layout needs {} and gets {} "
-      "({});\n  TP stays compute-bound up to ~{:.1f}-way across nodes, ~{:.1f}-way inside one\n",
+      "\ncritical batch (How to Think About GPUs, no overlap assumed): DP/FSDP stays "
+      "compute-bound above {:.0f} tokens per data-parallel rank across nodes ({:.0f} inside "
+      "one);\n  pure DP on this cluster would need a {} token batch; this layout needs {} and "
+      "gets {} ({});\n  TP stays compute-bound {}, {}\n",
       c.tokens_per_gpu_inter, c.tokens_per_gpu_intra, FormatCount(c.pure_dp_tokens),
       FormatCount(c.layout_tokens), FormatCount(c.batch_tokens),
-      c.batch_tokens >= c.layout_tokens ? "compute-bound" : "communication-bound", c.max_tp_inter,
-      c.max_tp_intra);
+      c.batch_tokens >= c.layout_tokens ? "compute-bound" : "communication-bound unless overlapped",
+      TpDegree(c.max_tp_inter, "across nodes"), TpDegree(c.max_tp_intra, "inside one"));
 }
 
 std::string Explain(const train::TrainPlanEntry& entry) {
@@ -97,8 +117,9 @@ std::string Ranked(const train::TrainPlan& plan) {
 }
 
 std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, double usd) {
-  std::string out = fmt::format("\n{} tokens: {} steps, {} of compute", FormatCount(c.tokens),
-                                FormatCount(c.steps), Days(c.compute_s));
+  std::string out =
+      fmt::format("\n{} tokens: {} {}, {} of compute", FormatCount(c.tokens), FormatCount(c.steps),
+                  c.steps == 1 ? "step" : "steps", Days(c.compute_s));
   if (c.interruptions > 0) {
     out += fmt::format(
         "; with {:.1f} interruptions expected ({:.3g} per GPU-hour, {} restart each) and a "
@@ -107,8 +128,8 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
         Duration(req.reliability.restart_s), Duration(c.checkpoint_interval_s),
         Duration(c.checkpoint_write_s), Days(c.time_s), Percent(c.goodput));
   }
-  out += fmt::format("; {} GPU-hours, ${} at ${:.2f}/GPU-hour\n", FormatCount(c.gpu_hours),
-                     FormatCount(c.usd), usd);
+  out += fmt::format("; {} GPU-hours, ${} at ${:.2f}/GPU-hour\n", Amount(c.gpu_hours),
+                     Amount(c.usd), usd);
   return out;
 }
 

@@ -12,7 +12,9 @@ StatusOr<TrainingCost> CostToTrain(const TrainEstimate& e, const Reliability& r,
   TrainingCost t;
   const double gpus = static_cast<double>(e.layout.gpus());
   t.tokens = tokens;
-  t.steps = tokens / static_cast<double>(e.config.TokensPerIteration());
+  // Whole optimizer steps: the last one takes its full batch, so a budget under one batch
+  // still costs a step.
+  t.steps = std::ceil(tokens / static_cast<double>(e.config.TokensPerIteration()));
   t.compute_s = t.steps * e.step_s;
   t.time_s = t.compute_s;
   if (r.interruptions_per_gpu_hour > 0) {

@@ -58,7 +58,7 @@ nlohmann::json EntryJson(const TrainPlanEntry& entry) {
           {"bound", e.bound},
           {"largest_overhead", e.overhead},
           {"tokens", cost.tokens},
-          {"steps", cost.steps},
+          {"steps", static_cast<int64_t>(cost.steps)},
           {"compute_s", cost.compute_s},
           {"time_s", cost.time_s},
           {"goodput", cost.goodput},

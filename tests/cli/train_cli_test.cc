@@ -24,9 +24,11 @@ TEST(TrainCli, JsonHasTheIssueKeys) {
                           "memory_per_gpu_bytes", "gpu_hours", "usd", "why", "bound"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  // Compute for 1T tokens: steps x step time, steps = 1e12 / (256 x 4096); GPU-hours: the wall
-  // clock (compute over goodput, interruptions included) x GPUs / 3600.
-  const double steps = 1e12 / (256.0 * 4096);
+  // Compute for 1T tokens: steps x step time, steps = 1e12 / (256 x 4096) = 953,674.3 rounded
+  // up to whole steps; GPU-hours: the wall clock (compute over goodput, interruptions included)
+  // x GPUs / 3600.
+  const double steps = 953'675;
+  EXPECT_EQ(j["steps"].get<double>(), steps);
   EXPECT_NEAR(j["compute_s"].get<double>(), steps * j["step_s"].get<double>(),
               1e-6 * j["compute_s"].get<double>());
   EXPECT_NEAR(j["gpu_hours"].get<double>(),

@@ -29,9 +29,10 @@ TEST(Goodput, LlamaThreeInterruptionsAndCheckpoints) {
   r.checkpoint_write_bytes_per_s_per_gpu = 2e12 / 16384;
   const double params = 405e9, tokens = 15.6e12;
   const TrainingCost c = CostToTrain(Llama3Step(), r, params, 3.0, tokens).value();
-  // Hand calculation: steps = 15.6e12 / (8192 x 2048) = 929,832; compute = 10 s each.
-  const double steps = tokens / (8192.0 * 2048);
-  EXPECT_NEAR(c.steps, steps, 1e-6 * steps);
+  // Hand calculation: steps = 15.6e12 / (8192 x 2048) = 929,832.3, so 929,833 whole steps;
+  // compute = 10 s each.
+  const double steps = 929'833;
+  EXPECT_EQ(c.steps, steps);
   EXPECT_NEAR(c.compute_s, 10 * steps, 1e-6 * c.compute_s);
   // Interruptions every 54 days / 466 = 10,012 s on the whole job. Checkpoint: 405e9 x 14 B
   // written at 2 TB/s = 2.835 s. Young's interval sqrt(2 x 2.835 x 10,012) = 238.3 s.
@@ -49,6 +50,14 @@ TEST(Goodput, LlamaThreeInterruptionsAndCheckpoints) {
   EXPECT_LT(c.goodput, 0.95);
   EXPECT_NEAR(c.gpu_hours, wall * 16384 / 3600, 1e-6 * c.gpu_hours);
   EXPECT_NEAR(c.usd, 3.0 * c.gpu_hours, 1e-6 * c.usd);
+}
+
+TEST(Goodput, ABudgetUnderOneBatchCostsOneStep) {
+  // 1,000 tokens against a batch of 8,192 x 2,048: one step of 10 s, not zero.
+  const TrainingCost c = CostToTrain(Llama3Step(), Reliability{}, 405e9, 3.0, 1000).value();
+  EXPECT_EQ(c.steps, 1);
+  EXPECT_DOUBLE_EQ(c.compute_s, 10);
+  EXPECT_GT(c.usd, 0);
 }
 
 TEST(Goodput, NoInterruptionsNoLoss) {

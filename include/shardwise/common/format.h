@@ -7,7 +7,7 @@
 namespace shardwise {
 
 std::string FormatBytes(double bytes);  // "140.0 GB", "327.7 KB"
-std::string FormatCount(double count);  // "70.55B", "12.9M"
+std::string FormatCount(double count);  // "15.00T", "70.55B", "12.9M"
 // A whole count with its noun: "1 layout", "3 layouts", "0 layouts" (`many` for all but one).
 std::string Counted(double count, std::string_view one, std::string_view many);
 std::string FormatSeconds(double seconds);                      // "1.23 ms", "45.6 us", "2.10 s"

@@ -16,7 +16,7 @@ namespace shardwise::train {
 // Time, GPU-hours and dollars to train on `tokens` at the estimate's speed, with interruptions.
 struct TrainingCost {
   double tokens = 0;
-  double steps = 0;
+  double steps = 0;                  // whole optimizer steps: tokens / batch, rounded up
   double compute_s = 0;              // steps x step time, uninterrupted
   double checkpoint_write_s = 0;     // one checkpoint's stall
   double checkpoint_interval_s = 0;  // compute between checkpoints
