@@ -242,6 +242,14 @@ Status CheckRate(double rate_per_s, const char* field) {
                                        field, kMinRatePerS, kMaxRatePerS, rate_per_s));
 }
 
+Status CheckGpuPrice(std::optional<double> usd_per_gpu_hour) {
+  if (!usd_per_gpu_hour || (*usd_per_gpu_hour > 0 && *usd_per_gpu_hour < 1e4)) return Status();
+  return FieldError("usd_per_gpu_hour",
+                    fmt::format("`usd_per_gpu_hour` must be a positive price below $10,000, got "
+                                "{:g}",
+                                *usd_per_gpu_hour));
+}
+
 Status CheckClients(int64_t clients, int64_t gpus) {
   if (clients <= kMaxClientsPerGpu * std::max<int64_t>(1, gpus)) return Status();
   return FieldError(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "shardwise/api/options.h"
 #include "shardwise/api/plan.h"
 #include "shardwise/common/format.h"
 #include "shardwise/plan/planner.h"
@@ -21,12 +22,7 @@ Status CheckRequest(const PriceRequest& r) {
     return FieldError("duty_cycle",
                       fmt::format("`duty_cycle` must be in [0.001, 1], got {:g}", r.duty_cycle));
   }
-  if (r.usd_per_gpu_hour && !(*r.usd_per_gpu_hour > 0 && *r.usd_per_gpu_hour < 1e4)) {
-    return FieldError("usd_per_gpu_hour",
-                      fmt::format("`usd_per_gpu_hour` must be a positive price below $10,000, "
-                                  "got {:g}",
-                                  *r.usd_per_gpu_hour));
-  }
+  SW_RETURN_IF_ERROR(CheckGpuPrice(r.usd_per_gpu_hour));
   for (const auto& [price, field] :
        {std::pair{r.api_usd_per_mtok_input, "api_usd_per_mtok_input"},
         std::pair{r.api_usd_per_mtok_output, "api_usd_per_mtok_output"}}) {

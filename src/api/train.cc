@@ -1,9 +1,12 @@
 #include "shardwise/api/train.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
+#include <vector>
 
+#include "shardwise/api/options.h"
 #include "shardwise/train/json.h"
 
 namespace shardwise::api {
@@ -148,15 +151,33 @@ StatusOr<train::TrainRequest> MakeRequest(const TrainRunRequest& o, const train:
   return req;
 }
 
+// A GPU the engine states no rates for runs on the GPU catalog's GEMM fractions; where those are
+// assumed too (borrowed from another part), nothing behind the prediction was measured on it.
+std::string CalibrationNote(const train::TrainEngine& e, const GpuSpec& gpu) {
+  if (e.Calibrates(gpu) || gpu.calibration_measured) return "";
+  std::vector<std::string> calibrated;
+  for (const auto& [name, rates] : e.gpus) {
+    if (name != "default") calibrated.push_back(name);
+  }
+  return fmt::format(
+      "{} states no training rates for {}{}; its GEMM rates are the GPU catalog's, assumed (not "
+      "measured on this part, 'shardwise gpus'), so no measurement checks this prediction",
+      e.name, gpu.name,
+      calibrated.empty() ? "" : fmt::format(" (it does for {})", fmt::join(calibrated, ", ")));
+}
+
 }  // namespace
 
 StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request) {
   TrainReport rep;
   SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(request.model));
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(request.cluster, &rep.cluster_note));
+  SW_RETURN_IF_ERROR(CheckGpuPrice(request.usd_per_gpu_hour));
+  if (request.usd_per_gpu_hour) rep.cluster.gpu.usd_per_gpu_hour = *request.usd_per_gpu_hour;
   StatusOr<train::TrainEngine> engine = train::LoadTrainEngine(request.engine);
   if (!engine.ok()) return engine.status().WithField("engine");
   rep.engine = *engine;
+  rep.calibration_note = CalibrationNote(rep.engine, rep.cluster.gpu);
   SW_ASSIGN_OR_RETURN(rep.request, MakeRequest(request, rep.engine));
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(rep.plan,
@@ -171,6 +192,9 @@ nlohmann::json ToJson(const TrainReport& rep) {
   out["cluster"] = rep.cluster.name;
   out["cluster_gpus"] = rep.cluster.num_gpus;
   out["gpu"] = rep.cluster.gpu.name;
+  out["usd_per_gpu_hour"] = rep.cluster.gpu.usd_per_gpu_hour;
+  out["notes"] = nlohmann::json::array();
+  if (!rep.calibration_note.empty()) out["notes"].push_back(rep.calibration_note);
   out["engine"] = rep.engine.name;
   out["seq_len"] = rep.request.config.seq_len;
   out["global_batch"] = rep.request.config.global_batch;

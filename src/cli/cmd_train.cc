@@ -43,8 +43,8 @@ Status RunTrain(TrainOptions& o) {
   SW_ASSIGN_OR_RETURN(o.request.tokens, ParseTokens(o.tokens));
   o.request.cluster = o.cluster.values;
   SW_ASSIGN_OR_RETURN(const api::TrainReport rep, api::Train(api::Catalog::BuiltIn(), o.request));
-  if (!rep.cluster_note.empty()) {
-    std::fprintf(stderr, "shardwise: warning: %s\n", rep.cluster_note.c_str());
+  for (const std::string& note : {rep.cluster_note, rep.calibration_note}) {
+    if (!note.empty()) std::fprintf(stderr, "shardwise: warning: %s\n", note.c_str());
   }
   if (o.json) {
     PrintJson(api::ToJson(rep));
@@ -119,6 +119,8 @@ void AddTrainCommand(CLI::App& app, Status& result) {
                   "Job interruptions per GPU-hour (default: the engine's, from Llama 3's run)");
   sub->add_option("--restart-s", opts->request.restart_s,
                   "Seconds from an interruption to training again (default: the engine's)");
+  sub->add_option("--usd-per-gpu-hour", opts->request.usd_per_gpu_hour,
+                  "GPU price for the dollars (default: the catalog's, 'shardwise gpus')");
   sub->add_option("--top", opts->request.top, "Layouts to show")->capture_default_str();
   sub->add_flag("--no-sizes", opts->request.no_sizes,
                 "Skip the search at smaller cluster sizes (the time-versus-cost Pareto)");

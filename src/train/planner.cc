@@ -53,6 +53,23 @@ struct SearchResult {
   }
 };
 
+// A layout given to explain must span the cluster (or the --gpus it was cut to): its time and
+// dollars are for the GPUs rented, and idle ones would go uncounted.
+Status UsesEveryGpu(const Layout& l, const ClusterSpec& c) {
+  if (l.gpus() == c.num_gpus) return Status();
+  std::string fill;
+  if (c.num_gpus % l.gpus() == 0) {
+    Layout filled = l;
+    filled.dp *= c.num_gpus / l.gpus();
+    fill = fmt::format(", or a layout of {} such as {}", Counted(c.num_gpus, "GPU", "GPUs"),
+                       filled.ToString());
+  }
+  return FieldError("layout",
+                    fmt::format("`layout` {} uses {} of the {} GPUs of {}: give "
+                                "--gpus {}{}",
+                                l.ToString(), l.gpus(), c.num_gpus, c.name, l.gpus(), fill));
+}
+
 std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
                                      const TrainRequest& r) {
   if (r.only_layout) return {*r.only_layout};
@@ -290,6 +307,7 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
   }
   if (r.only_layout) {
     SW_RETURN_IF_ERROR(TrainModel::Create(m, c, *r.only_layout, e).status());
+    SW_RETURN_IF_ERROR(UsesEveryGpu(*r.only_layout, c));
   }
   TrainPlan plan;
   SearchResult s = Search(m, c, e, r);

@@ -82,6 +82,52 @@ TEST(TrainCli, LayoutThatDoesNotFit) {
   ExpectOneLineError(r, "does not fit");
 }
 
+TEST(TrainCli, LayoutMustSpanTheGpus) {
+  // pp4 on one 8-GPU node had run on 4 GPUs and priced 4, under a header naming all 8.
+  ExpectOneLineError(RunShardwise("train --model llama-3.1-8b --gpus 8 --seq-len 4096 "
+                                  "--global-batch 64 --layout pp4 --schedule 1f1b"),
+                     "uses 4 of the 8 GPUs of dgx-h100: give --gpus 4, or a layout of 8 GPUs "
+                     "such as dp2pp4");
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-8b --gpus 4 --seq-len 4096 --global-batch 64 --layout pp4 "
+      "--schedule 1f1b --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.Json()["gpus"], 4);
+}
+
+TEST(TrainCli, GpuPriceReplacesTheCatalogs) {
+  const RunResult r = RunShardwise(
+      "train --model llama-3.1-8b --nodes 1 --layout dp8 --global-batch 64 --no-sizes "
+      "--usd-per-gpu-hour 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["usd_per_gpu_hour"].get<double>(), 2.0);
+  EXPECT_NEAR(j["usd"].get<double>(), 2.0 * j["gpu_hours"].get<double>(),
+              1e-9 * j["usd"].get<double>());
+  ExpectOneLineError(RunShardwise("train --usd-per-gpu-hour -1"), "--usd-per-gpu-hour");
+  ExpectOneLineError(RunShardwise("train --usd-per-gpu-hour inf"), "--usd-per-gpu-hour");
+}
+
+TEST(TrainCli, SaysWhereNoMeasurementStandsBehindTheRates) {
+  // data/training/megatron-core.json states no MI300X rates and data/gpus/mi300x.json's GEMM
+  // fractions are borrowed from the H100 ("measured": false).
+  const RunResult mi = RunShardwise(
+      "train --model llama-3.1-8b --cluster mi300x-8 --global-batch 64 --no-sizes --json");
+  ASSERT_EQ(mi.exit_code, 0) << mi.err;
+  EXPECT_NE(mi.err.find("warning: megatron-core states no training rates for mi300x"),
+            std::string::npos)
+      << mi.err;
+  ASSERT_EQ(mi.Json()["notes"].size(), 1u);
+  // The H100 has its own rates; the A100's catalog fractions are measured (cuBLAS).
+  for (const char* cluster : {"dgx-h100", "dgx-a100"}) {
+    const RunResult r = RunShardwise(std::string("train --model llama-3.1-8b --cluster ") +
+                                     cluster + " --global-batch 64 --no-sizes --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << cluster << ": " << r.err;
+    EXPECT_TRUE(r.Json()["notes"].empty()) << cluster;
+  }
+}
+
 TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --schedule gpipe"), "--schedule");
   ExpectOneLineError(RunShardwise("train --recompute some"), "--recompute");

@@ -88,6 +88,11 @@ inline constexpr double kMinRatePerS = 1e-6;  // one request in 11.6 days
 inline constexpr double kMaxRatePerS = 1e7;
 Status CheckRate(double rate_per_s, const char* field = "rate");
 
+// A GPU price given in place of the catalog's: positive and below $10,000 an hour (a GPU rents for
+// a few $ an hour), so a typo, NaN or infinity is caught, not priced. Errors name
+// `usd_per_gpu_hour`.
+Status CheckGpuPrice(std::optional<double> usd_per_gpu_hour);
+
 // Closed-loop clients a simulation takes: at most kMaxClientsPerGpu per GPU of the deployment
 // (or the planned cluster). That is 8x TensorRT-LLM's default max_batch of 2,048 sequences per
 // attention rank, more than any engine runs at once, so further clients only wait in its queue;

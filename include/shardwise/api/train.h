@@ -37,6 +37,7 @@ struct TrainRunRequest {
   int64_t mtp_layers = 0;
   std::optional<double> interruption_rate;  // per GPU-hour; unset: the engine's
   std::optional<double> restart_s;          // unset: the engine's
+  std::optional<double> usd_per_gpu_hour;   // unset: the catalog's price of the cluster's GPU
   int top = 5;
   bool no_sizes = false;  // skip the time-versus-cost search at smaller cluster sizes
 };
@@ -48,7 +49,9 @@ struct TrainReport {
   train::TrainRequest request;
   train::TrainPlan plan;
   std::string cluster_note;  // a profile fitted on another cluster, for the user
-  double elapsed_s = 0;      // the search's wall time
+  // Where neither the engine nor the GPU catalog measured or fitted this GPU's rates: says so.
+  std::string calibration_note;
+  double elapsed_s = 0;  // the search's wall time
 };
 
 StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request);

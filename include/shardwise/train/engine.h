@@ -111,6 +111,9 @@ struct TrainEngine {
   std::map<std::string, std::string> sources;
   std::map<std::string, Provenance> provenance;
 
+  // Whether the engine states rates of its own for `gpu` (else "default" and the GPU catalog's
+  // fractions serve it).
+  bool Calibrates(const GpuSpec& gpu) const { return gpus.contains(gpu.name); }
   bool Offers(ScheduleKind kind) const;
   bool OffersZero(int stage) const;
   // The rates on `gpu`: its own entry, else the default entry filled from the GPU catalog.
