@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
 
 namespace shardwise::train {
 namespace {
@@ -112,13 +113,44 @@ StatusOr<PipelineSplit> FromLayout(int64_t layers, int64_t mtp, int64_t pp, int6
   } else if (losses != 1 || !split.chunks.back().loss) {
     wrong = "must hold one 'L', in the last chunk";
   } else if (mtps != mtp || !mtp_after_layers) {
-    wrong = fmt::format("must hold the {} MTP module(s) ('m') after the last layer; it has {}", mtp,
-                        mtps);
+    wrong = fmt::format(
+        "must hold the {} MTP module(s) ('m') after the last layer; it has {}{}", mtp, mtps,
+        mtps != mtp ? fmt::format(" (set `mtp_layers` {}, or change the 'm's)", mtps) : "");
   }
   if (!wrong.empty()) {
     return Error(fmt::format("`pipeline_layout` '{}' {}", text.substr(0, 80), wrong));
   }
   return split;
+}
+
+// Why the first/last stage counts given do not split the layers, naming only the counts given,
+// and the nearest count for the first (or else the last) stage that does, if one exists.
+std::string FirstLastMisfit(int64_t layers, int64_t pp, const PipelineSplitRequest& r) {
+  const bool first = r.first_stage_layers > 0, last = r.last_stage_layers > 0;
+  const int64_t others = pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const int64_t rest = layers - r.first_stage_layers - r.last_stage_layers;
+  std::string given;
+  if (first) given = fmt::format("`first_stage_layers` {}", r.first_stage_layers);
+  if (last) {
+    given += fmt::format("{}`last_stage_layers` {}", first ? " and " : "", r.last_stage_layers);
+  }
+  // Vary the first count given (the last if only it was): the others must share what is left.
+  const int64_t fixed = first ? r.last_stage_layers : 0;
+  const int64_t asked = first ? r.first_stage_layers : r.last_stage_layers;
+  int64_t best = 0;
+  for (int64_t n = 1; others > 0 && n + fixed + others <= layers; ++n) {
+    const int64_t left = layers - n - fixed;
+    if (left % others == 0 && (best == 0 || std::abs(n - asked) < std::abs(best - asked))) {
+      best = n;
+    }
+  }
+  return fmt::format(
+      "{} leave{} {} of the {} layers for the other {} pipeline stage{}, which must share them "
+      "evenly (at least one each){}",
+      given, first && last ? "" : "s", rest, layers, others, others == 1 ? "" : "s",
+      best > 0
+          ? fmt::format("; try `{}` {}", first ? "first_stage_layers" : "last_stage_layers", best)
+          : "");
 }
 
 // Rank r's layers under --decoder-first/last-pipeline-num-layers, each rank's spread evenly over
@@ -134,10 +166,7 @@ StatusOr<PipelineSplit> FromFirstLast(int64_t layers, int64_t mtp, int64_t pp, i
       pp - (r.first_stage_layers > 0 ? 1 : 0) - (r.last_stage_layers > 0 ? 1 : 0);
   const int64_t rest = layers - given;
   if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && (rest < others || rest % others))) {
-    return Error(fmt::format(
-        "`first_stage_layers` {} and `last_stage_layers` {} leave {} of the {} layers for the "
-        "other {} pipeline stage(s), which must share them evenly (at least one each)",
-        r.first_stage_layers, r.last_stage_layers, rest, layers, others));
+    return Error(FirstLastMisfit(layers, pp, r));
   }
   std::vector<int64_t> per_rank(pp, others > 0 ? rest / others : 0);
   if (r.first_stage_layers > 0) per_rank.front() = r.first_stage_layers;

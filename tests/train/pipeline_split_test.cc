@@ -111,13 +111,30 @@ TEST(PipelineSplit, SplitsThatCannotHoldTheLayers) {
   ExpectError(SplitPipeline(2, 0, 3, 1, r), "unmatched '('");
   r.layout = "Ex|tL";
   ExpectError(SplitPipeline(2, 0, 2, 1, r), "unexpected 'x'");
+  // An MTP module placed where the model has none: the fix is the count, or the layout.
+  r.layout = "Et|tmL";
+  ExpectError(SplitPipeline(2, 0, 2, 1, r),
+              "must hold the 0 MTP module(s) ('m') after the last layer; it has 1 (set "
+              "`mtp_layers` 1, or change the 'm's)");
   r.layout = "E(t|)*999999999L";
   ExpectError(SplitPipeline(2, 0, 2, 1, r), "more than a million");
   PipelineSplitRequest counts;
   counts.kind = PipelineSplitRequest::Kind::kFirstLast;
   counts.first_stage_layers = 14;
   counts.last_stage_layers = 14;
-  ExpectError(SplitPipeline(126, 0, 8, 1, counts), "must share them evenly");
+  // 126 - 28 = 98 layers over the other 6 stages do not divide; with the last at 14 the first
+  // must leave a multiple of 6: 112 - 16 = 96 (16 each) is the nearest to the 14 asked.
+  ExpectError(SplitPipeline(126, 0, 8, 1, counts),
+              "`first_stage_layers` 14 and `last_stage_layers` 14 leave 98 of the 126 layers for "
+              "the other 6 pipeline stages, which must share them evenly (at least one each); "
+              "try `first_stage_layers` 16");
+  // Only the first given: 32 - 3 = 29 layers do not share over 7 stages; 32 - 4 = 28 do.
+  PipelineSplitRequest first_only;
+  first_only.kind = PipelineSplitRequest::Kind::kFirstLast;
+  first_only.first_stage_layers = 3;
+  ExpectError(SplitPipeline(32, 0, 8, 1, first_only),
+              "`first_stage_layers` 3 leaves 29 of the 32 layers for the other 7 pipeline stages, "
+              "which must share them evenly (at least one each); try `first_stage_layers` 4");
   counts.first_stage_layers = counts.last_stage_layers = 15;
   ExpectError(SplitPipeline(126, 0, 8, 2, counts), "does not split into 2 model chunks");
 }
