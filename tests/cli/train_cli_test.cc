@@ -153,6 +153,8 @@ TEST(TrainCli, Fp8RecipeTheGpuLacks) {
   ExpectOneLineError(RunShardwise("train --dtype fp8 --cluster dgx-a100"),
                      "a100-80g has no fp8 tensor cores");
   ExpectOneLineError(RunShardwise("train --pipeline-layout garbage"), "--pipeline-layout");
+  // An empty one had read as not given: the default split ran.
+  ExpectOneLineError(RunShardwise("train --pipeline-layout ''"), "--pipeline-layout");
 }
 
 TEST(TrainCli, PipelineSplitThatCannotHoldTheLayers) {
