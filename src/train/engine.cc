@@ -1,6 +1,7 @@
 #include "shardwise/train/engine.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -305,9 +306,13 @@ std::vector<std::string> BuiltinTrainEngineNames() { return catalog::NamesIn("tr
 
 StatusOr<TrainEngine> LoadTrainEngine(std::string_view name_or_path) {
   std::string source;
-  SW_ASSIGN_OR_RETURN(nlohmann::json json,
-                      catalog::LoadEntry("training", name_or_path, "training engine",
-                                         "see data/training/ for the built-in engines", source));
+  const std::vector<std::string> names = BuiltinTrainEngineNames();
+  SW_ASSIGN_OR_RETURN(
+      nlohmann::json json,
+      catalog::LoadEntry("training", name_or_path, "training engine",
+                         fmt::format("built-in training engines: {}, or a path to a profile .json",
+                                     fmt::join(names, ", ")),
+                         source, &names));
   return ParseTrainEngine(json, source);
 }
 
