@@ -156,6 +156,9 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
     zeros.push_back(z);
   }
   if (!r.search_zero && zeros.empty()) zeros.push_back(r.config.zero);  // Estimate says why
+  // Without data-parallel replicas ZeRO has nothing to shard over: every stage is stage 0, so
+  // the search shows 0 (a stage given is kept).
+  const std::vector<int> unsharded = r.search_zero ? std::vector<int>{0} : zeros;
   const std::vector<Recompute> modes =
       r.search_recompute
           ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
@@ -197,7 +200,7 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
         cfg.recompute = mode;
         passes = model->Passes(cfg);
         for (const Schedule& s : CandidateSchedules(e, r, l.pp)) {
-          for (int z : zeros) {
+          for (int z : l.dp* l.cp > 1 ? zeros : unsharded) {
             cfg.schedule = s;
             cfg.zero = z;
             std::optional<TrainEstimate> found = evaluate(cfg);
