@@ -151,8 +151,8 @@ void SloFlags::AddTo(CLI::App* sub, const std::string& what) {
            sub->add_option("--max-tpot-ms", values.max_tpot_ms, what + ": time per output token")
                ->check(kPositiveFinite),
            sub->add_option("--percentile", values.percentile,
-                           "Where the SLOs hold: p50, p90, p99, p99.9 or mean (the same in plan, "
-                           "recommend, simulate and price)")
+                           "Where the SLOs hold: pN for N in (0, 100), such as p50, p90, p99 or "
+                           "p99.9, or mean (the same in plan, recommend, simulate and price)")
                ->capture_default_str()};
 }
 
