@@ -252,6 +252,34 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
   return fmt::format("{}: {}", ConfigText(e), bounds);
 }
 
+// What could make the closest misfit fit: more GPUs always; a higher ZeRO stage only where there
+// are replicas to shard over and a stage left (ZeRO-3 not with PP); full recompute only where it
+// is not already on; a shorter sequence or context parallelism where activations and buffers,
+// which scale with the sequence, outweigh the model's states.
+std::string Remedies(const TrainEstimate& e) {
+  const TrainMemory& mem = e.memory;
+  std::vector<std::string> fixes = {"add GPUs (--nodes)"};
+  const int top_zero = e.layout.pp > 1 ? 2 : 3;
+  if (e.layout.dp * e.layout.cp > 1 && e.config.zero < top_zero) {
+    fixes.push_back(fmt::format("raise --zero (to {})", top_zero));
+  }
+  if (e.config.recompute != Recompute::kFull || e.config.recompute_layers > 0) {
+    fixes.push_back("use --recompute full");
+  }
+  const double states =
+      mem.states.weight_bytes + mem.states.grad_bytes + mem.states.optimizer_bytes;
+  if (mem.activation_bytes + mem.buffer_bytes > states) {
+    fixes.push_back(
+        "shorten --seq-len or split the sequence with context parallelism (cp in "
+        "--layout)");
+  }
+  std::string out = fixes.front();
+  for (size_t i = 1; i < fixes.size(); ++i) {
+    out += (i + 1 == fixes.size() ? " or " : ", ") + fixes[i];
+  }
+  return out;
+}
+
 Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult& s) {
   // No config was valid at all: the reason most of them were refused is the cause.
   if (!s.smallest_misfit && s.evaluated == 0 && !s.refusals.empty()) return s.MostCommonRefusal();
@@ -265,12 +293,11 @@ Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult&
   const TrainMemory& mem = e.memory;
   return Error(fmt::format(
       "{} does not fit on {} x {}: the closest ({}) needs {} per GPU of {} usable (weights {}, "
-      "grads {}, optimizer {}, activations {}, buffers {}); add GPUs (--nodes), raise --zero or "
-      "use --recompute full",
+      "grads {}, optimizer {}, activations {}, buffers {}); {}",
       m.name, c.num_gpus, c.gpu.name, ConfigText(e), FormatBytes(mem.UsedBytes()),
       FormatBytes(mem.usable_bytes), FormatBytes(mem.states.weight_bytes),
       FormatBytes(mem.states.grad_bytes), FormatBytes(mem.states.optimizer_bytes),
-      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes)));
+      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes), Remedies(e)));
 }
 
 }  // namespace

@@ -80,6 +80,15 @@ TEST(TrainCli, LayoutThatDoesNotFit) {
       "train --model llama-3.1-70b --nodes 1 --layout dp8 --zero 0 --recompute none "
       "--global-batch 64");
   ExpectOneLineError(r, "does not fit");
+  // ZeRO-0 over 8 replicas, no recompute: both help, so both are offered.
+  EXPECT_NE(r.err.find("add GPUs (--nodes), raise --zero (to 3) or use --recompute full"),
+            std::string::npos)
+      << r.err;
+  // tp8 on one node leaves no replica to shard over and recomputes in full already: 405B's
+  // 812 GB of states per GPU (16 bytes x 406e9 / 8) need more GPUs, and only that is offered.
+  const RunResult big = RunShardwise("train --model llama-3.1-405b --nodes 1 --no-sizes");
+  ExpectOneLineError(big, "does not fit");
+  EXPECT_EQ(big.err.substr(big.err.size() - 21), "; add GPUs (--nodes)\n") << big.err;
 }
 
 TEST(TrainCli, LayoutMustSpanTheGpus) {
