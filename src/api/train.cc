@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "shardwise/api/json.h"
 #include "shardwise/api/options.h"
 #include "shardwise/train/json.h"
 
@@ -188,6 +189,8 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
 
 nlohmann::json ToJson(const TrainReport& rep) {
   nlohmann::json out = train::PlanJson(rep.plan);
+  out["schema_version"] = kSchemaVersion;
+  out["command"] = "train";
   out["model"] = rep.model.name;
   out["cluster"] = rep.cluster.name;
   out["cluster_gpus"] = rep.cluster.num_gpus;

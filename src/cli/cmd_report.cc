@@ -32,7 +32,7 @@ void AddReportCommand(CLI::App& app, Status& result) {
   auto opts = std::make_shared<ReportOptions>();
   CLI::App* sub = app.add_subcommand(
       "report",
-      "Draw a saved result (plan, recommend, explain, simulate or price --json) as one\n"
+      "Draw a saved result (plan, recommend, explain, simulate, price or train --json) as one\n"
       "self-contained HTML page with plots. Example:\n"
       "  shardwise plan --nodes 2 --json > plan.json && shardwise report plan.json --html "
       "plan.html");

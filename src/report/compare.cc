@@ -78,12 +78,22 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/recommendation/rate_requests_per_s", "requests/s served", true},
       {"/recommendation/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false},
       {"/recommendation/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false}};
+  static const std::vector<Metric> kTrain = {
+      {"/tokens_per_s_per_gpu", "tokens/s per GPU", true},
+      {"/time_s", "wall clock for the tokens (s)", false},
+      {"/usd", "$ for the tokens", false},
+      {"/step_s", "step (s)", false},
+      {"/mfu", "MFU", true},
+      {"/goodput", "goodput", true},
+      {"/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
+      {"/gpus", "GPUs", false}};
   static const std::vector<Metric> kNone;
   if (command == "plan") return kPlan;
   if (command == "explain") return kExplain;
   if (command == "simulate") return kSimulate;
   if (command == "price") return kPrice;
   if (command == "recommend") return kRecommend;
+  if (command == "train") return kTrain;
   return kNone;
 }
 
@@ -96,6 +106,10 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/dtype", "weights"},
     {"/kv_dtype", "KV cache"},
     {"/layout", "layout"},
+    {"/precision", "precision"},
+    {"/seq_len", "sequence"},
+    {"/global_batch", "global batch"},
+    {"/tokens", "tokens"},
     {"/layouts/0/layout", "chosen layout"},
     {"/recommendation/layout", "recommended layout"},
     {"/rate_requests_per_s", "rate (requests/s)"},
@@ -164,7 +178,7 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
   }
   // Each side's own account of what bounds it.
   for (const auto& [side, j] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
-    for (const char* path : {"/layouts/0/why", "/bound"}) {
+    for (const char* path : {"/layouts/0/why", "/why", "/bound"}) {
       const nlohmann::json& why = At(*j, path);
       if (why.is_string() && !why.get<std::string>().empty()) {
         c.reasons.push_back(fmt::format("{}: {}", side, why.get<std::string>()));

@@ -124,6 +124,36 @@ std::string PlanRanking(const nlohmann::json& result) {
 }
 
 // recommend: the answer, then every candidate it simulated, the answer marked.
+// A training run: where one optimizer step's time goes, and the layouts ranked.
+std::string TrainSections(const nlohmann::json& result) {
+  const double step_s = Num(result, "step_s");
+  std::string parts;
+  for (const nlohmann::json& part : Field(result, "step_parts")) {
+    const double s = Num(part, "time_s");
+    parts += fmt::format("<tr><td>{}</td><td>{:.4g} s</td><td>{:.1f}%</td></tr>",
+                         Escape(part.value("part", std::string("?"))), s,
+                         step_s > 0 ? 100 * s / step_s : 0.0);
+  }
+  std::string ranked;
+  for (const nlohmann::json& l : Field(result, "ranked")) {
+    ranked += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{:.4g} "
+        "s</td><td>{:.0f}</td><td>{:.1f}%</td><td>{}</td></tr>",
+        Escape(l.value("layout", std::string("?"))), Escape(l.value("schedule", std::string())),
+        Num(l, "step_s"), Num(l, "tokens_per_s_per_gpu"), 100 * Num(l, "mfu"),
+        Escape(l.value("bound", std::string())));
+  }
+  return Section("Where the step goes",
+                 "<table class=\"summary\"><tr><th>part</th><th>time</th><th>share</th></tr>" +
+                     parts + "</table>\n",
+                 "One optimizer step of the chosen layout, split as the text output splits it.") +
+         Section("Layouts ranked",
+                 "<table class=\"summary\"><tr><th>layout</th><th>schedule</th><th>step</th>"
+                 "<th>tokens/s per GPU</th><th>MFU</th><th>bound</th></tr>" +
+                     ranked + "</table>\n",
+                 "The fastest configuration of each layout, fastest first.");
+}
+
 std::string RecommendSections(const nlohmann::json& result) {
   const nlohmann::json& best = Field(result, "recommendation");
   const std::string pct = Field(result, "slo").value("percentile", std::string("p99"));
@@ -230,10 +260,13 @@ StatusOr<std::string> Body(const nlohmann::json& result, const std::string& comm
         "API's price is the break-even utilisation.");
   } else if (command == "recommend" && Field(result, "recommendation").is_object()) {
     body += RecommendSections(result);
+  } else if (command == "train") {
+    if (!Field(result, "step_parts").is_array()) return Error("train result has no step_parts");
+    body += TrainSections(result);
   } else {
     return Error(
-        fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate, price "
-                    "and recommend results",
+        fmt::format("cannot draw a '{}' result; the page draws plan, explain, simulate, price, "
+                    "recommend and train results",
                     command));
   }
   return body;
@@ -245,7 +278,7 @@ StatusOr<std::string> RenderHtmlPage(const nlohmann::json& result) {
   if (!result.is_object() || !result.contains("command") || !Field(result, "command").is_string()) {
     return Error(
         "not a shardwise result: the JSON has no \"command\" field; write one with "
-        "'shardwise plan|explain|simulate|price|recommend ... --json > RESULT.json'");
+        "'shardwise plan|explain|simulate|price|recommend|train ... --json > RESULT.json'");
   }
   const std::string command = Field(result, "command");
   std::string body;

@@ -164,6 +164,33 @@ TEST(Compare, TwoCommandLinesAndTwoFiles) {
   EXPECT_NE(text.out.find("why:"), std::string::npos);
 }
 
+TEST(Compare, TrainResults) {
+  // train --json had no "command": compare and report refused it.
+  const RunResult a = RunShardwise("train --no-sizes --json");
+  const RunResult b = RunShardwise("train --no-sizes --dtype fp8 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const RunResult r =
+      RunShardwise("compare \"train --no-sizes\" \"train --no-sizes --dtype fp8\" --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  EXPECT_EQ(j["compared"], "train");
+  const auto& first = j["metrics"][0];
+  EXPECT_EQ(first["name"], "tokens/s per GPU");
+  EXPECT_NEAR(first["b_over_a"].get<double>(),
+              b.Json()["tokens_per_s_per_gpu"].get<double>() /
+                  a.Json()["tokens_per_s_per_gpu"].get<double>(),
+              1e-9);
+  const std::string dir = TempDir();
+  std::ofstream(dir + "/train.json") << a.out;
+  const RunResult page = RunShardwise("report " + dir + "/train.json --html " + dir + "/t.html");
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  std::ifstream html(dir + "/t.html");
+  const std::string text((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("Where the step goes"), std::string::npos);
+  EXPECT_NE(text.find(a.Json()["layout"].get<std::string>()), std::string::npos);
+}
+
 TEST(Compare, BadInput) {
   ExpectOneLineError(RunShardwise("compare /nonexistent.json \"plan\""), "no such file");
   ExpectOneLineError(RunShardwise("compare \"plan --top 1\" \"price\""), "cannot compare a plan");
