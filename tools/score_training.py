@@ -32,6 +32,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from calibrate_bands import share_within, spread  # one percentile rule for every stated band
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSV_DIR = os.path.join(ROOT, "data", "training", "validation")
 NEMO_CSV = "nemo-pretraining-25.09-25.11.csv"
@@ -200,6 +202,9 @@ def main():
     ap.add_argument("--min-within", type=int,
                     help="exit 1 if fewer rows than this lie within --bound")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--bands", action="store_true",
+                    help="also print the 10th and 90th percentile of measured / predicted over "
+                         "the rows scored (calibrate_bands.py's rule), the engine's stated spread")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     rows = read_rows(a.csv_dir, a.table, a.recipes, a.engine)
@@ -214,6 +219,12 @@ def main():
         for name in sorted(groups):
             print(f"{field} {name}: {summarise(groups[name], a.bound)}")
     print(f"all: {summarise(rows, a.bound)}")
+    if a.bands:
+        ratios = [1 / (1 + r["error"]) for r in rows if "error" in r]
+        low, high = spread(ratios)
+        print(f"measured / predicted over {len(ratios)} rows: 10th percentile {low:.2f}, "
+              f"90th {high:.2f} (rounded outwards; {100 * share_within(ratios, (low, high)):.0f}% "
+              "of the rows inside)")
     failed = [r for r in rows if "error" not in r]
     errors = [abs(r["error"]) for r in rows if "error" in r]
     bad = bool(failed)

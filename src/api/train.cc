@@ -196,6 +196,19 @@ nlohmann::json ToJson(const TrainReport& rep) {
   out["cluster_gpus"] = rep.cluster.num_gpus;
   out["gpu"] = rep.cluster.gpu.name;
   out["usd_per_gpu_hour"] = rep.cluster.gpu.usd_per_gpu_hour;
+  // The spread of the engine's published runs around its predictions, on the winner's figures.
+  const train::TrainPlanEntry& best = rep.plan.ranked.front();
+  const double p10 = rep.engine.measured_ratio_p10, p90 = rep.engine.measured_ratio_p90;
+  out["measured"] = nullptr;  // no measurement stands behind a GPU with a calibration note
+  if (rep.calibration_note.empty()) {
+    out["measured"] = {{"on", rep.engine.measured_on},
+                       {"ratio_p10", p10},
+                       {"ratio_p90", p90},
+                       {"tokens_per_s_per_gpu_p10", best.estimate.tokens_per_s_per_gpu * p10},
+                       {"tokens_per_s_per_gpu_p90", best.estimate.tokens_per_s_per_gpu * p90},
+                       {"time_s_at_p10", best.cost.time_s / p10},
+                       {"time_s_at_p90", best.cost.time_s / p90}};
+  }
   out["notes"] = nlohmann::json::array();
   if (!rep.calibration_note.empty()) out["notes"].push_back(rep.calibration_note);
   out["engine"] = rep.engine.name;

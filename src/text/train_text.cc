@@ -133,6 +133,18 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
   return out;
 }
 
+// The spread of the engine's published runs around its predictions, applied to the winner.
+std::string Measured(const train::TrainEngine& e, const train::TrainPlanEntry& best) {
+  const double tps = best.estimate.tokens_per_s_per_gpu;
+  return fmt::format(
+      "measured: {} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile, "
+      "docs/validation/training.md): {:.0f}-{:.0f} tokens/s per GPU here, the tokens in {} to "
+      "{} wall clock\n",
+      e.measured_on, e.measured_ratio_p10, e.measured_ratio_p90, tps * e.measured_ratio_p10,
+      tps * e.measured_ratio_p90, Days(best.cost.time_s / e.measured_ratio_p90),
+      Days(best.cost.time_s / e.measured_ratio_p10));
+}
+
 std::string Sizes(const train::TrainPlan& plan) {
   std::string out =
       "\ntime versus cost across cluster sizes (* = Pareto: no size is both faster and "
@@ -171,6 +183,8 @@ std::string TrainText(const api::TrainReport& rep) {
   out += req.only_layout ? Explain(plan.ranked.front()) : Ranked(plan);
   out += Critical(plan.critical);
   out += Cost(plan.ranked.front().cost, req, cluster.gpu.usd_per_gpu_hour);
+  // A GPU no measurement stands behind has a warning instead (rep.calibration_note).
+  if (rep.calibration_note.empty()) out += Measured(rep.engine, plan.ranked.front());
   if (!plan.sizes.empty()) out += Sizes(plan);
   return out;
 }

@@ -45,6 +45,7 @@ class FieldReader {
       : object_(object), where_(std::move(where)), prefix_(std::move(prefix)), engine_(e) {}
 
   bool Has(const std::string& key) const { return object_.contains(key); }
+  const std::string& Where() const { return where_; }
 
   StatusOr<double> Number(const std::string& key, double lo, double hi) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
@@ -53,6 +54,14 @@ class FieldReader {
       return Error(fmt::format("{}: '{}' must be a number in [{:g}, {:g}]", where_, key, lo, hi));
     }
     return v->get<double>();
+  }
+
+  StatusOr<std::string> Text(const std::string& key) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
+    if (!v->is_string() || v->get<std::string>().empty()) {
+      return Error(fmt::format("{}: '{}' must be a non-empty string", where_, key));
+    }
+    return v->get<std::string>();
   }
 
   StatusOr<bool> Bool(const std::string& key) {
@@ -119,6 +128,8 @@ constexpr NumberField<TrainEngine> kNumbers[] = {
     {"overlap_compute_cost", &TrainEngine::overlap_compute_cost, 0, 1},
     {"workspace_bytes", &TrainEngine::workspace_bytes, 0, 1e12},
     {"usable_hbm_fraction", &TrainEngine::usable_hbm_fraction, 0.01, 1},
+    {"measured_ratio_p10", &TrainEngine::measured_ratio_p10, 0.01, 100},
+    {"measured_ratio_p90", &TrainEngine::measured_ratio_p90, 0.01, 100},
 };
 constexpr std::pair<const char*, bool TrainEngine::*> kSwitches[] = {
     {"flash_attention", &TrainEngine::flash_attention},
@@ -151,6 +162,10 @@ Status ParseFields(FieldReader& f, TrainEngine& e) {
   for (const auto& [key, member] : kSwitches) {
     SW_ASSIGN_OR_RETURN(e.*member, f.Bool(key));
   }
+  if (e.measured_ratio_p10 > e.measured_ratio_p90) {
+    return Error(f.Where() + ": 'measured_ratio_p10' must not exceed 'measured_ratio_p90'");
+  }
+  SW_ASSIGN_OR_RETURN(e.measured_on, f.Text("measured_on"));
   for (Fp8Recipe r :
        {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
     SW_ASSIGN_OR_RETURN(e.fp8_cast_bytes[r],

@@ -127,6 +127,7 @@ TEST(TrainCli, SaysWhereNoMeasurementStandsBehindTheRates) {
             std::string::npos)
       << mi.err;
   ASSERT_EQ(mi.Json()["notes"].size(), 1u);
+  EXPECT_TRUE(mi.Json()["measured"].is_null());  // the NVIDIA runs' spread says nothing here
   // The H100 has its own rates; the A100's catalog fractions are measured (cuBLAS).
   for (const char* cluster : {"dgx-h100", "dgx-a100"}) {
     const RunResult r = RunShardwise(std::string("train --model llama-3.1-8b --cluster ") +
@@ -135,6 +136,26 @@ TEST(TrainCli, SaysWhereNoMeasurementStandsBehindTheRates) {
     EXPECT_EQ(r.err.find("warning"), std::string::npos) << cluster << ": " << r.err;
     EXPECT_TRUE(r.Json()["notes"].empty()) << cluster;
   }
+}
+
+TEST(TrainCli, StatesThePublishedRunsSpread) {
+  // data/training/megatron-core.json: NVIDIA's runs at 0.75-1.06x the predictions (10th-90th
+  // percentile); the band scales the winner's tokens/s per GPU by them, and its wall clock by
+  // their inverses.
+  const RunResult r = RunShardwise("train --no-sizes --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto& m = j["measured"];
+  EXPECT_EQ(m["ratio_p10"].get<double>(), 0.75);
+  EXPECT_EQ(m["ratio_p90"].get<double>(), 1.06);
+  const double tps = j["tokens_per_s_per_gpu"].get<double>();
+  EXPECT_NEAR(m["tokens_per_s_per_gpu_p10"].get<double>(), 0.75 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu_p90"].get<double>(), 1.06 * tps, 1e-9 * tps);
+  const double wall = j["time_s"].get<double>();
+  EXPECT_NEAR(m["time_s_at_p10"].get<double>(), wall / 0.75, 1e-9 * wall);
+  const RunResult text = RunShardwise("train --no-sizes");
+  EXPECT_NE(text.out.find("ran at 0.75-1.06x the predicted throughput"), std::string::npos)
+      << text.out;
 }
 
 TEST(TrainCli, BadValues) {

@@ -105,6 +105,10 @@ struct TrainEngine {
   std::vector<int> zero_stages;
   double workspace_bytes = 0;      // cuBLAS/NCCL workspaces and the CUDA context
   double usable_hbm_fraction = 1;  // of HBM, after allocator fragmentation
+  // The spread of published runs of this engine around its predictions: the 10th and 90th
+  // percentile of measured / predicted throughput, and the runs they were read from.
+  double measured_ratio_p10 = 1, measured_ratio_p90 = 1;
+  std::string measured_on;
   Reliability reliability;
   // Per GPU catalog name; "default" serves GPUs not listed (from the GPU catalog's fractions).
   std::map<std::string, TrainGpuRates> gpus;
