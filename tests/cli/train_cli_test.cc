@@ -146,13 +146,14 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
   const auto& m = j["measured"];
-  EXPECT_EQ(m["ratio_p10"].get<double>(), 0.75);
-  EXPECT_EQ(m["ratio_p90"].get<double>(), 1.06);
+  EXPECT_EQ(m["ratio"]["p10"].get<double>(), 0.75);
+  EXPECT_EQ(m["ratio"]["p90"].get<double>(), 1.06);
   const double tps = j["tokens_per_s_per_gpu"].get<double>();
-  EXPECT_NEAR(m["tokens_per_s_per_gpu_p10"].get<double>(), 0.75 * tps, 1e-9 * tps);
-  EXPECT_NEAR(m["tokens_per_s_per_gpu_p90"].get<double>(), 1.06 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["p10"].get<double>(), 0.75 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["p90"].get<double>(), 1.06 * tps, 1e-9 * tps);
   const double wall = j["time_s"].get<double>();
-  EXPECT_NEAR(m["time_s_at_p10"].get<double>(), wall / 0.75, 1e-9 * wall);
+  EXPECT_NEAR(m["time_s"]["p10"].get<double>(), wall / 0.75, 1e-9 * wall);
+  EXPECT_NEAR(m["time_s"]["p90"].get<double>(), wall / 1.06, 1e-9 * wall);
   const RunResult text = RunShardwise("train --no-sizes");
   EXPECT_NE(text.out.find("ran at 0.75-1.06x the predicted throughput"), std::string::npos)
       << text.out;
