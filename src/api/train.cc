@@ -172,6 +172,15 @@ std::string CalibrationNote(const train::TrainEngine& e, const GpuSpec& gpu) {
 StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request) {
   TrainReport rep;
   SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(request.model));
+  for (const std::string& note : rep.model.notes) {
+    rep.model_notes.push_back(fmt::format("{}: {}", rep.model.name, note));
+  }
+  if (rep.model.indexer) {
+    rep.model_notes.push_back(fmt::format(
+        "{}: attention is costed dense, as in DeepSeek Sparse Attention's dense warm-up stage; "
+        "the indexer's sparse stage (top {} keys) is not modelled",
+        rep.model.name, rep.model.indexer->topk));
+  }
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(request.cluster, &rep.cluster_note));
   SW_RETURN_IF_ERROR(CheckGpuPrice(request.usd_per_gpu_hour));
   if (request.usd_per_gpu_hour) rep.cluster.gpu.usd_per_gpu_hour = *request.usd_per_gpu_hour;
@@ -210,7 +219,7 @@ nlohmann::json ToJson(const TrainReport& rep) {
           {"p90", best.estimate.tokens_per_s_per_gpu * p90}}},
         {"time_s", {{"p10", best.cost.time_s / p10}, {"p90", best.cost.time_s / p90}}}};
   }
-  out["notes"] = nlohmann::json::array();
+  out["notes"] = rep.model_notes;
   if (!rep.calibration_note.empty()) out["notes"].push_back(rep.calibration_note);
   out["engine"] = rep.engine.name;
   out["seq_len"] = rep.request.config.seq_len;

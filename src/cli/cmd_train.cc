@@ -46,6 +46,9 @@ Status RunTrain(TrainOptions& o) {
   for (const std::string& note : {rep.cluster_note, rep.calibration_note}) {
     if (!note.empty()) std::fprintf(stderr, "shardwise: warning: %s\n", note.c_str());
   }
+  for (const std::string& note : rep.model_notes) {
+    std::fprintf(stderr, "shardwise: note: %s\n", note.c_str());
+  }
   if (o.json) {
     PrintJson(api::ToJson(rep));
     return Status();

@@ -159,6 +159,24 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
       << text.out;
 }
 
+TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
+  // Kimi-K2.5's config.json nests a text model beside a vision tower; DeepSeek-V3.2's sparse
+  // attention trains dense in its warm-up stage only. Both had been costed without a word.
+  const RunResult kimi =
+      RunShardwise("train --model kimi-k2.5 --nodes 64 --no-sizes --top 1 --json");
+  ASSERT_EQ(kimi.exit_code, 0) << kimi.err;
+  EXPECT_NE(kimi.err.find("note: kimi-k2.5: language model only"), std::string::npos) << kimi.err;
+  EXPECT_EQ(kimi.Json()["notes"][0],
+            "kimi-k2.5: language model only (text_config); the vision "
+            "tower is not modelled");
+  const RunResult dsa =
+      RunShardwise("train --model deepseek-v3.2 --nodes 64 --no-sizes --top 1 --json");
+  ASSERT_EQ(dsa.exit_code, 0) << dsa.err;
+  EXPECT_NE(dsa.err.find("the indexer's sparse stage (top 2048 keys) is not modelled"),
+            std::string::npos)
+      << dsa.err;
+}
+
 TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --schedule gpipe"), "--schedule");
   ExpectOneLineError(RunShardwise("train --recompute some"), "--recompute");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shardwise/api/catalog.h"
 #include "shardwise/common/status.h"
@@ -51,6 +52,8 @@ struct TrainReport {
   std::string cluster_note;  // a profile fitted on another cluster, for the user
   // Where neither the engine nor the GPU catalog measured or fitted this GPU's rates: says so.
   std::string calibration_note;
+  // What the prediction leaves out of the model (a vision tower, MTP layers, DSA's sparse stage).
+  std::vector<std::string> model_notes;
   double elapsed_s = 0;  // the search's wall time
 };
 
