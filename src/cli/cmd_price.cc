@@ -89,12 +89,12 @@ void PrintBreakEven(const api::PriceReport& rep) {
   };
   if (b.input) {
     std::cout << verdict(
-        fmt::format("against ${:g}/Mtok input (the input share)", *rep.api_usd_per_mtok_input),
+        fmt::format("against ${:g}/Mtok input (its input split)", *rep.api_usd_per_mtok_input),
         *b.input);
   }
   if (b.output) {
     std::cout << verdict(
-        fmt::format("against ${:g}/Mtok output (the output share)", *rep.api_usd_per_mtok_output),
+        fmt::format("against ${:g}/Mtok output (its output split)", *rep.api_usd_per_mtok_output),
         *b.output);
   }
   if (b.bill) {
@@ -123,7 +123,12 @@ void PrintText(const api::PriceReport& rep) {
       "cost per million tokens at a {:.0f}% duty cycle (paid for every hour, busy {:.0f}% of "
       "them: x{:.2f} the full-load price)\n",
       100 * rep.duty_cycle, 100 * rep.duty_cycle, DutyCycleMultiplier(rep.duty_cycle));
-  Table table({"utilization", "$/Mtok output", "input share", "output share"});
+  std::cout << fmt::format(
+      "($/Mtok output bills every GPU-hour to the output tokens; the split columns divide the "
+      "bill by GPU time, {:.0f}% to the input tokens and the rest to the output tokens, each in $ "
+      "per million of its own tokens)\n",
+      100 * rep.inputs.input_time_share);
+  Table table({"utilization", "$/Mtok output", "$/Mtok input, split", "$/Mtok output, split"});
   for (const PricePoint& p : rep.curve) {
     table.AddRow({fmt::format("{:.0f}%", 100 * p.utilization),
                   fmt::format("{:.4f}", p.usd_per_mtok_output),
