@@ -243,11 +243,12 @@ Status CheckRate(double rate_per_s, const char* field) {
 }
 
 Status CheckGpuPrice(std::optional<double> usd_per_gpu_hour) {
-  if (!usd_per_gpu_hour || (*usd_per_gpu_hour > 0 && *usd_per_gpu_hour < 1e4)) return Status();
+  if (!usd_per_gpu_hour || (*usd_per_gpu_hour > 0 && *usd_per_gpu_hour < kMaxUsdPerGpuHour)) {
+    return Status();
+  }
   return FieldError("usd_per_gpu_hour",
-                    fmt::format("`usd_per_gpu_hour` must be a positive price below $10,000, got "
-                                "{:g}",
-                                *usd_per_gpu_hour));
+                    fmt::format("`usd_per_gpu_hour` must be a positive price below ${:g}, got {:g}",
+                                kMaxUsdPerGpuHour, *usd_per_gpu_hour));
 }
 
 Status CheckClients(int64_t clients, int64_t gpus) {

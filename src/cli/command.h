@@ -13,6 +13,7 @@
 #include "flags.h"
 #include "shardwise/common/status.h"
 #include "shardwise/report/schema.h"
+#include "validators.h"
 
 namespace shardwise::cli {
 
@@ -52,9 +53,21 @@ inline void PrintJson(const nlohmann::json& json) {
   std::cout << json.dump(2) << "\n";
 }
 
-// Binds a command body to a subcommand: `body(opts)` runs when the subcommand is given.
+// An option given an empty value ('' or "") would read as not given, its default silently used:
+// every option of `sub` that takes a value refuses a blank one (positional arguments are the
+// command's to judge). The check has no name, so --help shows the options as before.
+inline void RefuseBlankValues(CLI::App* sub) {
+  static const CLI::Validator kNotBlank = NonBlank("give a value, or leave the option out", "");
+  for (CLI::Option* opt : sub->get_options()) {
+    if (opt->nonpositional() && opt->get_type_size_max() > 0) opt->check(kNotBlank);
+  }
+}
+
+// Binds a command body to a subcommand: `body(opts)` runs when the subcommand is given. Call it
+// after the subcommand's options are added (it makes them refuse blank values).
 template <typename Options, typename Body>
 void BindCommand(CLI::App* sub, std::shared_ptr<Options> opts, Status& result, Body body) {
+  RefuseBlankValues(sub);
   sub->callback([opts, &result, body]() { result = body(*opts); });
 }
 

@@ -124,8 +124,9 @@ StatusOr<PipelineSplit> FromLayout(int64_t layers, int64_t mtp, int64_t pp, int6
 }
 
 // Why the first/last stage counts given do not split the layers, naming only the counts given,
-// and the nearest count for the first (or else the last) stage that does, if one exists.
-std::string FirstLastMisfit(int64_t layers, int64_t pp, const PipelineSplitRequest& r) {
+// and the nearest count for the first (or else the last) stage that does, if one exists: every
+// stage's layers must also split into its vp model chunks.
+std::string FirstLastMisfit(int64_t layers, int64_t pp, int64_t vp, const PipelineSplitRequest& r) {
   const bool first = r.first_stage_layers > 0, last = r.last_stage_layers > 0;
   const int64_t others = pp - (first ? 1 : 0) - (last ? 1 : 0);
   const int64_t rest = layers - r.first_stage_layers - r.last_stage_layers;
@@ -137,20 +138,29 @@ std::string FirstLastMisfit(int64_t layers, int64_t pp, const PipelineSplitReque
   // Vary the first count given (the last if only it was): the others must share what is left.
   const int64_t fixed = first ? r.last_stage_layers : 0;
   const int64_t asked = first ? r.first_stage_layers : r.last_stage_layers;
-  int64_t best = 0;
-  for (int64_t n = 1; others > 0 && n + fixed + others <= layers; ++n) {
+  const auto splits = [&](int64_t n) {
     const int64_t left = layers - n - fixed;
-    if (left % others == 0 && (best == 0 || std::abs(n - asked) < std::abs(best - asked))) {
-      best = n;
-    }
+    if (n % vp != 0 || fixed % vp != 0 || left < 0) return false;
+    return others == 0 ? left == 0
+                       : left >= others && left % others == 0 && (left / others) % vp == 0;
+  };
+  int64_t best = 0;
+  for (int64_t n = 1; n + fixed <= layers; ++n) {
+    if (splits(n) && (best == 0 || std::abs(n - asked) < std::abs(best - asked))) best = n;
+  }
+  const std::string fix =
+      best > 0
+          ? fmt::format("; try `{}` {}", first ? "first_stage_layers" : "last_stage_layers", best)
+          : "";
+  if (others == 0) {
+    return fmt::format(
+        "{} place {} of the {} layers; with pp {} the two stages must hold them all{}", given,
+        layers - rest, layers, pp, fix);
   }
   return fmt::format(
       "{} leave{} {} of the {} layers for the other {} pipeline stage{}, which must share them "
       "evenly (at least one each){}",
-      given, first && last ? "" : "s", rest, layers, others, others == 1 ? "" : "s",
-      best > 0
-          ? fmt::format("; try `{}` {}", first ? "first_stage_layers" : "last_stage_layers", best)
-          : "");
+      given, first && last ? "" : "s", rest, layers, others, others == 1 ? "" : "s", fix);
 }
 
 // Rank r's layers under --decoder-first/last-pipeline-num-layers, each rank's spread evenly over
@@ -166,7 +176,7 @@ StatusOr<PipelineSplit> FromFirstLast(int64_t layers, int64_t mtp, int64_t pp, i
       pp - (r.first_stage_layers > 0 ? 1 : 0) - (r.last_stage_layers > 0 ? 1 : 0);
   const int64_t rest = layers - given;
   if (rest < 0 || (others == 0 && rest != 0) || (others > 0 && (rest < others || rest % others))) {
-    return Error(FirstLastMisfit(layers, pp, r));
+    return Error(FirstLastMisfit(layers, pp, vp, r));
   }
   std::vector<int64_t> per_rank(pp, others > 0 ? rest / others : 0);
   if (r.first_stage_layers > 0) per_rank.front() = r.first_stage_layers;

@@ -53,20 +53,22 @@ struct SearchResult {
   }
 };
 
-// A layout given to explain must span the cluster (or the --gpus it was cut to): its time and
-// dollars are for the GPUs rented, and idle ones would go uncounted.
-Status UsesEveryGpu(const Layout& l, const ClusterSpec& c) {
+// A layout given to explain must span the cluster (or the `gpus` it was cut to): its time and
+// dollars are for the GPUs rented, and idle ones would go uncounted. The layout filled out with
+// data parallelism is suggested where the global batch divides over it.
+Status UsesEveryGpu(const Layout& l, const ClusterSpec& c, int64_t global_batch) {
   if (l.gpus() == c.num_gpus) return Status();
   std::string fill;
   if (c.num_gpus % l.gpus() == 0) {
     Layout filled = l;
     filled.dp *= c.num_gpus / l.gpus();
-    fill = fmt::format(", or a layout of {} such as {}", Counted(c.num_gpus, "GPU", "GPUs"),
-                       filled.ToString());
+    if (global_batch % filled.dp == 0) {
+      fill = fmt::format(", or a layout of {} such as {}", Counted(c.num_gpus, "GPU", "GPUs"),
+                         filled.ToString());
+    }
   }
   return FieldError("layout",
-                    fmt::format("`layout` {} uses {} of the {} GPUs of {}: give "
-                                "--gpus {}{}",
+                    fmt::format("`layout` {} uses {} of the {} GPUs of {}: give `gpus` {}{}",
                                 l.ToString(), l.gpus(), c.num_gpus, c.name, l.gpus(), fill));
 }
 
@@ -256,11 +258,15 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
 // are replicas to shard over and a stage left (ZeRO-3 not with PP); full recompute only where it
 // is not already on; a shorter sequence or context parallelism where activations and buffers,
 // which scale with the sequence, outweigh the model's states.
-std::string Remedies(const TrainEstimate& e) {
+std::string Remedies(const TrainEstimate& e, const TrainEngine& engine) {
   const TrainMemory& mem = e.memory;
   std::vector<std::string> fixes = {"add GPUs (--nodes)"};
-  const int top_zero = e.layout.pp > 1 ? 2 : 3;
-  if (e.layout.dp * e.layout.cp > 1 && e.config.zero < top_zero) {
+  int top_zero =
+      e.config.zero;  // the engine's highest stage this layout may use (ZeRO-3 not with PP)
+  for (int z : engine.zero_stages) {
+    if (z > top_zero && (z < 3 || e.layout.pp == 1)) top_zero = z;
+  }
+  if (e.layout.dp * e.layout.cp > 1 && top_zero > e.config.zero) {
     fixes.push_back(fmt::format("raise --zero (to {})", top_zero));
   }
   if (e.config.recompute != Recompute::kFull || e.config.recompute_layers > 0) {
@@ -280,7 +286,8 @@ std::string Remedies(const TrainEstimate& e) {
   return out;
 }
 
-Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult& s) {
+Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& engine,
+                   const SearchResult& s) {
   // No config was valid at all: the reason most of them were refused is the cause.
   if (!s.smallest_misfit && s.evaluated == 0 && !s.refusals.empty()) return s.MostCommonRefusal();
   if (!s.smallest_misfit) {
@@ -297,7 +304,7 @@ Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const SearchResult&
       m.name, c.num_gpus, c.gpu.name, ConfigText(e), FormatBytes(mem.UsedBytes()),
       FormatBytes(mem.usable_bytes), FormatBytes(mem.states.weight_bytes),
       FormatBytes(mem.states.grad_bytes), FormatBytes(mem.states.optimizer_bytes),
-      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes), Remedies(e)));
+      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes), Remedies(e, engine)));
 }
 
 }  // namespace
@@ -337,7 +344,7 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
   }
   if (r.only_layout) {
     SW_RETURN_IF_ERROR(TrainModel::Create(m, c, *r.only_layout, e).status());
-    SW_RETURN_IF_ERROR(UsesEveryGpu(*r.only_layout, c));
+    SW_RETURN_IF_ERROR(UsesEveryGpu(*r.only_layout, c, r.config.global_batch));
   }
   TrainPlan plan;
   SearchResult s = Search(m, c, e, r);
@@ -350,7 +357,7 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
       SW_ASSIGN_OR_RETURN(TrainModel model, TrainModel::Create(m, c, *r.only_layout, e));
       SW_RETURN_IF_ERROR(model.Estimate(r.config).status());
     }
-    return NothingFits(m, c, s);
+    return NothingFits(m, c, e, s);
   }
   const double usd = c.gpu.usd_per_gpu_hour;
   const double params = static_cast<double>(CountParams(m).total);

@@ -108,6 +108,7 @@ TEST(SizeCliErrors, NonPositiveAndAbsurdNumbers) {
   ExpectOneLineError(RunShardwise("size --context 0"), "--context and --concurrency go together");
   ExpectOneLineError(RunShardwise("size --context 8192 --concurrency 0"),
                      "must be at least 1 (got 8192 and 0)");
+  ExpectOneLineError(RunShardwise("size --context '' --concurrency 4"), "--context: is empty");
   ExpectOneLineError(RunShardwise("size --usable-fraction 1.5"), "--gpu-memory-utilization");
 }
 

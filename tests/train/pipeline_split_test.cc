@@ -128,6 +128,18 @@ TEST(PipelineSplit, SplitsThatCannotHoldTheLayers) {
               "`first_stage_layers` 14 and `last_stage_layers` 14 leave 98 of the 126 layers for "
               "the other 6 pipeline stages, which must share them evenly (at least one each); "
               "try `first_stage_layers` 16");
+  // Interleaved 2: every stage's layers must split into 2 chunks. 32 - 4 = 28 layers over the
+  // other 3 stages do not divide; 5 would (27 = 3 x 9) but 5 and 9 are odd; 2 leaves 30 = 3 x 10
+  // and 8 leaves 24 = 3 x 8, and 2 is the nearer to the 4 asked.
+  PipelineSplitRequest interleaved;
+  interleaved.kind = PipelineSplitRequest::Kind::kFirstLast;
+  interleaved.first_stage_layers = 4;
+  ExpectError(SplitPipeline(32, 0, 4, 2, interleaved), "try `first_stage_layers` 2");
+  // pp 2 with both stages given: there are no others, so the two must hold all 32.
+  counts.first_stage_layers = counts.last_stage_layers = 10;
+  ExpectError(SplitPipeline(32, 0, 2, 1, counts),
+              "`first_stage_layers` 10 and `last_stage_layers` 10 place 20 of the 32 layers; with "
+              "pp 2 the two stages must hold them all; try `first_stage_layers` 22");
   // Only the first given: 32 - 3 = 29 layers do not share over 7 stages; 32 - 4 = 28 do.
   PipelineSplitRequest first_only;
   first_only.kind = PipelineSplitRequest::Kind::kFirstLast;

@@ -91,6 +91,7 @@ Status CheckRate(double rate_per_s, const char* field = "rate");
 // A GPU price given in place of the catalog's: positive and below $10,000 an hour (a GPU rents for
 // a few $ an hour), so a typo, NaN or infinity is caught, not priced. Errors name
 // `usd_per_gpu_hour`.
+inline constexpr double kMaxUsdPerGpuHour = 1e4;
 Status CheckGpuPrice(std::optional<double> usd_per_gpu_hour);
 
 // Closed-loop clients a simulation takes: at most kMaxClientsPerGpu per GPU of the deployment
