@@ -35,7 +35,7 @@ nlohmann::json ToJson(const ModelSpec& m) {
       {"native_dtype", DtypeName(m.native_dtype)},
       {"native_formats", m.native_formats.Describe()},
       {"native_weight_bytes", NativeWeightBytes(m)},
-      {"notes", m.notes},
+      {"notes", m.AllNotes()},
   };
   for (Dtype d : {Dtype::kBf16, Dtype::kFp8, Dtype::kInt4, Dtype::kMxfp4}) {
     j["weight_bytes_by_dtype"][std::string(DtypeName(d))] = WeightBytes(m, d);

@@ -74,7 +74,7 @@ Status RunModels(const ModelsOptions& opts) {
          "kind; +DSA = sparse top-k, +N linear / +N mamba2 = recurrent layers. 'Ns' = N\n"
          "shared experts. checkpoint: weight bytes in the published formats.\n";
   for (const ModelSpec& m : models) {
-    for (const std::string& note : m.notes) std::cout << m.name << ": " << note << "\n";
+    for (const std::string& note : m.AllNotes()) std::cout << m.name << ": " << note << "\n";
   }
   return Status();
 }

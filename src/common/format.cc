@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
 
 namespace shardwise {
 namespace {
@@ -33,11 +34,23 @@ std::string Counted(double count, std::string_view one, std::string_view many) {
 }
 
 std::string FormatCount(double count) {
-  if (std::fabs(count) >= 1e12) return fmt::format("{:.2f}T", count / 1e12);
-  if (std::fabs(count) >= 1e9) return fmt::format("{:.2f}B", count / 1e9);
-  if (std::fabs(count) >= 1e6) return fmt::format("{:.2f}M", count / 1e6);
-  if (std::fabs(count) >= 1e3) return fmt::format("{:.1f}K", count / 1e3);
-  return fmt::format("{:.0f}", count);
+  struct Unit {
+    double scale;
+    const char* suffix;
+    int decimals;
+  };
+  static constexpr Unit kUnits[] = {
+      {1e12, "T", 2}, {1e9, "B", 2}, {1e6, "M", 2}, {1e3, "K", 1}, {1, "", 0}};
+  constexpr size_t kLast = std::size(kUnits) - 1;
+  const double a = std::fabs(count);
+  for (size_t i = 0; i <= kLast; ++i) {
+    if (a < kUnits[i].scale && i < kLast) continue;
+    // A count that rounds up to 1000 of its unit is shown in the next (999,996 is "1.00M").
+    const double p = std::pow(10.0, kUnits[i].decimals);
+    const size_t u = i > 0 && std::round(a / kUnits[i].scale * p) / p >= 1000 ? i - 1 : i;
+    return fmt::format("{:.{}f}{}", count / kUnits[u].scale, kUnits[u].decimals, kUnits[u].suffix);
+  }
+  return "";
 }
 
 std::string FormatSeconds(double seconds) {

@@ -1,5 +1,7 @@
 #include "shardwise/model/model_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace shardwise {
@@ -30,6 +32,12 @@ std::string_view MixerKindName(MixerKind kind) {
       return "none";
   }
   return "?";
+}
+
+std::vector<std::string> ModelSpec::AllNotes() const {
+  std::vector<std::string> out = notes;
+  if (mtp_modules > 0) out.push_back(fmt::format("{} MTP layer(s) not counted", mtp_modules));
+  return out;
 }
 
 int64_t ModelSpec::num_moe_layers() const {

@@ -1,4 +1,5 @@
-// Counts with their nouns in the tables' text: one without the plural's "s".
+// Counts in the tables' text: with their nouns (one without the plural's "s"), and scaled to K,
+// M, B and T.
 #include "shardwise/common/format.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,18 @@ TEST(Counted, OneTakesTheSingular) {
   EXPECT_EQ(Counted(0.6, "request", "requests"), "1 request");
   EXPECT_EQ(Counted(1.4, "request", "requests"), "1 request");
   EXPECT_EQ(Counted(1.6, "request", "requests"), "2 requests");
+}
+
+TEST(FormatCount, ScalesAndRoundsIntoTheNextUnit) {
+  EXPECT_EQ(FormatCount(950), "950");
+  EXPECT_EQ(FormatCount(12'500), "12.5K");
+  EXPECT_EQ(FormatCount(70.554e9), "70.55B");
+  EXPECT_EQ(FormatCount(15e12), "15.00T");  // had printed 15000.00B
+  // A count that rounds to 1,000 of its unit moves up one: 999.95 is 1000 at no decimals,
+  // 999,996e6 is 1000.00B at two.
+  EXPECT_EQ(FormatCount(999.95), "1.0K");
+  EXPECT_EQ(FormatCount(999.996e9), "1.00T");
+  EXPECT_EQ(FormatCount(-2e6), "-2.00M");
 }
 
 }  // namespace

@@ -148,6 +148,7 @@ struct ModelSpec {
   Dtype native_dtype = Dtype::kBf16;  // the published checkpoint's weight format (unquantised)
   WeightFormats native_formats;       // per module, from the checkpoint's quantization config
   std::vector<std::string> notes;     // what the reader left out (e.g. a vision tower)
+  int64_t mtp_modules = 0;            // multi-token-prediction modules declared, not in `layers`
   // Numerics the runtime needs (analytic code ignores them).
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
@@ -156,6 +157,8 @@ struct ModelSpec {
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
   bool is_moe() const { return moe.num_experts > 0; }
+  // `notes` and the MTP modules left out, for a reader of the model.
+  std::vector<std::string> AllNotes() const;
   int64_t num_moe_layers() const;
   int64_t num_sliding_layers() const;
   int64_t num_attention_layers() const;

@@ -1,8 +1,6 @@
 // DeepSeek Sparse Attention models: DeepseekV32ForCausalLM (DeepSeek-V3.2) and
 // GlmMoeDsaForCausalLM (GLM-5). DeepSeek-V3's MLA and MoE, plus a lightning indexer on every
 // layer that keeps the top index_topk keys per query for the attention core.
-#include <fmt/format.h>
-
 #include "../architecture_readers.h"
 
 namespace shardwise::model_internal {
@@ -14,8 +12,7 @@ Status ReadDeepseekSparse(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(indexer.index_head_dim, c.Int("index_head_dim"));
   SW_ASSIGN_OR_RETURN(indexer.topk, c.Int("index_topk"));
   spec.indexer = indexer;
-  SW_ASSIGN_OR_RETURN(int64_t mtp, c.IntOr("num_nextn_predict_layers", 0));
-  if (mtp > 0) spec.notes.push_back(fmt::format("{} MTP layer(s) not counted", mtp));
+  SW_ASSIGN_OR_RETURN(spec.mtp_modules, c.IntOr("num_nextn_predict_layers", 0));
   return Status();
 }
 

@@ -30,10 +30,7 @@ Status ReadMiniMaxM2(const JsonObject& c, ModelSpec& spec) {
   spec.moe.num_shared_experts = spec.moe.shared_intermediate_size > 0 ? 1 : 0;
   SW_ASSIGN_OR_RETURN(spec.moe.router_score_bias, c.BoolOr("use_routing_bias", false));
   for (LayerSpec& layer : spec.layers) layer.ffn = FfnKind::kMoe;
-  SW_ASSIGN_OR_RETURN(int64_t mtp, c.IntOr("num_mtp_modules", 0));
-  if (mtp > 0) {
-    spec.notes.push_back(fmt::format("{} MTP modules (speculative decoding) not counted", mtp));
-  }
+  SW_ASSIGN_OR_RETURN(spec.mtp_modules, c.IntOr("num_mtp_modules", 0));
   return Status();
 }
 

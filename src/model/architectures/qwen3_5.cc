@@ -81,8 +81,7 @@ Status ReadQwen35Moe(const JsonObject& c, ModelSpec& spec) {
   spec.moe.shared_expert_gate = spec.moe.num_shared_experts > 0;
   SW_ASSIGN_OR_RETURN(int64_t step, c.IntOr("decoder_sparse_step", 1));
   if (step == 0) return Error(fmt::format("{}: 'decoder_sparse_step' must be >= 1", c.source));
-  SW_ASSIGN_OR_RETURN(int64_t mtp, c.IntOr("mtp_num_hidden_layers", 0));
-  if (mtp > 0) spec.notes.push_back(fmt::format("{} MTP layer(s) not counted", mtp));
+  SW_ASSIGN_OR_RETURN(spec.mtp_modules, c.IntOr("mtp_num_hidden_layers", 0));
   return MarkMoeLayers(c, spec, 0, step);
 }
 
