@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -167,6 +168,20 @@ std::string CalibrationNote(const train::TrainEngine& e, const GpuSpec& gpu) {
       calibrated.empty() ? "" : fmt::format(" (it does for {})", fmt::join(calibrated, ", ")));
 }
 
+std::optional<MeasuredBand> Band(const TrainReport& rep) {
+  if (!rep.engine.measured || !rep.calibration_note.empty()) return std::nullopt;
+  const train::MeasuredSpread& m = *rep.engine.measured;
+  const train::TrainPlanEntry& best = rep.plan.ranked.front();
+  MeasuredBand b;
+  b.spread = m;
+  b.on_this_gpu = std::find(m.gpus.begin(), m.gpus.end(), rep.cluster.gpu.name) != m.gpus.end();
+  b.tokens_per_s_per_gpu_low = best.estimate.tokens_per_s_per_gpu * m.ratio_p10;
+  b.tokens_per_s_per_gpu_high = best.estimate.tokens_per_s_per_gpu * m.ratio_p90;
+  b.time_s_low = best.cost.time_s / m.ratio_p90;
+  b.time_s_high = best.cost.time_s / m.ratio_p10;
+  return b;
+}
+
 }  // namespace
 
 StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& request) {
@@ -174,6 +189,11 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   SW_ASSIGN_OR_RETURN(rep.model, catalog.Model(request.model));
   for (const std::string& note : rep.model.notes) {
     rep.model_notes.push_back(fmt::format("{}: {}", rep.model.name, note));
+  }
+  if (rep.model.mtp_modules > 0 && request.mtp_layers == 0) {
+    rep.model_notes.push_back(fmt::format(
+        "{}: its config declares {} MTP module(s), not trained here; --mtp-layers {} trains them",
+        rep.model.name, rep.model.mtp_modules, rep.model.mtp_modules));
   }
   if (rep.model.indexer) {
     rep.model_notes.push_back(fmt::format(
@@ -193,6 +213,7 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   SW_ASSIGN_OR_RETURN(rep.plan,
                       train::PlanTraining(rep.model, rep.cluster, rep.engine, rep.request));
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rep.band = Band(rep);
   return rep;
 }
 
@@ -205,22 +226,22 @@ nlohmann::json ToJson(const TrainReport& rep) {
   out["cluster_gpus"] = rep.cluster.num_gpus;
   out["gpu"] = rep.cluster.gpu.name;
   out["usd_per_gpu_hour"] = rep.cluster.gpu.usd_per_gpu_hour;
-  // The spread of the engine's published runs around its predictions, on the winner's figures.
-  const train::TrainPlanEntry& best = rep.plan.ranked.front();
-  const double p10 = rep.engine.measured_ratio_p10, p90 = rep.engine.measured_ratio_p90;
-  out["measured"] = nullptr;  // no measurement stands behind a GPU with a calibration note
-  if (rep.calibration_note.empty()) {
-    // Each at the 10th and 90th percentile ratio: the wall clock divides by it.
+  out["measured"] = nullptr;
+  if (rep.band) {
+    const MeasuredBand& b = *rep.band;
     out["measured"] = {
-        {"on", rep.engine.measured_on},
-        {"ratio", {{"p10", p10}, {"p90", p90}}},
+        {"on", b.spread.on},
+        {"gpus", b.spread.gpus},
+        {"on_this_gpu", b.on_this_gpu},
+        {"ratio", {{"p10", b.spread.ratio_p10}, {"p90", b.spread.ratio_p90}}},
         {"tokens_per_s_per_gpu",
-         {{"p10", best.estimate.tokens_per_s_per_gpu * p10},
-          {"p90", best.estimate.tokens_per_s_per_gpu * p90}}},
-        {"time_s", {{"p10", best.cost.time_s / p10}, {"p90", best.cost.time_s / p90}}}};
+         {{"low", b.tokens_per_s_per_gpu_low}, {"high", b.tokens_per_s_per_gpu_high}}},
+        {"time_s", {{"low", b.time_s_low}, {"high", b.time_s_high}}}};
   }
   out["notes"] = rep.model_notes;
-  if (!rep.calibration_note.empty()) out["notes"].push_back(rep.calibration_note);
+  for (const std::string& note : {rep.cluster_note, rep.calibration_note}) {
+    if (!note.empty()) out["notes"].push_back(note);
+  }
   out["engine"] = rep.engine.name;
   out["seq_len"] = rep.request.config.seq_len;
   out["global_batch"] = rep.request.config.global_batch;

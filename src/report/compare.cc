@@ -83,7 +83,7 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/time_s", "wall clock for the tokens (s)", false},
       {"/usd", "$ for the tokens", false},
       {"/step_s", "step (s)", false},
-      {"/mfu", "MFU", true},
+      {"/mfu", "MFU (each over its own format's peak)", true},
       {"/goodput", "goodput", true},
       {"/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
       {"/gpus", "GPUs", false}};
@@ -107,6 +107,8 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/kv_dtype", "KV cache"},
     {"/layout", "layout"},
     {"/precision", "precision"},
+    {"/engine", "engine"},
+    {"/usd_per_gpu_hour", "$ per GPU-hour"},
     {"/seq_len", "sequence"},
     {"/global_batch", "global batch"},
     {"/tokens", "tokens"},
@@ -188,6 +190,19 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
     const nlohmann::json& bound = At(*j, "/layouts/0/bound");
     if (bound.is_string())
       c.reasons.push_back(fmt::format("{}: decode bound by {}", side, Show(bound)));
+    // A train result's notes (no measurement behind the GPU, what the model leaves out) and the
+    // spread of the engine's published runs bear on how far its figures can be trusted.
+    if (c.command == "train") {
+      for (const nlohmann::json& note : At(*j, "/notes")) {
+        if (note.is_string()) c.reasons.push_back(fmt::format("{}: note: {}", side, Show(note)));
+      }
+      const nlohmann::json& ratio = At(*j, "/measured/ratio");
+      if (ratio.is_object()) {
+        c.reasons.push_back(fmt::format("{}: published runs at {}-{}x its predictions", side,
+                                        Show(ratio.value("p10", nlohmann::json())),
+                                        Show(ratio.value("p90", nlohmann::json()))));
+      }
+    }
     const nlohmann::json& load = At(*j, "/load/overloaded");
     if (load.is_boolean() && load.get<bool>()) {
       c.reasons.push_back(fmt::format("{}: overloaded; its latencies grow with the run", side));

@@ -123,8 +123,8 @@ std::string PlanRanking(const nlohmann::json& result) {
       pct, pct, rows);
 }
 
-// recommend: the answer, then every candidate it simulated, the answer marked.
-// A training run: where one optimizer step's time goes, and the layouts ranked.
+// A training run: how far to trust it, where one optimizer step's time goes, and the layouts
+// ranked.
 std::string TrainSections(const nlohmann::json& result) {
   const double step_s = Num(result, "step_s");
   std::string parts;
@@ -143,7 +143,25 @@ std::string TrainSections(const nlohmann::json& result) {
         Num(l, "step_s"), Num(l, "tokens_per_s_per_gpu"), 100 * Num(l, "mfu"),
         Escape(l.value("bound", std::string())));
   }
-  return Section("Where the step goes",
+  std::string trust;
+  for (const nlohmann::json& note : Field(result, "notes")) {
+    if (note.is_string()) trust += "<li>" + Escape(note.get<std::string>()) + "</li>";
+  }
+  const nlohmann::json& measured = Field(result, "measured");
+  if (measured.is_object()) {
+    trust += fmt::format(
+        "<li>{} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile){}: "
+        "{:.0f}-{:.0f} tokens/s per GPU here</li>",
+        Escape(measured.value("on", std::string())), Num(Field(measured, "ratio"), "p10"),
+        Num(Field(measured, "ratio"), "p90"),
+        measured.value("on_this_gpu", false) ? "" : "; none of them on this GPU",
+        Num(Field(measured, "tokens_per_s_per_gpu"), "low"),
+        Num(Field(measured, "tokens_per_s_per_gpu"), "high"));
+  }
+  return Section("How far to trust it", trust.empty() ? "" : "<ul>" + trust + "</ul>\n",
+                 "The spread of the engine's published runs around its predictions, and what "
+                 "the prediction leaves out.") +
+         Section("Where the step goes",
                  "<table class=\"summary\"><tr><th>part</th><th>time</th><th>share</th></tr>" +
                      parts + "</table>\n",
                  "One optimizer step of the chosen layout, split as the text output splits it.") +
@@ -154,6 +172,7 @@ std::string TrainSections(const nlohmann::json& result) {
                  "The fastest configuration of each layout, fastest first.");
 }
 
+// recommend: the answer, then every candidate it simulated, the answer marked.
 std::string RecommendSections(const nlohmann::json& result) {
   const nlohmann::json& best = Field(result, "recommendation");
   const std::string pct = Field(result, "slo").value("percentile", std::string("p99"));

@@ -2,6 +2,9 @@
 // cost of the tokens with the job's goodput, and the sizes' time-versus-cost front (text/text.h).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 #include "shardwise/text/text.h"
@@ -11,26 +14,31 @@ namespace {
 
 using train::TrainEstimate;
 
-// Days, or a shorter unit under a day (Duration below).
-std::string Days(double seconds);
+constexpr double kMinuteS = 60, kHourS = 3600, kDayS = 86400;
 
-// Dollars and GPU-hours: to the cent and to three digits below a thousand, so a small run does not
-// read as free.
+// Dollars and GPU-hours: to the cent from one up, to two significant digits below one (a small run
+// must not read as free: 0.000044), and a thousand and more as a count (12.5K).
 std::string Amount(double value) {
-  return value >= 1000 ? FormatCount(value) : fmt::format("{:.3g}", value);
+  constexpr int kMaxDecimals = 12;
+  if (value >= 999.995) return FormatCount(value);
+  if (value >= 1) return fmt::format("{:.2f}", value);
+  if (value < std::pow(10.0, -kMaxDecimals)) return "0";
+  const int decimals = std::min(kMaxDecimals, static_cast<int>(std::ceil(-std::log10(value))) + 1);
+  return fmt::format("{:.{}f}", value, decimals);
 }
 
 std::string Percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
-// Seconds, minutes or hours, whichever reads best for a checkpoint interval or a restart.
+// Seconds (or milliseconds), minutes or hours, whichever reads best for a checkpoint interval, a
+// restart or a short run.
 std::string Duration(double seconds) {
-  if (seconds < 120) return fmt::format("{:.1f} s", seconds);
-  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
+  if (seconds < 2 * kMinuteS) return FormatSeconds(seconds);
+  if (seconds < 2 * kHourS) return fmt::format("{:.1f} min", seconds / kMinuteS);
+  return fmt::format("{:.1f} h", seconds / kHourS);
 }
 
+// Days, or a shorter unit under a day.
 std::string Days(double seconds) {
-  constexpr double kDayS = 86400;
   return seconds < kDayS ? Duration(seconds) : fmt::format("{:.1f} d", seconds / kDayS);
 }
 
@@ -117,9 +125,9 @@ std::string Ranked(const train::TrainPlan& plan) {
 }
 
 std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, double usd) {
-  std::string out =
-      fmt::format("\n{} tokens: {} {}, {} of compute", FormatCount(c.tokens), FormatCount(c.steps),
-                  c.steps == 1 ? "step" : "steps", Days(c.compute_s));
+  std::string out = fmt::format("\n{} {}: {} {}, {} of compute", FormatCount(c.tokens),
+                                c.tokens == 1 ? "token" : "tokens", FormatCount(c.steps),
+                                c.steps == 1 ? "step" : "steps", Days(c.compute_s));
   if (c.interruptions > 0) {
     out += fmt::format(
         "; with {:.1f} interruptions expected ({:.3g} per GPU-hour, {} restart each) and a "
@@ -128,21 +136,21 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
         Duration(req.reliability.restart_s), Duration(c.checkpoint_interval_s),
         Duration(c.checkpoint_write_s), Days(c.time_s), Percent(c.goodput));
   }
-  out += fmt::format("; {} GPU-hours, ${} at ${:.2f}/GPU-hour\n", Amount(c.gpu_hours),
-                     Amount(c.usd), usd);
+  out += fmt::format("; {} GPU-hours, ${} at ${}/GPU-hour\n", Amount(c.gpu_hours), Amount(c.usd),
+                     Amount(usd));
   return out;
 }
 
 // The spread of the engine's published runs around its predictions, applied to the winner.
-std::string Measured(const train::TrainEngine& e, const train::TrainPlanEntry& best) {
-  const double tps = best.estimate.tokens_per_s_per_gpu;
+std::string Measured(const api::MeasuredBand& b, const std::string& gpu) {
   return fmt::format(
       "measured: {} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile, "
-      "docs/validation/training.md): {:.0f}-{:.0f} tokens/s per GPU here, the tokens in {} to "
+      "docs/validation/training.md){}: {:.0f}-{:.0f} tokens/s per GPU here, the tokens in {} to "
       "{} wall clock\n",
-      e.measured_on, e.measured_ratio_p10, e.measured_ratio_p90, tps * e.measured_ratio_p10,
-      tps * e.measured_ratio_p90, Days(best.cost.time_s / e.measured_ratio_p90),
-      Days(best.cost.time_s / e.measured_ratio_p10));
+      b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
+      b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample here", gpu),
+      b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
+      Days(b.time_s_high));
 }
 
 std::string Sizes(const train::TrainPlan& plan) {
@@ -183,8 +191,7 @@ std::string TrainText(const api::TrainReport& rep) {
   out += req.only_layout ? Explain(plan.ranked.front()) : Ranked(plan);
   out += Critical(plan.critical);
   out += Cost(plan.ranked.front().cost, req, cluster.gpu.usd_per_gpu_hour);
-  // A GPU no measurement stands behind has a warning instead (rep.calibration_note).
-  if (rep.calibration_note.empty()) out += Measured(rep.engine, plan.ranked.front());
+  if (rep.band) out += Measured(*rep.band, cluster.gpu.name);
   if (!plan.sizes.empty()) out += Sizes(plan);
   return out;
 }

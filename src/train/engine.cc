@@ -128,8 +128,6 @@ constexpr NumberField<TrainEngine> kNumbers[] = {
     {"overlap_compute_cost", &TrainEngine::overlap_compute_cost, 0, 1},
     {"workspace_bytes", &TrainEngine::workspace_bytes, 0, 1e12},
     {"usable_hbm_fraction", &TrainEngine::usable_hbm_fraction, 0.01, 1},
-    {"measured_ratio_p10", &TrainEngine::measured_ratio_p10, 0.01, 100},
-    {"measured_ratio_p90", &TrainEngine::measured_ratio_p90, 0.01, 100},
 };
 constexpr std::pair<const char*, bool TrainEngine::*> kSwitches[] = {
     {"flash_attention", &TrainEngine::flash_attention},
@@ -152,6 +150,27 @@ constexpr NumberField<Reliability> kReliability[] = {
      1e12},
 };
 
+// The optional spread of the engine's published runs: all four fields, or none (a profile no
+// published run checks states none, and `train` then states no spread).
+Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
+  if (!f.Has("measured_ratio_p10")) return Status();
+  MeasuredSpread m;
+  SW_ASSIGN_OR_RETURN(m.ratio_p10, f.Number("measured_ratio_p10", 0.01, 100));
+  SW_ASSIGN_OR_RETURN(m.ratio_p90, f.Number("measured_ratio_p90", 0.01, 100));
+  if (m.ratio_p10 > m.ratio_p90) {
+    return Error(f.Where() + ": 'measured_ratio_p10' must not exceed 'measured_ratio_p90'");
+  }
+  SW_ASSIGN_OR_RETURN(m.on, f.Text("measured_on"));
+  SW_ASSIGN_OR_RETURN(const std::string gpus, f.Text("measured_gpus"));
+  for (size_t start = 0; start <= gpus.size();) {
+    const size_t comma = std::min(gpus.find(',', start), gpus.size());
+    m.gpus.push_back(gpus.substr(start, comma - start));
+    start = comma + 1;
+  }
+  e.measured = std::move(m);
+  return Status();
+}
+
 Status ParseFields(FieldReader& f, TrainEngine& e) {
   for (const NumberField<TrainEngine>& n : kNumbers) {
     SW_ASSIGN_OR_RETURN(e.*(n.member), f.Number(n.key, n.lo, n.hi));
@@ -162,10 +181,7 @@ Status ParseFields(FieldReader& f, TrainEngine& e) {
   for (const auto& [key, member] : kSwitches) {
     SW_ASSIGN_OR_RETURN(e.*member, f.Bool(key));
   }
-  if (e.measured_ratio_p10 > e.measured_ratio_p90) {
-    return Error(f.Where() + ": 'measured_ratio_p10' must not exceed 'measured_ratio_p90'");
-  }
-  SW_ASSIGN_OR_RETURN(e.measured_on, f.Text("measured_on"));
+  SW_RETURN_IF_ERROR(ParseMeasuredSpread(f, e));
   for (Fp8Recipe r :
        {Fp8Recipe::kDelayed, Fp8Recipe::kCurrent, Fp8Recipe::kBlockwise, Fp8Recipe::kMxfp8}) {
     SW_ASSIGN_OR_RETURN(e.fp8_cast_bytes[r],

@@ -86,6 +86,13 @@ TEST(TrainCli, LayoutThatDoesNotFit) {
       << r.err;
   // tp8 on one node leaves no replica to shard over and recomputes in full already: 405B's
   // 812 GB of states per GPU (16 bytes x 406e9 / 8) need more GPUs, and only that is offered.
+  // SC21's engine offers ZeRO-0 alone: no higher stage is offered.
+  const RunResult sc21 = RunShardwise(
+      "train --engine megatron-lm-sc21 --model llama-3.1-70b --nodes 1 --layout dp8 "
+      "--recompute none --global-batch 64");
+  ExpectOneLineError(sc21, "does not fit");
+  EXPECT_NE(sc21.err.find("; add GPUs (--nodes) or use --recompute full\n"), std::string::npos)
+      << sc21.err;
   const RunResult big = RunShardwise("train --model llama-3.1-405b --nodes 1 --no-sizes");
   ExpectOneLineError(big, "does not fit");
   EXPECT_EQ(big.err.substr(big.err.size() - 21), "; add GPUs (--nodes)\n") << big.err;
@@ -149,14 +156,29 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
   EXPECT_EQ(m["ratio"]["p10"].get<double>(), 0.75);
   EXPECT_EQ(m["ratio"]["p90"].get<double>(), 1.06);
   const double tps = j["tokens_per_s_per_gpu"].get<double>();
-  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["p10"].get<double>(), 0.75 * tps, 1e-9 * tps);
-  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["p90"].get<double>(), 1.06 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["low"].get<double>(), 0.75 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["high"].get<double>(), 1.06 * tps, 1e-9 * tps);
   const double wall = j["time_s"].get<double>();
-  EXPECT_NEAR(m["time_s"]["p10"].get<double>(), wall / 0.75, 1e-9 * wall);
-  EXPECT_NEAR(m["time_s"]["p90"].get<double>(), wall / 1.06, 1e-9 * wall);
+  EXPECT_NEAR(m["time_s"]["low"].get<double>(), wall / 1.06, 1e-9 * wall);
+  EXPECT_NEAR(m["time_s"]["high"].get<double>(), wall / 0.75, 1e-9 * wall);
+  EXPECT_TRUE(m["on_this_gpu"].get<bool>());  // NVIDIA's tables have DGX-H100 rows
   const RunResult text = RunShardwise("train --no-sizes");
   EXPECT_NE(text.out.find("ran at 0.75-1.06x the predicted throughput"), std::string::npos)
       << text.out;
+  // SC21's spread, data/training/megatron-lm-sc21.json: 0.96-1.07x on DGX A100 runs.
+  const RunResult sc21 = RunShardwise(
+      "train --model megatron-gpt-39b --cluster dgx-a100 --nodes 64 --layout tp8pp2dp32 "
+      "--seq-len 2048 --global-batch 1536 --engine megatron-lm-sc21 --zero 0 --recompute full "
+      "--json");
+  ASSERT_EQ(sc21.exit_code, 0) << sc21.err;
+  EXPECT_EQ(sc21.Json()["measured"]["ratio"]["p10"].get<double>(), 0.96);
+  EXPECT_EQ(sc21.Json()["measured"]["ratio"]["p90"].get<double>(), 1.07);
+  EXPECT_TRUE(sc21.Json()["measured"]["on_this_gpu"].get<bool>());
+  // Megatron-Core's runs were on Hopper and Blackwell: on an A100 the spread is out of sample.
+  const RunResult a100 = RunShardwise("train --cluster dgx-a100 --no-sizes");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_NE(a100.out.find("none of them on a100-80g, so out of sample here"), std::string::npos)
+      << a100.out;
 }
 
 TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
@@ -175,6 +197,41 @@ TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
   EXPECT_NE(dsa.err.find("the indexer's sparse stage (top 2048 keys) is not modelled"),
             std::string::npos)
       << dsa.err;
+  // Its config declares one MTP module: named until --mtp-layers trains it.
+  EXPECT_NE(dsa.err.find("declares 1 MTP module(s), not trained here; --mtp-layers 1"),
+            std::string::npos)
+      << dsa.err;
+  const RunResult mtp =
+      RunShardwise("train --model deepseek-v3.2 --nodes 64 --no-sizes --top 1 --mtp-layers 1");
+  ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
+  EXPECT_EQ(mtp.err.find("MTP"), std::string::npos) << mtp.err;
+}
+
+TEST(TrainCli, SmallRunsAndSmallModelsReadRight) {
+  // One token costs one whole step; its dollars at $0.001 per GPU-hour are a few millionths,
+  // written out, not as 4.4e-05 or $0.
+  const RunResult one =
+      RunShardwise("train --no-sizes --top 1 --tokens 1 --usd-per-gpu-hour 0.001 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto j = one.Json();
+  EXPECT_EQ(j["steps"], 1);
+  const RunResult text =
+      RunShardwise("train --no-sizes --top 1 --tokens 1 --usd-per-gpu-hour 0.001");
+  ASSERT_NE(text.out.find("\n1 token: 1 step,"), std::string::npos) << text.out;
+  const std::string line = text.out.substr(text.out.find(" GPU-hours, $"));
+  EXPECT_EQ(line.find("e-0"), std::string::npos) << line;
+  EXPECT_EQ(line.find("e+0"), std::string::npos) << line;
+  EXPECT_NE(line.find("at $0.0010/GPU-hour"), std::string::npos) << line;
+  // Qwen3-30B-A3B's TP rule of thumb gives under two ways: no TP degree stays compute-bound.
+  const RunResult moe = RunShardwise("train --model qwen3-30b-a3b --nodes 2 --no-sizes --top 1");
+  ASSERT_EQ(moe.exit_code, 0) << moe.err;
+  EXPECT_NE(moe.out.find("TP stays compute-bound at no degree across nodes"), std::string::npos)
+      << moe.out;
+  // tp8 alone on 8 GPUs has no data-parallel replica to shard over: the searched stage is 0.
+  const RunResult tp8 = RunShardwise(
+      "train --model llama-3.1-8b --nodes 1 --layout tp8 --global-batch 8 --no-sizes --json");
+  ASSERT_EQ(tp8.exit_code, 0) << tp8.err;
+  EXPECT_EQ(tp8.Json()["zero"], 0);
 }
 
 TEST(TrainCli, BadValues) {
@@ -188,6 +245,12 @@ TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --dtype fp4"), "FP4 (NVFP4, MXFP4) training is not");
   ExpectOneLineError(RunShardwise("train --dtype fp8 --fp8-recipe nvfp4"), "--fp8-recipe");
   ExpectOneLineError(RunShardwise("train --recompute full:x"), "--recompute");
+  // A blank value had read as not given (the catalog's price, the engine's rate).
+  ExpectOneLineError(RunShardwise("train --usd-per-gpu-hour ''"), "--usd-per-gpu-hour: is empty");
+  ExpectOneLineError(RunShardwise("train --interruption-rate ''"), "--interruption-rate: is empty");
+  ExpectOneLineError(RunShardwise("train --engine megatron-cor"),
+                     "did you mean 'megatron-core' or 'megatron-lm-sc21'? (built-in training "
+                     "engines: megatron-core, megatron-lm-sc21, or a path to a profile .json)");
 }
 
 TEST(TrainCli, Fp8RecipeTheGpuLacks) {

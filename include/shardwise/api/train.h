@@ -43,6 +43,15 @@ struct TrainRunRequest {
   bool no_sizes = false;  // skip the time-versus-cost search at smaller cluster sizes
 };
 
+// The spread of the engine's published runs applied to the winner: its tokens/s per GPU and its
+// wall clock for the tokens at the 10th and 90th percentile of measured / predicted.
+struct MeasuredBand {
+  train::MeasuredSpread spread;
+  bool on_this_gpu = false;  // whether any of those runs was on the cluster's GPU
+  double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
+  double time_s_low = 0, time_s_high = 0;
+};
+
 struct TrainReport {
   ModelSpec model;
   ClusterSpec cluster;
@@ -54,6 +63,8 @@ struct TrainReport {
   std::string calibration_note;
   // What the prediction leaves out of the model (a vision tower, MTP layers, DSA's sparse stage).
   std::vector<std::string> model_notes;
+  // None where the engine states no spread, or no measurement stands behind the GPU at all.
+  std::optional<MeasuredBand> band;
   double elapsed_s = 0;  // the search's wall time
 };
 

@@ -45,6 +45,14 @@ struct Reliability {
 // scaling), "fp8-block" or "mxfp8".
 std::string GemmRateKey(const TrainConfig& config);
 
+// The 10th and 90th percentile of measured / predicted throughput over an engine's published
+// runs, what those runs were and the GPUs (catalog names) they ran on.
+struct MeasuredSpread {
+  double ratio_p10 = 1, ratio_p90 = 1;
+  std::string on;
+  std::vector<std::string> gpus;
+};
+
 struct TrainEngine {
   std::string name;
   std::string description;
@@ -105,10 +113,9 @@ struct TrainEngine {
   std::vector<int> zero_stages;
   double workspace_bytes = 0;      // cuBLAS/NCCL workspaces and the CUDA context
   double usable_hbm_fraction = 1;  // of HBM, after allocator fragmentation
-  // The spread of published runs of this engine around its predictions: the 10th and 90th
-  // percentile of measured / predicted throughput, and the runs they were read from.
-  double measured_ratio_p10 = 1, measured_ratio_p90 = 1;
-  std::string measured_on;
+  // The spread of published runs of this engine around its predictions, where the profile
+  // states one (measured_ratio_p10/p90, measured_on, measured_gpus).
+  std::optional<MeasuredSpread> measured;
   Reliability reliability;
   // Per GPU catalog name; "default" serves GPUs not listed (from the GPU catalog's fractions).
   std::map<std::string, TrainGpuRates> gpus;
