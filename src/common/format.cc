@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -51,6 +52,21 @@ std::string FormatCount(double count) {
     return fmt::format("{:.{}f}{}", count / kUnits[u].scale, kUnits[u].decimals, kUnits[u].suffix);
   }
   return "";
+}
+
+std::string FormatPlain(double value, int significant) {
+  const double a = std::fabs(value);
+  if (a == 0) return "0";
+  if (a < 1e-6 || a >= 1e15 || !std::isfinite(value)) {
+    return fmt::format("{:.{}g}", value, significant);
+  }
+  const int decimals = std::max(0, significant - 1 - static_cast<int>(std::floor(std::log10(a))));
+  std::string out = fmt::format("{:.{}f}", value, decimals);
+  if (decimals > 0) {  // 0.7500 reads 0.75
+    out.erase(out.find_last_not_of('0') + 1);
+    if (out.back() == '.') out.pop_back();
+  }
+  return out;
 }
 
 std::string FormatSeconds(double seconds) {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "shardwise/model/model_limits.h"
-
 #include <algorithm>
+
+#include "shardwise/model/model_limits.h"
 
 namespace shardwise::model_internal {
 namespace {
@@ -118,6 +118,7 @@ Status ReadDeepseekV3(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(spec.moe.expert_intermediate_size, c.Int("moe_intermediate_size"));
   SW_ASSIGN_OR_RETURN(spec.moe.num_shared_experts, c.IntOr("n_shared_experts", 0));
   spec.moe.shared_intermediate_size = spec.moe.expert_intermediate_size;
+  SW_ASSIGN_OR_RETURN(spec.mtp_modules, c.IntOr("num_nextn_predict_layers", 0));
   SW_ASSIGN_OR_RETURN(spec.moe.num_groups, c.IntOr("n_group", 1));
   SW_ASSIGN_OR_RETURN(spec.moe.groups_per_token, c.IntOr("topk_group", 1));
   if (spec.moe.num_groups == 0 || spec.moe.num_experts % spec.moe.num_groups != 0) {

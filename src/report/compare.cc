@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "shardwise/common/format.h"
 #include "shardwise/report/schema.h"
 
 namespace shardwise::report {
@@ -124,7 +125,7 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
 std::string Show(const nlohmann::json& v) {
   if (v.is_null()) return "-";
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  if (v.is_number_float()) return FormatPlain(v.get<double>(), 4);
   return v.dump();
 }
 
@@ -198,9 +199,11 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
       }
       const nlohmann::json& ratio = At(*j, "/measured/ratio");
       if (ratio.is_object()) {
-        c.reasons.push_back(fmt::format("{}: published runs at {}-{}x its predictions", side,
+        const bool here = At(*j, "/measured/on_this_gpu") == true;
+        c.reasons.push_back(fmt::format("{}: published runs at {}-{}x its predictions{}", side,
                                         Show(ratio.value("p10", nlohmann::json())),
-                                        Show(ratio.value("p90", nlohmann::json()))));
+                                        Show(ratio.value("p90", nlohmann::json())),
+                                        here ? "" : ", none on its GPU (out of sample)"));
       }
     }
     const nlohmann::json& load = At(*j, "/load/overloaded");

@@ -6,6 +6,7 @@
 
 #include "answer.h"
 #include "plots.h"
+#include "shardwise/common/format.h"
 #include "shardwise/report/svg.h"
 
 namespace shardwise::report {
@@ -29,7 +30,7 @@ std::string Summary(const nlohmann::json& result) {
   for (const auto& [key, value] : result.items()) {
     if (value.is_structured() || key == "schema_version") continue;
     std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-    if (value.is_number_float()) text = fmt::format("{:.6g}", value.get<double>());
+    if (value.is_number_float()) text = FormatPlain(value.get<double>(), 6);
     rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>", Escape(key), Escape(text));
   }
   return "<table class=\"summary\">" + rows + "</table>\n";

@@ -130,9 +130,10 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
                                 c.steps == 1 ? "step" : "steps", Days(c.compute_s));
   if (c.interruptions > 0) {
     out += fmt::format(
-        "; with {:.1f} interruptions expected ({:.3g} per GPU-hour, {} restart each) and a "
+        "; with {:.2g} interruptions expected ({:.3g} per million GPU-hours, {} restart each) "
+        "and a "
         "checkpoint every {} ({} stall each), {} wall clock, goodput {}",
-        c.interruptions, req.reliability.interruptions_per_gpu_hour,
+        c.interruptions, 1e6 * req.reliability.interruptions_per_gpu_hour,
         Duration(req.reliability.restart_s), Duration(c.checkpoint_interval_s),
         Duration(c.checkpoint_write_s), Days(c.time_s), Percent(c.goodput));
   }
@@ -148,7 +149,7 @@ std::string Measured(const api::MeasuredBand& b, const std::string& gpu) {
       "docs/validation/training.md){}: {:.0f}-{:.0f} tokens/s per GPU here, the tokens in {} to "
       "{} wall clock\n",
       b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
-      b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample here", gpu),
+      b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample", gpu),
       b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
       Days(b.time_s_high));
 }
@@ -164,9 +165,8 @@ std::string Sizes(const train::TrainPlan& plan) {
     const TrainEstimate& e = p.best.estimate;
     s.AddRow({std::to_string(p.gpus), e.layout.ToString(), FormatSeconds(e.step_s),
               fmt::format("{:.0f}", e.tokens_per_s_per_gpu), Percent(e.mfu),
-              Days(p.best.cost.time_s), Percent(p.best.cost.goodput),
-              FormatCount(p.best.cost.gpu_hours), FormatCount(p.best.cost.usd),
-              p.pareto ? "*" : ""});
+              Days(p.best.cost.time_s), Percent(p.best.cost.goodput), Amount(p.best.cost.gpu_hours),
+              Amount(p.best.cost.usd), p.pareto ? "*" : ""});
   }
   return out + s.Render();
 }

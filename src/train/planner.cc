@@ -258,7 +258,9 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
 // are replicas to shard over and a stage left (ZeRO-3 not with PP); full recompute only where it
 // is not already on; a shorter sequence or context parallelism where activations and buffers,
 // which scale with the sequence, outweigh the model's states.
-std::string Remedies(const TrainEstimate& e, const TrainEngine& engine) {
+// `relaxed_fits`: whether the search with the ZeRO stage and recompute freed finds a fit; where it
+// does not, raising them is not offered.
+std::string Remedies(const TrainEstimate& e, const TrainEngine& engine, bool relaxed_fits) {
   const TrainMemory& mem = e.memory;
   std::vector<std::string> fixes = {"add GPUs (--nodes)"};
   int top_zero =
@@ -266,10 +268,10 @@ std::string Remedies(const TrainEstimate& e, const TrainEngine& engine) {
   for (int z : engine.zero_stages) {
     if (z > top_zero && (z < 3 || e.layout.pp == 1)) top_zero = z;
   }
-  if (e.layout.dp * e.layout.cp > 1 && top_zero > e.config.zero) {
+  if (relaxed_fits && e.layout.dp * e.layout.cp > 1 && top_zero > e.config.zero) {
     fixes.push_back(fmt::format("raise --zero (to {})", top_zero));
   }
-  if (e.config.recompute != Recompute::kFull || e.config.recompute_layers > 0) {
+  if (relaxed_fits && (e.config.recompute != Recompute::kFull || e.config.recompute_layers > 0)) {
     fixes.push_back("use --recompute full");
   }
   const double states =
@@ -287,7 +289,7 @@ std::string Remedies(const TrainEstimate& e, const TrainEngine& engine) {
 }
 
 Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& engine,
-                   const SearchResult& s) {
+                   const SearchResult& s, bool relaxed_fits) {
   // No config was valid at all: the reason most of them were refused is the cause.
   if (!s.smallest_misfit && s.evaluated == 0 && !s.refusals.empty()) return s.MostCommonRefusal();
   if (!s.smallest_misfit) {
@@ -304,7 +306,8 @@ Status NothingFits(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& 
       m.name, c.num_gpus, c.gpu.name, ConfigText(e), FormatBytes(mem.UsedBytes()),
       FormatBytes(mem.usable_bytes), FormatBytes(mem.states.weight_bytes),
       FormatBytes(mem.states.grad_bytes), FormatBytes(mem.states.optimizer_bytes),
-      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes), Remedies(e, engine)));
+      FormatBytes(mem.activation_bytes), FormatBytes(mem.buffer_bytes),
+      Remedies(e, engine, relaxed_fits)));
 }
 
 }  // namespace
@@ -357,7 +360,14 @@ StatusOr<TrainPlan> PlanTraining(const ModelSpec& m, const ClusterSpec& c, const
       SW_ASSIGN_OR_RETURN(TrainModel model, TrainModel::Create(m, c, *r.only_layout, e));
       SW_RETURN_IF_ERROR(model.Estimate(r.config).status());
     }
-    return NothingFits(m, c, e, s);
+    // Whether freeing a ZeRO stage or recompute the request fixed would find a fit.
+    bool relaxed_fits = r.search_zero && r.search_recompute;
+    if (!relaxed_fits) {
+      TrainRequest relaxed = r;
+      relaxed.search_zero = relaxed.search_recompute = true;
+      relaxed_fits = !Search(m, c, e, relaxed).best_per_layout.empty();
+    }
+    return NothingFits(m, c, e, s, relaxed_fits);
   }
   const double usd = c.gpu.usd_per_gpu_hour;
   const double params = static_cast<double>(CountParams(m).total);

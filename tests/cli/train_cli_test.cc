@@ -76,23 +76,30 @@ TEST(TrainCli, ZeroThreeWithPipeline) {
 }
 
 TEST(TrainCli, LayoutThatDoesNotFit) {
+  // Llama-3.1-8B as dp8 at ZeRO-0 holds 16 bytes x 8e9 of states per GPU, ~128 GB; ZeRO-3
+  // shards them 8 ways (~16 GB), so raising it is offered, with full recompute.
   const RunResult r = RunShardwise(
-      "train --model llama-3.1-70b --nodes 1 --layout dp8 --zero 0 --recompute none "
+      "train --model llama-3.1-8b --nodes 1 --layout dp8 --zero 0 --recompute none "
       "--global-batch 64");
   ExpectOneLineError(r, "does not fit");
-  // ZeRO-0 over 8 replicas, no recompute: both help, so both are offered.
   EXPECT_NE(r.err.find("add GPUs (--nodes), raise --zero (to 3) or use --recompute full"),
             std::string::npos)
       << r.err;
-  // tp8 on one node leaves no replica to shard over and recomputes in full already: 405B's
-  // 812 GB of states per GPU (16 bytes x 406e9 / 8) need more GPUs, and only that is offered.
-  // SC21's engine offers ZeRO-0 alone: no higher stage is offered.
+  // 70B's states alone over 8 H100s at ZeRO-3 are 16 x 70.6e9 / 8 = 141 GB per GPU: raising
+  // the stage or recompute asked at 0 and none would not help, so only more GPUs are offered.
+  const RunResult fixed = RunShardwise(
+      "train --model llama-3.1-70b --nodes 1 --layout dp8 --recompute none --zero 0 "
+      "--global-batch 64");
+  ExpectOneLineError(fixed, "does not fit");
+  EXPECT_EQ(fixed.err.substr(fixed.err.size() - 21), "; add GPUs (--nodes)\n") << fixed.err;
+  // SC21's engine offers ZeRO-0 alone, and 8B's unsharded states do not fit: more GPUs only.
   const RunResult sc21 = RunShardwise(
-      "train --engine megatron-lm-sc21 --model llama-3.1-70b --nodes 1 --layout dp8 "
+      "train --engine megatron-lm-sc21 --model llama-3.1-8b --nodes 1 --layout dp8 "
       "--recompute none --global-batch 64");
   ExpectOneLineError(sc21, "does not fit");
-  EXPECT_NE(sc21.err.find("; add GPUs (--nodes) or use --recompute full\n"), std::string::npos)
-      << sc21.err;
+  EXPECT_EQ(sc21.err.substr(sc21.err.size() - 21), "; add GPUs (--nodes)\n") << sc21.err;
+  // tp8 on one node leaves no replica to shard over and recomputes in full already: 405B's
+  // 812 GB of states per GPU (16 bytes x 406e9 / 8) need more GPUs, and only that is offered.
   const RunResult big = RunShardwise("train --model llama-3.1-405b --nodes 1 --no-sizes");
   ExpectOneLineError(big, "does not fit");
   EXPECT_EQ(big.err.substr(big.err.size() - 21), "; add GPUs (--nodes)\n") << big.err;
@@ -177,7 +184,7 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
   // Megatron-Core's runs were on Hopper and Blackwell: on an A100 the spread is out of sample.
   const RunResult a100 = RunShardwise("train --cluster dgx-a100 --no-sizes");
   ASSERT_EQ(a100.exit_code, 0) << a100.err;
-  EXPECT_NE(a100.out.find("none of them on a100-80g, so out of sample here"), std::string::npos)
+  EXPECT_NE(a100.out.find("none of them on a100-80g, so out of sample:"), std::string::npos)
       << a100.out;
 }
 
@@ -197,6 +204,11 @@ TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
   EXPECT_NE(dsa.err.find("the indexer's sparse stage (top 2048 keys) is not modelled"),
             std::string::npos)
       << dsa.err;
+  // DeepSeek-V3's config declares one too (num_nextn_predict_layers).
+  const RunResult v3 = RunShardwise("train --model deepseek-v3 --nodes 64 --no-sizes --top 1");
+  ASSERT_EQ(v3.exit_code, 0) << v3.err;
+  EXPECT_NE(v3.err.find("deepseek-v3: its config declares 1 MTP module(s)"), std::string::npos)
+      << v3.err;
   // Its config declares one MTP module: named until --mtp-layers trains it.
   EXPECT_NE(dsa.err.find("declares 1 MTP module(s), not trained here; --mtp-layers 1"),
             std::string::npos)

@@ -29,5 +29,15 @@ TEST(FormatCount, ScalesAndRoundsIntoTheNextUnit) {
   EXPECT_EQ(FormatCount(-2e6), "-2.00M");
 }
 
+TEST(FormatPlain, FixedDigitsWithoutAnExponent) {
+  EXPECT_EQ(FormatPlain(1.22e7, 4), "12200000");  // {:.4g} had printed 1.22e+07
+  EXPECT_EQ(FormatPlain(13400.4, 4), "13400");
+  EXPECT_EQ(FormatPlain(0.6971, 4), "0.6971");
+  EXPECT_EQ(FormatPlain(0.75, 4), "0.75");  // not 0.7500
+  EXPECT_EQ(FormatPlain(4.4e-5, 2), "0.000044");
+  EXPECT_EQ(FormatPlain(0, 4), "0");
+  EXPECT_EQ(FormatPlain(2e18, 4), "2e+18");  // beyond 1e15, the exponent reads better
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -8,6 +8,9 @@ namespace shardwise {
 
 std::string FormatBytes(double bytes);  // "140.0 GB", "327.7 KB"
 std::string FormatCount(double count);  // "15.00T", "70.55B", "12.9M"
+// At most `significant` digits in fixed notation, trailing zeros dropped ("12200000", "0.75",
+// "0.000044"), an exponent only outside 1e-6 to 1e15, for tables of raw figures.
+std::string FormatPlain(double value, int significant);
 // A whole count with its noun: "1 layout", "3 layouts", "0 layouts" (`many` for all but one).
 std::string Counted(double count, std::string_view one, std::string_view many);
 std::string FormatSeconds(double seconds);                      // "1.23 ms", "45.6 us", "2.10 s"

@@ -12,7 +12,6 @@ Status ReadDeepseekSparse(const JsonObject& c, ModelSpec& spec) {
   SW_ASSIGN_OR_RETURN(indexer.index_head_dim, c.Int("index_head_dim"));
   SW_ASSIGN_OR_RETURN(indexer.topk, c.Int("index_topk"));
   spec.indexer = indexer;
-  SW_ASSIGN_OR_RETURN(spec.mtp_modules, c.IntOr("num_nextn_predict_layers", 0));
   return Status();
 }
 
