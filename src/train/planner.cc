@@ -227,15 +227,24 @@ std::string ConfigText(const TrainEstimate& e) {
 }
 
 // The part of the step where `loser` spends the most time over `winner`.
+// Where the runner-up loses most against the winner, and where it gains most, part by part of
+// the step (winner's time vs the runner-up's; a part one of them lacks is "none").
 std::string WhereItLoses(const TrainEstimate& winner, const TrainEstimate& loser) {
   const auto a = StepParts(winner);
   const auto b = StepParts(loser);
-  size_t worst = 0;
+  size_t worst = 0, best = 0;
   for (size_t i = 1; i < a.size(); ++i) {
     if (b[i].second - a[i].second > b[worst].second - a[worst].second) worst = i;
+    if (a[i].second - b[i].second > a[best].second - b[best].second) best = i;
   }
-  return fmt::format("{} {} vs {}", b[worst].first, FormatSeconds(a[worst].second),
-                     FormatSeconds(b[worst].second));
+  const auto time = [](double s) { return s > 0 ? FormatSeconds(s) : std::string("none"); };
+  std::string out = fmt::format("loses on {} {} vs {}", b[worst].first, time(a[worst].second),
+                                time(b[worst].second));
+  if (a[best].second > b[best].second) {
+    out += fmt::format(", gains on {} {} vs {}", b[best].first, time(a[best].second),
+                       time(b[best].second));
+  }
+  return out;
 }
 
 std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) {
@@ -247,7 +256,7 @@ std::string Why(const TrainEstimate& e, const TrainEstimate* next, size_t rank) 
                        next->layout.ToString(), bounds);
   }
   if (rank == 0 && next != nullptr) {
-    return fmt::format("{} wins: {:.1f}% faster than {} (which loses on {}); {}", ConfigText(e),
+    return fmt::format("{} wins: {:.1f}% faster than {} (which {}); {}", ConfigText(e),
                        100 * (next->step_s / e.step_s - 1), next->layout.ToString(),
                        WhereItLoses(e, *next), bounds);
   }

@@ -246,6 +246,31 @@ TEST(TrainCli, SmallRunsAndSmallModelsReadRight) {
   EXPECT_EQ(tp8.Json()["zero"], 0);
 }
 
+TEST(TrainCli, WhySaysWhereTheRunnerUpLosesAndGains) {
+  // The part of the step where the second layout spends most beyond the first, and the part where
+  // it spends most less, read here from both layouts' step_parts.
+  const RunResult r = RunShardwise("train --no-sizes --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto& a = j["ranked"][0]["step_parts"];
+  const auto& b = j["ranked"][1]["step_parts"];
+  ASSERT_EQ(a.size(), b.size());
+  size_t loses = 0, gains = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double more = b[i]["time_s"].get<double>() - a[i]["time_s"].get<double>();
+    if (more > b[loses]["time_s"].get<double>() - a[loses]["time_s"].get<double>()) loses = i;
+    if (-more > a[gains]["time_s"].get<double>() - b[gains]["time_s"].get<double>()) gains = i;
+  }
+  const std::string why = j["why"];
+  EXPECT_NE(why.find("loses on " + b[loses]["part"].get<std::string>() + " "), std::string::npos)
+      << why;
+  if (a[gains]["time_s"].get<double>() > b[gains]["time_s"].get<double>()) {
+    EXPECT_NE(why.find("gains on " + b[gains]["part"].get<std::string>() + " "), std::string::npos)
+        << why;
+  }
+  EXPECT_EQ(why.find(" 0.0 us"), std::string::npos) << why;  // a part one lacks is "none"
+}
+
 TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --schedule gpipe"), "--schedule");
   ExpectOneLineError(RunShardwise("train --recompute some"), "--recompute");
