@@ -34,8 +34,9 @@ StatusOr<TrainingCost> CostToTrain(const TrainEstimate& e, const Reliability& r,
           "progress; use fewer GPUs or a lower --interruption-rate",
           gpus, r.interruptions_per_gpu_hour, mtbi_s / 60, per_interruption_s / 60));
     }
+    // Whole checkpoints: a run shorter than the interval writes none.
     const double checkpoints =
-        t.checkpoint_interval_s > 0 ? t.compute_s / t.checkpoint_interval_s : 0.0;
+        t.checkpoint_interval_s > 0 ? std::floor(t.compute_s / t.checkpoint_interval_s) : 0.0;
     t.time_s = (t.compute_s + checkpoints * t.checkpoint_write_s) / left;
     t.interruptions = t.time_s / mtbi_s;
     t.lost_s = t.interruptions * per_interruption_s;

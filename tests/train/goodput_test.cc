@@ -40,9 +40,10 @@ TEST(Goodput, LlamaThreeInterruptionsAndCheckpoints) {
   const double write = 405e9 * 14 / 2e12;
   EXPECT_NEAR(c.checkpoint_write_s, write, 1e-9 * write);
   EXPECT_NEAR(c.checkpoint_interval_s, std::sqrt(2 * write * mtbi), 1e-6);
-  // Wall = compute (1 + write / interval) / (1 - (restart + interval / 2) / MTBI).
+  // Wall = (compute + floor(compute / interval) x write) / (1 - (restart + interval / 2) / MTBI).
   const double interval = std::sqrt(2 * write * mtbi);
-  const double wall = c.compute_s * (1 + write / interval) / (1 - (600 + interval / 2) / mtbi);
+  const double wall = (c.compute_s + std::floor(c.compute_s / interval) * write) /
+                      (1 - (600 + interval / 2) / mtbi);
   EXPECT_NEAR(c.time_s, wall, 1e-6 * wall);
   EXPECT_NEAR(c.interruptions, wall / mtbi, 1e-6 * c.interruptions);
   // Meta: "higher than 90% effective training time".
@@ -58,6 +59,20 @@ TEST(Goodput, ABudgetUnderOneBatchCostsOneStep) {
   EXPECT_EQ(c.steps, 1);
   EXPECT_DOUBLE_EQ(c.compute_s, 10);
   EXPECT_GT(c.usd, 0);
+}
+
+TEST(Goodput, ARunShorterThanTheCheckpointIntervalWritesNone) {
+  // One step of 10 s against Llama 3's 238 s interval: no checkpoint stall, so the only loss is
+  // the expected interruptions' (10 s / 10,012 s x (600 + 119) s of restart and redone work).
+  Reliability r;
+  r.interruptions_per_gpu_hour = 466.0 / (54 * 24 * 16384);
+  r.restart_s = 600;
+  r.checkpoint_bytes_per_param = 14;
+  r.checkpoint_write_bytes_per_s_per_gpu = 2e12 / 16384;
+  const TrainingCost c = CostToTrain(Llama3Step(), r, 405e9, 3.0, 1000).value();
+  const double mtbi = 54.0 * 24 * 3600 / 466;
+  const double interval = std::sqrt(2 * (405e9 * 14 / 2e12) * mtbi);
+  EXPECT_NEAR(c.time_s, 10 / (1 - (600 + interval / 2) / mtbi), 1e-9);
 }
 
 TEST(Goodput, NoInterruptionsNoLoss) {

@@ -4,8 +4,9 @@
 // checkpoint (half an interval on average); checkpoints stall training while they are written,
 // and are spaced at Young's optimum, sqrt(2 x write time x mean time between interruptions)
 // (J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 1974).
-// Wall time W then solves W = C (1 + write / interval) + (W / MTBI) (restart + interval / 2) for
-// C the uninterrupted compute time. Value types; pure functions.
+// Wall time W then solves W = C + floor(C / interval) x write + (W / MTBI) (restart + interval / 2)
+// for C the uninterrupted compute time (a run shorter than the interval writes no checkpoint).
+// Value types; pure functions.
 #pragma once
 
 #include "shardwise/common/status.h"
