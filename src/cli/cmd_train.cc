@@ -93,8 +93,7 @@ void AddTrainCommand(CLI::App& app, Status& result) {
                   "1f1b, interleaved:V or zero-bubble (default: searched among the engine's)");
   sub->add_option("--pipeline-layout", opts->request.pipeline_layout,
                   "Megatron's --pipeline-model-parallel-layout, e.g. \"Et*3|(tt|)*29m|L\" "
-                  "(default: even, else embedding and loss counted as layers)")
-      ->check(kPipelineLayoutText);
+                  "(default: even, else embedding and loss counted as layers)");
   sub->add_option("--first-stage-layers", opts->request.first_stage_layers,
                   "Layers of the first pipeline stage (Megatron's "
                   "--decoder-first-pipeline-num-layers)");

@@ -1,7 +1,7 @@
 // CLI11 validators for options whose bad values the conversion alone lets through: 0, NaN and
 // infinity for quantities that must be positive (an SLO, a duration), a minus sign on an
-// unsigned value (which would wrap to 2^64 - 1), and an empty layout or pipeline layout (which
-// would read as none given).
+// unsigned value (which would wrap to 2^64 - 1), and blank text (which would read as not given:
+// every option refuses it, command.h; a layout names what to give).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -49,11 +49,5 @@ inline CLI::Validator NonBlank(const std::string& fix, const std::string& name) 
 
 // A layout given on the command line.
 inline const CLI::Validator kLayoutText = NonBlank("give a layout such as tp8 or dp8ep8", "LAYOUT");
-
-// Megatron's pipeline layout string given on the command line.
-inline const CLI::Validator kPipelineLayoutText = NonBlank(
-    "give Megatron's layout such as \"Et*3|(tt|)*29m|L\", or drop it for the default "
-    "split",
-    "PIPELINE_LAYOUT");
 
 }  // namespace shardwise::cli
