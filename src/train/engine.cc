@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "shardwise/catalog/embedded.h"
+#include "shardwise/common/suggest.h"
 
 namespace shardwise::train {
 
@@ -46,6 +48,22 @@ class FieldReader {
 
   bool Has(const std::string& key) const { return object_.contains(key); }
   const std::string& Where() const { return where_; }
+
+  // Every entry of the object was read: a misspelt one would otherwise be ignored silently.
+  Status NoOthers() const {
+    std::vector<std::string> known;
+    for (const auto& [key, provenance] : engine_.provenance) {
+      if (key.starts_with(prefix_)) known.push_back(key.substr(prefix_.size()));
+    }
+    for (const auto& [key, value] : object_.items()) {
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        return Error(fmt::format(
+            "{}: {}", where_,
+            UnknownNameMessage("training engine field", key, known, "remove it or fix its name")));
+      }
+    }
+    return Status();
+  }
 
   StatusOr<double> Number(const std::string& key, double lo, double hi) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
@@ -153,7 +171,16 @@ constexpr NumberField<Reliability> kReliability[] = {
 // The optional spread of the engine's published runs: all four fields, or none (a profile no
 // published run checks states none, and `train` then states no spread).
 Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
-  if (!f.Has("measured_ratio_p10")) return Status();
+  constexpr const char* kKeys[] = {"measured_ratio_p10", "measured_ratio_p90", "measured_on",
+                                   "measured_gpus"};
+  const auto given = std::count_if(std::begin(kKeys), std::end(kKeys),
+                                   [&](const char* key) { return f.Has(key); });
+  if (given == 0) return Status();
+  if (given < static_cast<std::ptrdiff_t>(std::size(kKeys))) {
+    return Error(f.Where() +
+                 ": state all of measured_ratio_p10, measured_ratio_p90, measured_on and "
+                 "measured_gpus, or none (no published run checks the profile)");
+  }
   MeasuredSpread m;
   SW_ASSIGN_OR_RETURN(m.ratio_p10, f.Number("measured_ratio_p10", 0.01, 100));
   SW_ASSIGN_OR_RETURN(m.ratio_p90, f.Number("measured_ratio_p90", 0.01, 100));
@@ -327,6 +354,7 @@ StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::st
   }
   FieldReader fields(json.at("fields"), source + ": fields", "", e);
   SW_RETURN_IF_ERROR(ParseFields(fields, e));
+  SW_RETURN_IF_ERROR(fields.NoOthers());
   SW_RETURN_IF_ERROR(ParseGpus(json, source, e));
   SW_ASSIGN_OR_RETURN(e.schedules, ParseSchedules(json, source));
   SW_ASSIGN_OR_RETURN(e.zero_stages, ParseZeroStages(json, source));

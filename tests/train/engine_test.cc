@@ -109,6 +109,37 @@ TEST(TrainEngine, MalformedProfiles) {
   j = Minimal();
   j["gpus"]["b200"].erase("gemm_fraction_bf16");
   ExpectError(j, "gemm_fraction_bf16");
+  // A misspelt field had been ignored, its default used.
+  j = Minimal();
+  j["fields"]["host_sync_seconds"] = j["fields"]["host_sync_s"];
+  ExpectError(j, "unknown training engine field 'host_sync_seconds'");
+}
+
+TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
+  // data/training/megatron-core.json states 0.75-1.06x over four GPUs' runs.
+  const auto core = ParseTrainEngine(Minimal(), "test.json").value();
+  ASSERT_TRUE(core.measured.has_value());
+  EXPECT_EQ(core.measured->ratio_p10, 0.75);
+  EXPECT_EQ(core.measured->ratio_p90, 1.06);
+  EXPECT_EQ(core.measured->gpus, (std::vector<std::string>{"h100-sxm", "b200", "gb200", "gb300"}));
+  // A profile no published run checks states none of the four fields, and no spread.
+  nlohmann::json j = Minimal();
+  for (const char* key :
+       {"measured_ratio_p10", "measured_ratio_p90", "measured_on", "measured_gpus"}) {
+    j["fields"].erase(key);
+  }
+  const auto none = ParseTrainEngine(j, "test.json");
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->measured.has_value());
+  // Some but not all: refused, not half read.
+  j = Minimal();
+  j["fields"].erase("measured_ratio_p10");
+  ExpectError(j,
+              "state all of measured_ratio_p10, measured_ratio_p90, measured_on and "
+              "measured_gpus, or none");
+  j = Minimal();
+  j["fields"]["measured_ratio_p10"]["value"] = 1.2;
+  ExpectError(j, "'measured_ratio_p10' must not exceed 'measured_ratio_p90'");
 }
 
 }  // namespace
