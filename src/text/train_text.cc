@@ -20,6 +20,7 @@ constexpr double kMinuteS = 60, kHourS = 3600, kDayS = 86400;
 // must not read as free: 0.000044), and a thousand and more as a count (12.5K).
 std::string Amount(double value) {
   constexpr int kMaxDecimals = 12;
+  if (!std::isfinite(value)) return fmt::format("{}", value);  // no log10 of NaN below
   if (value >= 999.995) return FormatCount(value);
   if (value >= 1) return fmt::format("{:.2f}", value);
   if (value < std::pow(10.0, -kMaxDecimals)) return "0";
