@@ -55,11 +55,15 @@ inline void PrintJson(const nlohmann::json& json) {
 
 // An option given an empty value ('' or "") would read as not given, its default silently used:
 // every option of `sub` that takes a value refuses a blank one (positional arguments are the
-// command's to judge). The check has no name, so --help shows the options as before.
-inline void RefuseBlankValues(CLI::App* sub) {
+// command's to judge), and every whole-number option takes decimal digits only ("010" would
+// read as octal 8). The checks have no name, so --help shows the options as before.
+inline void RefuseAmbiguousValues(CLI::App* sub) {
   static const CLI::Validator kNotBlank = NonBlank("give a value, or leave the option out", "");
   for (CLI::Option* opt : sub->get_options()) {
-    if (opt->nonpositional() && opt->get_type_size_max() > 0) opt->check(kNotBlank);
+    if (!opt->nonpositional() || opt->get_type_size_max() == 0) continue;
+    opt->check(kNotBlank);
+    const std::string type = opt->get_type_name();
+    if (type.starts_with("INT") || type.starts_with("UINT")) opt->transform(kDecimalInteger);
   }
 }
 
@@ -67,7 +71,7 @@ inline void RefuseBlankValues(CLI::App* sub) {
 // after the subcommand's options are added (it makes them refuse blank values).
 template <typename Options, typename Body>
 void BindCommand(CLI::App* sub, std::shared_ptr<Options> opts, Status& result, Body body) {
-  RefuseBlankValues(sub);
+  RefuseAmbiguousValues(sub);
   sub->callback([opts, &result, body]() { result = body(*opts); });
 }
 

@@ -1,10 +1,12 @@
 // CLI11 validators for options whose bad values the conversion alone lets through: 0, NaN and
 // infinity for quantities that must be positive (an SLO, a duration), a minus sign on an
-// unsigned value (which would wrap to 2^64 - 1), and blank text (which would read as not given:
-// every option refuses it, command.h; a layout names what to give).
+// unsigned value (which would wrap to 2^64 - 1), a whole number CLI11 would read in another base,
+// and blank text (which would read as not given: every option refuses both, command.h; a layout
+// names what to give).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -37,6 +39,26 @@ inline const CLI::Validator kUnsignedInteger(
       return "";
     },
     "UINT");
+
+// A whole number is read in decimal digits (a minus sign allowed): CLI11 would read "010" as
+// octal 8, "0x10" as 16 and " 1" as 1. Leading zeros are dropped, so "010" reads as 10; text
+// that is no number at all is left for the conversion to refuse in its own words.
+inline const CLI::Validator kDecimalInteger(
+    [](std::string& text) -> std::string {
+      const size_t sign = text.starts_with('-') ? 1 : 0;
+      const std::string rest = text.substr(sign);
+      if (!rest.empty() && rest.find_first_not_of("0123456789") == std::string::npos) {
+        const size_t first = rest.find_first_not_of('0');
+        text = first == std::string::npos ? "0" : text.substr(0, sign) + rest.substr(first);
+        return "";
+      }
+      const bool other_base = rest.size() > 1 && rest[0] == '0' && std::isalpha(rest[1]);
+      const bool padded = !text.empty() && text.find_first_not_of(" \t") != std::string::npos &&
+                          (std::isspace(text.front()) || text.front() == '+');
+      if (other_base || padded) return "'" + text + "' is not a whole number in decimal digits";
+      return "";
+    },
+    "");
 
 // Text that must not be blank, which would read as not given; `fix` says what to give instead.
 inline CLI::Validator NonBlank(const std::string& fix, const std::string& name) {

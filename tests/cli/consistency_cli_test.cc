@@ -69,6 +69,21 @@ TEST(Cli, AnEmptyLayoutIsOneLineInEveryCommand) {
                      "--prefill-layout: is empty");
 }
 
+TEST(Cli, WholeNumbersAreDecimalInEveryCommand) {
+  // CLI11 reads "010" as octal: `train --nodes 010` ran on 8 nodes (64 GPUs) under a request
+  // for ten. Ten DGX H100 nodes hold 10 x 8 = 80 GPUs.
+  const RunResult ten = RunShardwise("train --cluster dgx-h100 --nodes 010 --no-sizes --json");
+  ASSERT_EQ(ten.exit_code, 0) << ten.err;
+  EXPECT_EQ(ten.Json()["gpus"], 80);
+  // Another base or a space is refused, not read as 16 or as 1.
+  ExpectOneLineError(RunShardwise("train --zero 0x1"),
+                     "--zero: '0x1' is not a whole number in decimal");
+  ExpectOneLineError(RunShardwise("plan --nodes ' 1'"), "--nodes: ' 1' is not a whole number");
+  ExpectOneLineError(RunShardwise("plan --nodes +2"), "--nodes: '+2' is not a whole number");
+  ExpectOneLineError(RunShardwise("simulate --seed 0x3"), "--seed: '0x3' is not a whole number");
+  ExpectOneLineError(RunShardwise("size --context ''"), "--context: is empty");
+}
+
 TEST(Cli, DtypesAreCaseInsensitive) {
   const RunResult r = RunShardwise("plan --dtype FP8 --kv-dtype BF16 --top 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
