@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "shardwise/api/options.h"
 #include "shardwise/model/catalog.h"
 
 namespace shardwise::api {
@@ -40,6 +41,10 @@ StatusOr<ClusterSpec> Catalog::Cluster(const ClusterRef& ref, std::string* note)
           ref.profile, p.cluster, c.name);
     }
     SW_ASSIGN_OR_RETURN(c, ApplyProfile(std::move(c), p));
+  }
+  if (ref.usd_per_gpu_hour) {
+    SW_RETURN_IF_ERROR(CheckGpuPrice(ref.usd_per_gpu_hour));
+    c.gpu.usd_per_gpu_hour = *ref.usd_per_gpu_hour;
   }
   return c;
 }

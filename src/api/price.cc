@@ -22,7 +22,6 @@ Status CheckRequest(const PriceRequest& r) {
     return FieldError("duty_cycle",
                       fmt::format("`duty_cycle` must be in [0.001, 1], got {:g}", r.duty_cycle));
   }
-  SW_RETURN_IF_ERROR(CheckGpuPrice(r.usd_per_gpu_hour));
   for (const auto& [price, field] :
        {std::pair{r.api_usd_per_mtok_input, "api_usd_per_mtok_input"},
         std::pair{r.api_usd_per_mtok_output, "api_usd_per_mtok_output"}}) {
@@ -173,8 +172,6 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   std::string profile_note;
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
-  // --usd-per-gpu-hour prices the cluster's GPUs; another prefill cluster keeps the catalog's.
-  if (r.usd_per_gpu_hour) rep.cluster.gpu.usd_per_gpu_hour = *r.usd_per_gpu_hour;
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
                                                          RequestLengths{r.isl, r.osl, 0}));
   SW_ASSIGN_OR_RETURN(rep.slo, ResolveSlo(r.slo));

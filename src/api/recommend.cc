@@ -165,7 +165,9 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
   }
   ClusterRef ref = RefOf(named->name, best.deployment.decode().cluster);
   for (const ClusterRef& given : r.clusters) {
-    if (given.name == named->name) ref.profile = given.profile;
+    if (given.name != named->name) continue;
+    ref.profile = given.profile;
+    ref.usd_per_gpu_hour = given.usd_per_gpu_hour;
   }
   SW_ASSIGN_OR_RETURN(rep.estimate,
                       EstimateDeployment(rep.model, best.deployment, rep.request.plan.workload));

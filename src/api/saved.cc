@@ -191,7 +191,8 @@ nlohmann::json ToJson(const SavedDeployment& s) {
            {{"name", s.cluster.name},
             {"nodes", Optional(s.cluster.nodes)},
             {"gpus", Optional(s.cluster.gpus)},
-            {"profile", s.cluster.profile}}},
+            {"profile", s.cluster.profile},
+            {"usd_per_gpu_hour", Optional(s.cluster.usd_per_gpu_hour)}}},
           {"serving",
            {{"engine", o.engine},
             {"dtype", o.dtype},
@@ -281,6 +282,7 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_RETURN_IF_ERROR(cluster.Int("nodes", s.cluster.nodes));
   SW_RETURN_IF_ERROR(cluster.Int("gpus", s.cluster.gpus));
   SW_RETURN_IF_ERROR(cluster.Text("profile", s.cluster.profile));
+  SW_RETURN_IF_ERROR(cluster.Number("usd_per_gpu_hour", s.cluster.usd_per_gpu_hour));
   SW_ASSIGN_OR_RETURN(const Reader serving, saved.Object("serving"));
   SW_RETURN_IF_ERROR(ReadServing(serving, s.serving));
   SW_ASSIGN_OR_RETURN(const Reader spec, saved.Object("spec"));

@@ -202,8 +202,6 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
         rep.model.name, rep.model.indexer->topk));
   }
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(request.cluster, &rep.cluster_note));
-  SW_RETURN_IF_ERROR(CheckGpuPrice(request.usd_per_gpu_hour));
-  if (request.usd_per_gpu_hour) rep.cluster.gpu.usd_per_gpu_hour = *request.usd_per_gpu_hour;
   StatusOr<train::TrainEngine> engine = train::LoadTrainEngine(request.engine);
   if (!engine.ok()) return engine.status().WithField("engine");
   rep.engine = *engine;

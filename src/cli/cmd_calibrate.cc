@@ -116,7 +116,7 @@ void AddCalibrateCommand(CLI::App& app, Status& result) {
       "then: shardwise plan --engine my-vllm.json ...");
   sub->add_option("--model", r.model, "Catalog model name or path to a config.json")
       ->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/false);
   opts->serving.AddTo(sub, true);
   sub->add_option("--layout", r.layout, "The layout the benchmark ran, e.g. tp4 or dp2tp4")
       ->required();

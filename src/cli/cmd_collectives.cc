@@ -190,7 +190,7 @@ void AddCollectivesCommand(CLI::App& app, Status& result) {
       "  shardwise collectives --cluster dgx-h100 --nodes 2 --import all_reduce.log\n"
       "  shardwise collectives --cluster hgx-h800 --nodes 4 --op ep-dispatch --tokens 4096 \\\n"
       "      --hidden 7168 --topk 8 --groups 4 --topk-groups 4");
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/false);
   sub->add_option("--op", opts->sweep.op,
                   "all-reduce, all-gather, reduce-scatter, all-to-all, all-to-all-topk, "
                   "send-recv, broadcast, ep-dispatch, ep-combine")

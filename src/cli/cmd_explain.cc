@@ -68,7 +68,7 @@ void AddExplainCommand(CLI::App& app, Status& result) {
       "  shardwise explain --model llama-3.1-70b --cluster dgx-h100 --nodes 2 --layout tp16");
   opts->model =
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, false);
   opts->deployment.values.layout = "tp8";
   opts->deployment.AddTo(sub, "Parallel layout (default tp8)");

@@ -171,7 +171,7 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       "  shardwise plan --model llama-3.1-70b --html report.html --emit vllm");
   opts->model =
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
   sub->add_option("--isl", r.isl, "Input (prompt) tokens per request")->capture_default_str();
   sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str();

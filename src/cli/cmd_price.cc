@@ -174,7 +174,7 @@ void AddPriceCommand(CLI::App& app, Status& result) {
       "  shardwise price --model llama-3.1-70b --layout tp4 --max-tpot-ms 30 --max-ttft-ms 1000");
   opts->model =
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
   opts->deployment.AddTo(sub, "Parallel layout (default: the planner's best)");
   opts->lengths = {
@@ -184,7 +184,6 @@ void AddPriceCommand(CLI::App& app, Status& result) {
   opts->load = {
       sub->add_option("--rate", r.rate, "Price at this many requests/s (Poisson)"),
       sub->add_option("--concurrency", r.concurrency, "Price at this many closed-loop clients")};
-  sub->add_option("--usd-per-gpu-hour", r.usd_per_gpu_hour, "GPU price (default: catalog)");
   sub->add_option("--usd-per-kwh", r.usd_per_kwh,
                   "Electricity price: adds its $ per million output tokens (GPU boards at rated "
                   "power)");

@@ -115,6 +115,11 @@ Status RunRecommend(RecommendOptions& o) {
   if (names.size() > 1 && !o.cluster.values.profile.empty()) {
     return Error("--profile measures one cluster; give a single --cluster with it");
   }
+  if (names.size() > 1 && o.cluster.values.usd_per_gpu_hour) {
+    return Error(
+        "--usd-per-gpu-hour prices one cluster's GPUs; give a single --cluster with it, or "
+        "compare the clusters at the catalog's prices");
+  }
   for (const std::string& name : names) {
     api::ClusterRef ref = o.cluster.values;
     ref.name = name;
@@ -152,7 +157,7 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
       "  shardwise recommend --model llama-3.1-70b --cluster dgx-h100,dgx-a100,dgx-b200 \\\n"
       "      --rate 20 --max-ttft-ms 1000 --max-tpot-ms 50 --objective cost");
   sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
   sub->add_option("--rate", r.rate, "Requests per second to serve (omit: find the most)");
   sub->add_option("--isl", r.isl, "Prompt tokens per request")->capture_default_str();

@@ -164,7 +164,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       "  shardwise simulate --model llama-3.1-70b --cluster dgx-h100 --layout tp4 --rate 8");
   opts->model =
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true, true);
   opts->deployment.AddTo(sub, "Parallel layout (default: the planner's best)");
   opts->rate_option =

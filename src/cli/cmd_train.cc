@@ -77,7 +77,7 @@ void AddTrainCommand(CLI::App& app, Status& result) {
   sub->add_option("--model", opts->request.model,
                   "Catalog model or config.json (GPT2LMHeadModel too)")
       ->capture_default_str();
-  opts->cluster.AddTo(sub);
+  opts->cluster.AddTo(sub, /*priced=*/true);
   sub->add_option("--engine", opts->request.engine,
                   "Training engine profile (data/training): megatron-core or megatron-lm-sc21")
       ->capture_default_str();
@@ -122,8 +122,6 @@ void AddTrainCommand(CLI::App& app, Status& result) {
                   "Job interruptions per GPU-hour (default: the engine's, from Llama 3's run)");
   sub->add_option("--restart-s", opts->request.restart_s,
                   "Seconds from an interruption to training again (default: the engine's)");
-  sub->add_option("--usd-per-gpu-hour", opts->request.usd_per_gpu_hour,
-                  "GPU price for the dollars (default: the catalog's, 'shardwise gpus')");
   sub->add_option("--top", opts->request.top, "Layouts to show")->capture_default_str();
   sub->add_flag("--no-sizes", opts->request.no_sizes,
                 "Skip the search at smaller cluster sizes (the time-versus-cost Pareto)");

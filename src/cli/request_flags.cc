@@ -90,7 +90,7 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
   }
 }
 
-void ClusterFlags::AddTo(CLI::App* sub) {
+void ClusterFlags::AddTo(CLI::App* sub, bool priced) {
   name = sub->add_option("--cluster", values.name, "Catalog cluster name or path to a cluster file")
              ->capture_default_str();
   nodes = sub->add_option("--nodes", values.nodes, "Scale a node-type cluster to N nodes");
@@ -99,6 +99,11 @@ void ClusterFlags::AddTo(CLI::App* sub) {
                             "Measured level profile (from 'collectives --import') replacing the "
                             "catalog's calibration");
   given = {name, nodes, gpus, profile};
+  if (priced) {
+    price = sub->add_option("--usd-per-gpu-hour", values.usd_per_gpu_hour,
+                            "What one GPU costs an hour, for every cost and $ per token reported "
+                            "(default: the GPU catalog's, 'shardwise gpus')");
+  }
 }
 
 StatusOr<ClusterSpec> LoadClusterFlags(const ClusterFlags& flags) {
@@ -181,8 +186,9 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
                                                          const ClusterFlags& cluster,
                                                          CLI::Option* model) {
   if (deployment.file.empty()) return std::optional<api::SavedDeployment>();
-  // A saved split's worker counts (--prefill-workers, --decode-workers) and the cluster's size
-  // (--nodes, --gpus) may be changed here; every other deployment flag conflicts with the file.
+  // A saved split's worker counts (--prefill-workers, --decode-workers), the cluster's size
+  // (--nodes, --gpus) and its GPUs' price may be changed here; every other deployment flag
+  // conflicts with the file.
   std::vector<CLI::Option*> pools;
   for (CLI::Option* option : deployment.disaggregated) {
     if (option != deployment.workers[0] && option != deployment.workers[1]) pools.push_back(option);
@@ -209,6 +215,8 @@ StatusOr<std::optional<api::SavedDeployment>> LoadReplay(const DeploymentFlags& 
     if (!Given(cluster.gpus)) saved.cluster.gpus.reset();
   }
   if (Given(cluster.gpus)) saved.cluster.gpus = cluster.values.gpus;
+  // A new price for the same GPUs re-prices the saved deployment.
+  if (Given(cluster.price)) saved.cluster.usd_per_gpu_hour = cluster.values.usd_per_gpu_hour;
   if (AnyGiven(deployment.workers)) {
     if (!saved.deployment.Disaggregated()) {
       return Error(

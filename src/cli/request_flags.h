@@ -1,7 +1,8 @@
 // The flags every command that serves a model shares, each group filling one of the API's plain
 // request values (api/): the serving options (--engine, --dtype, the MoE and speculative flags),
-// the cluster (--cluster, --nodes, --gpus, --profile), the deployment (--layout, the
-// disaggregated pools, --deployment FILE) and the SLOs. A flag means the same in every command.
+// the cluster (--cluster, --nodes, --gpus, --profile, --usd-per-gpu-hour), the deployment
+// (--layout, the disaggregated pools, --deployment FILE) and the SLOs. A flag means the same in
+// every command.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -35,9 +36,11 @@ struct ClusterFlags {
   CLI::Option* nodes = nullptr;
   CLI::Option* gpus = nullptr;
   CLI::Option* profile = nullptr;
-  std::vector<CLI::Option*> given;  // all four
+  CLI::Option* price = nullptr;     // --usd-per-gpu-hour, where the command prices
+  std::vector<CLI::Option*> given;  // the first four
 
-  void AddTo(CLI::App* sub);
+  // `priced`: the command reports costs, so it takes --usd-per-gpu-hour.
+  void AddTo(CLI::App* sub, bool priced);
 };
 
 // The cluster the flags name, a profile fitted on another cluster said so on stderr.

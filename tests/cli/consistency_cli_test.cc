@@ -263,5 +263,43 @@ TEST(Json, OneStyleInEveryCommand) {
   }
 }
 
+TEST(Cli, AGpuPriceGivenOnceReachesEveryCost) {
+  // --usd-per-gpu-hour was price's and train's only: plan, simulate and recommend costed the
+  // same GPUs at the catalog's rate. One tp1 H100 at $1.25 an hour costs $1.25 an hour.
+  const std::string price = " --usd-per-gpu-hour 1.25 --json";
+  const RunResult plan = RunShardwise("plan --model llama-3.1-8b --layout tp1 --gpus 1" + price);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_DOUBLE_EQ(plan.Json()["deployment"]["usd_per_hour"].get<double>(), 1.25);
+  const RunResult sim =
+      RunShardwise("simulate --model llama-3.1-8b --layout tp1 --gpus 1 --concurrency 4" + price);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto cost = sim.Json()["cost"];
+  EXPECT_DOUBLE_EQ(cost["usd_per_hour"].get<double>(), 1.25);
+  // $ per million output tokens: $1.25 / 3,600 s over the billed output tokens a second.
+  const double tokens_per_s = sim.Json()["throughput"]["billed_output_tokens_per_s"].get<double>();
+  EXPECT_NEAR(cost["usd_per_mtok_output"].get<double>(), 1.25 / 3600 / tokens_per_s * 1e6, 1e-9);
+
+  // The price is saved with the deployment, a replay keeps it, and a new one re-prices it.
+  const std::string file = ::testing::TempDir() + "/priced_deployment.json";
+  std::ofstream(file) << plan.out;
+  const RunResult kept = RunShardwise("price --deployment " + file + " --json");
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_DOUBLE_EQ(kept.Json()["usd_per_gpu_hour"].get<double>(), 1.25);
+  const RunResult again =
+      RunShardwise("price --deployment " + file + " --usd-per-gpu-hour 2.5 --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_DOUBLE_EQ(again.Json()["usd_per_gpu_hour"].get<double>(), 2.5);
+
+  // One price cannot be several GPU types' rate; a bad one is refused where it is given.
+  ExpectOneLineError(
+      RunShardwise("recommend --cluster dgx-h100,dgx-a100 --rate 1 --max-ttft-ms 1000 "
+                   "--max-tpot-ms 50 --usd-per-gpu-hour 2"),
+      "--usd-per-gpu-hour prices one cluster's GPUs");
+  for (const char* command : {"plan", "explain", "simulate"}) {
+    ExpectOneLineError(RunShardwise(std::string(command) + " --usd-per-gpu-hour -1"),
+                       "--usd-per-gpu-hour");
+  }
+}
+
 }  // namespace
 }  // namespace shardwise::testing

@@ -1,7 +1,8 @@
 // Catalog: where every model, GPU, cluster and engine profile a request names comes from: the
 // built-in entries (data/, compiled into the binary) and the files a caller names by path. A
 // request's cluster is a reference (ClusterRef: a catalog name or file, scaled to a number of
-// nodes or GPUs, calibrated by a measured profile) resolved here. Immutable; thread-safe.
+// nodes or GPUs, calibrated by a measured profile, priced at the user's rate) resolved here.
+// Immutable; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct ClusterRef {
   std::optional<int64_t> nodes;   // unset: as the catalog has it
   std::optional<int64_t> gpus;    // unset: all
   std::string profile;            // a measured level profile (collectives --import)
+  // What one of its GPUs costs an hour (a negotiated or reserved rate); unset: the GPU
+  // catalog's. Every price, cost and $ per token the request reports uses it.
+  std::optional<double> usd_per_gpu_hour;
 };
 
 class Catalog {

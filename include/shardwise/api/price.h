@@ -30,10 +30,9 @@ struct PriceRequest {
   DeploymentSpec deployment;  // empty: the planner's best layout
   int64_t isl = 1024;
   int64_t osl = 256;
-  SloRequest slo;                          // given: price the most load within them
-  std::optional<double> rate;              // or price at this open loop
-  std::optional<int64_t> concurrency;      // or this closed loop
-  std::optional<double> usd_per_gpu_hour;  // the --cluster's GPUs; unset: the catalog's
+  SloRequest slo;                      // given: price the most load within them
+  std::optional<double> rate;          // or price at this open loop
+  std::optional<int64_t> concurrency;  // or this closed loop
   double duty_cycle = 1.0;
   std::optional<double> api_usd_per_mtok_input;
   std::optional<double> api_usd_per_mtok_output;

@@ -38,7 +38,6 @@ struct TrainRunRequest {
   int64_t mtp_layers = 0;
   std::optional<double> interruption_rate;  // per GPU-hour; unset: the engine's
   std::optional<double> restart_s;          // unset: the engine's
-  std::optional<double> usd_per_gpu_hour;   // unset: the catalog's price of the cluster's GPU
   int top = 5;
   bool no_sizes = false;  // skip the time-versus-cost search at smaller cluster sizes
 };
