@@ -26,6 +26,7 @@ import argparse
 import collections
 import csv
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -154,6 +155,7 @@ def run(binary, row):
     row["predicted"] = out[row["key"]]
     row["error"] = row["predicted"] / row["measured"] - 1
     row["detail"] = f"{out['recompute']} recompute, bound by {out['bound']}"
+    row["pair"] = (out["model"], out["gpu"])
     return row
 
 
@@ -188,6 +190,31 @@ def print_rows(rows, markdown):
             print("  ".join(cells) + ("" if markdown or "detail" not in r else f"  [{r['detail']}]"))
 
 
+def per_model(rows):
+    """{model: {gpu: {"low", "high", "rows"}}}: the range of measured / predicted over each model's
+    rows on each GPU, rounded outwards to two decimals (what `train` states for that pair)."""
+    ratios = collections.defaultdict(list)
+    for r in rows:
+        if "error" in r:
+            ratios[r["pair"]].append(1 / (1 + r["error"]))
+    slack = 1e-9  # as calibrate_bands.spread: two decimals exactly, up to rounding, stay put
+    table = collections.defaultdict(dict)
+    for (model, gpu), values in sorted(ratios.items()):
+        table[model][gpu] = {"low": math.floor(min(values) * 100 + slack) / 100,
+                             "high": math.ceil(max(values) * 100 - slack) / 100,
+                             "rows": len(values)}
+    return table
+
+
+def stated_per_model(engine):
+    """The profile's measured_by_model value, or None where the profile states none."""
+    path = engine if engine.endswith(".json") else os.path.join(ROOT, "data", "training",
+                                                                 engine + ".json")
+    with open(path) as f:
+        field = json.load(f).get("fields", {}).get("measured_by_model")
+    return None if field is None else field["value"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"))
@@ -204,7 +231,9 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--bands", action="store_true",
                     help="also print the 10th and 90th percentile of measured / predicted over "
-                         "the rows scored (calibrate_bands.py's rule), the engine's stated spread")
+                         "the rows scored (calibrate_bands.py's rule), the engine's stated spread, "
+                         "and each model's range on each GPU against the profile's "
+                         "measured_by_model")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     rows = read_rows(a.csv_dir, a.table, a.recipes, a.engine)
@@ -225,6 +254,21 @@ def main():
         print(f"measured / predicted over {len(ratios)} rows: 10th percentile {low:.2f}, "
               f"90th {high:.2f} (rounded outwards; {100 * share_within(ratios, (low, high)):.0f}% "
               "of the rows inside)")
+        # Each table's rows against the profile that predicted them.
+        for engine, kind in ((a.engine, "NeMo"), ("megatron-lm-sc21", "SC21")):
+            table = per_model([r for r in rows if r["table"].startswith(kind)])
+            if not table:
+                continue
+            stated = stated_per_model(engine)
+            given = json.dumps(table, sort_keys=True)
+            if stated is None:
+                print(f"per model and GPU ({engine}): the profile states none; the rows give "
+                      + given)
+            elif stated == table:
+                print(f"per model and GPU ({engine}): as the profile states (measured_by_model)")
+            else:
+                print(f"per model and GPU ({engine}): the profile states "
+                      f"{json.dumps(stated, sort_keys=True)}; the rows give {given}")
     failed = [r for r in rows if "error" not in r]
     errors = [abs(r["error"]) for r in rows if "error" in r]
     bad = bool(failed)

@@ -179,6 +179,12 @@ std::optional<MeasuredBand> Band(const TrainReport& rep) {
   b.tokens_per_s_per_gpu_high = best.estimate.tokens_per_s_per_gpu * m.ratio_p90;
   b.time_s_low = best.cost.time_s / m.ratio_p90;
   b.time_s_high = best.cost.time_s / m.ratio_p10;
+  for (const train::ModelGpuSpread& s : m.by_model) {
+    if (s.model == rep.model.name) b.this_model.push_back(s);
+  }
+  const auto here = std::find_if(b.this_model.begin(), b.this_model.end(),
+                                 [&](const auto& s) { return s.gpu == rep.cluster.gpu.name; });
+  if (here != b.this_model.end()) b.this_model = {*here};
   return b;
 }
 
@@ -234,7 +240,14 @@ nlohmann::json ToJson(const TrainReport& rep) {
         {"ratio", {{"p10", b.spread.ratio_p10}, {"p90", b.spread.ratio_p90}}},
         {"tokens_per_s_per_gpu",
          {{"low", b.tokens_per_s_per_gpu_low}, {"high", b.tokens_per_s_per_gpu_high}}},
-        {"time_s", {{"low", b.time_s_low}, {"high", b.time_s_high}}}};
+        {"time_s", {{"low", b.time_s_low}, {"high", b.time_s_high}}},
+        {"this_model", nlohmann::json::array()}};
+    for (const train::ModelGpuSpread& s : b.this_model) {
+      out["measured"]["this_model"].push_back(
+          {{"gpu", s.gpu},
+           {"rows", s.rows},
+           {"ratio", {{"low", s.ratio_low}, {"high", s.ratio_high}}}});
+    }
   }
   out["notes"] = rep.model_notes;
   for (const std::string& note : {rep.cluster_note, rep.calibration_note}) {

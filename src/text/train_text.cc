@@ -143,16 +143,39 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
   return out;
 }
 
+// The model's own published runs, where the profile states them: a model the engine misses more
+// than the rest reads below (or above) the spread here.
+std::string ThisModel(const api::MeasuredBand& b, const std::string& gpu,
+                      const std::string& model) {
+  if (b.this_model.empty()) return "";
+  std::vector<std::string> parts;
+  double low = b.this_model.front().ratio_low, high = b.this_model.front().ratio_high;
+  for (const train::ModelGpuSpread& s : b.this_model) {
+    parts.push_back(fmt::format("{} {:.2f}-{:.2f}x ({} run{})", s.gpu, s.ratio_low, s.ratio_high,
+                                s.rows, s.rows == 1 ? "" : "s"));
+    low = std::min(low, s.ratio_low);
+    high = std::max(high, s.ratio_high);
+  }
+  const char* where = high < b.spread.ratio_p10  ? ": below the spread, so expect less"
+                      : low > b.spread.ratio_p90 ? ": above the spread, so expect more"
+                                                 : "";
+  return fmt::format("  {}'s own runs{}: {}{}\n", model,
+                     b.this_model.front().gpu == gpu ? "" : fmt::format(" (none on {})", gpu),
+                     fmt::join(parts, ", "), where);
+}
+
 // The spread of the engine's published runs around its predictions, applied to the winner.
-std::string Measured(const api::MeasuredBand& b, const std::string& gpu) {
+std::string Measured(const api::MeasuredBand& b, const std::string& gpu, const std::string& model) {
   return fmt::format(
-      "measured: {} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile, "
-      "docs/validation/training.md){}: {:.0f}-{:.0f} tokens/s per GPU here, the tokens in {} to "
-      "{} wall clock\n",
-      b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
-      b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample", gpu),
-      b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
-      Days(b.time_s_high));
+             "measured: {} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile, "
+             "docs/validation/training.md){}: {:.0f}-{:.0f} tokens/s per GPU here, the tokens in "
+             "{} to "
+             "{} wall clock\n",
+             b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
+             b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample", gpu),
+             b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
+             Days(b.time_s_high)) +
+         ThisModel(b, gpu, model);
 }
 
 std::string Sizes(const train::TrainPlan& plan) {
@@ -192,7 +215,7 @@ std::string TrainText(const api::TrainReport& rep) {
   out += req.only_layout ? Explain(plan.ranked.front()) : Ranked(plan);
   out += Critical(plan.critical);
   out += Cost(plan.ranked.front().cost, req, cluster.gpu.usd_per_gpu_hour);
-  if (rep.band) out += Measured(*rep.band, cluster.gpu.name);
+  if (rep.band) out += Measured(*rep.band, cluster.gpu.name, rep.model.name);
   if (!plan.sizes.empty()) out += Sizes(plan);
   return out;
 }

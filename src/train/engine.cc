@@ -82,6 +82,13 @@ class FieldReader {
     return v->get<std::string>();
   }
 
+  // A JSON object value, for the entry's owner to read.
+  StatusOr<const nlohmann::json*> Object(const std::string& key) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
+    if (!v->is_object()) return Error(fmt::format("{}: '{}' must be an object", where_, key));
+    return v;
+  }
+
   StatusOr<bool> Bool(const std::string& key) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* v, Value(key));
     if (!v->is_boolean()) return Error(fmt::format("{}: '{}' must be true or false", where_, key));
@@ -168,18 +175,52 @@ constexpr NumberField<Reliability> kReliability[] = {
      1e12},
 };
 
+// {"model": {"gpu": {"low": L, "high": H, "rows": N}}}: the range over each model's published
+// runs on each GPU.
+StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
+                                                   const std::string& where) {
+  std::vector<ModelGpuSpread> out;
+  for (const auto& [model, gpus] : value.items()) {
+    if (!gpus.is_object())
+      return Error(fmt::format("{}: '{}' must be an object of GPUs", where, model));
+    for (const auto& [gpu, range] : gpus.items()) {
+      const std::string at = fmt::format("{}: {} on {}", where, model, gpu);
+      const auto number = [&](const char* key, double lo, double hi) -> StatusOr<double> {
+        if (!range.is_object() || !range.contains(key) || !range.at(key).is_number() ||
+            !(range.at(key).get<double>() >= lo && range.at(key).get<double>() <= hi)) {
+          return Error(fmt::format("{}: needs '{}', a number in [{:g}, {:g}]", at, key, lo, hi));
+        }
+        return range.at(key).get<double>();
+      };
+      ModelGpuSpread s{model, gpu};
+      SW_ASSIGN_OR_RETURN(s.ratio_low, number("low", 0.01, 100));
+      SW_ASSIGN_OR_RETURN(s.ratio_high, number("high", 0.01, 100));
+      SW_ASSIGN_OR_RETURN(const double rows, number("rows", 1, 1e6));
+      if (s.ratio_low > s.ratio_high || rows != std::floor(rows) || range.size() != 3) {
+        return Error(fmt::format(
+            "{}: 'low' must not exceed 'high', 'rows' is a whole number, and nothing else", at));
+      }
+      s.rows = static_cast<int64_t>(rows);
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
 // The optional spread of the engine's published runs: all four fields, or none (a profile no
-// published run checks states none, and `train` then states no spread).
+// published run checks states none, and `train` then states no spread); with them, optionally,
+// the range per model and GPU.
 Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
   constexpr const char* kKeys[] = {"measured_ratio_p10", "measured_ratio_p90", "measured_on",
                                    "measured_gpus"};
   const auto given = std::count_if(std::begin(kKeys), std::end(kKeys),
                                    [&](const char* key) { return f.Has(key); });
-  if (given == 0) return Status();
+  if (given == 0 && !f.Has("measured_by_model")) return Status();
   if (given < static_cast<std::ptrdiff_t>(std::size(kKeys))) {
     return Error(f.Where() +
                  ": state all of measured_ratio_p10, measured_ratio_p90, measured_on and "
-                 "measured_gpus, or none (no published run checks the profile)");
+                 "measured_gpus, or none (no published run checks the profile); "
+                 "measured_by_model needs all four");
   }
   MeasuredSpread m;
   SW_ASSIGN_OR_RETURN(m.ratio_p10, f.Number("measured_ratio_p10", 0.01, 100));
@@ -193,6 +234,10 @@ Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
     const size_t comma = std::min(gpus.find(',', start), gpus.size());
     m.gpus.push_back(gpus.substr(start, comma - start));
     start = comma + 1;
+  }
+  if (f.Has("measured_by_model")) {
+    SW_ASSIGN_OR_RETURN(const nlohmann::json* by_model, f.Object("measured_by_model"));
+    SW_ASSIGN_OR_RETURN(m.by_model, ParseByModel(*by_model, f.Where() + ": measured_by_model"));
   }
   e.measured = std::move(m);
   return Status();

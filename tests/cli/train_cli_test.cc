@@ -1,6 +1,8 @@
 // End-to-end: `shardwise train` as a user runs it, and its bad input.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "run_binary.h"
 
 namespace shardwise::testing {
@@ -186,6 +188,43 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
   ASSERT_EQ(a100.exit_code, 0) << a100.err;
   EXPECT_NE(a100.out.find("none of them on a100-80g, so out of sample:"), std::string::npos)
       << a100.out;
+}
+
+TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
+  // A profile whose runs of llama-3.1-8b were 0.50-0.60x its predictions on H100 (3 runs) and
+  // 1.10x on B200 (1 run), beside a 0.75-1.06x spread over all runs.
+  nlohmann::json profile =
+      nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/training/megatron-core.json"));
+  profile["fields"]["measured_by_model"]["value"] = {
+      {"llama-3.1-8b",
+       {{"h100-sxm", {{"low", 0.5}, {"high", 0.6}, {"rows", 3}}},
+        {"b200", {{"low", 1.1}, {"high", 1.1}, {"rows", 1}}}}}};
+  const std::string file = ::testing::TempDir() + "/by_model_profile.json";
+  std::ofstream(file) << profile.dump();
+  const std::string train = "train --model llama-3.1-8b --no-sizes --engine " + file;
+  const RunResult h100 = RunShardwise(train + " --json");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  const auto own = h100.Json()["measured"]["this_model"];
+  ASSERT_EQ(own.size(), 1u) << own;  // the runs on this GPU only
+  EXPECT_EQ(own[0]["gpu"], "h100-sxm");
+  EXPECT_EQ(own[0]["rows"], 3);
+  EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.5);
+  EXPECT_EQ(own[0]["ratio"]["high"].get<double>(), 0.6);
+  const RunResult text = RunShardwise(train);
+  EXPECT_NE(text.out.find("llama-3.1-8b's own runs: h100-sxm 0.50-0.60x (3 runs): below the "
+                          "spread, so expect less"),
+            std::string::npos)
+      << text.out;
+  // On a GPU without runs of the model, every GPU that has them, and no verdict across both.
+  const RunResult h200 = RunShardwise(train + " --cluster dgx-h200");
+  EXPECT_NE(h200.out.find("own runs (none on h200): b200 1.10-1.10x (1 run), h100-sxm "
+                          "0.50-0.60x (3 runs)\n"),
+            std::string::npos)
+      << h200.out;
+  // A model without runs states none.
+  const RunResult qwen = RunShardwise("train --model qwen3-32b --no-sizes --json --engine " + file);
+  ASSERT_EQ(qwen.exit_code, 0) << qwen.err;
+  EXPECT_TRUE(qwen.Json()["measured"]["this_model"].empty());
 }
 
 TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {

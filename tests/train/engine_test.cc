@@ -122,10 +122,10 @@ TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
   EXPECT_EQ(core.measured->ratio_p10, 0.75);
   EXPECT_EQ(core.measured->ratio_p90, 1.06);
   EXPECT_EQ(core.measured->gpus, (std::vector<std::string>{"h100-sxm", "b200", "gb200", "gb300"}));
-  // A profile no published run checks states none of the four fields, and no spread.
+  // A profile no published run checks states none of the fields, and no spread.
   nlohmann::json j = Minimal();
-  for (const char* key :
-       {"measured_ratio_p10", "measured_ratio_p90", "measured_on", "measured_gpus"}) {
+  for (const char* key : {"measured_ratio_p10", "measured_ratio_p90", "measured_on",
+                          "measured_gpus", "measured_by_model"}) {
     j["fields"].erase(key);
   }
   const auto none = ParseTrainEngine(j, "test.json");
@@ -140,6 +140,53 @@ TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
   j = Minimal();
   j["fields"]["measured_ratio_p10"]["value"] = 1.2;
   ExpectError(j, "'measured_ratio_p10' must not exceed 'measured_ratio_p90'");
+}
+
+TEST(TrainEngine, PublishedRunsPerModelAndGpu) {
+  // Two models' runs: m1 on g1 (2 runs) and g2, m2 on g1.
+  nlohmann::json j = Minimal();
+  j["fields"]["measured_by_model"] = {
+      {"value",
+       {{"m1",
+         {{"g1", {{"low", 0.6}, {"high", 0.7}, {"rows", 2}}},
+          {"g2", {{"low", 0.9}, {"high", 0.9}, {"rows", 1}}}}},
+        {"m2", {{"g1", {{"low", 1.1}, {"high", 1.2}, {"rows", 3}}}}}}},
+      {"provenance", "fitted"},
+      {"source", "by hand"}};
+  const auto e = ParseTrainEngine(j, "test.json");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  const auto& by_model = e->measured->by_model;
+  ASSERT_EQ(by_model.size(), 3u);
+  EXPECT_EQ(by_model[0].model, "m1");
+  EXPECT_EQ(by_model[0].gpu, "g1");
+  EXPECT_EQ(by_model[0].ratio_low, 0.6);
+  EXPECT_EQ(by_model[0].ratio_high, 0.7);
+  EXPECT_EQ(by_model[0].rows, 2);
+  EXPECT_EQ(by_model[2].model, "m2");
+  EXPECT_EQ(by_model[2].rows, 3);
+  // Each range is low <= high over a whole number of runs, with nothing else.
+  nlohmann::json bad = j;
+  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["low"] = 0.8;
+  ExpectError(bad, "m1 on g1: 'low' must not exceed 'high'");
+  bad = j;
+  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["rows"] = 1.5;
+  ExpectError(bad, "'rows' is a whole number");
+  bad = j;
+  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"].erase("high");
+  ExpectError(bad, "m1 on g1: needs 'high'");
+  bad = j;
+  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["runs"] = 2;
+  ExpectError(bad, "and nothing else");
+  bad = j;
+  bad["fields"]["measured_by_model"]["value"]["m2"] = 1;
+  ExpectError(bad, "'m2' must be an object of GPUs");
+  // Without the spread it belongs to, refused.
+  bad = j;
+  for (const char* key :
+       {"measured_ratio_p10", "measured_ratio_p90", "measured_on", "measured_gpus"}) {
+    bad["fields"].erase(key);
+  }
+  ExpectError(bad, "measured_by_model needs all four");
 }
 
 }  // namespace

@@ -49,6 +49,9 @@ struct MeasuredBand {
   bool on_this_gpu = false;  // whether any of those runs was on the cluster's GPU
   double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
   double time_s_low = 0, time_s_high = 0;
+  // The model's own published runs: on the cluster's GPU where there are any, else on every GPU
+  // they ran on; empty where the profile states none for the model.
+  std::vector<train::ModelGpuSpread> this_model;
 };
 
 struct TrainReport {

@@ -45,12 +45,22 @@ struct Reliability {
 // scaling), "fp8-block" or "mxfp8".
 std::string GemmRateKey(const TrainConfig& config);
 
+// The range of measured / predicted throughput over the published runs of one model on one GPU.
+struct ModelGpuSpread {
+  std::string model, gpu;  // catalog names
+  double ratio_low = 1, ratio_high = 1;
+  int64_t rows = 0;
+};
+
 // The 10th and 90th percentile of measured / predicted throughput over an engine's published
-// runs, what those runs were and the GPUs (catalog names) they ran on.
+// runs, what those runs were and the GPUs (catalog names) they ran on; and, where the profile
+// states it, the range over each model's runs on each GPU (a model the engine misses more than
+// the rest shows there).
 struct MeasuredSpread {
   double ratio_p10 = 1, ratio_p90 = 1;
   std::string on;
   std::vector<std::string> gpus;
+  std::vector<ModelGpuSpread> by_model;
 };
 
 struct TrainEngine {

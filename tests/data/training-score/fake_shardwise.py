@@ -10,8 +10,11 @@ value = {}
 for i, arg in enumerate(args):
     if arg.startswith("--") and i + 1 < len(args) and not args[i + 1].startswith("--"):
         value[arg] = args[i + 1]
-out = {"recompute": "none", "bound": "GEMM FLOP/s"}
 model = value.get("--model")
+# The model and the cluster's GPU, named as the real binary's JSON names them.
+GPUS = {"dgx-h100": "h100-sxm", "dgx-b200": "b200", "gb200-nvl72": "gb200", "dgx-a100": "a100-80g"}
+out = {"recompute": "none", "bound": "GEMM FLOP/s", "model": model,
+       "gpu": GPUS[value["--cluster"]]}
 if model == "llama-3.1-8b":
     # DGX-H100, FSDP 8 -> ZeRO-3 over dp8, FP8-CS -> current scaling: predicted 110 (+10%).
     assert value["--cluster"] == "dgx-h100" and value["--layout"] == "dp8", args
