@@ -4,6 +4,7 @@
 // deployment's kind.
 #include "shardwise/text/text.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -72,6 +73,38 @@ TEST(TrainText, RanksAndSaysWhy) {
   EXPECT_TRUE(Contains(text, "why: " + rep->plan.ranked.front().why)) << text;
   EXPECT_TRUE(Contains(text, rep->plan.ranked.front().estimate.layout.ToString())) << text;
   EXPECT_FALSE(Contains(text, "time versus cost")) << "no sizes were searched";
+}
+
+TEST(PriceText, StatesTheReportsPricesAndNamesFieldsNotFlags) {
+  // A demand of 5,000 output tokens/s against an API at $1 per million output tokens: the text
+  // gives the report's own price, break-even and sizing, and names the headroom by its field.
+  api::PriceRequest r;
+  r.model = "llama-3.1-8b";
+  r.deployment.layout = "tp1";
+  r.cluster.gpus = 1;
+  r.demand_tokens_per_s = 5000;
+  r.api_usd_per_mtok_output = 1.0;
+  const StatusOr<api::PriceReport> rep = api::Price(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  ASSERT_TRUE(rep->sizing.has_value());
+  ASSERT_TRUE(rep->break_even.output.has_value());
+  const std::string text = PriceText(*rep);
+  EXPECT_TRUE(
+      Contains(text, fmt::format("=> ${:.4f} per million output tokens", rep->usd_per_mtok_output)))
+      << text;
+  EXPECT_TRUE(Contains(
+      text, fmt::format("{:.1f}% utilisation of the busy hours", 100 * *rep->break_even.output)))
+      << text;
+  EXPECT_TRUE(Contains(text, fmt::format("{} like this", Counted(rep->sizing->replicas,
+                                                                 "deployment", "deployments"))))
+      << text;
+  EXPECT_TRUE(Contains(text, "`target_utilization`")) << text;
+  EXPECT_FALSE(std::regex_search(text, std::regex("--[a-z]"))) << text;
+  // A row per utilisation of the curve, with its price.
+  ASSERT_FALSE(rep->curve.empty());
+  for (const PricePoint& p : rep->curve) {
+    EXPECT_TRUE(Contains(text, fmt::format("{:.4f}", p.usd_per_mtok_output))) << text;
+  }
 }
 
 TEST(MeasuredSpreadText, SaysWhenTheSpreadIsAssumed) {

@@ -1,12 +1,13 @@
-// Text views of the API's results (api/): what the CLI prints for simulate, explain and train, as
-// strings. Option names appear as backticked fields (`max_batch`), as in the library's messages;
-// the CLI shows them as its flags. Pure functions; thread-safe.
+// Text views of the API's results (api/): what the CLI prints for simulate, explain, train and
+// price, as strings. Option names appear as backticked fields (`max_batch`), as in the library's
+// messages; the CLI shows them as its flags. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "shardwise/api/explain.h"
+#include "shardwise/api/price.h"
 #include "shardwise/api/simulate.h"
 #include "shardwise/api/train.h"
 #include "shardwise/perf/engine.h"
@@ -20,6 +21,9 @@ std::string SimulateText(const api::ServingReport& report, const api::SimulateRe
 std::string ExplainText(const api::Explanation& explanation);
 // The ranked layouts (or one explained), the critical batch, time and cost, the sizes' front.
 std::string TrainText(const api::TrainReport& report);
+// The operating point and its price per million tokens by utilisation, break-even against an
+// API's prices and the deployments a demand needs.
+std::string PriceText(const api::PriceReport& report);
 // Where `engine`'s measured closed loops fell around the predictions; `bands` says what covers
 // that spread ("the bands", "the bands in --json").
 std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,
