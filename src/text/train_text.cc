@@ -159,7 +159,7 @@ std::string ThisModel(const api::MeasuredBand& b, const std::string& gpu,
   const char* where = high < b.spread.ratio_p10  ? ": below the spread, so expect less"
                       : low > b.spread.ratio_p90 ? ": above the spread, so expect more"
                                                  : "";
-  return fmt::format("  {}'s own runs{}: {}{}\n", model,
+  return fmt::format("  {}'s runs among them{}: {}{}\n", model,
                      b.this_model.front().gpu == gpu ? "" : fmt::format(" (none on {})", gpu),
                      fmt::join(parts, ", "), where);
 }

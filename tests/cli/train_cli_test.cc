@@ -211,13 +211,13 @@ TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
   EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.5);
   EXPECT_EQ(own[0]["ratio"]["high"].get<double>(), 0.6);
   const RunResult text = RunShardwise(train);
-  EXPECT_NE(text.out.find("llama-3.1-8b's own runs: h100-sxm 0.50-0.60x (3 runs): below the "
+  EXPECT_NE(text.out.find("llama-3.1-8b's runs among them: h100-sxm 0.50-0.60x (3 runs): below the "
                           "spread, so expect less"),
             std::string::npos)
       << text.out;
   // On a GPU without runs of the model, every GPU that has them, and no verdict across both.
   const RunResult h200 = RunShardwise(train + " --cluster dgx-h200");
-  EXPECT_NE(h200.out.find("own runs (none on h200): b200 1.10-1.10x (1 run), h100-sxm "
+  EXPECT_NE(h200.out.find("runs among them (none on h200): b200 1.10-1.10x (1 run), h100-sxm "
                           "0.50-0.60x (3 runs)\n"),
             std::string::npos)
       << h200.out;
