@@ -56,6 +56,12 @@ StatusOr<Deployment> Disaggregated(const Catalog& catalog, const ModelSpec& mode
     ClusterRef ref;
     ref.name = spec.prefill_cluster;
     SW_ASSIGN_OR_RETURN(prefill_cluster, catalog.Cluster(ref));
+    // The same GPUs cost the same wherever they sit: a price given for --cluster's GPUs covers
+    // a prefill cluster of that GPU too; another GPU keeps its catalog price (the text and JSON
+    // show each pool's).
+    if (prefill_cluster.gpu.name == cluster.gpu.name) {
+      prefill_cluster.gpu.usd_per_gpu_hour = cluster.gpu.usd_per_gpu_hour;
+    }
     // The prefill pool gets as many nodes of its cluster as it needs.
     const int64_t per_node = prefill_cluster.GpusPerNode();
     if (spec.prefill_workers < 1 || spec.prefill_workers > kMaxPoolWorkers) {  // before a product

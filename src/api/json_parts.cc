@@ -236,6 +236,7 @@ nlohmann::json DeploymentJson(const Deployment& d, const DeploymentEstimate* e,
                            {"gpus", p.Gpus()},
                            {"cluster", p.cluster.name},
                            {"gpu", p.cluster.gpu.name},
+                           {"usd_per_gpu_hour", p.cluster.gpu.usd_per_gpu_hour},
                            {"engine_settings", EngineSettingsJson(p)}};
     if (e != nullptr) {
       const PoolEstimate& pe = e->pools[i];

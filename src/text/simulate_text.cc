@@ -1,9 +1,13 @@
 // `simulate`'s text: the run's header, latency table, throughput, goodput, utilisation, cost,
 // energy, the steady state and what a closed loop depends on (text/text.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
@@ -39,6 +43,24 @@ std::string Shape(const Deployment& d) {
   if (d.same_cluster()) return fmt::format("{} prefill + {} decode GPUs", p.Gpus(), q.Gpus());
   return fmt::format("{} prefill GPUs on {}, {} decode GPUs on {}", p.Gpus(), p.cluster.name,
                      q.Gpus(), q.cluster.name);
+}
+
+// What the deployment's GPUs cost: one price per GPU-hour, or each pool's where pools on other
+// GPUs are priced apart.
+std::string HourlyPrice(const Deployment& d) {
+  const auto pools = d.pools();
+  const bool one_price = std::all_of(pools.begin(), pools.end(), [&](const Pool& p) {
+    return p.cluster.gpu.usd_per_gpu_hour == pools.front().cluster.gpu.usd_per_gpu_hour;
+  });
+  if (one_price) {
+    return fmt::format("${:.2f} per GPU-hour", pools.front().cluster.gpu.usd_per_gpu_hour);
+  }
+  std::vector<std::string> each;
+  for (const Pool& p : pools) {
+    each.push_back(fmt::format("{} x {} at ${:.2f}", p.Gpus(), p.cluster.gpu.name,
+                               p.cluster.gpu.usd_per_gpu_hour));
+  }
+  return fmt::format("${:.2f} per hour ({} per GPU-hour)", d.UsdPerHour(), fmt::join(each, ", "));
 }
 
 std::string Latencies(const api::ServingReport& rep) {
@@ -145,12 +167,12 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
       "\nthroughput   {:.0f} input and {:.0f} output tokens/s ({:.1f} per GPU, {:.1f} per user)\n"
       "goodput      {}\n"
       "utilization  {:.1f}% busy, MFU {:.1f}%, KV cache {:.1f}% full on average ({:.1f}% at most)\n"
-      "cost         ${:.3f} per million output tokens at ${:.2f} per GPU-hour\n"
+      "cost         ${:.3f} per million output tokens at {}\n"
       "energy       {}\n",
       run.InputTokensPerS(), run.OutputTokensPerS(), rep.OutputTokensPerSPerGpu(),
       res.tpot_s.Mean() > 0 ? 1.0 / res.tpot_s.Mean() : 0.0, Goodput(rep), 100 * res.utilization,
       100 * res.mfu, 100 * res.kv_occupancy_mean, 100 * res.kv_occupancy_max,
-      res.usd_per_mtok_output, rep.cluster.gpu.usd_per_gpu_hour,
+      res.usd_per_mtok_output, HourlyPrice(rep.deployment),
       FormatEnergy(rep.deployment.BoardPowerW(), rep.JoulesPerOutputToken()));
   if (rep.deployment.disaggregated()) {
     out += fmt::format("KV transfer  {} per request on average over {} ({}, {})\n",

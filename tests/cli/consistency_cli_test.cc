@@ -3,6 +3,7 @@
 // shorthand, and the fixes of issue 14 (price, roofline, simulate) hold as a user sees them.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -289,6 +290,33 @@ TEST(Cli, AGpuPriceGivenOnceReachesEveryCost) {
       RunShardwise("price --deployment " + file + " --usd-per-gpu-hour 2.5 --json");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_DOUBLE_EQ(again.Json()["usd_per_gpu_hour"].get<double>(), 2.5);
+
+  // A prefill pool on another cluster of the same GPU costs the same; one of another GPU keeps
+  // its catalog price, and the text names each pool's. One tp1 H100 and one tp1 A100 at the
+  // catalog's A100 price.
+  const std::string split =
+      "price --model llama-3.1-8b --prefill-layout tp1 --decode-layout tp1 "
+      "--usd-per-gpu-hour 1.25 --json --prefill-cluster ";
+  const RunResult same = RunShardwise(split + "hgx-h100-200g");
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_DOUBLE_EQ(same.Json()["usd_per_hour"].get<double>(), 2 * 1.25);
+  const RunResult other = RunShardwise(split + "dgx-a100");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  double a100_usd = 0;
+  for (const auto& g : RunShardwise("gpus --json").Json()) {
+    if (g["name"] == "a100-80g") a100_usd = g["usd_per_gpu_hour"].get<double>();
+  }
+  ASSERT_GT(a100_usd, 0);
+  EXPECT_DOUBLE_EQ(other.Json()["usd_per_hour"].get<double>(), 1.25 + a100_usd);
+  const RunResult text = RunShardwise(
+      "simulate --model llama-3.1-8b --prefill-layout tp1 --decode-layout tp1 --usd-per-gpu-hour "
+      "1.25 --prefill-cluster dgx-a100 --concurrency 2");
+  char a100_price[32];
+  std::snprintf(a100_price, sizeof(a100_price), "%.2f", a100_usd);
+  EXPECT_NE(text.out.find(std::string("(1 x a100-80g at $") + a100_price +
+                          ", 1 x h100-sxm at $1.25 per GPU-hour)"),
+            std::string::npos)
+      << text.out;
 
   // One price cannot be several GPU types' rate; a bad one is refused where it is given.
   ExpectOneLineError(
