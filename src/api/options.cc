@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "shardwise/common/decimal.h"
 #include "shardwise/common/format.h"
 #include "shardwise/perf/expert_loads.h"
 #include "shardwise/perf/moe.h"
@@ -22,14 +23,8 @@ StatusOr<std::vector<double>> ParseAcceptance(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    double a = 0;
-    size_t used = 0;
-    try {
-      a = std::stod(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(a > 0 && a <= 1)) {
+    const double a = ParseDecimal(item).value_or(0);
+    if (!(a > 0 && a <= 1)) {
       return FieldError("acceptance",
                         fmt::format("`acceptance` '{}': each value is the chance a draft token is "
                                     "accepted, in (0, 1]",

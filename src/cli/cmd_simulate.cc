@@ -12,6 +12,7 @@
 #include "emit_options.h"
 #include "html_output.h"
 #include "request_flags.h"
+#include "shardwise/common/decimal.h"
 #include "shardwise/shardwise.h"
 #include "shardwise/text/text.h"
 #include "validators.h"
@@ -46,12 +47,7 @@ struct SimulateOptions {
 
 StatusOr<double> ParseRate(const std::string& text) {
   if (text == "inf" || text == "offline") return std::numeric_limits<double>::infinity();
-  try {
-    size_t used = 0;
-    const double rate = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(rate)) return rate;  // the API checks the range
-  } catch (...) {
-  }
+  if (const std::optional<double> rate = ParseDecimal(text)) return *rate;  // the API checks it
   return Error(
       fmt::format("--rate '{}' must be a positive number of requests per second, or "
                   "'inf' for offline (everything at t = 0)",

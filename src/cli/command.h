@@ -55,8 +55,8 @@ inline void PrintJson(const nlohmann::json& json) {
 
 // An option given an empty value ('' or "") would read as not given, its default silently used:
 // every option of `sub` that takes a value refuses a blank one (positional arguments are the
-// command's to judge), and every whole-number option takes decimal digits only ("010" would
-// read as octal 8). The checks have no name, so --help shows the options as before.
+// command's to judge), and every number option takes decimal digits only ("010" would read as
+// octal 8, "0x10" as 16). The checks have no name, so --help shows the options as before.
 inline void RefuseAmbiguousValues(CLI::App* sub) {
   static const CLI::Validator kNotBlank = NonBlank("give a value, or leave the option out", "");
   for (CLI::Option* opt : sub->get_options()) {
@@ -64,6 +64,8 @@ inline void RefuseAmbiguousValues(CLI::App* sub) {
     opt->check(kNotBlank);
     const std::string type = opt->get_type_name();
     if (type.starts_with("INT") || type.starts_with("UINT")) opt->transform(kDecimalInteger);
+    if (type.starts_with("INT")) opt->check(kInt64Range);
+    if (type.starts_with("FLOAT")) opt->check(kDecimalFloat);
   }
 }
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "shardwise/common/decimal.h"
+
 namespace shardwise::cli {
 
 std::optional<double> ParseScaledNumber(const std::string& text, double step, bool b_is_giga) {
@@ -30,15 +32,10 @@ std::optional<double> ParseScaledNumber(const std::string& text, double step, bo
       break;
   }
   const std::string digits = power > 0 ? text.substr(0, text.size() - 1) : text;
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(digits, &used);
-  } catch (...) {
-    return std::nullopt;
-  }
-  const double scaled = value * std::pow(step, power);
-  if (used == 0 || used != digits.size() || !std::isfinite(scaled)) return std::nullopt;
+  const std::optional<double> value = ParseDecimal(digits);
+  if (!value) return std::nullopt;
+  const double scaled = *value * std::pow(step, power);
+  if (!std::isfinite(scaled)) return std::nullopt;
   return scaled;
 }
 

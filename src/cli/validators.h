@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "shardwise/common/decimal.h"
+
 namespace shardwise::cli {
 
 // A finite number greater than zero.
@@ -56,6 +58,35 @@ inline const CLI::Validator kDecimalInteger(
       const bool padded = !text.empty() && text.find_first_not_of(" \t") != std::string::npos &&
                           (std::isspace(text.front()) || text.front() == '+');
       if (other_base || padded) return "'" + text + "' is not a whole number in decimal digits";
+      return "";
+    },
+    "");
+
+// A signed whole number CLI11 can hold: it would clamp a larger one to 2^63 - 1 silently. Runs
+// after kDecimalInteger, so on digits without leading zeros.
+inline const CLI::Validator kInt64Range(
+    [](std::string& text) -> std::string {
+      const std::string kMax = "9223372036854775807";
+      const std::string digits = text.substr(text.starts_with('-') ? 1 : 0);
+      if (digits.find_first_not_of("0123456789") != std::string::npos) return "";
+      if (digits.size() > kMax.size() || (digits.size() == kMax.size() && digits > kMax)) {
+        return "'" + text + "' is too large (a whole number up to " + kMax + ")";
+      }
+      return "";
+    },
+    "");
+
+// A number is read in decimal (common/decimal.h): CLI11 would read "0x10" as 16 and " 2" as 2;
+// other text that is no number is left for the conversion (or the option's own check of inf and
+// nan) to refuse in its own words.
+inline const CLI::Validator kDecimalFloat(
+    [](std::string& text) -> std::string {
+      const bool hex = text.find_first_of("xX") != std::string::npos;
+      const bool padded = !text.empty() && text.find_first_not_of(" \t") != std::string::npos &&
+                          std::isspace(static_cast<unsigned char>(text.front()));
+      if ((hex || padded) && !ParseDecimal(text)) {
+        return "'" + text + "' is not a number in decimal digits";
+      }
       return "";
     },
     "");

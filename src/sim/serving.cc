@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "shardwise/common/decimal.h"
 #include "shardwise/common/format.h"
 
 namespace shardwise {
@@ -219,12 +220,8 @@ StatusOr<std::optional<double>> ParseSloPercentile(std::string_view text) {
   if (text == "mean") return std::optional<double>();
   std::string digits(text);
   if (!digits.empty() && (digits[0] == 'p' || digits[0] == 'P')) digits.erase(0, 1);
-  try {
-    size_t used = 0;
-    const double p = std::stod(digits, &used);
-    if (used == digits.size() && p > 0 && p < 100) return std::optional<double>(p);
-  } catch (...) {
-  }
+  const double p = ParseDecimal(digits).value_or(0);
+  if (p > 0 && p < 100) return std::optional<double>(p);
   return FieldError("percentile",
                     fmt::format("`percentile` '{}' must be p50, p90, p99, p99.9 (any number in "
                                 "(0, 100) after the p) or mean",

@@ -70,7 +70,7 @@ TEST(Cli, AnEmptyLayoutIsOneLineInEveryCommand) {
                      "--prefill-layout: is empty");
 }
 
-TEST(Cli, WholeNumbersAreDecimalInEveryCommand) {
+TEST(Cli, NumbersAreDecimalInEveryCommand) {
   // CLI11 reads "010" as octal: `train --nodes 010` ran on 8 nodes (64 GPUs) under a request
   // for ten. Ten DGX H100 nodes hold 10 x 8 = 80 GPUs.
   const RunResult ten = RunShardwise("train --cluster dgx-h100 --nodes 010 --no-sizes --json");
@@ -82,6 +82,21 @@ TEST(Cli, WholeNumbersAreDecimalInEveryCommand) {
   ExpectOneLineError(RunShardwise("plan --nodes ' 1'"), "--nodes: ' 1' is not a whole number");
   ExpectOneLineError(RunShardwise("plan --nodes +2"), "--nodes: '+2' is not a whole number");
   ExpectOneLineError(RunShardwise("simulate --seed 0x3"), "--seed: '0x3' is not a whole number");
+  // CLI11 clamps a larger signed number to 2^63 - 1, which then read as the value given.
+  ExpectOneLineError(RunShardwise("train --nodes 99999999999999999999"), "is too large");
+  // Fractions alike, and the options parsed by shardwise itself (a rate, token counts,
+  // percentiles): 0x10 had read as 16.
+  ExpectOneLineError(RunShardwise("price --usd-per-gpu-hour 0x2"),
+                     "--usd-per-gpu-hour: '0x2' is not a number in decimal digits");
+  ExpectOneLineError(RunShardwise("price --usd-per-gpu-hour ' 2'"), "not a number in decimal");
+  ExpectOneLineError(RunShardwise("simulate --rate 0x10"), "--rate '0x10'");
+  ExpectOneLineError(RunShardwise("train --tokens 0x10B"), "--tokens '0x10B'");
+  ExpectOneLineError(RunShardwise("plan --percentile p0x50"), "--percentile 'p0x50'");
+  ExpectOneLineError(RunShardwise("explain --acceptance 0x1"), "acceptance");
+  // A decimal one with leading zeros is that number: half the hours busy at duty cycle 00.5.
+  const RunResult duty = RunShardwise("price --duty-cycle 00.5 --json");
+  ASSERT_EQ(duty.exit_code, 0) << duty.err;
+  EXPECT_EQ(duty.Json()["duty_cycle"]["fraction"].get<double>(), 0.5);
   ExpectOneLineError(RunShardwise("size --context ''"), "--context: is empty");
 }
 
