@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "shardwise/common/format.h"
@@ -38,7 +39,7 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/layouts/0/usd_per_mtok_output", "$ per million output tokens", false},
       {"/layouts/0/batch", "batch per replica", true},
       {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
-      {"/gpus", "GPUs", false}};
+      {"/deployment/gpus", "GPUs", false}};
   static const std::vector<Metric> kExplain = {
       {"/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
       {"/output_tokens_per_s_per_user", "output tokens/s per user", true},
@@ -110,10 +111,12 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/precision", "precision"},
     {"/engine", "engine"},
     {"/usd_per_gpu_hour", "$ per GPU-hour"},
+    {"/cost/usd_per_gpu_hour", "$ per GPU-hour"},
+    {"/deployment/saved/cluster/usd_per_gpu_hour", "$ per GPU-hour given"},
     {"/seq_len", "sequence"},
     {"/global_batch", "global batch"},
     {"/tokens", "tokens"},
-    {"/layouts/0/layout", "chosen layout"},
+    {"/deployment/name", "deployment"},
     {"/recommendation/layout", "recommended layout"},
     {"/rate_requests_per_s", "rate (requests/s)"},
     {"/percentile", "percentile"},
@@ -129,6 +132,20 @@ std::string Show(const nlohmann::json& v) {
   return v.dump();
 }
 
+// A plan result as the deployment plan chose: where the disaggregated split wins (its verdict),
+// the ranked aggregated layouts' first is not the choice, so the split's figures at the load
+// stand in its place (a split has no one batch or memory per GPU).
+nlohmann::json PlanChoice(const nlohmann::json& j) {
+  const nlohmann::json::json_pointer winner("/verdict/winner"), split("/disaggregated/at_load");
+  if (!j.contains(winner) || j.at(winner) != "disaggregated" || !j.contains(split)) return j;
+  nlohmann::json out = j;
+  nlohmann::json chosen = j.at(split);
+  chosen["layout"] = j.at("/disaggregated/name"_json_pointer);
+  chosen["why"] = j.value("/verdict/why"_json_pointer, nlohmann::json());
+  out["layouts"] = nlohmann::json::array({chosen});
+  return out;
+}
+
 const nlohmann::json& At(const nlohmann::json& j, const char* path) {
   static const nlohmann::json kNull;
   const nlohmann::json::json_pointer p(path);
@@ -137,7 +154,9 @@ const nlohmann::json& At(const nlohmann::json& j, const char* path) {
 
 }  // namespace
 
-StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::json& b) {
+StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
+                                    const nlohmann::json& result_b) {
+  const nlohmann::json a = PlanChoice(result_a), b = PlanChoice(result_b);
   auto command = [](const nlohmann::json& j) {
     return j.is_object() && j.contains("command") && j["command"].is_string()
                ? j["command"].get<std::string>()
@@ -211,6 +230,22 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
       c.reasons.push_back(fmt::format("{}: overloaded; its latencies grow with the run", side));
     }
   }
+  // Per-GPU figures weigh like against like only on one GPU type at one price; across GPU types
+  // or prices, what the tokens cost decides (moved first).
+  const auto gpu = [](const nlohmann::json& j) {
+    const nlohmann::json& top = At(j, "/gpu");
+    return top.is_null() ? At(j, "/deployment/pools/0/gpu") : top;
+  };
+  bool priced_apart = gpu(a) != gpu(b);
+  for (const char* path : {"/usd_per_gpu_hour", "/cost/usd_per_gpu_hour",
+                           "/deployment/saved/cluster/usd_per_gpu_hour"}) {
+    priced_apart = priced_apart || At(a, path) != At(b, path);
+  }
+  const auto cost = std::find_if(c.metrics.begin(), c.metrics.end(), [](const CompareRow& row) {
+    return row.metric.starts_with("$ ") && row.ratio.has_value();
+  });
+  const bool cost_decides = priced_apart && cost != c.metrics.end() && cost != c.metrics.begin();
+  if (cost_decides) std::rotate(c.metrics.begin(), cost, cost + 1);
   // The first metric decides; where the two are level on it (two deployments keeping up with
   // one rate bill the same tokens), the next metric that differs does.
   const CompareRow* head = c.metrics.empty() ? nullptr : &c.metrics.front();
@@ -226,6 +261,7 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::jso
     };
     if (!level(*head)) {
       c.verdict = better(*head);
+      if (cost_decides) c.verdict += " (the GPUs or their prices differ, so cost decides)";
     } else {
       c.verdict = fmt::format("A and B are level on {}", head->metric);
       for (const CompareRow& row : c.metrics) {

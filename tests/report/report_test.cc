@@ -101,6 +101,48 @@ TEST(Compare, ALevelFirstMetricLetsTheNextDecideButNotAWindowsThroughput) {
             "TTFT p50 (s): 2.00x");
 }
 
+TEST(Compare, APlanThatChoseASplitIsComparedOnTheSplit) {
+  // Plan A's verdict chose its disaggregated split (2,000 tokens/s per GPU, 6 GPUs) over its
+  // ranked aggregated first (1,000): the split's figures are A's.
+  nlohmann::json a = PlanResult("c", 1000, 0.040);
+  a["verdict"] = {{"winner", "disaggregated"}, {"why", "the split wins"}};
+  a["disaggregated"] = {{"name", "2P x tp2 + 1D x tp2"},
+                        {"at_load", {{"output_tokens_per_s_per_gpu", 2000.0}}}};
+  a["deployment"] = {{"name", "2P x tp2 + 1D x tp2"}, {"gpus", 6}};
+  nlohmann::json b = PlanResult("c", 1000, 0.040);
+  b["deployment"] = {{"name", "tp8"}, {"gpus", 8}};
+  const auto c = CompareResults(a, b);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_DOUBLE_EQ(*c.value().metrics[0].ratio, 1000.0 / 2000.0);
+  EXPECT_EQ(c.value().inputs[0].metric, "deployment");
+  EXPECT_EQ(c.value().inputs[0].a, "2P x tp2 + 1D x tp2");
+  EXPECT_EQ(c.value().reasons.front(), "A: the split wins");
+  bool gpus = false;
+  for (const auto& m : c.value().metrics) {
+    if (m.metric == "GPUs") gpus = m.a == "6" && m.b == "8";
+  }
+  EXPECT_TRUE(gpus);
+}
+
+TEST(Compare, AcrossGpuTypesCostDecides) {
+  // B makes 2x the tokens per GPU on a GPU that costs 3x as much an hour: its tokens cost 1.5x
+  // A's, and that decides.
+  nlohmann::json a = PlanResult("c", 1000, 0.040), b = PlanResult("c", 2000, 0.040);
+  a["gpu"] = "h100-sxm";
+  b["gpu"] = "b200";
+  a["layouts"][0]["usd_per_mtok_output"] = 1.0;
+  b["layouts"][0]["usd_per_mtok_output"] = 1.5;
+  const auto c = CompareResults(a, b);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().metrics[0].metric, "$ per million output tokens");
+  EXPECT_EQ(c.value().verdict,
+            "A is better on $ per million output tokens: 1.50x (the GPUs or their prices differ, "
+            "so cost decides)");
+  // One GPU type at one price: tokens per GPU decide, as before.
+  b["gpu"] = "h100-sxm";
+  EXPECT_EQ(CompareResults(a, b).value().verdict, "B is better on output tokens/s per GPU: 2.00x");
+}
+
 TEST(Compare, RefusesDifferentCommands) {
   nlohmann::json price = {{"command", "price"}};
   EXPECT_FALSE(CompareResults(PlanResult("a", 1, 1), price).ok());
