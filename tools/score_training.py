@@ -191,18 +191,28 @@ def print_rows(rows, markdown):
 
 
 def per_model(rows):
-    """{model: {gpu: {"low", "high", "rows"}}}: the range of measured / predicted over each model's
-    rows on each GPU, rounded outwards to two decimals (what `train` states for that pair)."""
-    ratios = collections.defaultdict(list)
+    """{model: {gpu: {"low", "high", "rows", "runs"}}}: the range of measured / predicted over each
+    model's rows on each GPU, rounded outwards to two decimals (one row: to the nearest), and what
+    those runs were (their precisions, and how many dropped tokens): what `train` states."""
+    groups = collections.defaultdict(list)
     for r in rows:
         if "error" in r:
-            ratios[r["pair"]].append(1 / (1 + r["error"]))
+            groups[r["pair"]].append(r)
     slack = 1e-9  # as calibrate_bands.spread: two decimals exactly, up to rounding, stay put
     table = collections.defaultdict(dict)
-    for (model, gpu), values in sorted(ratios.items()):
-        table[model][gpu] = {"low": math.floor(min(values) * 100 + slack) / 100,
-                             "high": math.ceil(max(values) * 100 - slack) / 100,
-                             "rows": len(values)}
+    for (model, gpu), group in sorted(groups.items()):
+        values = [1 / (1 + r["error"]) for r in group]
+        runs = ", ".join(sorted({r["precision"] for r in group}))
+        dropping = sum(r["model"].endswith("(tokendrop)") for r in group)
+        if dropping:
+            runs += "; token drop" if dropping == len(group) else \
+                f"; {dropping} of {len(group)} with token drop"
+        if len(values) == 1:
+            low = high = round(values[0], 2)
+        else:
+            low = math.floor(min(values) * 100 + slack) / 100
+            high = math.ceil(max(values) * 100 - slack) / 100
+        table[model][gpu] = {"low": low, "high": high, "rows": len(values), "runs": runs}
     return table
 
 

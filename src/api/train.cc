@@ -175,6 +175,7 @@ std::optional<MeasuredBand> Band(const TrainReport& rep) {
   MeasuredBand b;
   b.spread = m;
   b.on_this_gpu = std::find(m.gpus.begin(), m.gpus.end(), rep.cluster.gpu.name) != m.gpus.end();
+  b.predicted_tokens_per_s_per_gpu = best.estimate.tokens_per_s_per_gpu;
   b.tokens_per_s_per_gpu_low = best.estimate.tokens_per_s_per_gpu * m.ratio_p10;
   b.tokens_per_s_per_gpu_high = best.estimate.tokens_per_s_per_gpu * m.ratio_p90;
   b.time_s_low = best.cost.time_s / m.ratio_p90;
@@ -211,6 +212,17 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   StatusOr<train::TrainEngine> engine = train::LoadTrainEngine(request.engine);
   if (!engine.ok()) return engine.status().WithField("engine");
   rep.engine = *engine;
+  // The published runs a profile states per model name catalog models (a misspelt one would
+  // never be shown).
+  if (rep.engine.measured) {
+    for (const train::ModelGpuSpread& s : rep.engine.measured->by_model) {
+      if (!catalog.Model(s.model).ok()) {
+        return FieldError("engine", fmt::format("{}: measured_by_model names '{}', not a catalog "
+                                                "model ('shardwise models')",
+                                                rep.engine.name, s.model));
+      }
+    }
+  }
   rep.calibration_note = CalibrationNote(rep.engine, rep.cluster.gpu);
   SW_ASSIGN_OR_RETURN(rep.request, MakeRequest(request, rep.engine));
   const auto start = std::chrono::steady_clock::now();
@@ -246,6 +258,7 @@ nlohmann::json ToJson(const TrainReport& rep) {
       out["measured"]["this_model"].push_back(
           {{"gpu", s.gpu},
            {"rows", s.rows},
+           {"runs", s.runs},
            {"ratio", {{"low", s.ratio_low}, {"high", s.ratio_high}}}});
     }
   }

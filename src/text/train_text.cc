@@ -148,20 +148,32 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
 std::string ThisModel(const api::MeasuredBand& b, const std::string& gpu,
                       const std::string& model) {
   if (b.this_model.empty()) return "";
+  const auto ratio = [](double low, double high) {
+    return low == high ? fmt::format("{:.2f}x", low) : fmt::format("{:.2f}-{:.2f}x", low, high);
+  };
   std::vector<std::string> parts;
   double low = b.this_model.front().ratio_low, high = b.this_model.front().ratio_high;
   for (const train::ModelGpuSpread& s : b.this_model) {
-    parts.push_back(fmt::format("{} {:.2f}-{:.2f}x ({} run{})", s.gpu, s.ratio_low, s.ratio_high,
-                                s.rows, s.rows == 1 ? "" : "s"));
+    parts.push_back(fmt::format("{} {} ({} run{}, {})", s.gpu, ratio(s.ratio_low, s.ratio_high),
+                                s.rows, s.rows == 1 ? "" : "s", s.runs));
     low = std::min(low, s.ratio_low);
     high = std::max(high, s.ratio_high);
   }
-  const char* where = high < b.spread.ratio_p10  ? ": below the spread, so expect less"
-                      : low > b.spread.ratio_p90 ? ": above the spread, so expect more"
-                                                 : "";
+  const bool here = b.this_model.front().gpu == gpu;
+  std::string verdict;
+  if (high < b.spread.ratio_p10 || low > b.spread.ratio_p90) {
+    verdict = fmt::format(": {} the spread", high < b.spread.ratio_p10 ? "below" : "above");
+    if (here) {
+      verdict += fmt::format(
+          ", so expect {} tokens/s per GPU here at their ratio",
+          low == high ? fmt::format("about {:.0f}", b.predicted_tokens_per_s_per_gpu * low)
+                      : fmt::format("{:.0f}-{:.0f}", b.predicted_tokens_per_s_per_gpu * low,
+                                    b.predicted_tokens_per_s_per_gpu * high));
+    }
+  }
   return fmt::format("  {}'s runs among them{}: {}{}\n", model,
-                     b.this_model.front().gpu == gpu ? "" : fmt::format(" (none on {})", gpu),
-                     fmt::join(parts, ", "), where);
+                     here ? "" : fmt::format(" (none on {})", gpu), fmt::join(parts, ", "),
+                     verdict);
 }
 
 // The spread of the engine's published runs around its predictions, applied to the winner.

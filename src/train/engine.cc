@@ -175,18 +175,31 @@ constexpr NumberField<Reliability> kReliability[] = {
      1e12},
 };
 
-// {"model": {"gpu": {"low": L, "high": H, "rows": N}}}: the range over each model's published
-// runs on each GPU.
+// {"model": {"gpu": {"low": L, "high": H, "rows": N, "runs": "BF16"}}}: the range over each
+// model's published runs on each GPU (one of `gpus`, the spread's) and what those runs were.
 StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
+                                                   const std::vector<std::string>& gpus,
                                                    const std::string& where) {
   std::vector<ModelGpuSpread> out;
-  for (const auto& [model, gpus] : value.items()) {
-    if (!gpus.is_object())
+  for (const auto& [model, per_gpu] : value.items()) {
+    if (!per_gpu.is_object()) {
       return Error(fmt::format("{}: '{}' must be an object of GPUs", where, model));
-    for (const auto& [gpu, range] : gpus.items()) {
+    }
+    for (const auto& [gpu, range] : per_gpu.items()) {
       const std::string at = fmt::format("{}: {} on {}", where, model, gpu);
+      if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
+        return Error(fmt::format("{}: {}", at,
+                                 UnknownNameMessage("GPU of the published runs", gpu, gpus,
+                                                    "name one of measured_gpus")));
+      }
+      if (!range.is_object()) return Error(at + ": must be an object");
+      for (const auto& [key, unused] : range.items()) {
+        if (key != "low" && key != "high" && key != "rows" && key != "runs") {
+          return Error(fmt::format("{}: unknown field '{}' (low, high, rows and runs)", at, key));
+        }
+      }
       const auto number = [&](const char* key, double lo, double hi) -> StatusOr<double> {
-        if (!range.is_object() || !range.contains(key) || !range.at(key).is_number() ||
+        if (!range.contains(key) || !range.at(key).is_number() ||
             !(range.at(key).get<double>() >= lo && range.at(key).get<double>() <= hi)) {
           return Error(fmt::format("{}: needs '{}', a number in [{:g}, {:g}]", at, key, lo, hi));
         }
@@ -196,11 +209,14 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
       SW_ASSIGN_OR_RETURN(s.ratio_low, number("low", 0.01, 100));
       SW_ASSIGN_OR_RETURN(s.ratio_high, number("high", 0.01, 100));
       SW_ASSIGN_OR_RETURN(const double rows, number("rows", 1, 1e6));
-      if (s.ratio_low > s.ratio_high || rows != std::floor(rows) || range.size() != 3) {
-        return Error(fmt::format(
-            "{}: 'low' must not exceed 'high', 'rows' is a whole number, and nothing else", at));
-      }
+      if (s.ratio_low > s.ratio_high) return Error(at + ": 'low' must not exceed 'high'");
+      if (rows != std::floor(rows)) return Error(at + ": 'rows' must be a whole number");
       s.rows = static_cast<int64_t>(rows);
+      if (!range.contains("runs") || !range.at("runs").is_string() ||
+          range.at("runs").get<std::string>().empty()) {
+        return Error(at + ": needs 'runs', what the runs were (their precisions)");
+      }
+      s.runs = range.at("runs").get<std::string>();
       out.push_back(std::move(s));
     }
   }
@@ -217,10 +233,11 @@ Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
                                    [&](const char* key) { return f.Has(key); });
   if (given == 0 && !f.Has("measured_by_model")) return Status();
   if (given < static_cast<std::ptrdiff_t>(std::size(kKeys))) {
-    return Error(f.Where() +
-                 ": state all of measured_ratio_p10, measured_ratio_p90, measured_on and "
-                 "measured_gpus, or none (no published run checks the profile); "
-                 "measured_by_model needs all four");
+    return Error(
+        f.Where() +
+        ": state all of measured_ratio_p10, measured_ratio_p90, measured_on and "
+        "measured_gpus, or none (no published run checks the profile)" +
+        std::string(f.Has("measured_by_model") ? "; measured_by_model needs all four" : ""));
   }
   MeasuredSpread m;
   SW_ASSIGN_OR_RETURN(m.ratio_p10, f.Number("measured_ratio_p10", 0.01, 100));
@@ -237,7 +254,8 @@ Status ParseMeasuredSpread(FieldReader& f, TrainEngine& e) {
   }
   if (f.Has("measured_by_model")) {
     SW_ASSIGN_OR_RETURN(const nlohmann::json* by_model, f.Object("measured_by_model"));
-    SW_ASSIGN_OR_RETURN(m.by_model, ParseByModel(*by_model, f.Where() + ": measured_by_model"));
+    SW_ASSIGN_OR_RETURN(m.by_model,
+                        ParseByModel(*by_model, m.gpus, f.Where() + ": measured_by_model"));
   }
   e.measured = std::move(m);
   return Status();

@@ -1,6 +1,7 @@
 // End-to-end: `shardwise train` as a user runs it, and its bad input.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "run_binary.h"
@@ -197,8 +198,8 @@ TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
       nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/training/megatron-core.json"));
   profile["fields"]["measured_by_model"]["value"] = {
       {"llama-3.1-8b",
-       {{"h100-sxm", {{"low", 0.5}, {"high", 0.6}, {"rows", 3}}},
-        {"b200", {{"low", 1.1}, {"high", 1.1}, {"rows", 1}}}}}};
+       {{"h100-sxm", {{"low", 0.5}, {"high", 0.6}, {"rows", 3}, {"runs", "BF16"}}},
+        {"b200", {{"low", 1.1}, {"high", 1.1}, {"rows", 1}, {"runs", "FP8-CS"}}}}}};
   const std::string file = ::testing::TempDir() + "/by_model_profile.json";
   std::ofstream(file) << profile.dump();
   const std::string train = "train --model llama-3.1-8b --no-sizes --engine " + file;
@@ -210,21 +211,33 @@ TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
   EXPECT_EQ(own[0]["rows"], 3);
   EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.5);
   EXPECT_EQ(own[0]["ratio"]["high"].get<double>(), 0.6);
+  EXPECT_EQ(own[0]["runs"], "BF16");
+  // Below the 0.75-1.06x spread: the winner's tokens/s per GPU at 0.5 and 0.6 of it.
+  const double tps = h100.Json()["tokens_per_s_per_gpu"].get<double>();
+  char expect[64];
+  std::snprintf(expect, sizeof(expect), "so expect %.0f-%.0f tokens/s per GPU here", 0.5 * tps,
+                0.6 * tps);
   const RunResult text = RunShardwise(train);
-  EXPECT_NE(text.out.find("llama-3.1-8b's runs among them: h100-sxm 0.50-0.60x (3 runs): below the "
-                          "spread, so expect less"),
+  EXPECT_NE(text.out.find("llama-3.1-8b's runs among them: h100-sxm 0.50-0.60x (3 runs, BF16): "
+                          "below the spread, " +
+                          std::string(expect)),
             std::string::npos)
       << text.out;
   // On a GPU without runs of the model, every GPU that has them, and no verdict across both.
   const RunResult h200 = RunShardwise(train + " --cluster dgx-h200");
-  EXPECT_NE(h200.out.find("runs among them (none on h200): b200 1.10-1.10x (1 run), h100-sxm "
-                          "0.50-0.60x (3 runs)\n"),
+  EXPECT_NE(h200.out.find("runs among them (none on h200): b200 1.10x (1 run, FP8-CS), h100-sxm "
+                          "0.50-0.60x (3 runs, BF16)\n"),
             std::string::npos)
       << h200.out;
   // A model without runs states none.
   const RunResult qwen = RunShardwise("train --model qwen3-32b --no-sizes --json --engine " + file);
   ASSERT_EQ(qwen.exit_code, 0) << qwen.err;
   EXPECT_TRUE(qwen.Json()["measured"]["this_model"].empty());
+  // A model name that is no catalog model would never be shown: refused.
+  profile["fields"]["measured_by_model"]["value"]["llama-3.1-8B"] =
+      profile["fields"]["measured_by_model"]["value"]["llama-3.1-8b"];
+  std::ofstream(file) << profile.dump();
+  ExpectOneLineError(RunShardwise(train), "measured_by_model names 'llama-3.1-8B'");
 }
 
 TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/hw/gpu.h"
 #include "shardwise/model/catalog.h"
@@ -143,50 +145,52 @@ TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
 }
 
 TEST(TrainEngine, PublishedRunsPerModelAndGpu) {
-  // Two models' runs: m1 on g1 (2 runs) and g2, m2 on g1.
+  // Two models' runs on the spread's GPUs: m1 on h100-sxm (2 runs) and b200, m2 on h100-sxm.
   nlohmann::json j = Minimal();
   j["fields"]["measured_by_model"] = {
       {"value",
        {{"m1",
-         {{"g1", {{"low", 0.6}, {"high", 0.7}, {"rows", 2}}},
-          {"g2", {{"low", 0.9}, {"high", 0.9}, {"rows", 1}}}}},
-        {"m2", {{"g1", {{"low", 1.1}, {"high", 1.2}, {"rows", 3}}}}}}},
+         {{"h100-sxm", {{"low", 0.6}, {"high", 0.7}, {"rows", 2}, {"runs", "BF16, FP8-CS"}}},
+          {"b200", {{"low", 0.9}, {"high", 0.9}, {"rows", 1}, {"runs", "BF16"}}}}},
+        {"m2", {{"h100-sxm", {{"low", 1.1}, {"high", 1.2}, {"rows", 3}, {"runs", "FP8-CS"}}}}}}},
       {"provenance", "fitted"},
       {"source", "by hand"}};
   const auto e = ParseTrainEngine(j, "test.json");
   ASSERT_TRUE(e.ok()) << e.status().message();
   const auto& by_model = e->measured->by_model;
   ASSERT_EQ(by_model.size(), 3u);
-  EXPECT_EQ(by_model[0].model, "m1");
-  EXPECT_EQ(by_model[0].gpu, "g1");
-  EXPECT_EQ(by_model[0].ratio_low, 0.6);
-  EXPECT_EQ(by_model[0].ratio_high, 0.7);
-  EXPECT_EQ(by_model[0].rows, 2);
+  // nlohmann::json orders keys: m1's b200 before its h100-sxm.
+  EXPECT_EQ(by_model[1].model, "m1");
+  EXPECT_EQ(by_model[1].gpu, "h100-sxm");
+  EXPECT_EQ(by_model[1].ratio_low, 0.6);
+  EXPECT_EQ(by_model[1].ratio_high, 0.7);
+  EXPECT_EQ(by_model[1].rows, 2);
+  EXPECT_EQ(by_model[1].runs, "BF16, FP8-CS");
   EXPECT_EQ(by_model[2].model, "m2");
   EXPECT_EQ(by_model[2].rows, 3);
-  // Each range is low <= high over a whole number of runs, with nothing else.
-  nlohmann::json bad = j;
-  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["low"] = 0.8;
-  ExpectError(bad, "m1 on g1: 'low' must not exceed 'high'");
-  bad = j;
-  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["rows"] = 1.5;
-  ExpectError(bad, "'rows' is a whole number");
-  bad = j;
-  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"].erase("high");
-  ExpectError(bad, "m1 on g1: needs 'high'");
-  bad = j;
-  bad["fields"]["measured_by_model"]["value"]["m1"]["g1"]["runs"] = 2;
-  ExpectError(bad, "and nothing else");
-  bad = j;
-  bad["fields"]["measured_by_model"]["value"]["m2"] = 1;
-  ExpectError(bad, "'m2' must be an object of GPUs");
+  // Each range is low <= high over a whole number of runs on a GPU of the spread, said what
+  // they were, with nothing else.
+  const auto bad = [&](const std::function<void(nlohmann::json&)>& change,
+                       const std::string& fragment) {
+    nlohmann::json k = j;
+    change(k["fields"]["measured_by_model"]["value"]);
+    ExpectError(k, fragment);
+  };
+  bad([](auto& v) { v["m1"]["h100-sxm"]["low"] = 0.8; }, "m1 on h100-sxm: 'low' must not exceed");
+  bad([](auto& v) { v["m1"]["h100-sxm"]["rows"] = 1.5; }, "'rows' must be a whole number");
+  bad([](auto& v) { v["m1"]["h100-sxm"].erase("high"); }, "m1 on h100-sxm: needs 'high'");
+  bad([](auto& v) { v["m1"]["h100-sxm"].erase("runs"); }, "needs 'runs'");
+  bad([](auto& v) { v["m1"]["h100-sxm"]["rowz"] = 2; }, "unknown field 'rowz'");
+  bad([](auto& v) { v["m2"] = 1; }, "'m2' must be an object of GPUs");
+  // A GPU the spread's runs did not use (a misspelling) is named, with the nearest.
+  bad([](auto& v) { v["m2"]["h100"] = v["m2"]["h100-sxm"]; }, "did you mean 'h100-sxm'");
   // Without the spread it belongs to, refused.
-  bad = j;
+  nlohmann::json alone = j;
   for (const char* key :
        {"measured_ratio_p10", "measured_ratio_p90", "measured_on", "measured_gpus"}) {
-    bad["fields"].erase(key);
+    alone["fields"].erase(key);
   }
-  ExpectError(bad, "measured_by_model needs all four");
+  ExpectError(alone, "measured_by_model needs all four");
 }
 
 }  // namespace

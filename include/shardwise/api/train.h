@@ -46,7 +46,8 @@ struct TrainRunRequest {
 // wall clock for the tokens at the 10th and 90th percentile of measured / predicted.
 struct MeasuredBand {
   train::MeasuredSpread spread;
-  bool on_this_gpu = false;  // whether any of those runs was on the cluster's GPU
+  bool on_this_gpu = false;                   // whether any of those runs was on the cluster's GPU
+  double predicted_tokens_per_s_per_gpu = 0;  // the winner's, which the ratios scale
   double tokens_per_s_per_gpu_low = 0, tokens_per_s_per_gpu_high = 0;
   double time_s_low = 0, time_s_high = 0;
   // The model's own published runs: on the cluster's GPU where there are any, else on every GPU

@@ -50,6 +50,7 @@ struct ModelGpuSpread {
   std::string model, gpu;  // catalog names
   double ratio_low = 1, ratio_high = 1;
   int64_t rows = 0;
+  std::string runs;  // what they were: "BF16", "FP8-CS, FP8-MX; 1 of 3 with token drop"
 };
 
 // The 10th and 90th percentile of measured / predicted throughput over an engine's published
