@@ -224,6 +224,12 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
                                         Show(ratio.value("p90", nlohmann::json())),
                                         here ? "" : ", none on its GPU (out of sample)"));
       }
+      for (const nlohmann::json& own : At(*j, "/measured/this_model")) {
+        const std::string low = Show(At(own, "/ratio/low")), high = Show(At(own, "/ratio/high"));
+        c.reasons.push_back(fmt::format("{}: its model's runs on {}: {}x ({})", side,
+                                        Show(At(own, "/gpu")), low == high ? low : low + "-" + high,
+                                        Show(At(own, "/runs"))));
+      }
     }
     const nlohmann::json& load = At(*j, "/load/overloaded");
     if (load.is_boolean() && load.get<bool>()) {

@@ -158,6 +158,16 @@ std::string TrainSections(const nlohmann::json& result) {
         measured.value("on_this_gpu", false) ? "" : "; none of them on this GPU",
         Num(Field(measured, "tokens_per_s_per_gpu"), "low"),
         Num(Field(measured, "tokens_per_s_per_gpu"), "high"));
+    // The model's own runs among them, where one band per engine would hide a model it misses.
+    for (const nlohmann::json& own : Field(measured, "this_model")) {
+      const double low = Num(Field(own, "ratio"), "low"), high = Num(Field(own, "ratio"), "high");
+      const int64_t runs = own.value("rows", int64_t{0});
+      trust += fmt::format(
+          "<li>this model's runs on {}: {}x ({} run{}, {})</li>",
+          Escape(own.value("gpu", std::string())),
+          low == high ? fmt::format("{:.2f}", low) : fmt::format("{:.2f}-{:.2f}", low, high), runs,
+          runs == 1 ? "" : "s", Escape(own.value("runs", std::string())));
+    }
   }
   return Section("How far to trust it", trust.empty() ? "" : "<ul>" + trust + "</ul>\n",
                  "The spread of the engine's published runs around its predictions, and what "

@@ -2,6 +2,8 @@
 // results, and the side-by-side comparison on hand-written results.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "shardwise/report/compare.h"
 #include "shardwise/report/html_page.h"
 #include "shardwise/report/schema.h"
@@ -141,6 +143,31 @@ TEST(Compare, AcrossGpuTypesCostDecides) {
   // One GPU type at one price: tokens per GPU decide, as before.
   b["gpu"] = "h100-sxm";
   EXPECT_EQ(CompareResults(a, b).value().verdict, "B is better on output tokens/s per GPU: 2.00x");
+}
+
+TEST(Compare, ATrainResultsModelRunsAreAReason) {
+  // A train result whose model's published runs on its GPU sat at 0.64x the predictions.
+  const nlohmann::json train = {{"command", "train"},
+                                {"schema_version", kSchemaVersion},
+                                {"tokens_per_s_per_gpu", 100.0},
+                                {"step_parts", nlohmann::json::array()},
+                                {"measured",
+                                 {{"ratio", {{"p10", 0.75}, {"p90", 1.06}}},
+                                  {"on_this_gpu", true},
+                                  {"this_model",
+                                   {{{"gpu", "b200"},
+                                     {"rows", 1},
+                                     {"runs", "BF16"},
+                                     {"ratio", {{"low", 0.64}, {"high", 0.64}}}}}}}}};
+  const auto c = CompareResults(train, train);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const auto& reasons = c.value().reasons;
+  EXPECT_NE(std::find(reasons.begin(), reasons.end(), "A: its model's runs on b200: 0.64x (BF16)"),
+            reasons.end());
+  // The report's "How far to trust it" says the same.
+  const auto page = RenderHtmlPage(train);
+  ASSERT_TRUE(page.ok()) << page.status().message();
+  EXPECT_NE(page.value().find("this model's runs on b200: 0.64x (1 run, BF16)"), std::string::npos);
 }
 
 TEST(Compare, RefusesDifferentCommands) {
