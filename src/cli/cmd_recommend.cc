@@ -2,6 +2,9 @@
 // a percentile, every answer verified by the steady-state simulation; without --rate, the most
 // load a cluster serves so (api/recommend.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 #include "command.h"
 #include "emit_options.h"
@@ -116,9 +119,20 @@ Status RunRecommend(RecommendOptions& o) {
     return Error("--profile measures one cluster; give a single --cluster with it");
   }
   if (names.size() > 1 && o.cluster.values.usd_per_gpu_hour) {
-    return Error(
-        "--usd-per-gpu-hour prices one cluster's GPUs; give a single --cluster with it, or "
-        "compare the clusters at the catalog's prices");
+    // One price is one GPU type's: clusters of several types each need their own.
+    std::set<std::string> gpus;
+    for (const std::string& name : names) {
+      api::ClusterRef ref;
+      ref.name = name;
+      SW_ASSIGN_OR_RETURN(const ClusterSpec c, api::Catalog::BuiltIn().Cluster(ref));
+      gpus.insert(c.gpu.name);
+    }
+    if (gpus.size() > 1) {
+      return Error(fmt::format(
+          "--usd-per-gpu-hour prices one GPU type, and these clusters hold {}: run recommend on "
+          "each cluster at its price with --json, then 'shardwise compare A.json B.json'",
+          fmt::join(gpus, " and ")));
+    }
   }
   for (const std::string& name : names) {
     api::ClusterRef ref = o.cluster.values;

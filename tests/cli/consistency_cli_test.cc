@@ -337,7 +337,16 @@ TEST(Cli, AGpuPriceGivenOnceReachesEveryCost) {
   ExpectOneLineError(
       RunShardwise("recommend --cluster dgx-h100,dgx-a100 --rate 1 --max-ttft-ms 1000 "
                    "--max-tpot-ms 50 --usd-per-gpu-hour 2"),
-      "--usd-per-gpu-hour prices one cluster's GPUs");
+      "--usd-per-gpu-hour prices one GPU type, and these clusters hold a100-80g and h100-sxm");
+  // Two clusters of one GPU type share it: one tp1 H100 at $2 an hour serving 1 request/s of
+  // 256 output tokens costs $2 / 3,600 / 256 per token.
+  const RunResult both = RunShardwise(
+      "recommend --model llama-3.1-8b --cluster dgx-h100,hgx-h100-roce --rate 1 --max-ttft-ms "
+      "1000 --max-tpot-ms 50 --usd-per-gpu-hour 2 --json");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  const auto best = both.Json()["recommendation"];
+  EXPECT_NEAR(best["usd_per_mtok_output"].get<double>(),
+              best["gpus"].get<double>() * 2.0 / 3600 / 256 * 1e6, 1e-9);
   for (const char* command : {"plan", "explain", "simulate"}) {
     ExpectOneLineError(RunShardwise(std::string(command) + " --usd-per-gpu-hour -1"),
                        "--usd-per-gpu-hour");
