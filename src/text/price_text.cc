@@ -18,6 +18,13 @@ std::string PointLine(const api::PriceReport& rep) {
   switch (rep.priced_at) {
     case api::PricedAt::kLoad:
       how = "at the load given";
+      // SLOs given beside the load (or saved with a replayed deployment) are judged, not priced
+      // past in silence.
+      if (std::isfinite(rep.slo.max_ttft_s) || std::isfinite(rep.slo.max_tpot_s)) {
+        how += p.meets_slo   ? " (within the SLOs)"
+               : p.overloaded ? " (which it does not keep up with: it misses the SLOs)"
+                              : " (where it misses the SLOs)";
+      }
       break;
     case api::PricedAt::kMostWithinSlo: {
       // The limits given (an SLO not given is no limit, not "<= inf s").

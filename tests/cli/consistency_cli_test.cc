@@ -179,6 +179,19 @@ TEST(PriceCli, TheInputShareIsTheTimeSpentOnPromptsAtTheLoad) {
             10 * one.Json()["input_time_share"].get<double>());
 }
 
+TEST(PriceCli, APointAtAGivenLoadIsJudgedAgainstTheSlos) {
+  // A load given beside SLOs had been priced with no word that it missed them (only the JSON's
+  // meets_slo said so). No deployment has its first token within 1 ms; within 100 s, any does.
+  const std::string at = "price --layout tp4 --concurrency 8 --max-tpot-ms 1000 --max-ttft-ms ";
+  const RunResult miss = RunShardwise(at + "1");
+  ASSERT_EQ(miss.exit_code, 0) << miss.err;
+  EXPECT_NE(miss.out.find("at the load given (where it misses the SLOs)"), std::string::npos)
+      << miss.out;
+  const RunResult meet = RunShardwise(at + "100000");
+  ASSERT_EQ(meet.exit_code, 0) << meet.err;
+  EXPECT_NE(meet.out.find("at the load given (within the SLOs)"), std::string::npos) << meet.out;
+}
+
 TEST(PriceCli, SizingByDemandLeavesHeadroom) {
   const RunResult r = RunShardwise("price --layout tp4 --demand-tokens-per-s 50000 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

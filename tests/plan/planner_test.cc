@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "shardwise/model/catalog.h"
+#include "shardwise/plan/load.h"
 
 namespace shardwise {
 namespace {
@@ -129,6 +130,13 @@ TEST(Plan, EveryRankedEntryExplainsItself) {
     EXPECT_NE(e.why.find(e.estimate.layout.ToString()), std::string::npos);
     EXPECT_NE(e.why.find("bound by"), std::string::npos);
   }
+}
+
+TEST(ServedShare, SaysWhatAnOverloadedRunServed) {
+  EXPECT_EQ(ServedShare(5.0, 10.0), "5");
+  EXPECT_EQ(ServedShare(0.05, 10.0), "under 1% of it");
+  // 10.1 of 10 requests/s: the window kept up, so the overload is a queue that did not settle.
+  EXPECT_EQ(ServedShare(10.1, 10.0), "10.1, yet its queue still grows through the run");
 }
 
 }  // namespace

@@ -56,9 +56,10 @@ struct OperatingPoint {
   bool out_of_phase_failed = false;        // its spread requests did not fit the KV cache
 };
 
-// What an overloaded run served of `offered` requests/s, for a message: "12.3", or "under 1%
-// of it" where the arrivals outran the window (a rate of millions per second is over before a
-// request finishes, and would read "serves 0").
+// What an overloaded run served of `offered` requests/s, for a message: "12.3", "under 1% of it"
+// where the arrivals outran the window (a rate of millions per second is over before a request
+// finishes, and would read "serves 0"), or "10.1, yet its queue still grows through the run"
+// where the window kept up but the queue had not settled.
 std::string ServedShare(double served_per_s, double offered_per_s);
 
 // The scenario of `load` for requests of `workload`'s lengths (fixed) under `slo`; offline, a
