@@ -76,7 +76,8 @@ void AddExplainCommand(CLI::App& app, Status& result) {
       sub->add_option("--batch", r.batch, "Concurrent sequences per replica (or per decode worker)")
           ->capture_default_str();
   opts->context =
-      sub->add_option("--context", r.context, "Prompt length and decode KV length, tokens")
+      sub->add_option("--context,--isl", r.context,
+                      "Prompt length and decode KV length, tokens (--isl as the other commands)")
           ->capture_default_str();
   opts->osl = sub->add_option("--osl", r.osl, "Output tokens per request (throughput)")
                   ->capture_default_str();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cost_text.h"
 #include "shardwise/common/format.h"
 #include "shardwise/perf/speculative.h"
 #include "shardwise/report/table.h"
@@ -90,8 +91,10 @@ std::string Aggregated(const api::Explanation& e) {
                                d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
   out += fmt::format(
       "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
-      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user)\n"
+      "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; a decode step without prompts mixed "
+      "in, which add to it under load: simulate)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
+      "cost        {}\n"
       "energy      {}\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
       FormatSeconds(s.ttft_s), 100 * e.ttft_band.relative, e.workload.prompt_tokens,
@@ -100,6 +103,7 @@ std::string Aggregated(const api::Explanation& e) {
           : "",
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, s.output_tokens_per_s_per_user,
       s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens,
+      CostLine(e.deployment, s.output_tokens_per_s),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()), s.bound,
       100 * top / d.total_s);
   if (perf.speculative.DraftTokens() > 0) {
@@ -152,6 +156,7 @@ std::string Disaggregated(const api::Explanation& e) {
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
       "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
       "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
+      "cost        {}\n"
       "energy      {}\n"
       "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
       FormatSeconds(est.unloaded_ttft_s), 100 * e.ttft_band.relative, FormatSeconds(p.ttft_s),
@@ -159,7 +164,7 @@ std::string Disaggregated(const api::Explanation& e) {
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s,
       decode_per_s, e.workload.batch, e.ServedRequestsPerS(), output,
       output / static_cast<double>(e.deployment.gpus()),
-      prefill_per_s < decode_per_s ? "prefill" : "decode",
+      prefill_per_s < decode_per_s ? "prefill" : "decode", CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),
       est.balanced_decode_workers, dp.layout.ToString());
   return out;

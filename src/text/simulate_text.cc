@@ -1,14 +1,12 @@
 // `simulate`'s text: the run's header, latency table, throughput, goodput, utilisation, cost,
 // energy, the steady state and what a closed loop depends on (text/text.h).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 #include <variant>
-#include <vector>
 
+#include "cost_text.h"
 #include "shardwise/common/format.h"
 #include "shardwise/report/table.h"
 #include "shardwise/text/text.h"
@@ -43,24 +41,6 @@ std::string Shape(const Deployment& d) {
   if (d.same_cluster()) return fmt::format("{} prefill + {} decode GPUs", p.Gpus(), q.Gpus());
   return fmt::format("{} prefill GPUs on {}, {} decode GPUs on {}", p.Gpus(), p.cluster.name,
                      q.Gpus(), q.cluster.name);
-}
-
-// What the deployment's GPUs cost: one price per GPU-hour, or each pool's where pools on other
-// GPUs are priced apart.
-std::string HourlyPrice(const Deployment& d) {
-  const auto pools = d.pools();
-  const bool one_price = std::all_of(pools.begin(), pools.end(), [&](const Pool& p) {
-    return p.cluster.gpu.usd_per_gpu_hour == pools.front().cluster.gpu.usd_per_gpu_hour;
-  });
-  if (one_price) {
-    return fmt::format("${:.2f} per GPU-hour", pools.front().cluster.gpu.usd_per_gpu_hour);
-  }
-  std::vector<std::string> each;
-  for (const Pool& p : pools) {
-    each.push_back(fmt::format("{} x {} at ${:.2f}", p.Gpus(), p.cluster.gpu.name,
-                               p.cluster.gpu.usd_per_gpu_hour));
-  }
-  return fmt::format("${:.2f} per hour ({} per GPU-hour)", d.UsdPerHour(), fmt::join(each, ", "));
 }
 
 std::string Latencies(const api::ServingReport& rep) {

@@ -100,6 +100,16 @@ TEST(Cli, NumbersAreDecimalInEveryCommand) {
   ExpectOneLineError(RunShardwise("size --context ''"), "--context: is empty");
 }
 
+TEST(Cli, ExplainTakesIslAsTheOtherCommands) {
+  const RunResult isl = RunShardwise("explain --layout tp8 --isl 4096 --json");
+  const RunResult context = RunShardwise("explain --layout tp8 --context 4096 --json");
+  ASSERT_EQ(isl.exit_code, 0) << isl.err;
+  ASSERT_EQ(context.exit_code, 0) << context.err;
+  EXPECT_EQ(isl.Json()["unloaded_ttft_s"], context.Json()["unloaded_ttft_s"]);
+  EXPECT_NE(isl.Json()["unloaded_ttft_s"],
+            RunShardwise("explain --layout tp8 --json").Json()["unloaded_ttft_s"]);
+}
+
 TEST(Cli, DtypesAreCaseInsensitive) {
   const RunResult r = RunShardwise("plan --dtype FP8 --kv-dtype BF16 --top 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

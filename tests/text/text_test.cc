@@ -48,6 +48,12 @@ TEST(ExplainText, FollowsTheDeploymentsKind) {
   const std::string aggregated = ExplainText(*one);
   EXPECT_TRUE(Contains(aggregated, "layout tp8")) << aggregated;
   EXPECT_TRUE(Contains(aggregated, FormatSeconds(one->Step().tpot_s))) << aggregated;
+  // Its cost: 8 GPUs at a $2.50 price cost $20.00 an hour.
+  r.cluster.usd_per_gpu_hour = 2.5;
+  const StatusOr<api::Explanation> priced = api::Explain(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(priced.ok()) << priced.status().message();
+  EXPECT_TRUE(Contains(ExplainText(*priced), "cost        $20.00 per hour ($2.50 per GPU-hour)"))
+      << ExplainText(*priced);
 
   api::ExplainRequest split;
   split.cluster.nodes = 2;
