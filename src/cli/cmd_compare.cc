@@ -107,8 +107,10 @@ void AddCompareCommand(CLI::App& app, Status& result) {
       "Example:\n"
       "  shardwise compare \"plan --model deepseek-v3 --cluster gb200-nvl72 --dtype fp8\" \\\n"
       "                    \"plan --model deepseek-v3 --cluster dgx-b200 --nodes 2 --dtype fp8\"");
-  sub->add_option("a", opts->a, "Result file or quoted command line")->required();
-  sub->add_option("b", opts->b, "Result file or quoted command line")->required();
+  sub->add_option("a", opts->a, "The first setup: a saved --json result or a quoted command line")
+      ->required();
+  sub->add_option("b", opts->b, "The second setup: a saved --json result or a quoted command line")
+      ->required();
   sub->add_flag("--json", opts->json, "Print JSON");
   BindCommand(sub, opts, result, RunCompare);
 }

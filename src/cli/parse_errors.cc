@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "shardwise/common/suggest.h"
 
 namespace shardwise::cli {
@@ -22,6 +25,25 @@ std::vector<std::string> CommandNames(const CLI::App& app) {
     names.push_back(sub->get_name());
   }
   return names;
+}
+
+// The options a mistyped `name` most likely meant: the nearest by spelling, after the one a word
+// in it names where spelling cannot ("--price" means the GPU price, not "--profile").
+std::vector<std::string> Suggestions(const std::string& name,
+                                     const std::vector<std::string>& options) {
+  std::vector<std::string> near = NearestNames(name, options);
+  static const std::vector<std::pair<const char*, const char*>> kWords = {
+      {"price", "--usd-per-gpu-hour"},
+      {"cost", "--usd-per-gpu-hour"},
+      {"usd", "--usd-per-gpu-hour"}};
+  for (const auto& [word, option] : kWords) {
+    const bool offered = std::find(options.begin(), options.end(), option) != options.end();
+    if (name.find(word) != std::string::npos && offered &&
+        std::find(near.begin(), near.end(), option) == near.end()) {
+      near.insert(near.begin(), option);
+    }
+  }
+  return near;
 }
 
 std::string DidYouMean(const std::vector<std::string>& near) {
@@ -64,6 +86,19 @@ std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error
     return fmt::format("{} is given more than once; give it once{}", what.substr(0, what.find(':')),
                        see);
   }
+  // A missing positional argument: name what it is ("b is required" said neither).
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr &&
+      what.ends_with(" is required")) {
+    const std::string name = what.substr(0, what.size() - std::string(" is required").size());
+    const CLI::Option* option = (command ? command : &app)->get_option_no_throw(name);
+    if (option != nullptr && option->get_positional()) {
+      std::string what_it_is = option->get_description();
+      if (!what_it_is.empty()) {
+        what_it_is[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what_it_is[0])));
+      }
+      return fmt::format("{} needs its argument {} ({}){}", where, name, what_it_is, see);
+    }
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr)
     return fmt::format("{}{}", what, see);
 
@@ -76,7 +111,14 @@ std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error
       const std::string name = arg.substr(0, arg.find('='));
       if (std::find(options.begin(), options.end(), name) != options.end()) continue;
       return fmt::format("unknown option '{}' for '{}'{}{}", name, where,
-                         DidYouMean(NearestNames(name, options)), see);
+                         DidYouMean(Suggestions(name, options)), see);
+    }
+    // A long option with one dash ("-usd-per-gpu-hour"): CLI11 reads it as stray arguments.
+    if (arg.size() > 2 && arg[0] == '-' && std::isalpha(static_cast<unsigned char>(arg[1]))) {
+      const std::string name = "-" + arg.substr(0, arg.find('='));
+      if (std::find(options.begin(), options.end(), name) != options.end()) {
+        return fmt::format("'{}' has one dash; long options take two: '{}'{}", arg, name, see);
+      }
     }
     if (!command && !arg.starts_with("-")) {
       return fmt::format("unknown command '{}'{}{}", arg,

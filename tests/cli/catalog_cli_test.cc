@@ -119,6 +119,16 @@ TEST(SizeCliErrors, ConflictingModes) {
 TEST(Cli, UnknownOptionAndCommand) {
   ExpectOneLineError(RunShardwise("size --bogus"), "--bogus");
   ExpectOneLineError(RunShardwise("frobnicate"), "frobnicate");
+  // A word spelling cannot reach: "--price" was offered '--profile', '--rate' or '--force'.
+  ExpectOneLineError(RunShardwise("plan --price 2"), "did you mean '--usd-per-gpu-hour'");
+  // One dash on a long option read as stray arguments ("2.10 -usd-per-gpu-hour").
+  ExpectOneLineError(RunShardwise("plan -usd-per-gpu-hour 2"),
+                     "'-usd-per-gpu-hour' has one dash; long options take two: "
+                     "'--usd-per-gpu-hour'");
+  // A missing argument is named with what it is ("b is required" said neither).
+  ExpectOneLineError(RunShardwise("compare plan"),
+                     "shardwise compare needs its argument b (the second setup: a saved --json "
+                     "result or a quoted command line)");
 }
 
 TEST(Cli, HelpTeaches) {

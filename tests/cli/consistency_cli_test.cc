@@ -370,9 +370,10 @@ TEST(Cli, AGpuPriceGivenOnceReachesEveryCost) {
   const auto best = both.Json()["recommendation"];
   EXPECT_NEAR(best["usd_per_mtok_output"].get<double>(),
               best["gpus"].get<double>() * 2.0 / 3600 / 256 * 1e6, 1e-9);
-  for (const char* command : {"plan", "explain", "simulate"}) {
+  for (const char* command :
+       {"plan", "explain", "simulate", "train", "recommend --max-ttft-ms 1000 --max-tpot-ms 50"}) {
     ExpectOneLineError(RunShardwise(std::string(command) + " --usd-per-gpu-hour -1"),
-                       "--usd-per-gpu-hour");
+                       "--usd-per-gpu-hour must be a positive price");
   }
 }
 
