@@ -132,8 +132,16 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
                           static_cast<int64_t>(std::ceil(balance))}) {
           y = std::clamp<int64_t>(y, 1, most);
           const double rate = std::min(static_cast<double>(x) * rp, static_cast<double>(y) * rd);
+          // At a given rate no split bills more than that load: the tokens per GPU are then
+          // the load's over the split's GPUs, so the fewest GPUs that hold it lead (the
+          // simulation at the load judges the SLOs). It had led with the most capacity per GPU,
+          // and a full node's search missed the 4-GPU split it found on 4 GPUs.
+          const double served =
+              req.load.kind == PlanLoad::Kind::kRate
+                  ? std::min(rate, req.load.value / static_cast<double>(copies))
+                  : rate;
           splits.push_back({&p, &d, x * copies, y * copies,
-                            rate * static_cast<double>(req.workload.output_tokens) /
+                            served * static_cast<double>(req.workload.output_tokens) /
                                 static_cast<double>(x * gp + y * gd)});
         }
       }

@@ -100,6 +100,23 @@ TEST(Cli, NumbersAreDecimalInEveryCommand) {
   ExpectOneLineError(RunShardwise("size --context ''"), "--context: is empty");
 }
 
+TEST(PlanCli, AFullNodeFindsTheSplitItsHalfFinds) {
+  // At 10 requests/s, plan on 4 B200s found 1P x pp2 + 1D x tp2 (4 GPUs); on the full node of 8
+  // it answered 3P x tp1 + 1D x tp2 (5 GPUs, fewer tokens per GPU), ranking splits by their
+  // capacity per GPU instead of the load they bill.
+  const std::string question =
+      "plan --model llama-3.1-70b --cluster dgx-b200 --isl 2000 --osl 300 --rate 10 "
+      "--max-ttft-ms 2000 --max-tpot-ms 60 --json";
+  const RunResult half = RunShardwise(question + " --gpus 4");
+  const RunResult full = RunShardwise(question);
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const auto split = half.Json()["disaggregated"];
+  ASSERT_TRUE(split.is_object()) << half.out;
+  EXPECT_EQ(full.Json()["disaggregated"]["name"], split["name"]);
+  EXPECT_LE(full.Json()["disaggregated"]["gpus"].get<int>(), 4);
+}
+
 TEST(Cli, ExplainTakesIslAsTheOtherCommands) {
   const RunResult isl = RunShardwise("explain --layout tp8 --isl 4096 --json");
   const RunResult context = RunShardwise("explain --layout tp8 --context 4096 --json");
