@@ -50,6 +50,7 @@ nlohmann::json ToJson(const Explanation& e) {
                       {"model", e.model.name},
                       {"cluster", e.cluster.name},
                       {"gpu", e.cluster.gpu.name},
+                      {"usd_per_gpu_hour", e.cluster.gpu.usd_per_gpu_hour},
                       {"deployment", json::DeploymentJson(e.deployment, &e.estimate, e.saved)},
                       {"layout", e.deployment.ToString()},
                       {"gpus", e.deployment.gpus()},

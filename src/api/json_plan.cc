@@ -124,6 +124,7 @@ nlohmann::json ToJson(const PlanReport& rep) {
       {"cluster_tree", json::ClusterTreeJson(rep.cluster)},
       {"gpus", rep.cluster.num_gpus},
       {"gpu", rep.cluster.gpu.name},
+      {"usd_per_gpu_hour", rep.cluster.gpu.usd_per_gpu_hour},
       {"objective", ObjectiveName(req.objective)},
       {"engine", req.perf.engine.name},
       {"load", LoadName(req.load.kind)},

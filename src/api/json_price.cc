@@ -114,6 +114,7 @@ nlohmann::json ToJson(const RecommendReport& rep) {
           {"model", rep.model.name},
           {"cluster", best.cluster},
           {"gpu", best.deployment.decode().cluster.gpu.name},
+          {"usd_per_gpu_hour", best.deployment.decode().cluster.gpu.usd_per_gpu_hour},
           {"clusters_considered", names},
           {"objective", req.objective == RecommendObjective::kCost ? "cost" : "gpus"},
           {"mode", req.rate_per_s > 0 ? "fewest_gpus" : "most_load"},

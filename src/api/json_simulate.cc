@@ -32,6 +32,7 @@ nlohmann::json ToJson(const ServingReport& rep) {
       {"command", "simulate"},
       {"model", rep.model.name},
       {"cluster", rep.cluster.name},
+      {"usd_per_gpu_hour", rep.cluster.gpu.usd_per_gpu_hour},
       {"layout", rep.deployment.ToString()},
       {"deployment", json::DeploymentJson(rep.deployment, &run.setup.estimate, rep.saved)},
       {"engine", decode.perf.engine.name},

@@ -111,7 +111,6 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/precision", "precision"},
     {"/engine", "engine"},
     {"/usd_per_gpu_hour", "$ per GPU-hour"},
-    {"/cost/usd_per_gpu_hour", "$ per GPU-hour"},
     {"/deployment/saved/cluster/usd_per_gpu_hour", "$ per GPU-hour given"},
     {"/seq_len", "sequence"},
     {"/global_batch", "global batch"},
@@ -243,8 +242,7 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
     return top.is_null() ? At(j, "/deployment/pools/0/gpu") : top;
   };
   bool priced_apart = gpu(a) != gpu(b);
-  for (const char* path : {"/usd_per_gpu_hour", "/cost/usd_per_gpu_hour",
-                           "/deployment/saved/cluster/usd_per_gpu_hour"}) {
+  for (const char* path : {"/usd_per_gpu_hour", "/deployment/saved/cluster/usd_per_gpu_hour"}) {
     priced_apart = priced_apart || At(a, path) != At(b, path);
   }
   const auto cost = std::find_if(c.metrics.begin(), c.metrics.end(), [](const CompareRow& row) {
