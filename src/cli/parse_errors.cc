@@ -86,6 +86,14 @@ std::string DescribeParseError(const CLI::App& app, const CLI::ParseError& error
     return fmt::format("{} is given more than once; give it once{}", what.substr(0, what.find(':')),
                        see);
   }
+  // A value a check refused, worded as a conversion's ("--nodes '0x1' is not ..."): CLI11 puts a
+  // colon after the name.
+  if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr && what.starts_with("--")) {
+    const size_t colon = what.find(": '");
+    if (colon != std::string::npos && colon < what.find(' ')) {
+      return fmt::format("{} {}{}", what.substr(0, colon), what.substr(colon + 2), see);
+    }
+  }
   // A missing positional argument: name what it is ("b is required" said neither).
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr &&
       what.ends_with(" is required")) {

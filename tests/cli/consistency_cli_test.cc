@@ -78,16 +78,16 @@ TEST(Cli, NumbersAreDecimalInEveryCommand) {
   EXPECT_EQ(ten.Json()["gpus"], 80);
   // Another base or a space is refused, not read as 16 or as 1.
   ExpectOneLineError(RunShardwise("train --zero 0x1"),
-                     "--zero: '0x1' is not a whole number in decimal");
-  ExpectOneLineError(RunShardwise("plan --nodes ' 1'"), "--nodes: ' 1' is not a whole number");
-  ExpectOneLineError(RunShardwise("plan --nodes +2"), "--nodes: '+2' is not a whole number");
-  ExpectOneLineError(RunShardwise("simulate --seed 0x3"), "--seed: '0x3' is not a whole number");
+                     "--zero '0x1' is not a whole number in decimal");
+  ExpectOneLineError(RunShardwise("plan --nodes ' 1'"), "--nodes ' 1' is not a whole number");
+  ExpectOneLineError(RunShardwise("plan --nodes +2"), "--nodes '+2' is not a whole number");
+  ExpectOneLineError(RunShardwise("simulate --seed 0x3"), "--seed '0x3' is not a whole number");
   // CLI11 clamps a larger signed number to 2^63 - 1, which then read as the value given.
   ExpectOneLineError(RunShardwise("train --nodes 99999999999999999999"), "is too large");
   // Fractions alike, and the options parsed by shardwise itself (a rate, token counts,
   // percentiles): 0x10 had read as 16.
   ExpectOneLineError(RunShardwise("price --usd-per-gpu-hour 0x2"),
-                     "--usd-per-gpu-hour: '0x2' is not a number in decimal digits");
+                     "--usd-per-gpu-hour '0x2' is not a number in decimal digits");
   ExpectOneLineError(RunShardwise("price --usd-per-gpu-hour ' 2'"), "not a number in decimal");
   ExpectOneLineError(RunShardwise("simulate --rate 0x10"), "--rate '0x10'");
   ExpectOneLineError(RunShardwise("train --tokens 0x10B"), "--tokens '0x10B'");
