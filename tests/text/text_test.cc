@@ -113,6 +113,26 @@ TEST(PriceText, StatesTheReportsPricesAndNamesFieldsNotFlags) {
   }
 }
 
+TEST(RecommendText, ListsEveryCandidateAndPricesTheAnswer) {
+  api::RecommendRequest r;
+  r.model = "llama-3.1-8b";
+  r.rate = 5;
+  r.slo.max_ttft_ms = 1000;
+  r.slo.max_tpot_ms = 50;
+  r.clusters.front().usd_per_gpu_hour = 1.25;
+  const StatusOr<api::RecommendReport> rep = api::Recommend(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(rep.ok()) << rep.status().message();
+  const std::string text = RecommendText(*rep);
+  for (const RecommendCandidate& c : rep->result.tried) {
+    EXPECT_TRUE(Contains(text, fmt::format("{:.2f}", c.capacity_requests_per_s))) << text;
+  }
+  const RecommendCandidate& best = *rep->result.best;
+  EXPECT_TRUE(Contains(text, fmt::format("${:.3f} per million output tokens at that load ($1.25 "
+                                         "per GPU-hour)",
+                                         best.point->usd_per_mtok_output)))
+      << text;
+}
+
 TEST(MeasuredSpreadText, SaysWhenTheSpreadIsAssumed) {
   EngineProfile engine;
   engine.name = "e";

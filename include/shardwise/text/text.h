@@ -1,6 +1,6 @@
-// Text views of the API's results (api/): what the CLI prints for simulate, explain, train and
-// price, as strings. Option names appear as backticked fields (`max_batch`), as in the library's
-// messages; the CLI shows them as its flags. Pure functions; thread-safe.
+// Text views of the API's results (api/): what the CLI prints for simulate, explain, train,
+// price and recommend, as strings. Option names appear as backticked fields (`max_batch`), as in
+// the library's messages; the CLI shows them as its flags. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "shardwise/api/explain.h"
 #include "shardwise/api/price.h"
+#include "shardwise/api/recommend.h"
 #include "shardwise/api/simulate.h"
 #include "shardwise/api/train.h"
 #include "shardwise/perf/engine.h"
@@ -24,6 +25,8 @@ std::string TrainText(const api::TrainReport& report);
 // The operating point and its price per million tokens by utilisation, break-even against an
 // API's prices and the deployments a demand needs.
 std::string PriceText(const api::PriceReport& report);
+// The question, every candidate tried with its verdict, and the answer with its price.
+std::string RecommendText(const api::RecommendReport& report);
 // Where `engine`'s measured closed loops fell around the predictions; `bands` says what covers
 // that spread ("the bands", "the bands in --json").
 std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,

@@ -1,0 +1,86 @@
+// `shardwise recommend` as text: the question, every candidate tried with its verdict, and the
+// answer with its price (text/text.h).
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "cost_text.h"
+#include "shardwise/common/format.h"
+#include "shardwise/report/table.h"
+#include "shardwise/text/text.h"
+
+namespace shardwise::text {
+namespace {
+
+// The deployment's name and, where its pools exchange tokens over EP, how (candidates differ by
+// it alone: "dp8ep8 (deepep-normal fp8)").
+std::string CandidateName(const Deployment& d) {
+  std::string exchange;
+  for (const Pool& pool : d.pools()) {
+    if (pool.layout.ep <= 1) continue;
+    const EpSetting& ep = pool.perf.ep;
+    exchange +=
+        fmt::format("{}{} {}{}", exchange.empty() ? "" : ", ", EpAlgorithmName(ep.algorithm),
+                    DtypeName(ep.dispatch_dtype), ep.two_batch_overlap ? " tbo" : "");
+  }
+  return exchange.empty() ? d.ToString() : fmt::format("{} ({})", d.ToString(), exchange);
+}
+
+std::string Candidates(const api::RecommendReport& rep) {
+  const std::string pct = rep.request.plan.slo.PercentileName();
+  const bool several = rep.clusters.size() > 1;
+  std::vector<std::string> header = {"GPUs",        "deployment",  "est. max req/s", "req/s",
+                                     "TTFT " + pct, "TPOT " + pct, "$/Mtok",         "verdict"};
+  if (several) header.insert(header.begin(), "cluster");
+  Table table(header);
+  table.SetLeftAligned(several ? std::vector<size_t>{0, 2, 8} : std::vector<size_t>{1, 7});
+  for (const RecommendCandidate& c : rep.result.tried) {
+    std::vector<std::string> row = {
+        std::to_string(c.deployment.gpus()),
+        CandidateName(c.deployment),
+        fmt::format("{:.2f}", c.capacity_requests_per_s),
+        fmt::format("{:.2f}", c.rate_per_s),
+        c.point ? FormatSeconds(c.point->ttft.at_slo_s) : "-",
+        c.point ? FormatSeconds(c.point->tpot.at_slo_s) : "-",
+        c.meets ? fmt::format("{:.3f}", c.point->usd_per_mtok_output) : "-",
+        c.note};
+    if (several) row.insert(row.begin(), c.cluster);
+    table.AddRow(row);
+  }
+  return table.Render() + "\n";
+}
+
+}  // namespace
+
+std::string RecommendText(const api::RecommendReport& rep) {
+  const shardwise::RecommendRequest& req = rep.request;
+  const Slo& slo = req.plan.slo;
+  std::string where;
+  for (const NamedCluster& c : rep.clusters) where += (where.empty() ? "" : ", ") + c.node.gpu.name;
+  const bool forward = req.rate_per_s > 0;
+  std::string out = fmt::format(
+      "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}{}; "
+      "{} in {}\n\n",
+      rep.model.name, where, req.plan.workload.prompt_tokens, req.plan.workload.output_tokens,
+      slo.PercentileName(), FormatSeconds(slo.max_ttft_s), FormatSeconds(slo.max_tpot_s),
+      forward ? fmt::format("fewest GPUs for {:g} requests/s (Poisson, at the steady state)",
+                            req.rate_per_s)
+              : std::string("most load each cluster serves"),
+      req.objective == RecommendObjective::kCost
+          ? "; ranked by $ per million output tokens at that load"
+          : "",
+      Counted(rep.result.simulations, "simulation", "simulations"), FormatSeconds(rep.elapsed_s));
+  out += Candidates(rep);
+  const RecommendCandidate& b = *rep.result.best;
+  out += fmt::format(
+      "=> {} x {} ({}) as {} serves {:.2f} requests/s with {} TTFT {} and TPOT {}; ${:.3f} per "
+      "million output tokens at that load ({})\n",
+      b.deployment.gpus(), b.deployment.decode().cluster.gpu.name, b.cluster,
+      b.deployment.ToString(), b.rate_per_s, slo.PercentileName(),
+      FormatSeconds(b.point->ttft.at_slo_s), FormatSeconds(b.point->tpot.at_slo_s),
+      b.point->usd_per_mtok_output, HourlyPrice(b.deployment));
+  return out;
+}
+
+}  // namespace shardwise::text
