@@ -100,6 +100,11 @@ nlohmann::json ToJson(const Explanation& e) {
                         {"basis", kEnergyBasis}}},
                       {"notes", e.notes}};
   if (e.deployment.disaggregated()) AddPools(e, j);
+  // The bill over the output tokens at that throughput (the text's cost line).
+  const double tokens_per_s = j["output_tokens_per_s"].get<double>();
+  j["usd_per_mtok_output"] =
+      tokens_per_s > 0 ? nlohmann::json(e.deployment.UsdPerHour() / 3600 / tokens_per_s * 1e6)
+                       : nlohmann::json(nullptr);
   return j;
 }
 

@@ -77,7 +77,8 @@ void AddExplainCommand(CLI::App& app, Status& result) {
           ->capture_default_str();
   opts->context =
       sub->add_option("--context,--isl", r.context,
-                      "Prompt length and decode KV length, tokens (--isl as the other commands)")
+                      "Prompt length, tokens, at which decode's KV is taken too (the other "
+                      "commands' --isl; they average decode's KV over the output)")
           ->capture_default_str();
   opts->osl = sub->add_option("--osl", r.osl, "Output tokens per request (throughput)")
                   ->capture_default_str();

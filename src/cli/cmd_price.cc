@@ -4,6 +4,7 @@
 #include "html_output.h"
 #include "request_flags.h"
 #include "shardwise/shardwise.h"
+#include "shardwise/text/text.h"
 
 namespace shardwise::cli {
 namespace {

@@ -27,8 +27,9 @@ std::vector<std::string> CommandNames(const CLI::App& app) {
   return names;
 }
 
-// The options a mistyped `name` most likely meant: the nearest by spelling, after the one a word
-// in it names where spelling cannot ("--price" means the GPU price, not "--profile").
+// The options a mistyped `name` most likely meant: the one a word in it names where no option
+// spelt like it has the word ("--price" means the GPU price, not "--profile"), then the nearest
+// by spelling.
 std::vector<std::string> Suggestions(const std::string& name,
                                      const std::vector<std::string>& options) {
   std::vector<std::string> near = NearestNames(name, options);
@@ -38,10 +39,13 @@ std::vector<std::string> Suggestions(const std::string& name,
       {"usd", "--usd-per-gpu-hour"}};
   for (const auto& [word, option] : kWords) {
     const bool offered = std::find(options.begin(), options.end(), option) != options.end();
-    if (name.find(word) != std::string::npos && offered &&
-        std::find(near.begin(), near.end(), option) == near.end()) {
+    // Only where no option spelt like it has the word ("--api-usd-per-mtok-ouput" means its
+    // near namesake, not the GPU price).
+    const bool spelt = std::any_of(near.begin(), near.end(), [&](const std::string& n) {
+      return n.find(word) != std::string::npos;
+    });
+    if (name.find(word) != std::string::npos && offered && !spelt)
       near.insert(near.begin(), option);
-    }
   }
   return near;
 }

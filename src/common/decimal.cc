@@ -1,6 +1,7 @@
 #include "shardwise/common/decimal.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -33,8 +34,9 @@ std::optional<double> ParseDecimal(std::string_view text) {
   }
   if (i != text.size()) return std::nullopt;
   const std::string copy(text);
+  errno = 0;
   const double value = std::strtod(copy.c_str(), nullptr);
-  if (!std::isfinite(value)) return std::nullopt;
+  if (errno == ERANGE || !std::isfinite(value)) return std::nullopt;  // beyond double, either end
   return value;
 }
 

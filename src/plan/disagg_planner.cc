@@ -34,7 +34,8 @@ struct Split {
   const PoolWorker* prefill = nullptr;
   const PoolWorker* decode = nullptr;
   int64_t x = 0, y = 0;
-  double output_tokens_per_s_per_gpu = 0;  // analytic: the slower pool's rate
+  double output_tokens_per_s_per_gpu = 0;  // analytic: the slower pool's rate (at most the load's)
+  bool carries_load = true;                // its analytic rate holds the load given (if any)
 };
 
 // The split as a deployment on the cluster, each pool with its own EP exchange.
@@ -133,22 +134,24 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
           y = std::clamp<int64_t>(y, 1, most);
           const double rate = std::min(static_cast<double>(x) * rp, static_cast<double>(y) * rd);
           // At a given rate no split bills more than that load: the tokens per GPU are then
-          // the load's over the split's GPUs, so the fewest GPUs that hold it lead (the
-          // simulation at the load judges the SLOs). It had led with the most capacity per GPU,
-          // and a full node's search missed the 4-GPU split it found on 4 GPUs.
-          const double served =
-              req.load.kind == PlanLoad::Kind::kRate
-                  ? std::min(rate, req.load.value / static_cast<double>(copies))
-                  : rate;
+          // the load's over the split's GPUs, so among the splits that hold it the fewest GPUs
+          // lead (the simulation at the load judges the SLOs). It had led with the most
+          // capacity per GPU, and a full node's search missed the 4-GPU split it found on 4.
+          const bool at_rate = req.load.kind == PlanLoad::Kind::kRate;
+          const double load = req.load.value / static_cast<double>(copies);
+          const double served = at_rate ? std::min(rate, load) : rate;
           splits.push_back({&p, &d, x * copies, y * copies,
                             served * static_cast<double>(req.workload.output_tokens) /
-                                static_cast<double>(x * gp + y * gd)});
+                                static_cast<double>(x * gp + y * gd),
+                            !at_rate || rate >= load});
         }
       }
     }
   }
-  // Best first by the analytic rate; the load decides among the leaders.
+  // Best first by the analytic rate, the splits that hold the load before those that cannot
+  // (which would fill the simulated leaders and fail there); the load decides among the leaders.
   std::stable_sort(splits.begin(), splits.end(), [](const Split& a, const Split& b) {
+    if (a.carries_load != b.carries_load) return a.carries_load;
     return a.output_tokens_per_s_per_gpu > b.output_tokens_per_s_per_gpu;
   });
   // The leading distinct splits (by layouts, counts and EP exchanges), simulated at the load in

@@ -18,7 +18,7 @@ std::string ServedShare(double served_per_s, double offered_per_s) {
   if (served_per_s < 0.01 * offered_per_s) return "under 1% of it";
   // Overloaded while the window's throughput kept up: its queue had not settled ("12.3" would
   // read as keeping up with 12).
-  if (served_per_s >= kServedShareOfOffered * offered_per_s) {
+  if (served_per_s >= offered_per_s) {
     return fmt::format("{:.3g}, yet its queue still grows through the run", served_per_s);
   }
   return fmt::format("{:.3g}", served_per_s);

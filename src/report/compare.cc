@@ -39,7 +39,7 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/layouts/0/usd_per_mtok_output", "$ per million output tokens", false},
       {"/layouts/0/batch", "batch per replica", true},
       {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
-      {"/deployment/gpus", "GPUs", false}};
+      {"/deployment/gpus", "GPUs deployed", false}};
   static const std::vector<Metric> kExplain = {
       {"/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
       {"/output_tokens_per_s_per_user", "output tokens/s per user", true},
@@ -50,6 +50,7 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/decode/tp_comm_s", "decode TP comm (s)", false},
       {"/decode/ep_comm_s", "decode EP comm (s)", false},
       {"/decode/bubble_s", "decode bubble (s)", false},
+      {"/usd_per_mtok_output", "$ per million output tokens at that throughput", false},
       {"/gpus", "GPUs", false}};
   static const std::vector<Metric> kSimulate = {
       {"/throughput/billed_output_tokens_per_s", "output tokens/s billed (offered when kept up)",
@@ -111,7 +112,6 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/precision", "precision"},
     {"/engine", "engine"},
     {"/usd_per_gpu_hour", "$ per GPU-hour"},
-    {"/deployment/saved/cluster/usd_per_gpu_hour", "$ per GPU-hour given"},
     {"/seq_len", "sequence"},
     {"/global_batch", "global batch"},
     {"/tokens", "tokens"},
@@ -242,9 +242,7 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
     return top.is_null() ? At(j, "/deployment/pools/0/gpu") : top;
   };
   bool priced_apart = gpu(a) != gpu(b);
-  for (const char* path : {"/usd_per_gpu_hour", "/deployment/saved/cluster/usd_per_gpu_hour"}) {
-    priced_apart = priced_apart || At(a, path) != At(b, path);
-  }
+  priced_apart = priced_apart || At(a, "/usd_per_gpu_hour") != At(b, "/usd_per_gpu_hour");
   const auto cost = std::find_if(c.metrics.begin(), c.metrics.end(), [](const CompareRow& row) {
     return row.metric.starts_with("$ ") && row.ratio.has_value();
   });
@@ -274,6 +272,11 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
           break;
         }
       }
+    }
+    if (priced_apart && cost == c.metrics.end()) {
+      c.verdict +=
+          " (the GPUs or their prices differ and these results state no cost: weigh it "
+          "apart)";
     }
   }
   return c;

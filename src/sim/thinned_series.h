@@ -3,6 +3,7 @@
 // doubles, so the kept points stay evenly spread over the whole run. Internal to sim/.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>

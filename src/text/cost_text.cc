@@ -28,7 +28,11 @@ std::string HourlyPrice(const Deployment& d) {
 
 std::string CostLine(const Deployment& d, double output_tokens_per_s) {
   const double usd_per_hour = d.UsdPerHour();
-  std::string line = fmt::format("${:.2f} per hour ({})", usd_per_hour, HourlyPrice(d));
+  // Pools priced apart: HourlyPrice already leads with the bill an hour.
+  const std::string price = HourlyPrice(d);
+  std::string line = price.ends_with("per GPU-hour)")
+                         ? price
+                         : fmt::format("${:.2f} per hour ({})", usd_per_hour, price);
   if (output_tokens_per_s > 0) {
     line += fmt::format(", ${:.3f} per million output tokens at that throughput",
                         usd_per_hour / 3600 / output_tokens_per_s * 1e6);

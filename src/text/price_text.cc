@@ -21,9 +21,7 @@ std::string PointLine(const api::PriceReport& rep) {
       // SLOs given beside the load (or saved with a replayed deployment) are judged, not priced
       // past in silence.
       if (std::isfinite(rep.slo.max_ttft_s) || std::isfinite(rep.slo.max_tpot_s)) {
-        how += p.meets_slo    ? " (within the SLOs)"
-               : p.overloaded ? " (which it does not keep up with: it misses the SLOs)"
-                              : " (where it misses the SLOs)";
+        how += p.meets_slo ? " (within the SLOs)" : " (where it misses the SLOs)";
       }
       break;
     case api::PricedAt::kMostWithinSlo: {

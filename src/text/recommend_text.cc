@@ -57,7 +57,11 @@ std::string RecommendText(const api::RecommendReport& rep) {
   const shardwise::RecommendRequest& req = rep.request;
   const Slo& slo = req.plan.slo;
   std::string where;
-  for (const NamedCluster& c : rep.clusters) where += (where.empty() ? "" : ", ") + c.node.gpu.name;
+  for (const NamedCluster& c : rep.clusters) {
+    if (where.find(c.node.gpu.name) == std::string::npos) {  // clusters of one GPU name it once
+      where += (where.empty() ? "" : ", ") + c.node.gpu.name;
+    }
+  }
   const bool forward = req.rate_per_s > 0;
   std::string out = fmt::format(
       "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}{}; "

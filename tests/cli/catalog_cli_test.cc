@@ -121,6 +121,9 @@ TEST(Cli, UnknownOptionAndCommand) {
   ExpectOneLineError(RunShardwise("frobnicate"), "frobnicate");
   // A word spelling cannot reach: "--price" was offered '--profile', '--rate' or '--force'.
   ExpectOneLineError(RunShardwise("plan --price 2"), "did you mean '--usd-per-gpu-hour'");
+  // ... but not over an option spelt like it with the word ("ouput" for "output").
+  ExpectOneLineError(RunShardwise("price --api-usd-per-mtok-ouput 2"),
+                     "did you mean '--api-usd-per-mtok-output'");
   // One dash on a long option read as stray arguments ("2.10 -usd-per-gpu-hour").
   ExpectOneLineError(RunShardwise("plan -usd-per-gpu-hour 2"),
                      "'-usd-per-gpu-hour' has one dash; long options take two: "

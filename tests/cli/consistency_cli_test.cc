@@ -115,6 +115,14 @@ TEST(PlanCli, AFullNodeFindsTheSplitItsHalfFinds) {
   ASSERT_TRUE(split.is_object()) << half.out;
   EXPECT_EQ(full.Json()["disaggregated"]["name"], split["name"]);
   EXPECT_LE(full.Json()["disaggregated"]["gpus"].get<int>(), 4);
+  // Splits too small for the load must not crowd out those that hold it: at 50 requests/s on
+  // 8 H100s the 6-GPU 3P x tp1 + 3D x tp1 serves within the SLOs (2,500 tokens/s per GPU against
+  // the aggregated dp4tp2's 1,875), and a search ranking the small splits first had found none.
+  const RunResult busy = RunShardwise(
+      "plan --model llama-3.1-8b --cluster dgx-h100 --isl 2000 --osl 300 --rate 50 "
+      "--max-ttft-ms 1000 --max-tpot-ms 30 --json");
+  ASSERT_EQ(busy.exit_code, 0) << busy.err;
+  EXPECT_EQ(busy.Json()["verdict"]["winner"], "disaggregated") << busy.Json()["verdict"];
 }
 
 TEST(Cli, ExplainTakesIslAsTheOtherCommands) {

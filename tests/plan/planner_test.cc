@@ -137,6 +137,8 @@ TEST(ServedShare, SaysWhatAnOverloadedRunServed) {
   EXPECT_EQ(ServedShare(0.05, 10.0), "under 1% of it");
   // 10.1 of 10 requests/s: the window kept up, so the overload is a queue that did not settle.
   EXPECT_EQ(ServedShare(10.1, 10.0), "10.1, yet its queue still grows through the run");
+  // Below the offered rate it served less: no "yet".
+  EXPECT_EQ(ServedShare(9.8, 10.0), "9.8");
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ TEST(Compare, APlanThatChoseASplitIsComparedOnTheSplit) {
   EXPECT_EQ(c.value().reasons.front(), "A: the split wins");
   bool gpus = false;
   for (const auto& m : c.value().metrics) {
-    if (m.metric == "GPUs") gpus = m.a == "6" && m.b == "8";
+    if (m.metric == "GPUs deployed") gpus = m.a == "6" && m.b == "8";
   }
   EXPECT_TRUE(gpus);
 }
@@ -140,9 +140,19 @@ TEST(Compare, AcrossGpuTypesCostDecides) {
   EXPECT_EQ(c.value().verdict,
             "A is better on $ per million output tokens: 1.50x (the GPUs or their prices differ, "
             "so cost decides)");
-  // One GPU type at one price: tokens per GPU decide, as before.
+  // One GPU type at one price: tokens per GPU decide, as before, whether or not the price was
+  // typed (a saved deployment records a typed one, and null otherwise).
   b["gpu"] = "h100-sxm";
+  a["usd_per_gpu_hour"] = b["usd_per_gpu_hour"] = 3.0;
+  a["deployment"]["saved"]["cluster"]["usd_per_gpu_hour"] = 3.0;
   EXPECT_EQ(CompareResults(a, b).value().verdict, "B is better on output tokens/s per GPU: 2.00x");
+  // Results without a cost across GPU types say so instead of judging per GPU alone.
+  a["gpu"] = "b200";
+  a["layouts"][0].erase("usd_per_mtok_output");
+  b["layouts"][0].erase("usd_per_mtok_output");
+  EXPECT_EQ(CompareResults(a, b).value().verdict,
+            "B is better on output tokens/s per GPU: 2.00x (the GPUs or their prices differ and "
+            "these results state no cost: weigh it apart)");
 }
 
 TEST(Compare, ATrainResultsModelRunsAreAReason) {

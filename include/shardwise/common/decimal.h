@@ -9,7 +9,8 @@ namespace shardwise {
 
 // The whole of `text` as a finite decimal number: an optional sign, digits with an optional
 // point, an optional exponent ("2", "-0.5", ".5", "1e3", "2.5E-3"). Hexadecimal ("0x10"),
-// spaces, "inf", "nan" and a value beyond double's range are not one: nullopt.
+// spaces, "inf", "nan" and a value beyond double's range at either end ("1e400", "1e-400") are
+// not one: nullopt.
 std::optional<double> ParseDecimal(std::string_view text);
 
 }  // namespace shardwise
