@@ -37,7 +37,8 @@ std::vector<std::string> Suggestions(const std::string& name,
       {"price", "--usd-per-gpu-hour"},
       {"cost", "--usd-per-gpu-hour"},
       {"usd", "--usd-per-gpu-hour"}};
-  for (const auto& [word, option] : kWords) {
+  for (const auto& entry : kWords) {
+    const std::string word = entry.first, option = entry.second;  // captured below
     const bool offered = std::find(options.begin(), options.end(), option) != options.end();
     // Only where no option spelt like it has the word ("--api-usd-per-mtok-ouput" means its
     // near namesake, not the GPU price).

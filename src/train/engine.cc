@@ -185,7 +185,10 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
     if (!per_gpu.is_object()) {
       return Error(fmt::format("{}: '{}' must be an object of GPUs", where, model));
     }
-    for (const auto& [gpu, range] : per_gpu.items()) {
+    for (const auto& item : per_gpu.items()) {
+      // Named, not structured, bindings: the lambda below captures them.
+      const std::string gpu = item.key();
+      const nlohmann::json& range = item.value();
       const std::string at = fmt::format("{}: {} on {}", where, model, gpu);
       if (std::find(gpus.begin(), gpus.end(), gpu) == gpus.end()) {
         return Error(fmt::format("{}: {}", at,
