@@ -101,7 +101,8 @@ std::string PriceText(const api::PriceReport& rep) {
   out += fmt::format(
       "($/Mtok output bills every GPU-hour to the output tokens; the split columns divide the "
       "bill by GPU time, {:.0f}% to the input tokens and the rest to the output tokens, each in $ "
-      "per million of its own tokens)\n",
+      "per million of its own tokens; utilization is the share of the operating point's tokens "
+      "served, 100% being the point above, not the GPUs' busy time)\n",
       100 * rep.inputs.input_time_share);
   Table table({"utilization", "$/Mtok output", "$/Mtok input, split", "$/Mtok output, split"});
   for (const PricePoint& p : rep.curve) {

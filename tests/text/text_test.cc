@@ -106,6 +106,9 @@ TEST(PriceText, StatesTheReportsPricesAndNamesFieldsNotFlags) {
       << text;
   EXPECT_TRUE(Contains(text, "`target_utilization`")) << text;
   EXPECT_FALSE(std::regex_search(text, std::regex("--[a-z]"))) << text;
+  // Its utilisation is the operating point's, not simulate's GPU busy time (a trial read it so).
+  EXPECT_TRUE(Contains(text, "utilization is the share of the operating point's tokens served"))
+      << text;
   // A row per utilisation of the curve, with its price.
   ASSERT_FALSE(rep->curve.empty());
   for (const PricePoint& p : rep->curve) {
