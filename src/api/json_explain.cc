@@ -2,6 +2,7 @@
 #include "json_parts.h"
 #include "shardwise/api/json.h"
 #include "shardwise/model/accounting.h"
+#include "shardwise/price/price.h"
 
 namespace shardwise::api {
 namespace {
@@ -103,7 +104,7 @@ nlohmann::json ToJson(const Explanation& e) {
   // The bill over the output tokens at that throughput (the text's cost line).
   const double tokens_per_s = j["output_tokens_per_s"].get<double>();
   j["usd_per_mtok_output"] =
-      tokens_per_s > 0 ? nlohmann::json(e.deployment.UsdPerHour() / 3600 / tokens_per_s * 1e6)
+      tokens_per_s > 0 ? nlohmann::json(UsdPerMtok(e.deployment.UsdPerHour(), tokens_per_s))
                        : nlohmann::json(nullptr);
   return j;
 }

@@ -70,7 +70,7 @@ inline void RefuseAmbiguousValues(CLI::App* sub) {
 }
 
 // Binds a command body to a subcommand: `body(opts)` runs when the subcommand is given. Call it
-// after the subcommand's options are added (it makes them refuse blank values).
+// after the subcommand's options are added (it makes them refuse blank and ambiguous values).
 template <typename Options, typename Body>
 void BindCommand(CLI::App* sub, std::shared_ptr<Options> opts, Status& result, Body body) {
   RefuseAmbiguousValues(sub);

@@ -54,9 +54,11 @@ inline const CLI::Validator kDecimalInteger(
         text = first == std::string::npos ? "0" : text.substr(0, sign) + rest.substr(first);
         return "";
       }
-      const bool other_base = rest.size() > 1 && rest[0] == '0' && std::isalpha(rest[1]);
-      const bool padded = !text.empty() && text.find_first_not_of(" \t") != std::string::npos &&
-                          (std::isspace(text.front()) || text.front() == '+');
+      const bool other_base =
+          rest.size() > 1 && rest[0] == '0' && std::isalpha(static_cast<unsigned char>(rest[1]));
+      const bool padded =
+          !text.empty() && text.find_first_not_of(" \t") != std::string::npos &&
+          (std::isspace(static_cast<unsigned char>(text.front())) || text.front() == '+');
       if (other_base || padded) return "'" + text + "' is not a whole number in decimal digits";
       return "";
     },

@@ -181,8 +181,7 @@ std::string Measured(const api::MeasuredBand& b, const std::string& gpu, const s
   return fmt::format(
              "measured: {} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile, "
              "docs/validation/training.md){}: {:.0f}-{:.0f} tokens/s per GPU here, the tokens in "
-             "{} to "
-             "{} wall clock\n",
+             "{} to {} wall clock\n",
              b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
              b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample", gpu),
              b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
