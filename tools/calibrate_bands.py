@@ -41,11 +41,15 @@ def percentile(values, q):
     return v[below] + (v[above] - v[below]) * (position - below)
 
 
+def outwards(low, high):
+    """(low, high) rounded outwards to two decimals."""
+    slack = 1e-9  # a bound that is two decimals exactly, up to rounding, stays put
+    return math.floor(low * 100 + slack) / 100, math.ceil(high * 100 - slack) / 100
+
+
 def spread(ratios):
     """(p10, p90) of measured / predicted, rounded outwards to two decimals."""
-    slack = 1e-9  # a percentile that is two decimals exactly, up to rounding, stays put
-    return (math.floor(percentile(ratios, LOW_PERCENTILE) * 100 + slack) / 100,
-            math.ceil(percentile(ratios, HIGH_PERCENTILE) * 100 - slack) / 100)
+    return outwards(percentile(ratios, LOW_PERCENTILE), percentile(ratios, HIGH_PERCENTILE))
 
 
 def share_within(ratios, band):

@@ -26,14 +26,13 @@ import argparse
 import collections
 import csv
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from calibrate_bands import share_within, spread  # one percentile rule for every stated band
+from calibrate_bands import outwards, share_within, spread  # one rule for every stated band
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSV_DIR = os.path.join(ROOT, "data", "training", "validation")
@@ -198,7 +197,6 @@ def per_model(rows):
     for r in rows:
         if "error" in r:
             groups[r["pair"]].append(r)
-    slack = 1e-9  # as calibrate_bands.spread: two decimals exactly, up to rounding, stay put
     table = collections.defaultdict(dict)
     for (model, gpu), group in sorted(groups.items()):
         values = [1 / (1 + r["error"]) for r in group]
@@ -210,8 +208,7 @@ def per_model(rows):
         if len(values) == 1:
             low = high = round(values[0], 2)
         else:
-            low = math.floor(min(values) * 100 + slack) / 100
-            high = math.ceil(max(values) * 100 - slack) / 100
+            low, high = outwards(min(values), max(values))
         table[model][gpu] = {"low": low, "high": high, "rows": len(values), "runs": runs}
     return table
 
