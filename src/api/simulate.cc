@@ -217,17 +217,10 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   // An open loop's requests in flight (Little's law), for explain of the saved run.
   if (rep.saved.rate) rep.saved.in_flight = rep.run.RequestsPerS() * rep.run.result.e2e_s.Mean();
   rep.scenario.progress = nullptr;
-  const Pool& prefill = rep.deployment.prefill();
-  const Pool& decode = rep.deployment.decode();
-  const DeploymentEstimate& est = rep.run.setup.estimate;
   // A closed loop of aggregated replicas is what the serving validation measured: its bands also
   // cover where those measurements fell.
-  const bool closed = std::holds_alternative<ClosedLoop>(rep.scenario.load);
-  rep.bands =
-      BandsAtLoad(PhaseBand(est.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine),
-                  PhaseBand(est.decode().one.decode, decode.cluster.gpu, decode.perf.engine),
-                  rep.run.out_of_phase, decode.perf.engine, decode.cluster.gpu.name,
-                  closed && !rep.deployment.disaggregated());
+  rep.bands = DeploymentBands(rep.deployment, rep.run.setup.estimate, rep.run.out_of_phase,
+                              std::holds_alternative<ClosedLoop>(rep.scenario.load));
   for (const Pool& pool : rep.deployment.pools()) {
     for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
       if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) {

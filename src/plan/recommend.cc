@@ -68,10 +68,8 @@ struct Search {
   bool CouldBeat(const Candidate& c) const {
     if (c.Gpus() > MaxGpus(*c.cluster)) return false;
     if (!out.best) return true;
-    const double best_usd = out.best->deployment.UsdPerHour();
-    if (req.objective == RecommendObjective::kCost) return c.UsdPerHour() < best_usd;
-    const int64_t best_gpus = out.best->deployment.gpus();
-    return c.Gpus() < best_gpus || (c.Gpus() == best_gpus && c.UsdPerHour() < best_usd);
+    return RanksBefore(req.objective, c.Gpus(), c.UsdPerHour(), out.best->deployment.gpus(),
+                       out.best->deployment.UsdPerHour());
   }
 
   StatusOr<Deployment> Build(const Candidate& c) const {
@@ -340,6 +338,21 @@ StatusOr<RecommendObjective> ParseRecommendObjective(std::string_view text) {
   if (text == "cost") return RecommendObjective::kCost;
   return FieldError("objective", UnknownNameMessage("`objective`", text, {"gpus", "cost"},
                                                     "use gpus (the default) or cost"));
+}
+
+bool RanksBefore(RecommendObjective objective, int64_t gpus_a, double usd_a, int64_t gpus_b,
+                 double usd_b) {
+  if (objective == RecommendObjective::kCost) return usd_a < usd_b;
+  return gpus_a < gpus_b || (gpus_a == gpus_b && usd_a < usd_b);
+}
+
+SloReach ReachWithinBands(const OperatingPoint& point, const LoadBands& bands, const Slo& slo) {
+  const auto reach = [](const LatencySummary& s, const BandSpec& band) {
+    return s.mean_s > 0 ? s.at_slo_s * LatencyBand(s.mean_s, band).high / s.mean_s : s.at_slo_s;
+  };
+  SloReach out{reach(point.ttft, bands.ttft), reach(point.tpot, bands.tpot)};
+  out.holds = out.ttft_s <= slo.max_ttft_s && out.tpot_s <= slo.max_tpot_s;
+  return out;
 }
 
 StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const NamedCluster> clusters,

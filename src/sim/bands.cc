@@ -34,4 +34,14 @@ LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot
   return bands;
 }
 
+LoadBands DeploymentBands(const Deployment& d, const DeploymentEstimate& est,
+                          const std::optional<OutOfPhase>& phase, bool closed_loop) {
+  const Pool& prefill = d.prefill();
+  const Pool& decode = d.decode();
+  return BandsAtLoad(PhaseBand(est.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine),
+                     PhaseBand(est.decode().one.decode, decode.cluster.gpu, decode.perf.engine),
+                     phase, decode.perf.engine, decode.cluster.gpu.name,
+                     closed_loop && !d.disaggregated());
+}
+
 }  // namespace shardwise

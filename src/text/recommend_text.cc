@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cost_text.h"
@@ -51,6 +52,46 @@ std::string Candidates(const api::RecommendReport& rep) {
   return table.Render() + "\n";
 }
 
+// Where the answer's stated band reaches past an SLO at the rate: by how much, and the
+// first-ranked candidate tried that holds the SLOs across its own band, or the SLO to ask for
+// one that would.
+std::string BandNote(const api::RecommendReport& rep) {
+  if (rep.request.rate_per_s <= 0 || rep.best_reach.holds) return "";
+  const Slo& slo = rep.request.plan.slo;
+  const std::string pct = slo.PercentileName();
+  const LatencySummary& ttft = rep.result.best->point->ttft;
+  const LatencySummary& tpot = rep.result.best->point->tpot;
+  std::string past, ask;
+  for (const auto& [name, flag, reach_s, at_slo_s, limit_s] :
+       {std::tuple{"TTFT", "--max-ttft-ms", rep.best_reach.ttft_s, ttft.at_slo_s, slo.max_ttft_s},
+        std::tuple{"TPOT", "--max-tpot-ms", rep.best_reach.tpot_s, tpot.at_slo_s,
+                   slo.max_tpot_s}}) {
+    if (reach_s <= limit_s) continue;
+    past += fmt::format("{}{} {} may reach {} against {}", past.empty() ? "" : "; ", pct, name,
+                        FormatSeconds(reach_s), FormatSeconds(limit_s));
+    // The limit shrunk by this band's width.
+    ask += fmt::format(" {} {:.3g}", flag, 1e3 * limit_s * at_slo_s / reach_s);
+  }
+  std::string out = fmt::format(
+      "   within its stated band (simulate's, around the mean, applied to the {}) it may miss: "
+      "{}\n",
+      pct, past);
+  if (!rep.holds_across_bands) {
+    return out + fmt::format(
+                     "   no deployment tried holds the SLOs across its band; ask for about{} "
+                     "for one that does\n",
+                     ask);
+  }
+  const RecommendCandidate& c = rep.result.tried[*rep.holds_across_bands];
+  const SloReach reach = ReachWithinBands(*c.point, *rep.bands[*rep.holds_across_bands], slo);
+  return out + fmt::format(
+                   "   {} x {} ({}) as {} holds them across its band: {} TTFT up to {}, TPOT up "
+                   "to {}; ${:.3f} per million output tokens\n",
+                   c.deployment.gpus(), c.deployment.decode().cluster.gpu.name, c.cluster,
+                   c.deployment.ToString(), pct, FormatSeconds(reach.ttft_s),
+                   FormatSeconds(reach.tpot_s), c.point->usd_per_mtok_output);
+}
+
 }  // namespace
 
 std::string RecommendText(const api::RecommendReport& rep) {
@@ -84,7 +125,7 @@ std::string RecommendText(const api::RecommendReport& rep) {
       b.deployment.ToString(), b.rate_per_s, slo.PercentileName(),
       FormatSeconds(b.point->ttft.at_slo_s), FormatSeconds(b.point->tpot.at_slo_s),
       b.point->usd_per_mtok_output, HourlyPrice(b.deployment));
-  return out;
+  return out + BandNote(rep);
 }
 
 }  // namespace shardwise::text

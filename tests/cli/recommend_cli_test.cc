@@ -247,6 +247,83 @@ TEST(RecommendCli, BadInput) {
   EXPECT_EQ(capacity.err.find("; ;"), std::string::npos) << capacity.err;
 }
 
+// How high a latency at the SLO's percentile reaches within the band stated around its mean:
+// the percentile times the band's high over the mean.
+double Reach(const nlohmann::json& latency) {
+  return latency["at_slo"].get<double>() * latency["high"].get<double>() /
+         latency["mean"].get<double>();
+}
+
+// Llama-3.1-70B at 10 requests/s with p99 TPOT <= 50 ms: the fewest GPUs, 6 as dp3tp2, meet the
+// SLO at 49.9 ms, inside the +-5% band simulate states around it. recommend said "meets the SLOs"
+// and nothing more; it now says how far the band reaches and names the first deployment tried
+// that holds the SLOs across its own band. simulate, run on each separately, states the bands.
+TEST(RecommendCli, AnAnswerWhoseBandCrossesAnSloSaysSoAndNamesOneThatHolds) {
+  const std::string question =
+      "recommend --model llama-3.1-70b --cluster dgx-h100 --rate 10 --max-ttft-ms 1000 "
+      "--max-tpot-ms 50";
+  const RunResult r = RunShardwise(question + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto rec = j["recommendation"];
+  EXPECT_LE(rec["tpot_s"]["at_slo"].get<double>(), 0.050);
+  EXPECT_NEAR(rec["tpot_s"]["at_slo_high"].get<double>(), Reach(rec["tpot_s"]), 1e-12);
+  EXPECT_GT(Reach(rec["tpot_s"]), 0.050);
+  EXPECT_FALSE(rec["meets_slo_across_bands"].get<bool>());
+  // simulate, replaying the saved answer, states a band that crosses the limit too.
+  const std::string saved = "/tmp/shardwise_recommend_band.json";
+  std::ofstream(saved) << r.out;
+  const RunResult replay = RunShardwise("simulate --deployment " + saved + " --json");
+  std::remove(saved.c_str());
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_GT(Reach(replay.Json()["tpot_s"]), 0.050);
+  // The one that holds: it meets the SLOs within its band, ranks after the answer, and every
+  // candidate that meets them with fewer GPUs crosses its band.
+  const auto held = j["holds_across_bands"];
+  ASSERT_TRUE(held.is_object()) << j.dump();
+  EXPECT_TRUE(held["meets_slo"].get<bool>());
+  EXPECT_TRUE(held["meets_slo_across_bands"].get<bool>());
+  EXPECT_LE(Reach(held["ttft_s"]), 1.0);
+  EXPECT_LE(Reach(held["tpot_s"]), 0.050);
+  EXPECT_GT(held["gpus"].get<int>(), rec["gpus"].get<int>());
+  for (const auto& c : j["candidates"]) {
+    if (c["meets_slo"].get<bool>() && c["gpus"].get<int>() < held["gpus"].get<int>()) {
+      EXPECT_GT(std::max(Reach(c["ttft_s"]) / 1.0, Reach(c["tpot_s"]) / 0.050), 1.0) << c.dump();
+    }
+  }
+  const RunResult alone =
+      RunShardwise("simulate --model llama-3.1-70b --cluster dgx-h100 --rate 10 --gpus " +
+                   std::to_string(held["gpus"].get<int>()) + " --layout " +
+                   held["layout"].get<std::string>() + " --json");
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_LE(Reach(alone.Json()["tpot_s"]), 0.050);
+  // The text says both.
+  const RunResult text = RunShardwise(question);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("it may miss: p99 TPOT may reach"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("as " + held["layout"].get<std::string>() + " holds them across its band"),
+      std::string::npos)
+      << text.out;
+}
+
+// An answer that holds across its band says nothing more, and names no other.
+TEST(RecommendCli, AnAnswerThatHoldsAcrossItsBandNamesNoOther) {
+  const std::string question =
+      "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 "
+      "--max-tpot-ms 30";
+  const RunResult r = RunShardwise(question + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const auto rec = j["recommendation"];
+  EXPECT_LE(Reach(rec["ttft_s"]), 0.5);
+  EXPECT_LE(Reach(rec["tpot_s"]), 0.030);
+  EXPECT_TRUE(rec["meets_slo_across_bands"].get<bool>());
+  EXPECT_TRUE(j["holds_across_bands"].is_null());
+  const RunResult text = RunShardwise(question);
+  EXPECT_EQ(text.out.find("may miss"), std::string::npos) << text.out;
+}
+
 TEST(RecommendCli, ARateStaysWithinTheGpusGiven) {
   // --gpus 4 was ignored with --rate: the answer used 12 GPUs. Sized for a rate, a deployment
   // now stays within the GPUs the cluster was given, or the run says it cannot.

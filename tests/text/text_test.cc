@@ -136,6 +136,30 @@ TEST(RecommendText, ListsEveryCandidateAndPricesTheAnswer) {
       << text;
 }
 
+// Where no candidate tried holds the SLOs across its band, the text says what SLO to ask for
+// one that would: the limit shrunk by the answer's band, limit x percentile / its reach.
+TEST(RecommendText, WithNoneHoldingAcrossItsBandSaysWhatToAskFor) {
+  api::RecommendRequest r;
+  r.model = "llama-3.1-70b";
+  r.rate = 10;
+  r.slo.max_ttft_ms = 1000;
+  r.slo.max_tpot_ms = 50;
+  const StatusOr<api::RecommendReport> found = api::Recommend(api::Catalog::BuiltIn(), r);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  api::RecommendReport rep = *found;
+  ASSERT_FALSE(rep.best_reach.holds);
+  rep.holds_across_bands.reset();
+  const std::string text = RecommendText(rep);
+  const double at_slo_s = rep.result.best->point->tpot.at_slo_s;
+  const double ask_ms = 50.0 * at_slo_s / rep.best_reach.tpot_s;
+  EXPECT_LT(ask_ms, 50.0);
+  EXPECT_TRUE(Contains(text, fmt::format("no deployment tried holds the SLOs across its band; ask "
+                                         "for about --max-tpot-ms {:.3g} for one that does",
+                                         ask_ms)))
+      << text;
+  EXPECT_FALSE(Contains(text, "--max-ttft-ms")) << text;  // the TTFT band stays within its SLO
+}
+
 TEST(MeasuredSpreadText, SaysWhenTheSpreadIsAssumed) {
   EngineProfile engine;
   engine.name = "e";

@@ -21,6 +21,7 @@
 #include "shardwise/model/model_spec.h"
 #include "shardwise/plan/load.h"
 #include "shardwise/plan/planner.h"
+#include "shardwise/sim/bands.h"
 
 namespace shardwise {
 
@@ -66,6 +67,21 @@ struct Recommendation {
   double best_unloaded_ttft_s = std::numeric_limits<double>::infinity();
   double best_unloaded_tpot_s = std::numeric_limits<double>::infinity();
 };
+
+// Whether a deployment of `gpus_a` GPUs at `usd_a` an hour ranks before one of `gpus_b` at
+// `usd_b` under `objective`: fewer GPUs, then cheaper; or cheaper.
+bool RanksBefore(RecommendObjective objective, int64_t gpus_a, double usd_a, int64_t gpus_b,
+                 double usd_b);
+
+// How high an operating point's latencies at the SLO percentile reach within their stated bands
+// (sim/bands.h): each the percentile scaled by its band's high over its mean (the band is stated
+// around the mean), and whether both stay within the SLOs there.
+struct SloReach {
+  double ttft_s = 0;
+  double tpot_s = 0;
+  bool holds = false;
+};
+SloReach ReachWithinBands(const OperatingPoint& point, const LoadBands& bands, const Slo& slo);
 
 StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const NamedCluster> clusters,
                                    const RecommendRequest& request);

@@ -40,4 +40,11 @@ LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot
                       const std::optional<OutOfPhase>& phase, const EngineProfile& engine,
                       const std::string& gpu, bool measured);
 
+// The bands of deployment `d` at a load it was simulated at: its prefill pool's prefill and its
+// decode pool's decode step (their GPUs and engines), the loop out of phase where it ran too,
+// and the measured spread for a closed loop of aggregated replicas (`closed_loop`), what the
+// serving validation measured.
+LoadBands DeploymentBands(const Deployment& d, const DeploymentEstimate& est,
+                          const std::optional<OutOfPhase>& phase, bool closed_loop);
+
 }  // namespace shardwise
