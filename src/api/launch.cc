@@ -120,6 +120,11 @@ std::string_view ProfileFamily(emit::Engine engine) {
 
 }  // namespace
 
+StatusOr<std::string> ModelledEngine(std::string_view emit_engine) {
+  SW_ASSIGN_OR_RETURN(const emit::Engine engine, emit::ParseEngine(emit_engine));
+  return std::string(ProfileFamily(engine));
+}
+
 StatusOr<std::string> ServedModel(const std::string& model_arg, const std::string& hf_id) {
   std::string model = hf_id;
   if (model.empty()) model = emit::HuggingFaceRepo(model_arg);

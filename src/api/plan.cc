@@ -8,6 +8,8 @@
 #include <future>
 #include <system_error>
 
+#include "shardwise/api/launch.h"
+
 namespace shardwise::api {
 namespace {
 
@@ -262,6 +264,25 @@ StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view
     saved.concurrency = std::llround(at.concurrency);
   }
   return saved;
+}
+
+Status WithLaunchableRank(const PlanReport& report, std::string_view engine, const Status& failed) {
+  for (size_t i = 0; i < report.result.ranked.size(); ++i) {
+    StatusOr<Deployment> d =
+        EntryDeployment(report.model, report.cluster, report.request, report.result.ranked[i]);
+    // The served model's name plays no part in whether the engine runs the layout.
+    if (!d.ok() ||
+        !Launch(engine, report.model.name, report.model, *d, report.request.workload, {{"x"}})
+             .ok()) {
+      continue;
+    }
+    if (i == 0 && report.winner.ToString() == d->ToString()) return failed;  // not the layout
+    return Status(failed.code(),
+                  fmt::format("{}: --emit-rank {} ({}) is the best ranked layout {} runs",
+                              failed.message(), i + 1, d->ToString(), engine),
+                  failed.field());
+  }
+  return failed;
 }
 
 }  // namespace shardwise::api

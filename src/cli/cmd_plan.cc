@@ -132,6 +132,7 @@ Status RunPlan(PlanOptions& o) {
   api::PlanRequest& r = o.request;
   r.cluster = o.cluster.values;
   r.serving = o.serving.values;
+  o.emit.ModelTheLaunched(o.serving.engine, r.serving.engine);
   r.slo = o.slo.values;
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.rate_option) r.rate = o.rate;
@@ -149,11 +150,14 @@ Status RunPlan(PlanOptions& o) {
   // --emit-benchmark checks the deployment --emit writes (the winner unless one is chosen).
   SW_ASSIGN_OR_RETURN(const api::SavedDeployment question,
                       api::ChosenQuestion(rep, emit.deployment, emit.Rank()));
-  SW_ASSIGN_OR_RETURN(
-      const Emitted emitted,
-      emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, question));
+  StatusOr<Emitted> emitted =
+      emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, question);
+  if (!emitted.ok() && emit.Enabled() && !emit.Rank()) {
+    return api::WithLaunchableRank(rep, emit.engine, emitted.status());
+  }
+  SW_RETURN_IF_ERROR(emitted.status());
   PrintNotes(rep.notes);  // after anything --emit may refuse: an error stays one line
-  return emit.Finish(emitted, out, o.json, o.html, [&] { PrintText(rep); });
+  return emit.Finish(*emitted, out, o.json, o.html, [&] { PrintText(rep); });
 }
 
 }  // namespace

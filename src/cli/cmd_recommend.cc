@@ -43,6 +43,7 @@ std::vector<std::string> SplitNames(const std::string& text) {
 Status RunRecommend(RecommendOptions& o) {
   api::RecommendRequest& r = o.request;
   r.serving = o.serving.values;
+  o.emit.ModelTheLaunched(o.serving.engine, r.serving.engine);
   r.slo = o.slo.values;
   r.disaggregated = o.disagg == "auto";
   r.clusters.clear();

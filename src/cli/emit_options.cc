@@ -78,7 +78,8 @@ void EmitOptions::AddTo(CLI::App* sub, EmitScope which) {
   if (scope == EmitScope::kBenchmark) return;
   sub->add_option("--emit", engine,
                   "Write the launch commands for an engine (vllm, sglang, trtllm, dynamo) or the "
-                  "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values)");
+                  "Kubernetes manifest (dynamo-k8s: a DynamoGraphDeployment; llm-d: Helm values), "
+                  "modelled with that engine's profile unless --engine names another");
   max_model_len_option = sub->add_option(
       "--max-model-len", overrides.max_model_len,
       "The longest request (prompt + output tokens) --emit's engine accepts "
@@ -96,6 +97,15 @@ void EmitOptions::AddTo(CLI::App* sub, EmitScope which) {
                                 "Emit this ranked aggregated layout (1 = the best); implies "
                                 "--emit-deployment aggregated")
                     ->capture_default_str();
+}
+
+void EmitOptions::ModelTheLaunched(const CLI::Option* engine_flag,
+                                   std::string& engine_profile) const {
+  if (engine.empty() || (engine_flag && *engine_flag)) return;
+  // An unknown engine is Validate's error.
+  if (StatusOr<std::string> family = api::ModelledEngine(engine); family.ok()) {
+    engine_profile = *family;
+  }
 }
 
 Status EmitOptions::Validate(bool force_files) const {

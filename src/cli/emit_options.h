@@ -45,6 +45,9 @@ struct EmitOptions {
   EmitScope scope = EmitScope::kAnswer;
 
   void AddTo(CLI::App* sub, EmitScope scope);
+  // --emit ENGINE without --engine (`engine_flag` not given): the answer is modelled with the
+  // profile of the engine launched, written into `engine_profile`.
+  void ModelTheLaunched(const CLI::Option* engine_flag, std::string& engine_profile) const;
   // Checks the engine name, deployment and rank, and that --emit-dir would not replace a user's
   // file (unless `force`), before any work.
   Status Validate(bool force) const;

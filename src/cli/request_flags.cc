@@ -16,11 +16,13 @@ bool AnyGiven(const std::vector<CLI::Option*>& options) {
 
 void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
   api::ServingOverrides& v = values;
-  given = {
+  engine =
       sub->add_option("--engine", v.engine,
                       "Serving engine profile: trtllm, vllm, sglang (each its newest version), "
                       "a versioned name (vllm-0.12) or a profile .json (see data/engines/)")
-          ->capture_default_str(),
+          ->capture_default_str();
+  given = {
+      engine,
       sub->add_option("--dtype", v.dtype,
                       "Weight format of every module: bf16, fp8, int4, mxfp4, fp4 (default: the "
                       "checkpoint's own, per module, from its quantization config)"),

@@ -25,6 +25,7 @@ bool AnyGiven(const std::vector<CLI::Option*>& options);
 struct ServingFlags {
   api::ServingOverrides values;
   std::vector<CLI::Option*> given;
+  CLI::Option* engine = nullptr;  // --engine, also in `given`
 
   // `max_batch`: also --max-batch; `admission`: also --admission (simulate).
   void AddTo(CLI::App* sub, bool max_batch, bool admission = false);

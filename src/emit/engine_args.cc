@@ -249,8 +249,11 @@ std::vector<std::string> TrtllmArgs(const LaunchInputs& in, const PoolLaunch& po
                                     std::string& notes) {
   const Layout& l = pool.layout;
   if (l.Replicas() > 1) {
-    notes += fmt::format("# Start {} of these servers (one per replica) behind a router.\n",
-                         l.Replicas());
+    const int64_t per = l.gpus() / l.Replicas();
+    notes += fmt::format(
+        "# Start {} of these servers (one per replica) behind a router, each on its own {} "
+        "(CUDA_VISIBLE_DEVICES) and port (--port).\n",
+        l.Replicas(), per == 1 ? std::string("GPU") : fmt::format("{} GPUs", per));
   }
   // trtllm-serve's --tp_size counts every GPU of a pipeline stage; attention DP is a YAML switch.
   std::vector<std::string> a = {"--backend pytorch",
@@ -260,6 +263,16 @@ std::vector<std::string> TrtllmArgs(const LaunchInputs& in, const PoolLaunch& po
   a.push_back(fmt::format("--max_batch_size {}", SeqsPerAttentionRank(pool)));
   a.push_back(fmt::format("--max_num_tokens {}", pool.max_batched_tokens));
   a.push_back(fmt::format("--max_seq_len {}", in.max_model_len));
+  // Without chunked prefill the LLM API refuses a prompt longer than max_num_tokens
+  // (tensorrt_llm/llmapi/llm.py; "Why closed-loop TTFT grows", section 2.1).
+  if (!pool.chunked_prefill && pool.max_batched_tokens < in.max_model_len) {
+    notes += fmt::format(
+        "# Without chunked prefill TensorRT-LLM refuses a prompt longer than --max_num_tokens "
+        "({}), though --max_seq_len is {}: for longer prompts, plan again with "
+        "--max-batched-tokens "
+        "above them.\n",
+        pool.max_batched_tokens, in.max_model_len);
+  }
   a.push_back(fmt::format("--kv_cache_free_gpu_memory_fraction {:.2f}", pool.kv_free_fraction));
   if (pool.prefill_ep != EpKernels::kEngineDefault || pool.decode_ep != EpKernels::kEngineDefault) {
     notes += NoSwitchNote(Engine::kTrtllm, "DeepEP's kernels for the MoE exchange");

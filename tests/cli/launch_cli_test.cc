@@ -144,6 +144,73 @@ TEST(LaunchOverrides, AsyncSchedulingAsTheProfilePredicted) {
       << pp.out;
 }
 
+// --emit ENGINE models the engine launched unless --engine names another: the launch carried
+// TensorRT-LLM's settings (whole prompts, 2,048 sequences) into a vLLM script that chunks them.
+TEST(LaunchOverrides, TheEngineLaunchedIsTheEngineModelled) {
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --json --emit ";
+  const RunResult vllm = RunShardwise(plan + "vllm");
+  ASSERT_EQ(vllm.exit_code, 0) << vllm.err;
+  const auto j = vllm.Json();
+  EXPECT_TRUE(j["engine"].get<std::string>().starts_with("vllm-")) << j["engine"];
+  EXPECT_TRUE(j["launch"]["pools"][0]["chunked_prefill"].get<bool>());
+  EXPECT_NE(ScriptOf(j).find("--enable-chunked-prefill"), std::string::npos);
+  // recommend alike, and a named engine stays.
+  const RunResult rec = RunShardwise(
+      "recommend --model llama-3.1-8b --rate 5 --max-ttft-ms 1000 --max-tpot-ms 50 --json "
+      "--emit sglang");
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  const auto settings = rec.Json()["deployment"]["pools"][0]["engine_settings"];
+  EXPECT_TRUE(settings["engine"].get<std::string>().starts_with("sglang-")) << settings.dump();
+  const RunResult named = RunShardwise(plan + "vllm --engine trtllm");
+  ASSERT_EQ(named.exit_code, 0) << named.err;
+  EXPECT_TRUE(named.Json()["engine"].get<std::string>().starts_with("trtllm-"));
+}
+
+// TensorRT-LLM without chunked prefill refuses a prompt longer than max_num_tokens
+// (tensorrt_llm/llmapi/llm.py): the script says so where the context is longer. The budget is
+// the 1,024-token prompt + 1,500 (data/engines/trtllm-1.0.json), Llama 3.1's context 131,072.
+TEST(LaunchOverrides, TrtllmSaysWhichPromptsItRefuses) {
+  const RunResult r = RunShardwise("plan --model llama-3.1-8b --cluster dgx-h100 --emit trtllm");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("--max_num_tokens 2524 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refuses a prompt longer than --max_num_tokens (2524), though "
+                       "--max_seq_len is 131072"),
+            std::string::npos)
+      << r.out;
+  // Replicas each need their own GPUs and port.
+  const RunResult dp =
+      RunShardwise("plan --model llama-3.1-8b --cluster dgx-h100 --emit trtllm --layout dp8");
+  ASSERT_EQ(dp.exit_code, 0) << dp.err;
+  EXPECT_NE(dp.out.find("# Start 8 of these servers (one per replica) behind a router, each on "
+                        "its own GPU (CUDA_VISIBLE_DEVICES) and port (--port)."),
+            std::string::npos)
+      << dp.out;
+}
+
+// The plan's best layout for 8,192-token prompts splits the context (cp), which no engine's
+// serving path runs: --emit's refusal names the best ranked layout the engine does run, and
+// that rank launches.
+TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --isl 8192 --osl 256 ";
+  const RunResult ranked = RunShardwise(plan + "--engine vllm --json");
+  ASSERT_EQ(ranked.exit_code, 0) << ranked.err;
+  const auto layouts = ranked.Json()["layouts"];
+  ASSERT_NE(layouts[0]["layout"].get<std::string>().find("cp"), std::string::npos) << layouts;
+  int rank = 0;
+  for (size_t i = 0; i < layouts.size() && rank == 0; ++i) {
+    if (layouts[i]["layout"].get<std::string>().find("cp") == std::string::npos) rank = i + 1;
+  }
+  ASSERT_GT(rank, 1);
+  const std::string layout = layouts[rank - 1]["layout"];
+  ExpectOneLineError(RunShardwise(plan + "--emit vllm"),
+                     "--emit-rank " + std::to_string(rank) + " (" + layout +
+                         ") is the best ranked layout vllm runs");
+  const RunResult launched = RunShardwise(plan + "--emit vllm --emit-rank " + std::to_string(rank));
+  ASSERT_EQ(launched.exit_code, 0) << launched.err;
+  EXPECT_NE(launched.out.find("launch " + layout + " with vLLM"), std::string::npos)
+      << launched.out;
+}
+
 TEST(LaunchOverrides, BadInput) {
   const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit vllm ";
   ExpectOneLineError(RunShardwise(plan + "--hf-id 'my org/x'"), "--hf-id");

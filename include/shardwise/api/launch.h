@@ -37,6 +37,10 @@ struct LaunchOverrides {
   int64_t max_model_len = 0;
 };
 
+// The engine profile family that models what `--emit engine` launches: vllm for Dynamo's and
+// llm-d's workers (vLLM's), else the engine itself; an error for an unknown engine.
+StatusOr<std::string> ModelledEngine(std::string_view emit_engine);
+
 // What the engine loads: `hf_id`, else a catalog model's Hugging Face repository, else the
 // directory holding a config.json, else the name as given. It is written unquoted into shell
 // scripts: letters, digits and . _ - / only (an error naming `hf_id` otherwise).

@@ -75,4 +75,8 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& report, std::string_view
 StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& report, std::string_view which,
                                          std::optional<int> rank);
 
+// `failed`, --emit's refusal of the deployment chosen without a rank, with the rank of the best
+// ranked aggregated layout `engine` can launch named where another one can.
+Status WithLaunchableRank(const PlanReport& report, std::string_view engine, const Status& failed);
+
 }  // namespace shardwise::api
