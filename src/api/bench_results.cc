@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "shardwise/common/input_policy.h"
 #include "shardwise/common/json_fields.h"
@@ -159,6 +160,24 @@ std::string NotAResult(const std::string& where) {
       where);
 }
 
+// A run's mean latencies as a benchmark measures them: positive, and below an hour to the first
+// token and a minute between tokens, which no served run reaches (a larger figure is a unit
+// or an edit gone wrong).
+constexpr double kMaxTtftMs = 3.6e6;
+constexpr double kMaxTpotMs = 6e4;
+Status CheckLatencies(const BenchmarkRun& run) {
+  for (const auto& [key, value, most] : {std::tuple{"mean TTFT", run.mean_ttft_ms, kMaxTtftMs},
+                                         std::tuple{"mean TPOT", run.mean_tpot_ms, kMaxTpotMs}}) {
+    if (!(value > 0 && value <= most)) {
+      return Error(
+          fmt::format("{}: a {} of {:g} ms is not a measured one (it must be above 0 "
+                      "and at most {:g} ms); check the file's units and values",
+                      run.file, key, value, most));
+    }
+  }
+  return Status();
+}
+
 }  // namespace bench_results
 
 std::string BenchmarkRun::LoadName() const {
@@ -175,10 +194,12 @@ StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path
   if (!whole.is_discarded() && whole.is_object()) {
     if (IsAiperf(whole)) {
       SW_ASSIGN_OR_RETURN(BenchmarkRun run, FromAiperf(whole, path));
+      SW_RETURN_IF_ERROR(CheckLatencies(run));
       return std::vector<BenchmarkRun>{std::move(run)};
     }
     if (whole.contains("mean_ttft_ms")) {
       SW_ASSIGN_OR_RETURN(BenchmarkRun run, FromVllmStyle(whole, path, "vllm"));
+      SW_RETURN_IF_ERROR(CheckLatencies(run));
       return std::vector<BenchmarkRun>{std::move(run)};
     }
   }
@@ -205,6 +226,7 @@ StatusOr<std::vector<BenchmarkRun>> ReadBenchmarkResults(const std::string& path
       return Error(NotAResult(where));
     }
     SW_ASSIGN_OR_RETURN(BenchmarkRun run, FromVllmStyle(json, where, "sglang"));
+    SW_RETURN_IF_ERROR(CheckLatencies(run));
     runs.push_back(std::move(run));
   }
   if (runs.empty()) return Error(path + ": holds no benchmark results");

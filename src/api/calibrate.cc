@@ -181,6 +181,7 @@ class Fitter {
         const double before = profile.*field.member;
         SW_ASSIGN_OR_RETURN(const double x, Solve(profile, field, which, at_bound));
         profile.*field.member = x;
+        if (report && at_bound && x >= field.upper) return BeyondTheBound(profile, field, which);
         moved = moved || std::abs(x - before) > 0.01 * std::max(before, field.floor);
         if (report) (*report)[f].at_bound = at_bound;
         if (report && request_.progress) {
@@ -194,6 +195,33 @@ class Fitter {
       if (!moved) break;
     }
     return profile;
+  }
+
+  // The runs want `field` beyond the most a profile takes (`profile` holds it at that bound):
+  // they are unexplained (a unit or an edit gone wrong, another engine or layout), and a profile
+  // fitted to them would mislead every later command. The error names the run it misses most.
+  Status BeyondTheBound(const EngineProfile& profile, const FitField& field,
+                        const std::vector<size_t>& which) const {
+    SW_ASSIGN_OR_RETURN(const std::vector<RunLatency> predicted, Predict(profile, which));
+    size_t worst = 0;
+    double worst_error = -1;
+    for (size_t k = 0; k < which.size(); ++k) {
+      const double error =
+          std::abs(std::log(Of(predicted[k], field.metric) / Of(runs_[which[k]], field.metric)));
+      if (error > worst_error) {
+        worst_error = error;
+        worst = k;
+      }
+    }
+    const BenchmarkRun& run = runs_[which[worst]];
+    return FailedPrecondition(
+        fmt::format("the runs want {} above {:g}, the most a profile takes: there the model "
+                    "still predicts a mean {} of {:.4g} ms for {} against {:.4g} ms measured; "
+                    "check the results' units, lengths and concurrency and the layout and "
+                    "engine they ran (no profile written)",
+                    field.name, field.upper, MetricName(field.metric),
+                    Of(predicted[worst], field.metric), run.file, Of(run, field.metric)),
+        "results");
   }
 
  private:

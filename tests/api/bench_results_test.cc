@@ -123,6 +123,18 @@ TEST(BenchResults, BadFilesAreOneLine) {
                   "input_sequence_length": {"avg": 5}, "output_sequence_length": {"avg": 5},
                   "input_config": {"loadgen": {"concurrency": 4}}})",
               "fortnights");
+  // A mean no run measures (1e308 ms between tokens; over an hour to the first token) is
+  // refused, not fitted.
+  ExpectError("huge.json",
+              R"({"request_rate": "inf", "max_concurrency": 8, "completed": 10,
+                  "total_input_tokens": 10, "total_output_tokens": 10, "mean_ttft_ms": 1,
+                  "mean_tpot_ms": 1e308})",
+              "a mean TPOT of 1e+308 ms is not a measured one");
+  ExpectError(
+      "hours.jsonl",
+      R"({"request_rate": "inf", "max_concurrency": 8, "completed": 10, "total_input_tokens": 10, "total_output_tokens": 10, "mean_ttft_ms": 4e6, "mean_tpot_ms": 1})",
+      "a mean TTFT of 4e+06 ms is not a measured one (it must be above 0 and at most "
+      "3.6e+06 ms)");
 }
 
 }  // namespace

@@ -142,6 +142,21 @@ def test_bad_input_is_one_line(measured, tmp_path):
     one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", files[2],
                        "--output", str(precious), check=False), "--force")
     assert precious.read_text() == "{}"
+    # Runs whose TPOTs are 100x what the model predicts (a unit gone wrong): the step overhead
+    # the fit wants is beyond the most a profile takes (0.1 s), so no profile is written.
+    slowed = []
+    for concurrency in (2, 8):
+        with open(files[concurrency]) as f:
+            slow = json.load(f)
+        slow["mean_tpot_ms"] *= 100
+        path = tmp_path / f"slow{concurrency}.json"
+        path.write_text(json.dumps(slow))
+        slowed.append(str(path))
+    out = tmp_path / "bound.json"
+    one_line_error(run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", *slowed,
+                       "--output", str(out), check=False),
+                   "the runs want step_overhead_s above 0.1, the most a profile takes")
+    assert not out.exists()
 
 
 def test_python_package_calibrates_as_the_binary(measured, tmp_path):
