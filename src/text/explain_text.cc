@@ -63,13 +63,22 @@ std::string Memory(const MemoryPerGpu& m, const PerfOptions& perf, int64_t conte
         "the same at any context beyond the windows (included in KV below)",
         FormatBytes(m.state_bytes_per_sequence));
   }
+  // How the usable memory follows from the engine's rule (perf/memory.cc).
+  const std::string rule =
+      perf.engine.kv_rule == KvMemoryRule::kFractionOfFreeAfterWeights
+          ? fmt::format(
+                "{}: weights, activations and buffers, then {:g} of what they leave of {} "
+                "less the runtime's {}",
+                perf.engine.name, perf.gpu_memory_utilization, FormatBytes(m.hbm_bytes),
+                FormatBytes(perf.engine.runtime_reserve_bytes))
+          : fmt::format("{} x {:g}, reserve {}", FormatBytes(m.hbm_bytes),
+                        perf.gpu_memory_utilization, FormatBytes(m.reserve_bytes));
   out += fmt::format(
       "\nmemory per GPU: weights {}, KV {}, activations {}, comm buffers {} = {} of {} usable\n"
-      "({} x {:g}, reserve {}); up to {} sequences at {} tokens\n",
+      "({}); up to {} sequences at {} tokens\n",
       FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), FormatBytes(m.activation_bytes),
       FormatBytes(m.comm_buffer_bytes), FormatBytes(m.UsedBytes()), FormatBytes(m.usable_bytes),
-      FormatBytes(m.hbm_bytes), perf.gpu_memory_utilization, FormatBytes(m.reserve_bytes),
-      m.max_sequences, context);
+      rule, m.max_sequences, context);
   return out;
 }
 

@@ -27,6 +27,28 @@ TEST(ExplainCli, Tp16AcrossNodesShowsTheCrossNodeAllReduceDominating) {
   EXPECT_NE(text.out.find("over-parallelised"), std::string::npos);
 }
 
+// The usable memory's arithmetic follows the engine's rule. TensorRT-LLM keeps 0.9 of what the
+// weights, activations and buffers leave free of the GPU less its runtime (data/engines): it
+// had read "83.1 GB usable (85.5 GB x 0.9, reserve 2.4 GB)", where 85.5 x 0.9 = 77.0. By hand
+// from the JSON: fixed + 0.9 x (HBM - runtime - fixed) = usable, fixed the weights, activations
+// and buffers.
+TEST(ExplainCli, UsableMemoryFollowsTheEnginesRule) {
+  const std::string explain = "explain --model llama-3.1-70b --gpus 4 --layout dp2tp2";
+  const RunResult text = RunShardwise(explain);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("(trtllm-1.0: weights, activations and buffers, then 0.9 of what they "
+                          "leave of 85.5 GB less the runtime's 1.1 GB)"),
+            std::string::npos)
+      << text.out;
+  const auto m = RunShardwise(explain + " --json").Json()["memory"];
+  const double usable = m["usable_bytes"], kv = m["kv_bytes"];
+  const double hbm = usable + m["reserve_bytes"].get<double>();
+  const double runtime = 1073741824;  // data/engines/trtllm-1.0.json runtime_reserve_bytes
+  const double fixed = m["weights_bytes"].get<double>() + m["activation_bytes"].get<double>() +
+                       m["comm_buffer_bytes"].get<double>();
+  EXPECT_NEAR(fixed + 0.9 * (hbm - runtime - fixed), usable, 0.01 * kv) << m.dump();
+}
+
 TEST(ExplainCli, Llama70bBf16DoesNotFitOneH100) {
   // vLLM's rule: 0.9 of the 81,559 MiB the driver reports (85.52e9 B) = 76.97e9 B, "77.0 GB".
   const RunResult r =
