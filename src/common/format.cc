@@ -76,6 +76,18 @@ std::string FormatSeconds(double seconds) {
   return fmt::format("{:.1f} us", seconds * 1e6);
 }
 
+std::string FormatDuration(double seconds) {
+  constexpr double kMinuteS = 60, kHourS = 3600;
+  if (seconds < 2 * kMinuteS) return FormatSeconds(seconds);
+  if (seconds < 2 * kHourS) return fmt::format("{:.1f} min", seconds / kMinuteS);
+  return fmt::format("{:.1f} h", seconds / kHourS);
+}
+
+std::string FormatWallClock(double seconds) {
+  constexpr double kDayS = 86400;
+  return seconds < kDayS ? FormatDuration(seconds) : fmt::format("{:.1f} d", seconds / kDayS);
+}
+
 std::string FormatRate(double per_s, const std::string& unit) {
   static const char* const kPrefixes[] = {"", "K", "M", "G", "T", "P", "E"};
   return Scaled(per_s, kPrefixes, 7, unit.c_str(), 1);

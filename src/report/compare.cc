@@ -16,6 +16,9 @@ namespace {
 // by 1% in p50 TTFT).
 constexpr double kLevelFraction = 0.02;
 
+// How a metric's values print.
+enum class Unit { kPlain, kSeconds, kWallClock, kBytes };
+
 struct Metric {
   const char* path;  // JSON pointer into the result
   const char* name;
@@ -23,6 +26,10 @@ struct Metric {
   // Whether it may break a tie on the first metric: not a measured window's throughput, whose
   // difference at one offered rate is the arrivals' sampling noise.
   bool breaks_ties = true;
+  Unit unit = Unit::kPlain;
+  // A train result's figure for all its tokens: where the two train different token counts, it
+  // is compared per billion tokens, under this name.
+  const char* per_billion_tokens = nullptr;
 };
 
 // Headline metrics per command; the first decides the verdict.
@@ -33,33 +40,33 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/layouts/0/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true, false},
       {"/layouts/0/output_tokens_per_s_per_user", "output tokens/s per user", true},
       {"/layouts/0/output_tokens_per_s", "output tokens/s, all GPUs", true, false},
-      {"/layouts/0/ttft_s/mean", "TTFT at the load, mean (s)", false},
-      {"/layouts/0/tpot_s/mean", "TPOT at the load, mean (s)", false},
-      {"/layouts/0/ttft_s/p99", "TTFT at the load, p99 (s)", false},
+      {"/layouts/0/ttft_s/mean", "TTFT at the load, mean (s)", false, true, Unit::kSeconds},
+      {"/layouts/0/tpot_s/mean", "TPOT at the load, mean (s)", false, true, Unit::kSeconds},
+      {"/layouts/0/ttft_s/p99", "TTFT at the load, p99 (s)", false, true, Unit::kSeconds},
       {"/layouts/0/usd_per_mtok_output", "$ per million output tokens", false},
       {"/layouts/0/batch", "batch per replica", true},
-      {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
+      {"/layouts/0/memory_per_gpu_bytes", "memory per GPU (bytes)", false, true, Unit::kBytes},
       {"/deployment/gpus", "GPUs deployed", false}};
   static const std::vector<Metric> kExplain = {
       {"/output_tokens_per_s_per_gpu", "output tokens/s per GPU", true},
       {"/output_tokens_per_s_per_user", "output tokens/s per user", true},
-      {"/unloaded_ttft_s", "TTFT, unloaded (s)", false},
-      {"/decode_tpot_s", "TPOT of the decode step (s)", false},
-      {"/decode/compute_s", "decode compute (s)", false},
-      {"/decode/memory_s", "decode memory (s)", false},
-      {"/decode/tp_comm_s", "decode TP comm (s)", false},
-      {"/decode/ep_comm_s", "decode EP comm (s)", false},
-      {"/decode/bubble_s", "decode bubble (s)", false},
+      {"/unloaded_ttft_s", "TTFT, unloaded (s)", false, true, Unit::kSeconds},
+      {"/decode_tpot_s", "TPOT of the decode step (s)", false, true, Unit::kSeconds},
+      {"/decode/compute_s", "decode compute (s)", false, true, Unit::kSeconds},
+      {"/decode/memory_s", "decode memory (s)", false, true, Unit::kSeconds},
+      {"/decode/tp_comm_s", "decode TP comm (s)", false, true, Unit::kSeconds},
+      {"/decode/ep_comm_s", "decode EP comm (s)", false, true, Unit::kSeconds},
+      {"/decode/bubble_s", "decode bubble (s)", false, true, Unit::kSeconds},
       {"/usd_per_mtok_output", "$ per million output tokens at that throughput", false},
       {"/gpus", "GPUs", false}};
   static const std::vector<Metric> kSimulate = {
       {"/throughput/billed_output_tokens_per_s", "output tokens/s billed (offered when kept up)",
        true},
       {"/throughput/output_tokens_per_s", "output tokens/s", true, false},
-      {"/ttft_s/p50", "TTFT p50 (s)", false},
-      {"/ttft_s/p99", "TTFT p99 (s)", false},
-      {"/tpot_s/p50", "TPOT p50 (s)", false},
-      {"/tpot_s/p99", "TPOT p99 (s)", false},
+      {"/ttft_s/p50", "TTFT p50 (s)", false, true, Unit::kSeconds},
+      {"/ttft_s/p99", "TTFT p99 (s)", false, true, Unit::kSeconds},
+      {"/tpot_s/p50", "TPOT p50 (s)", false, true, Unit::kSeconds},
+      {"/tpot_s/p99", "TPOT p99 (s)", false, true, Unit::kSeconds},
       {"/goodput/request_fraction", "requests within SLO", true},
       {"/utilization/busy_fraction", "busy fraction", true},
       {"/cost/usd_per_mtok_output", "$ per million output tokens", false},
@@ -70,8 +77,10 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/at_duty_cycle/usd_per_mtok_input_share", "$ per Mtok input (its share of the bill)",
        false},
       {"/operating_point/point/output_tokens_per_s", "output tokens/s", true},
-      {"/operating_point/point/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false},
-      {"/operating_point/point/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false},
+      {"/operating_point/point/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false, true,
+       Unit::kSeconds},
+      {"/operating_point/point/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false, true,
+       Unit::kSeconds},
       {"/gpus", "GPUs", false},
       {"/break_even/output_utilization", "break-even utilisation (output)", false},
       {"/demand/gpus", "GPUs for the demand", false}};
@@ -79,16 +88,19 @@ const std::vector<Metric>& MetricsFor(const std::string& command) {
       {"/recommendation/usd_per_mtok_output", "$ per million output tokens at the load", false},
       {"/recommendation/gpus", "GPUs", false},
       {"/recommendation/rate_requests_per_s", "requests/s served", true},
-      {"/recommendation/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false},
-      {"/recommendation/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false}};
+      {"/recommendation/ttft_s/at_slo", "TTFT at the SLO's percentile (s)", false, true,
+       Unit::kSeconds},
+      {"/recommendation/tpot_s/at_slo", "TPOT at the SLO's percentile (s)", false, true,
+       Unit::kSeconds}};
   static const std::vector<Metric> kTrain = {
       {"/tokens_per_s_per_gpu", "tokens/s per GPU", true},
-      {"/time_s", "wall clock for the tokens (s)", false},
-      {"/usd", "$ for the tokens", false},
-      {"/step_s", "step (s)", false},
+      {"/time_s", "wall clock for the tokens (s)", false, true, Unit::kWallClock,
+       "wall clock per billion tokens (s)"},
+      {"/usd", "$ for the tokens", false, true, Unit::kPlain, "$ per billion tokens"},
+      {"/step_s", "step (s)", false, true, Unit::kSeconds},
       {"/mfu", "MFU (each over its own format's peak)", true},
       {"/goodput", "goodput", true},
-      {"/memory_per_gpu_bytes", "memory per GPU (bytes)", false},
+      {"/memory_per_gpu_bytes", "memory per GPU (bytes)", false, true, Unit::kBytes},
       {"/gpus", "GPUs", false}};
   static const std::vector<Metric> kNone;
   if (command == "plan") return kPlan;
@@ -124,9 +136,15 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/objective", "objective"},
     {"/duty_cycle/fraction", "duty cycle"}};
 
-std::string Show(const nlohmann::json& v) {
+std::string Show(const nlohmann::json& v, Unit unit = Unit::kPlain) {
   if (v.is_null()) return "-";
   if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() && unit != Unit::kPlain) {
+    const double x = v.get<double>();
+    return unit == Unit::kSeconds     ? FormatSeconds(x)
+           : unit == Unit::kWallClock ? FormatWallClock(x)
+                                      : FormatBytes(x);
+  }
   if (v.is_number_float()) return FormatPlain(v.get<double>(), 4);
   return v.dump();
 }
@@ -186,12 +204,26 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
   c.command = ca;
   for (const auto& [path, name] : kInputs) {
     const nlohmann::json &va = At(a, path), &vb = At(b, path);
-    if (va != vb) c.inputs.push_back({name, Show(va), Show(vb), std::nullopt, true});
+    if (va != vb) c.inputs.push_back({name, Show(va), Show(vb), std::nullopt, true, true, va, vb});
   }
+  // Two train results of different token counts weigh their totals per billion tokens.
+  const nlohmann::json &tokens_a = At(a, "/tokens"), &tokens_b = At(b, "/tokens");
+  const bool per_billion = tokens_a != tokens_b && tokens_a.is_number() && tokens_b.is_number() &&
+                           tokens_a.get<double>() > 0 && tokens_b.get<double>() > 0;
   for (const Metric& m : MetricsFor(ca)) {
-    const nlohmann::json &va = At(a, m.path), &vb = At(b, m.path);
+    nlohmann::json va = At(a, m.path), vb = At(b, m.path);
     if (va.is_null() && vb.is_null()) continue;
-    CompareRow row{m.name, Show(va), Show(vb), std::nullopt, m.higher_is_better, m.breaks_ties};
+    const bool scaled = per_billion && m.per_billion_tokens;
+    if (scaled && va.is_number()) va = va.get<double>() / tokens_a.get<double>() * 1e9;
+    if (scaled && vb.is_number()) vb = vb.get<double>() / tokens_b.get<double>() * 1e9;
+    CompareRow row{scaled ? m.per_billion_tokens : m.name,
+                   Show(va, m.unit),
+                   Show(vb, m.unit),
+                   std::nullopt,
+                   m.higher_is_better,
+                   m.breaks_ties,
+                   va,
+                   vb};
     if (va.is_number() && vb.is_number() && va.get<double>() != 0) {
       row.ratio = vb.get<double>() / va.get<double>();
     }
@@ -280,6 +312,28 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
     }
   }
   return c;
+}
+
+nlohmann::json ComparisonJson(const Comparison& c, const std::string& a, const std::string& b) {
+  const auto rows = [](const std::vector<CompareRow>& rs) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const CompareRow& r : rs) {
+      out.push_back({{"name", r.metric},
+                     {"a", r.a_value},
+                     {"b", r.b_value},
+                     {"b_over_a", r.ratio ? nlohmann::json(*r.ratio) : nlohmann::json(nullptr)},
+                     {"higher_is_better", r.higher_is_better}});
+    }
+    return out;
+  };
+  return {{"command", "compare"},
+          {"compared", c.command},
+          {"a", a},
+          {"b", b},
+          {"inputs", rows(c.inputs)},
+          {"metrics", rows(c.metrics)},
+          {"reasons", c.reasons},
+          {"verdict", c.verdict}};
 }
 
 }  // namespace shardwise::report

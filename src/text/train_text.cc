@@ -14,8 +14,6 @@ namespace {
 
 using train::TrainEstimate;
 
-constexpr double kMinuteS = 60, kHourS = 3600, kDayS = 86400;
-
 // Dollars and GPU-hours: to the cent from one up, to two significant digits below one (a small run
 // must not read as free: 0.000044), and a thousand and more as a count (12.5K).
 std::string Amount(double value) {
@@ -29,19 +27,6 @@ std::string Amount(double value) {
 }
 
 std::string Percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
-
-// Seconds (or milliseconds), minutes or hours, whichever reads best for a checkpoint interval, a
-// restart or a short run.
-std::string Duration(double seconds) {
-  if (seconds < 2 * kMinuteS) return FormatSeconds(seconds);
-  if (seconds < 2 * kHourS) return fmt::format("{:.1f} min", seconds / kMinuteS);
-  return fmt::format("{:.1f} h", seconds / kHourS);
-}
-
-// Days, or a shorter unit under a day.
-std::string Days(double seconds) {
-  return seconds < kDayS ? Duration(seconds) : fmt::format("{:.1f} d", seconds / kDayS);
-}
 
 // The largest TP degree whose collectives stay under its compute, where one exists: below two
 // ways, every TP degree is communication-bound by this rule.
@@ -128,15 +113,15 @@ std::string Ranked(const train::TrainPlan& plan) {
 std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, double usd) {
   std::string out = fmt::format("\n{} {}: {} {}, {} of compute", FormatCount(c.tokens),
                                 c.tokens == 1 ? "token" : "tokens", FormatCount(c.steps),
-                                c.steps == 1 ? "step" : "steps", Days(c.compute_s));
+                                c.steps == 1 ? "step" : "steps", FormatWallClock(c.compute_s));
   if (c.interruptions > 0) {
     out += fmt::format(
         "; with {:.2g} interruptions expected ({:.3g} per million GPU-hours, {} restart each) "
         "and a "
         "checkpoint every {} ({} stall each), {} wall clock, goodput {}",
         c.interruptions, 1e6 * req.reliability.interruptions_per_gpu_hour,
-        Duration(req.reliability.restart_s), Duration(c.checkpoint_interval_s),
-        Duration(c.checkpoint_write_s), Days(c.time_s), Percent(c.goodput));
+        FormatDuration(req.reliability.restart_s), FormatDuration(c.checkpoint_interval_s),
+        FormatDuration(c.checkpoint_write_s), FormatWallClock(c.time_s), Percent(c.goodput));
   }
   out += fmt::format("; {} GPU-hours, ${} at ${}/GPU-hour\n", Amount(c.gpu_hours), Amount(c.usd),
                      Amount(usd));
@@ -184,8 +169,8 @@ std::string Measured(const api::MeasuredBand& b, const std::string& gpu, const s
              "{} to {} wall clock\n",
              b.spread.on, b.spread.ratio_p10, b.spread.ratio_p90,
              b.on_this_gpu ? "" : fmt::format("; none of them on {}, so out of sample", gpu),
-             b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, Days(b.time_s_low),
-             Days(b.time_s_high)) +
+             b.tokens_per_s_per_gpu_low, b.tokens_per_s_per_gpu_high, FormatWallClock(b.time_s_low),
+             FormatWallClock(b.time_s_high)) +
          ThisModel(b, gpu, model);
 }
 
@@ -200,8 +185,8 @@ std::string Sizes(const train::TrainPlan& plan) {
     const TrainEstimate& e = p.best.estimate;
     s.AddRow({std::to_string(p.gpus), e.layout.ToString(), FormatSeconds(e.step_s),
               fmt::format("{:.0f}", e.tokens_per_s_per_gpu), Percent(e.mfu),
-              Days(p.best.cost.time_s), Percent(p.best.cost.goodput), Amount(p.best.cost.gpu_hours),
-              Amount(p.best.cost.usd), p.pareto ? "*" : ""});
+              FormatWallClock(p.best.cost.time_s), Percent(p.best.cost.goodput),
+              Amount(p.best.cost.gpu_hours), Amount(p.best.cost.usd), p.pareto ? "*" : ""});
   }
   return out + s.Render();
 }

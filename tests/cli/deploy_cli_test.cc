@@ -201,8 +201,48 @@ TEST(Compare, TrainResults) {
 TEST(Compare, BadInput) {
   ExpectOneLineError(RunShardwise("compare /nonexistent.json \"plan\""), "no such file");
   ExpectOneLineError(RunShardwise("compare \"plan --top 1\" \"price\""), "cannot compare a plan");
-  ExpectOneLineError(RunShardwise("compare \"plan; rm -rf x\" \"plan\""),
-                     "neither a result file nor");
+  // Shell operators in a command line stay words of it: nothing runs but shardwise, whose own
+  // error comes back on the one line. (A character list had refused them, and with them the
+  // '|' and '*' of a pipeline layout.)
+  const std::string dir = TempDir();
+  // (Single quotes keep the test's own shell from running them first.)
+  const RunResult injected = RunShardwise("compare 'plan; touch " + dir + "/ran' 'plan'");
+  ExpectOneLineError(injected, "A: 'shardwise plan; touch");
+  EXPECT_NE(injected.err.find("failed: unknown command 'plan;'"), std::string::npos)
+      << injected.err;
+  EXPECT_FALSE(std::ifstream(dir + "/ran").good());
+  ExpectOneLineError(RunShardwise("compare 'plan --top 1' 'plan $(touch " + dir + "/ran)'"),
+                     "B: 'shardwise plan $(touch");
+  EXPECT_FALSE(std::ifstream(dir + "/ran").good());
+  ExpectOneLineError(RunShardwise("compare \"plan --model 'x\" \"plan\""), "never closed");
+}
+
+// Metric values are the results' numbers; a train result's totals for different token counts
+// are weighed per billion tokens; a pipeline layout's '|' and '*' reach train.
+TEST(Compare, NumbersStayNumbersAndTokenTotalsArePerBillion) {
+  const RunResult r =
+      RunShardwise("compare \"train --no-sizes\" \"train --no-sizes --tokens 1T\" --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = r.Json();
+  const RunResult a = RunShardwise("train --no-sizes --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto ja = a.Json();
+  bool found = false;
+  for (const auto& m : j["metrics"]) {
+    EXPECT_TRUE(m["a"].is_number()) << m.dump();
+    if (m["name"] == "$ per billion tokens") {
+      found = true;
+      // By hand: the default run's $ over its 300B tokens, x 1e9.
+      EXPECT_NEAR(m["a"].get<double>(), ja["usd"].get<double>() / 300e9 * 1e9, 1e-9);
+    }
+    EXPECT_NE(m["name"], "$ for the tokens");  // not like for like across token counts
+  }
+  EXPECT_TRUE(found) << j["metrics"];
+  EXPECT_EQ(j["verdict"], "A and B are level on tokens/s per GPU");
+  const RunResult uneven = RunShardwise(
+      "compare \"train --no-sizes --layout dp4pp2 --zero 1 --pipeline-layout 'Et*15|t*17L'\" "
+      "\"train --no-sizes --layout dp4pp2 --zero 1\" --json");
+  ASSERT_EQ(uneven.exit_code, 0) << uneven.err;
 }
 
 }  // namespace

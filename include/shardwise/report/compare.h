@@ -17,7 +17,8 @@ struct CompareRow {
   std::string a, b;             // as printed
   std::optional<double> ratio;  // b / a for numbers
   bool higher_is_better = true;
-  bool breaks_ties = true;  // may decide when the first metric is level
+  bool breaks_ties = true;          // may decide when the first metric is level
+  nlohmann::json a_value, b_value;  // as the results hold them (numbers as numbers)
 };
 
 struct Comparison {
@@ -29,5 +30,9 @@ struct Comparison {
 };
 
 StatusOr<Comparison> CompareResults(const nlohmann::json& a, const nlohmann::json& b);
+
+// compare's --json (docs/json.md): the command compared, A and B as given, the inputs and
+// metrics with their values as the results hold them, the reasons and the verdict.
+nlohmann::json ComparisonJson(const Comparison& c, const std::string& a, const std::string& b);
 
 }  // namespace shardwise::report

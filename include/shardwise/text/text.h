@@ -1,6 +1,6 @@
 // Text views of the API's results (api/): what the CLI prints for simulate, explain, train,
-// price and recommend, as strings. Option names appear as backticked fields (`max_batch`), as in
-// the library's messages; the CLI shows them as its flags. Pure functions; thread-safe.
+// price, recommend and compare, as strings. Option names appear as backticked fields (`max_batch`),
+// as in the library's messages; the CLI shows them as its flags. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
@@ -12,6 +12,7 @@
 #include "shardwise/api/simulate.h"
 #include "shardwise/api/train.h"
 #include "shardwise/perf/engine.h"
+#include "shardwise/report/compare.h"
 
 namespace shardwise::text {
 
@@ -27,6 +28,10 @@ std::string TrainText(const api::TrainReport& report);
 std::string PriceText(const api::PriceReport& report);
 // The question, every candidate tried with its verdict, and the answer with its price.
 std::string RecommendText(const api::RecommendReport& report);
+// Two results side by side (`a` and `b` as given): the settings that differ, the metrics with
+// B / A, each side's reasons and the verdict.
+std::string CompareText(const report::Comparison& comparison, const std::string& a,
+                        const std::string& b);
 // Where `engine`'s measured closed loops fell around the predictions; `bands` says what covers
 // that spread ("the bands", "the bands in --json").
 std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& gpu,
