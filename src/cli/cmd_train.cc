@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "command.h"
+#include "html_output.h"
 #include "numbers.h"
 #include "request_flags.h"
 #include "shardwise/api/train.h"
@@ -24,6 +25,7 @@ struct TrainOptions {
   ClusterFlags cluster;
   std::string tokens = "300B";
   bool json = false;
+  HtmlOptions html;
 };
 
 // "300B", "15T", "2.5e12", "1M": decimal suffixes K, M, B (or G), T.
@@ -42,6 +44,7 @@ StatusOr<double> ParseTokens(const std::string& text) {
 Status RunTrain(TrainOptions& o) {
   SW_ASSIGN_OR_RETURN(o.request.tokens, ParseTokens(o.tokens));
   o.request.cluster = o.cluster.values;
+  SW_RETURN_IF_ERROR(o.html.Check());
   SW_ASSIGN_OR_RETURN(const api::TrainReport rep, api::Train(api::Catalog::BuiltIn(), o.request));
   for (const std::string& note : {rep.cluster_note, rep.calibration_note}) {
     if (!note.empty()) std::fprintf(stderr, "shardwise: warning: %s\n", note.c_str());
@@ -49,12 +52,13 @@ Status RunTrain(TrainOptions& o) {
   for (const std::string& note : rep.model_notes) {
     std::fprintf(stderr, "shardwise: note: %s\n", note.c_str());
   }
+  const nlohmann::json out = api::ToJson(rep);
   if (o.json) {
-    PrintJson(api::ToJson(rep));
-    return Status();
+    PrintJson(out);
+  } else {
+    std::cout << text::TrainText(rep);
   }
-  std::cout << text::TrainText(rep);
-  return Status();
+  return o.html.Write(out);
 }
 
 }  // namespace
@@ -126,6 +130,7 @@ void AddTrainCommand(CLI::App& app, Status& result) {
   sub->add_flag("--no-sizes", opts->request.no_sizes,
                 "Skip the search at smaller cluster sizes (the time-versus-cost Pareto)");
   sub->add_flag("--json", opts->json, "Print JSON");
+  opts->html.AddTo(sub);
   BindCommand(sub, opts, result, RunTrain);
 }
 

@@ -10,6 +10,12 @@
 #include "shardwise/report/svg.h"
 
 namespace shardwise::report {
+std::string Section(const std::string& title, const std::string& figure, const std::string& note) {
+  if (figure.empty()) return "";
+  return fmt::format("<h2>{}</h2>\n{}<p class=\"note\">{}</p>\n", Escape(title), figure,
+                     Escape(note));
+}
+
 namespace {
 
 constexpr const char* kStyle = R"(
@@ -34,12 +40,6 @@ std::string Summary(const nlohmann::json& result) {
     rows += fmt::format("<tr><td>{}</td><td>{}</td></tr>", Escape(key), Escape(text));
   }
   return "<table class=\"summary\">" + rows + "</table>\n";
-}
-
-std::string Section(const std::string& title, const std::string& figure, const std::string& note) {
-  if (figure.empty()) return "";
-  return fmt::format("<h2>{}</h2>\n{}<p class=\"note\">{}</p>\n", Escape(title), figure,
-                     Escape(note));
 }
 
 std::string LayoutSections(const nlohmann::json& result, const nlohmann::json& layouts) {
@@ -122,65 +122,6 @@ std::string PlanRanking(const nlohmann::json& result) {
       "<td>batch</td><td>TTFT {}</td><td>TPOT {}</td><td>tok/s/GPU</td><td>tok/s/user</td>"
       "<td>$/Mtok</td><td>J/tok</td><td>meets SLOs</td></tr>\n{}</table>\n",
       pct, pct, rows);
-}
-
-// A training run: how far to trust it, where one optimizer step's time goes, and the layouts
-// ranked.
-std::string TrainSections(const nlohmann::json& result) {
-  const double step_s = Num(result, "step_s");
-  std::string parts;
-  for (const nlohmann::json& part : Field(result, "step_parts")) {
-    const double s = Num(part, "time_s");
-    parts += fmt::format("<tr><td>{}</td><td>{:.4g} s</td><td>{:.1f}%</td></tr>",
-                         Escape(part.value("part", std::string("?"))), s,
-                         step_s > 0 ? 100 * s / step_s : 0.0);
-  }
-  std::string ranked;
-  for (const nlohmann::json& l : Field(result, "ranked")) {
-    ranked += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{:.4g} "
-        "s</td><td>{:.0f}</td><td>{:.1f}%</td><td>{}</td></tr>",
-        Escape(l.value("layout", std::string("?"))), Escape(l.value("schedule", std::string())),
-        Num(l, "step_s"), Num(l, "tokens_per_s_per_gpu"), 100 * Num(l, "mfu"),
-        Escape(l.value("bound", std::string())));
-  }
-  std::string trust;
-  for (const nlohmann::json& note : Field(result, "notes")) {
-    if (note.is_string()) trust += "<li>" + Escape(note.get<std::string>()) + "</li>";
-  }
-  const nlohmann::json& measured = Field(result, "measured");
-  if (measured.is_object()) {
-    trust += fmt::format(
-        "<li>{} ran at {:.2f}-{:.2f}x the predicted throughput (10th-90th percentile){}: "
-        "{:.0f}-{:.0f} tokens/s per GPU here</li>",
-        Escape(measured.value("on", std::string())), Num(Field(measured, "ratio"), "p10"),
-        Num(Field(measured, "ratio"), "p90"),
-        measured.value("on_this_gpu", false) ? "" : "; none of them on this GPU",
-        Num(Field(measured, "tokens_per_s_per_gpu"), "low"),
-        Num(Field(measured, "tokens_per_s_per_gpu"), "high"));
-    // The model's own runs among them, where one band per engine would hide a model it misses.
-    for (const nlohmann::json& own : Field(measured, "this_model")) {
-      const double low = Num(Field(own, "ratio"), "low"), high = Num(Field(own, "ratio"), "high");
-      const int64_t runs = own.value("rows", int64_t{0});
-      trust += fmt::format(
-          "<li>this model's runs on {}: {}x ({} run{}, {})</li>",
-          Escape(own.value("gpu", std::string())),
-          low == high ? fmt::format("{:.2f}", low) : fmt::format("{:.2f}-{:.2f}", low, high), runs,
-          runs == 1 ? "" : "s", Escape(own.value("runs", std::string())));
-    }
-  }
-  return Section("How far to trust it", trust.empty() ? "" : "<ul>" + trust + "</ul>\n",
-                 "The spread of the engine's published runs around its predictions, and what "
-                 "the prediction leaves out.") +
-         Section("Where the step goes",
-                 "<table class=\"summary\"><tr><th>part</th><th>time</th><th>share</th></tr>" +
-                     parts + "</table>\n",
-                 "One optimizer step of the chosen layout, split as the text output splits it.") +
-         Section("Layouts ranked",
-                 "<table class=\"summary\"><tr><th>layout</th><th>schedule</th><th>step</th>"
-                 "<th>tokens/s per GPU</th><th>MFU</th><th>bound</th></tr>" +
-                     ranked + "</table>\n",
-                 "The fastest configuration of each layout, fastest first.");
 }
 
 // recommend: the answer, then every candidate it simulated, the answer marked.

@@ -5,8 +5,14 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace shardwise::report {
+
+// The figures' colours, one per series or component in turn.
+inline const std::vector<std::string> kPalette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
+                                                  "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+                                                  "#17becf", "#d62728"};
 
 // Layout figures (plots_layout.cc).
 std::string ParetoPlot(const nlohmann::json& plan);
@@ -14,6 +20,14 @@ std::string PhaseBars(const nlohmann::json& layouts, const std::string& phase);
 std::string RooflinePlot(const nlohmann::json& roofline, const nlohmann::json& layouts);
 std::string PipelineTrain(const nlohmann::json& layout);
 std::string ClusterMap(const nlohmann::json& cluster_tree, const nlohmann::json& layout);
+
+// "<h2>title</h2>", the figure and its note; nothing when the figure is empty (html_page.cc).
+std::string Section(const std::string& title, const std::string& figure, const std::string& note);
+
+// A training run's sections (train_page.cc): the answer, where the optimizer step goes, the
+// memory per GPU, wall clock against cost across the cluster sizes tried, how far to trust it
+// and the layouts ranked.
+std::string TrainSections(const nlohmann::json& train);
 
 // Serving and cost figures (plots_serving.cc).
 // The cumulative distribution of a latency object (docs/json.md), with `slo_s` (a number, or

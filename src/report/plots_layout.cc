@@ -11,9 +11,6 @@
 namespace shardwise::report {
 namespace {
 
-const std::vector<std::string> kPalette = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
-                                           "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#d62728"};
-
 constexpr size_t kTopLayouts = 5;       // layouts drawn in the comparison figures
 constexpr int64_t kMaxMappedGpus = 64;  // GPUs drawn on the cluster map
 
@@ -135,7 +132,8 @@ std::string PhaseBars(const nlohmann::json& layouts, const std::string& phase) {
   StackedBars bars(
       "phases-" + phase,
       prefill ? "Prefill of one prompt (TTFT), per layout" : "One decode step (TPOT), per layout",
-      prefill ? "milliseconds per prompt" : "milliseconds per step", names, kPalette);
+      prefill ? "milliseconds per prompt" : "milliseconds per step", "layout, batch", names,
+      kPalette);
   for (size_t i = 0; i < layouts.size() && i < kTopLayouts; ++i) {
     const nlohmann::json& p = Field(Field(layouts, i), phase);
     std::vector<double> values;

@@ -239,10 +239,12 @@ std::string XyPlot::Render() const {
 }
 
 StackedBars::StackedBars(std::string name, std::string title, std::string value_label,
-                         std::vector<std::string> components, std::vector<std::string> colors)
+                         std::string category_label, std::vector<std::string> components,
+                         std::vector<std::string> colors)
     : name_(std::move(name)),
       title_(std::move(title)),
       value_label_(std::move(value_label)),
+      category_label_(std::move(category_label)),
       components_(std::move(components)),
       colors_(std::move(colors)) {}
 
@@ -261,7 +263,7 @@ std::string StackedBars::Render() const {
   }
   const Axis x = FitAxis(value_label_, totals, false, true);
   std::string out =
-      Open(name_, title_) + Axes(x, Axis{"layout, phase", 0, 1, false}, true, false, rows);
+      Open(name_, title_) + Axes(x, Axis{category_label_, 0, 1, false}, true, false, rows);
   const double row_h = bars_.empty() ? 0 : kPlotH / static_cast<double>(bars_.size());
   for (size_t i = 0; i < bars_.size(); ++i) {
     std::string g = fmt::format("<g class=\"mark\" data-total=\"{:g}\">", totals[i]);

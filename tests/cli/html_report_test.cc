@@ -3,6 +3,7 @@
 // page from disk with the network off, must log no console error, takes a screenshot, and dumps
 // the DOM, in which every expected plot must have both axes, their labels and as many data
 // marks as the JSON result has points (counted here from the JSON, not from the page).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -288,6 +289,51 @@ TEST_F(HtmlReport, RecommendPageOpensWithTheAnswer) {
       "recommend --model llama-3.1-8b --rate 10 --max-ttft-ms 500 --max-tpot-ms 30", j);
   ExpectCleanConsole(b);
   EXPECT_EQ(CheckAnswer(b.dom, j["recommendation"]["at_load"], j["slo"]), "");
+}
+
+// A saved train result's page had tables only: no answer and no figure. It now opens with the
+// answer (wall clock, cost) and draws the step, the memory per GPU and the cluster sizes tried.
+TEST_F(HtmlReport, TrainPageOpensWithTheAnswerAndDrawsTheStepMemoryAndSizes) {
+  const std::string dir = TempDir();
+  const RunResult r = RunShardwise("train --model llama-3.1-70b --nodes 8 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(dir + "/train.json") << r.out;
+  ASSERT_EQ(RunShardwise("report " + dir + "/train.json --html " + dir + "/train.html").exit_code,
+            0);
+  const Browser b = Open(dir + "/train.html");
+  ExpectCleanConsole(b);
+  const nlohmann::json j = r.Json();
+  // One bar each: the step's parts add up to the step; the memory's to the memory per GPU.
+  EXPECT_EQ(CheckPlot(b.dom, "step", 1), "");
+  double parts = 0;
+  for (const auto& p : j["step_parts"]) parts += p["time_s"].get<double>();
+  EXPECT_NEAR(parts, j["step_s"].get<double>(), 1e-6 * parts);
+  EXPECT_NE(b.dom.find(fmt::format("data-total=\"{:g}\"", parts)), std::string::npos);
+  EXPECT_EQ(CheckPlot(b.dom, "memory", 1), "");
+  const auto& m = j["memory"];
+  const double gb = (m["weights_bytes"].get<double>() + m["grads_bytes"].get<double>() +
+                     m["optimizer_bytes"].get<double>() + m["activations_bytes"].get<double>() +
+                     m["buffers_bytes"].get<double>()) /
+                    1e9;
+  EXPECT_NEAR(gb, j["memory_per_gpu_bytes"].get<double>() / 1e9, 0.01);
+  EXPECT_NE(b.dom.find(fmt::format("data-total=\"{:g}\"", gb)), std::string::npos);
+  EXPECT_EQ(CheckPlot(b.dom, "sizes", j["sizes"].size()), "");
+  // The answer comes first; its wall clock in days by hand.
+  EXPECT_LT(b.dom.find("<table class=\"answer\">"), b.dom.find("data-plot="));
+  EXPECT_EQ(
+      AnswerCell(b.dom, "wall_clock")
+          .find(fmt::format("{:.1f} d for 300.00B tokens", j["time_s"].get<double>() / 86400)),
+      0u)
+      << AnswerCell(b.dom, "wall_clock");
+  EXPECT_NE(AnswerCell(b.dom, "layout").find(j["layout"].get<std::string>()), std::string::npos);
+  // train --html writes the same page itself.
+  const RunResult direct =
+      RunShardwise("train --model llama-3.1-70b --nodes 8 --html " + dir + "/direct.html");
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  const std::string page = Slurp(dir + "/direct.html");
+  for (const char* plot : {"step", "memory", "sizes"}) {
+    EXPECT_NE(page.find(std::string("data-plot=\"") + plot + "\""), std::string::npos) << plot;
+  }
 }
 
 TEST(HtmlReportChecker, FailsWhenTheAnswerIsMissingOrWrong) {

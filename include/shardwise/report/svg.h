@@ -52,13 +52,15 @@ class XyPlot {
 // Horizontal stacked bars: one row per category, one segment per component.
 class StackedBars {
  public:
+  // `category_label` names the rows ("layout, phase"), `value_label` the bars' length.
   StackedBars(std::string name, std::string title, std::string value_label,
-              std::vector<std::string> components, std::vector<std::string> colors);
+              std::string category_label, std::vector<std::string> components,
+              std::vector<std::string> colors);
   void AddBar(const std::string& category, const std::vector<double>& values);
   std::string Render() const;
 
  private:
-  std::string name_, title_, value_label_;
+  std::string name_, title_, value_label_, category_label_;
   std::vector<std::string> components_, colors_;
   std::vector<std::pair<std::string, std::vector<double>>> bars_;
 };
