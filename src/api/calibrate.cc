@@ -481,7 +481,8 @@ nlohmann::json ToJson(const CalibrateReport& rep) {
                             : nlohmann::json{{"ttft", calibrate::Median(errors[p][0])},
                                              {"tpot", calibrate::Median(errors[p][1])}};
   }
-  return {{"base_profile", rep.base},
+  return {{"command", "calibrate"},
+          {"base_profile", rep.base},
           {"profile_name", rep.fitted.name},
           {"model", rep.model},
           {"layout", rep.layout},

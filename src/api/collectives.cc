@@ -33,7 +33,11 @@ StatusOr<SweepReport> Sweep(const ClusterSpec& c, const SweepRequest& r) {
     return FieldError("gpus", "a collective needs at least 2 GPUs; raise `gpus` or `nodes`");
   }
   if (rep.base.op == CollectiveOp::kAllToAllTopK) {
-    if (r.topk < 1 || r.topk > 1024) return FieldError("topk", "`topk` must be between 1 and 1024");
+    if (r.topk < 1 || r.topk > rep.group.size) {
+      return FieldError("topk", fmt::format("`topk` is {}: each token goes to 1 to {} of the {} "
+                                            "GPUs of the group",
+                                            r.topk, rep.group.size, rep.group.size));
+    }
     rep.base.topk = r.topk;
   }
   SW_RETURN_IF_ERROR(CheckAlgorithm(c, rep.group, rep.base.op, rep.base.algorithm));
@@ -70,9 +74,11 @@ StatusOr<EpReport> EpExchange(const ClusterSpec& c, const EpRequest& request) {
   if (!algorithm.ok()) return algorithm.status().WithField("algo");
   r.algorithm = *algorithm;
   rep.asked = r.algorithm != EpAlgorithm::kAuto;
-  if (!(std::isfinite(o.tokens) && o.tokens >= 1 && o.tokens <= 1e7)) {
-    return FieldError("tokens",
-                      fmt::format("`tokens` must be between 1 and 10,000,000, got {:g}", o.tokens));
+  if (!(std::isfinite(o.tokens) && o.tokens >= 1 && o.tokens <= 1e7) ||
+      o.tokens != std::floor(o.tokens)) {
+    return FieldError("tokens", fmt::format("`tokens` must be a whole number between 1 and "
+                                            "10,000,000, got {:g}",
+                                            o.tokens));
   }
   if (o.hidden < 1 || o.hidden > 1'000'000) {
     return FieldError("hidden", "`hidden` must be between 1 and 1,000,000");
@@ -151,7 +157,8 @@ nlohmann::json ToJson(const SweepReport& rep) {
                     {"bound_by", row.bound_by}});
   }
   const bool topk = rep.base.op == CollectiveOp::kAllToAllTopK;
-  return {{"cluster", rep.cluster.name},
+  return {{"command", "collectives"},
+          {"cluster", rep.cluster.name},
           {"gpus", rep.group.size},
           {"op", OpName(rep.base.op)},
           {"topk", topk ? nlohmann::json(rep.base.topk) : nlohmann::json(nullptr)},
@@ -177,6 +184,7 @@ nlohmann::json EpCostJson(const EpDispatchCost& cost) {
 
 nlohmann::json ToJson(const EpReport& rep) {
   nlohmann::json out = EpCostJson(rep.chosen);
+  out["command"] = "collectives";
   out["op"] = rep.request.op;
   out["cluster"] = rep.cluster.name;
   out["gpus"] = rep.group.size;

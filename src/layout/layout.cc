@@ -1,8 +1,12 @@
 #include "shardwise/layout/layout.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
+#include <string_view>
+#include <vector>
 
 #include "shardwise/common/checked_math.h"
 #include "shardwise/common/input_policy.h"
@@ -32,6 +36,8 @@ std::string Layout::ToString() const {
 
 namespace {
 constexpr int64_t kMaxLayoutGpus = 1'000'000;
+// The largest TP degree an error lists among those that divide a model's heads.
+constexpr int64_t kMaxSuggestedTp = 64;
 
 // An explicit etp: the expert group ep x etp spans whole TP x CP groups of attention-DP ranks
 // (dp set to it when not given). An etp that tp, cp and ep imply already (etp1 over pure EP,
@@ -77,6 +83,11 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
       name = "etp";
       ++i;
     }
+    static constexpr std::string_view kNames[] = {"dp", "tp", "pp", "ep", "cp", "etp"};
+    if (std::find(std::begin(kNames), std::end(kNames), name) == std::end(kNames)) {
+      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp, etp",
+                               Printable(text), Printable(name)));
+    }
     size_t start = i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
     if (start == i) {
@@ -95,25 +106,19 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     }
     const char* names[6] = {"dp", "tp", "pp", "ep", "cp", "etp"};
     int64_t* slots[6] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp, &layout.etp};
-    bool known = false;
     for (int k = 0; k < 6; ++k) {
       if (name != names[k]) continue;
       if (seen[k]) {
         return Error(fmt::format("layout '{}': '{}' appears twice", Printable(text), name));
       }
-      seen[k] = known = true;
+      seen[k] = true;
       *slots[k] = degree;
-    }
-    if (!known) {
-      return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp, etp",
-                               Printable(text), Printable(name)));
     }
     if (name == "dp") seen_dp = true;
   }
   // Every product below stays far from overflow once the GPU count is bounded (ep and etp have
   // at most seven digits each).
-  const std::optional<int64_t> gpus =
-      CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp});
+  const std::optional<int64_t> gpus = CheckedProduct({layout.dp, layout.tp, layout.pp, layout.cp});
   if (!gpus || *gpus > kMaxLayoutGpus) {
     return Error(fmt::format("layout '{}' is too large: at most {} GPUs in all", Printable(text),
                              kMaxLayoutGpus));
@@ -160,8 +165,12 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
 Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_experts) {
   const std::string name = l.ToString();
   if (m.num_heads % l.tp != 0) {
-    return Error(fmt::format("{}: tp ({}) must divide {}'s {} attention heads", name, l.tp, m.name,
-                             m.num_heads));
+    std::vector<int64_t> divisors;
+    for (int64_t d = 1; d <= std::min<int64_t>(m.num_heads, kMaxSuggestedTp); ++d) {
+      if (m.num_heads % d == 0) divisors.push_back(d);
+    }
+    return Error(fmt::format("{}: tp ({}) must divide {}'s {} attention heads; use tp {}", name,
+                             l.tp, m.name, m.num_heads, fmt::join(divisors, ", ")));
   }
   if (m.num_moe_layers() < m.num_layers() && m.intermediate_size % l.tp != 0) {
     return Error(
@@ -185,8 +194,8 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_exp
   }
   if (!m.is_moe()) {
     if (l.etp > 0) {
-      return Error(fmt::format("{}: etp ({}) splits experts; {} is dense and has none", name,
-                               l.etp, m.name));
+      return Error(fmt::format("{}: etp ({}) splits experts; {} is dense and has none", name, l.etp,
+                               m.name));
     }
     if (l.ep > 1) {
       return Error(fmt::format("{}: ep ({}) needs a mixture-of-experts model; {} is dense", name,

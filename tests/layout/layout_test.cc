@@ -91,6 +91,9 @@ TEST(LayoutParseErrors, OneLineWithTheFix) {
   EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"),
             std::string::npos);
   EXPECT_NE(ParseLayout("tp").status().message().find("needs a degree"), std::string::npos);
+  // A word that names no degree is said to be one, not a degree missing after its first letters.
+  EXPECT_EQ(ParseLayout("foo").status().message(),
+            "layout 'foo': unknown degree 'fo'; use dp, tp, pp, ep, cp, etp");
   EXPECT_NE(ParseLayout("tp2tp4").status().message().find("appears twice"), std::string::npos);
   EXPECT_NE(ParseLayout("tp0").status().message().find("at least 1"), std::string::npos);
   EXPECT_NE(ParseLayout("tp4ep3").status().message().find("must divide dp x tp x cp"),
@@ -121,7 +124,8 @@ TEST(LayoutValidate, AgainstModelShapes) {
   EXPECT_TRUE(ValidateLayout(Parse("tp8pp2"), llama).ok());
   EXPECT_TRUE(ValidateLayout(Parse("tp16"), llama).ok());  // KV heads replicated 2x
   EXPECT_EQ(ValidateLayout(Parse("tp3"), llama).message(),
-            "tp3: tp (3) must divide llama-3.1-70b's 64 attention heads");
+            "tp3: tp (3) must divide llama-3.1-70b's 64 attention heads; use tp 1, 2, 4, 8, 16, "
+            "32, 64");
   EXPECT_NE(
       ValidateLayout(Parse("pp81"), llama).message().find("exceeds llama-3.1-70b's 80 layers"),
       std::string::npos);
