@@ -1,9 +1,12 @@
 #include "shardwise/train/step.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "shardwise/collective/cost_model.h"
 #include "shardwise/perf/options.h"
@@ -260,8 +263,15 @@ Status TrainModel::Check(const TrainConfig& c) const {
                     engine_->name, c.zero));
   }
   if (!engine_->Offers(c.schedule.kind)) {
-    return Error(fmt::format("engine '{}' does not offer the {} schedule", engine_->name,
-                             c.schedule.ToString()));
+    std::vector<std::string> offered;
+    for (const ScheduleKind kind : engine_->schedules) {
+      offered.push_back(kind == ScheduleKind::kInterleaved ? std::string("interleaved:V")
+                                                           : Schedule{kind, 1}.ToString());
+    }
+    return Error(
+        fmt::format("engine '{}' does not offer the {} schedule; use {} (or an "
+                    "engine profile that lists it under 'schedules')",
+                    engine_->name, c.schedule.ToString(), fmt::join(offered, ", ")));
   }
   const GpuSpec& gpu = cluster_->gpu;
   if (!gpu.Supports(c.dtype)) {

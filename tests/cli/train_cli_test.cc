@@ -72,6 +72,13 @@ TEST(TrainCli, GlobalBatchNotDivisible) {
   ExpectOneLineError(r, "not divisible into micro-batches x DP");
 }
 
+// A schedule the engine lacks names those it offers (data/training/megatron-core.json lists
+// 1f1b and interleaved).
+TEST(TrainCli, AScheduleTheEngineLacksNamesThoseItOffers) {
+  ExpectOneLineError(RunShardwise("train --schedule zero-bubble"),
+                     "does not offer the zero-bubble schedule; use 1f1b, interleaved:V");
+}
+
 TEST(TrainCli, ZeroThreeWithPipeline) {
   const RunResult r = RunShardwise(
       "train --model llama-3.1-8b --nodes 1 --layout pp2dp4 --zero 3 --global-batch 32");
