@@ -111,7 +111,10 @@ std::vector<std::string> Aiperf(const BenchmarkInputs& in) {
   return a;
 }
 
-std::vector<std::string> Vllm(const BenchmarkInputs& in, int64_t prompts, bool save) {
+// `seed` draws the prompts: the warm-up's must differ from the measured run's, or vLLM's
+// prefix cache (on by default) serves the measured run's first prompts from the warm-up's.
+std::vector<std::string> Vllm(const BenchmarkInputs& in, int64_t prompts, bool save,
+                              uint64_t seed) {
   const BenchmarkLength& spread = Spread(in);
   const double ratio = spread.distribution == "fixed" ? 0.0 : kSqrt3 * spread.cv;
   std::vector<std::string> a = {"--backend vllm",
@@ -131,7 +134,7 @@ std::vector<std::string> Vllm(const BenchmarkInputs& in, int64_t prompts, bool s
     if (in.burstiness != 1)
       a.push_back(fmt::format("--burstiness {:g}", 1 / (in.burstiness * in.burstiness)));
   }
-  a.push_back(fmt::format("--seed {}", in.seed));
+  a.push_back(fmt::format("--seed {}", seed));
   if (save) {
     a.push_back("--percentile-metrics ttft,tpot,itl,e2el");
     a.push_back("--metric-percentiles 50,90,99");
@@ -235,10 +238,13 @@ StatusOr<LaunchFile> MakeBenchmark(BenchmarkTool tool, const BenchmarkInputs& in
       break;
     case BenchmarkTool::kVllm:
       if (in.warmup_requests > 0) {
-        text += "# Warm-up (not saved): the server's caches and graphs settle.\n";
-        text += internal::Command("vllm bench serve", Vllm(in, in.warmup_requests, false));
+        text +=
+            "# Warm-up (not saved): the server's caches and graphs settle, on prompts of another "
+            "seed than the measured run's.\n";
+        text +=
+            internal::Command("vllm bench serve", Vllm(in, in.warmup_requests, false, in.seed + 1));
       }
-      text += internal::Command("vllm bench serve", Vllm(in, in.requests, true));
+      text += internal::Command("vllm bench serve", Vllm(in, in.requests, true, in.seed));
       break;
     case BenchmarkTool::kSglang:
       text += internal::Command("python -m sglang.bench_serving", Sglang(in));

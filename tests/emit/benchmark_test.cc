@@ -126,6 +126,10 @@ TEST(Benchmark, VllmWarmsUpInAFirstUnsavedRun) {
   EXPECT_EQ(Flag(c[1], "--max-concurrency"), "64");
   EXPECT_EQ(Flag(c[1], "--random-range-ratio"), "0");
   EXPECT_NE(Flag(c[1], "--ignore-eos"), "(absent)");
+  // The warm-up draws other prompts than the measured run (seed 1 here), whose first prompts
+  // vLLM's prefix cache would otherwise serve from the warm-up's.
+  EXPECT_EQ(Flag(c[1], "--seed"), "1");
+  EXPECT_NE(Flag(c[0], "--seed"), Flag(c[1], "--seed"));
 }
 
 TEST(Benchmark, UniformLengthsKeepTheirMeanAndSpread) {
