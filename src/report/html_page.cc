@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cmath>
 
 #include "answer.h"
 #include "plots.h"
@@ -233,6 +234,16 @@ StatusOr<std::string> Body(const nlohmann::json& result, const std::string& comm
     body += RecommendSections(result);
   } else if (command == "train") {
     if (!Field(result, "step_parts").is_array()) return Error("train result has no step_parts");
+    // What the answer states must be figures a run can have.
+    for (const char* key : {"step_s", "tokens_per_s_per_gpu", "time_s", "gpus"}) {
+      const nlohmann::json& v = Field(result, key);
+      if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+        return Error(
+            fmt::format("train result's \"{}\" is {}, not a positive number; write it "
+                        "again with 'shardwise train ... --json > RESULT.json'",
+                        key, v.dump()));
+      }
+    }
     body += TrainSections(result);
   } else {
     return Error(

@@ -425,6 +425,17 @@ TEST(HtmlReportFiles, SimulatePagesWithoutAnSloDraw) {
   }
 }
 
+// A train result edited by hand to a throughput no run has is refused, not drawn.
+TEST(HtmlReportFiles, AnEditedTrainResultIsRefused) {
+  const std::string dir = TempDir();
+  nlohmann::json j = RunShardwise("train --no-sizes --json").Json();
+  j["tokens_per_s_per_gpu"] = -5;
+  std::ofstream(dir + "/edited.json") << j.dump();
+  ExpectOneLineError(RunShardwise("report " + dir + "/edited.json --html " + dir + "/e.html"),
+                     "\"tokens_per_s_per_gpu\" is -5, not a positive number");
+  EXPECT_FALSE(std::ifstream(dir + "/e.html").good());
+}
+
 TEST(HtmlReportFiles, NeverOverwritesAForeignFile) {
   const std::string dir = TempDir();
   std::ofstream(dir + "/notes.html") << "<html>my notes</html>";
