@@ -266,17 +266,21 @@ StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view
   return saved;
 }
 
-Status WithLaunchableRank(const PlanReport& report, std::string_view engine, const Status& failed) {
+Status WithLaunchableRank(const PlanReport& report, std::string_view engine, std::string_view which,
+                          const Status& failed) {
+  if (which == "disaggregated") return failed;  // no rank picks a split
+  // Whether `engine` launches `d`: the served model's name and the user's overrides play no
+  // part in whether it runs the layout.
+  const auto launches = [&](const Deployment& d) {
+    return Launch(engine, report.model.name, report.model, d, report.request.workload, {{"x"}})
+        .ok();
+  };
+  StatusOr<Deployment> chosen = ChooseDeployment(report, which, std::nullopt);
+  if (!chosen.ok() || launches(*chosen)) return failed;  // the layout is not what failed
   for (size_t i = 0; i < report.result.ranked.size(); ++i) {
     StatusOr<Deployment> d =
         EntryDeployment(report.model, report.cluster, report.request, report.result.ranked[i]);
-    // The served model's name plays no part in whether the engine runs the layout.
-    if (!d.ok() ||
-        !Launch(engine, report.model.name, report.model, *d, report.request.workload, {{"x"}})
-             .ok()) {
-      continue;
-    }
-    if (i == 0 && report.winner.ToString() == d->ToString()) return failed;  // not the layout
+    if (!d.ok() || !launches(*d)) continue;
     return Status(failed.code(),
                   fmt::format("{}: --emit-rank {} ({}) is the best ranked layout {} runs",
                               failed.message(), i + 1, d->ToString(), engine),

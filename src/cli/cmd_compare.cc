@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "command.h"
+#include "shardwise/common/input_policy.h"
 #include "shardwise/common/json_fields.h"
 #include "shardwise/common/shell_words.h"
 #include "shardwise/report/compare.h"
@@ -31,15 +32,27 @@ StatusOr<nlohmann::json> LoadResult(const std::string& spec, const char* side) {
   StatusOr<std::vector<std::string>> words = SplitShellWords(spec);
   if (!words.ok()) {
     return Error(fmt::format("{}: '{}' is neither a result file nor a shardwise command line: {}",
-                             side, spec, words.status().message()));
+                             side, Printable(spec), words.status().message()));
+  }
+  if (words->empty()) {
+    return Error(
+        fmt::format("{} is empty; give a result file or a command line such as "
+                    "\"plan --model llama-3.1-8b\"",
+                    side));
   }
   // The shell popen starts would resolve /proc/self/exe to itself: name this binary's file.
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec || self.empty()) return Error(fmt::format("{}: cannot find the shardwise binary", side));
-  char errors[] = "/tmp/shardwise_compare_XXXXXX";
-  const int fd = mkstemp(errors);
-  if (fd < 0) return Error(fmt::format("{}: cannot make a temporary file for its errors", side));
+  const std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  std::string errors = (ec ? std::filesystem::path("/tmp") : tmp) / "shardwise_compare_XXXXXX";
+  const int fd = mkstemp(errors.data());
+  if (fd < 0) {
+    return Error(
+        fmt::format("{}: cannot make a temporary file for its messages in {}; set "
+                    "TMPDIR to a writable directory",
+                    side, tmp.string()));
+  }
   close(fd);
   std::string cmd = ShellQuote(self);
   for (const std::string& word : *words) cmd += " " + ShellQuote(word);
@@ -49,16 +62,20 @@ StatusOr<nlohmann::json> LoadResult(const std::string& spec, const char* side) {
   char buffer[4096];
   for (size_t n; pipe && (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
   const int status = pipe ? pclose(pipe) : -1;
+  std::vector<std::string> messages;
   std::ifstream in(errors);
-  std::string error, line;
-  while (std::getline(in, line)) error = line;  // the run's error is its last line
-  std::remove(errors);
+  for (std::string line; std::getline(in, line);) messages.push_back(line);
+  std::remove(errors.c_str());
+  if (!pipe) return Error(fmt::format("{}: cannot start a shell to run '{}'", side, spec));
   if (status != 0) {
+    // The run's error is its last line.
+    std::string error = messages.empty() ? "it printed no error" : messages.back();
     constexpr std::string_view kPrefix = "shardwise: error: ";
     if (error.starts_with(kPrefix)) error = error.substr(kPrefix.size());
-    return Error(fmt::format("{}: 'shardwise {}' failed: {}", side, spec,
-                             error.empty() ? "it printed no error" : error));
+    return Error(fmt::format("{}: 'shardwise {}' failed: {}", side, spec, error));
   }
+  // Its notes and warnings, marked with its side.
+  for (const std::string& line : messages) std::fprintf(stderr, "%s: %s\n", side, line.c_str());
   return ParseJsonText(out, fmt::format("output of 'shardwise {}'", spec));
 }
 

@@ -153,7 +153,7 @@ Status RunPlan(PlanOptions& o) {
   StatusOr<Emitted> emitted =
       emit.Make(r.model, rep.model, chosen ? &*chosen : nullptr, rep.request.workload, question);
   if (!emitted.ok() && emit.Enabled() && !emit.Rank()) {
-    return api::WithLaunchableRank(rep, emit.engine, emitted.status());
+    return api::WithLaunchableRank(rep, emit.engine, emit.deployment, emitted.status());
   }
   SW_RETURN_IF_ERROR(emitted.status());
   PrintNotes(rep.notes);  // after anything --emit may refuse: an error stays one line

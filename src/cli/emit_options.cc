@@ -99,11 +99,15 @@ void EmitOptions::AddTo(CLI::App* sub, EmitScope which) {
                     ->capture_default_str();
 }
 
-void EmitOptions::ModelTheLaunched(const CLI::Option* engine_flag,
-                                   std::string& engine_profile) const {
+void EmitOptions::ModelTheLaunched(const CLI::Option* engine_flag, std::string& engine_profile) {
   if (engine.empty() || (engine_flag && *engine_flag)) return;
   // An unknown engine is Validate's error.
   if (StatusOr<std::string> family = api::ModelledEngine(engine); family.ok()) {
+    if (*family != engine_profile) {
+      modelled_note = fmt::format(
+          "modelled with {}'s profile, the engine --emit launches (--engine names another)",
+          *family);
+    }
     engine_profile = *family;
   }
 }
@@ -190,6 +194,7 @@ StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg,
 Status EmitOptions::Finish(const Emitted& emitted, nlohmann::json& out, bool json,
                            const HtmlOptions& html, const std::function<void()>& print_text) const {
   const bool print = !json;
+  if (!modelled_note.empty()) PrintNotes({modelled_note});
   if (print) print_text();
   if (emitted.launch) {
     const api::LaunchReport& launch = *emitted.launch;

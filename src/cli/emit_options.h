@@ -41,13 +41,16 @@ struct EmitOptions {
   CLI::Option* max_model_len_option = nullptr;
   api::LaunchOverrides overrides;  // --hf-id, --max-model-len
   bool force = false;              // replace files that are not shardwise's
-  bool removed_disagg = false;     // --emit-disagg, replaced by --emit-deployment (refused)
+  bool removed_disagg = false;
+  std::string modelled_note;  // set by ModelTheLaunched where --emit changed the engine     //
+                              // --emit-disagg, replaced by --emit-deployment (refused)
   EmitScope scope = EmitScope::kAnswer;
 
   void AddTo(CLI::App* sub, EmitScope scope);
   // --emit ENGINE without --engine (`engine_flag` not given): the answer is modelled with the
-  // profile of the engine launched, written into `engine_profile`.
-  void ModelTheLaunched(const CLI::Option* engine_flag, std::string& engine_profile) const;
+  // profile of the engine launched, written into `engine_profile`; Finish says so where that
+  // changed it.
+  void ModelTheLaunched(const CLI::Option* engine_flag, std::string& engine_profile);
   // Checks the engine name, deployment and rank, and that --emit-dir would not replace a user's
   // file (unless `force`), before any work.
   Status Validate(bool force) const;

@@ -84,8 +84,18 @@ std::string FormatDuration(double seconds) {
 }
 
 std::string FormatWallClock(double seconds) {
-  constexpr double kDayS = 86400;
-  return seconds < kDayS ? FormatDuration(seconds) : fmt::format("{:.1f} d", seconds / kDayS);
+  return seconds < kSecondsPerDay ? FormatDuration(seconds)
+                                  : fmt::format("{:.1f} d", seconds / kSecondsPerDay);
+}
+
+std::string FormatAmount(double value) {
+  constexpr int kMaxDecimals = 12;
+  if (!std::isfinite(value)) return fmt::format("{}", value);  // no log10 of NaN below
+  if (value >= 999.995) return FormatCount(value);
+  if (value >= 1) return fmt::format("{:.2f}", value);
+  if (value < std::pow(10.0, -kMaxDecimals)) return "0";
+  const int decimals = std::min(kMaxDecimals, static_cast<int>(std::ceil(-std::log10(value))) + 1);
+  return fmt::format("{:.{}f}", value, decimals);
 }
 
 std::string FormatRate(double per_s, const std::string& unit) {

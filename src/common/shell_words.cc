@@ -4,6 +4,22 @@
 
 namespace shardwise {
 
+namespace {
+
+// A backslash, newline or other control character, which a command line cannot take literally.
+Status Refused(char c, size_t at) {
+  return Error(fmt::format(
+      "character {} at position {} (a backslash, newline or control "
+      "character) is not taken in a command line; quote the value with "
+      "'...' instead",
+      c == '\\' ? std::string("'\\'") : fmt::format("{:#04x}", static_cast<unsigned char>(c)),
+      at + 1));
+}
+
+bool Literal(char c) { return c != '\\' && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; }
+
+}  // namespace
+
 StatusOr<std::vector<std::string>> SplitShellWords(std::string_view line) {
   std::vector<std::string> words;
   std::string word;
@@ -16,14 +32,7 @@ StatusOr<std::vector<std::string>> SplitShellWords(std::string_view line) {
       in_word = false;
       continue;
     }
-    if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Error(fmt::format(
-          "character {} at position {} (a backslash, newline or control "
-          "character) is not taken in a command line; quote the value "
-          "with '...' instead",
-          c == '\\' ? std::string("'\\'") : fmt::format("{:#04x}", static_cast<unsigned char>(c)),
-          i + 1));
-    }
+    if (!Literal(c)) return Refused(c, i);
     in_word = true;
     if (c != '\'' && c != '"') {
       word += c;
@@ -32,6 +41,9 @@ StatusOr<std::vector<std::string>> SplitShellWords(std::string_view line) {
     const size_t close = line.find(c, i + 1);
     if (close == std::string_view::npos) {
       return Error(fmt::format("the quote {} at position {} is never closed", c, i + 1));
+    }
+    for (size_t k = i + 1; k < close; ++k) {
+      if (!Literal(line[k])) return Refused(line[k], k);
     }
     word += line.substr(i + 1, close - i - 1);
     i = close;

@@ -77,6 +77,7 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     auto lower = [](char ch) {
       return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
     };
+    const size_t word = i;
     std::string name{lower(text[i]), lower(text[i + 1])};
     i += 2;
     if (name == "et" && i < text.size() && lower(text[i]) == 'p') {
@@ -84,9 +85,13 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
       ++i;
     }
     static constexpr std::string_view kNames[] = {"dp", "tp", "pp", "ep", "cp", "etp"};
-    if (std::find(std::begin(kNames), std::end(kNames), name) == std::end(kNames)) {
+    const auto known = std::find(std::begin(kNames), std::end(kNames), name);
+    if (known == std::end(kNames)) {
+      // Named as written: the run of characters up to the next digit ("foo", not "fo").
+      size_t end = word;
+      while (end < text.size() && !std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
       return Error(fmt::format("layout '{}': unknown degree '{}'; use dp, tp, pp, ep, cp, etp",
-                               Printable(text), Printable(name)));
+                               Printable(text), Printable(text.substr(word, end - word))));
     }
     size_t start = i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
@@ -104,16 +109,14 @@ StatusOr<Layout> ParseLayout(std::string_view text) {
     if (degree < 1) {
       return Error(fmt::format("layout '{}': degrees must be at least 1", Printable(text)));
     }
-    const char* names[6] = {"dp", "tp", "pp", "ep", "cp", "etp"};
+    // In kNames' order.
     int64_t* slots[6] = {&layout.dp, &layout.tp, &layout.pp, &layout.ep, &layout.cp, &layout.etp};
-    for (int k = 0; k < 6; ++k) {
-      if (name != names[k]) continue;
-      if (seen[k]) {
-        return Error(fmt::format("layout '{}': '{}' appears twice", Printable(text), name));
-      }
-      seen[k] = true;
-      *slots[k] = degree;
+    const size_t k = static_cast<size_t>(known - std::begin(kNames));
+    if (seen[k]) {
+      return Error(fmt::format("layout '{}': '{}' appears twice", Printable(text), name));
     }
+    seen[k] = true;
+    *slots[k] = degree;
     if (name == "dp") seen_dp = true;
   }
   // Every product below stays far from overflow once the GPU count is bounded (ep and etp have

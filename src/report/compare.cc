@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "shardwise/common/format.h"
 #include "shardwise/report/schema.h"
@@ -127,6 +128,7 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/seq_len", "sequence"},
     {"/global_batch", "global batch"},
     {"/tokens", "tokens"},
+    {"/pipeline_layout", "pipeline layout"},
     {"/deployment/name", "deployment"},
     {"/recommendation/layout", "recommended layout"},
     {"/rate_requests_per_s", "rate (requests/s)"},
@@ -224,6 +226,13 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
                    m.breaks_ties,
                    va,
                    vb};
+    // The text prints seconds and bytes with their units: its label drops the JSON name's.
+    row.label = row.metric;
+    for (const std::string_view unit : {" (s)", " (bytes)"}) {
+      if (m.unit != Unit::kPlain && row.label.ends_with(unit)) {
+        row.label.resize(row.label.size() - unit.size());
+      }
+    }
     if (va.is_number() && vb.is_number() && va.get<double>() != 0) {
       row.ratio = vb.get<double>() / va.get<double>();
     }

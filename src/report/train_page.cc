@@ -36,8 +36,8 @@ std::string TrainAnswer(const nlohmann::json& r) {
                           FormatWallClock(Num(r, "time_s")), FormatCount(Num(r, "tokens")),
                           FormatWallClock(Num(r, "compute_s")), 100 * Num(r, "goodput")));
   rows += Row("cost", "cost",
-              fmt::format("${}: {} GPU-hours at ${:.2f} per GPU-hour", FormatCount(Num(r, "usd")),
-                          FormatCount(Num(r, "gpu_hours")), Num(r, "usd_per_gpu_hour")));
+              fmt::format("${}: {} GPU-hours at ${:.2f} per GPU-hour", FormatAmount(Num(r, "usd")),
+                          FormatAmount(Num(r, "gpu_hours")), Num(r, "usd_per_gpu_hour")));
   const nlohmann::json& memory = Field(r, "memory");
   rows += Row("memory", "memory per GPU",
               fmt::format("{} of {} usable", FormatBytes(Num(r, "memory_per_gpu_bytes")),
@@ -88,12 +88,11 @@ std::string MemoryBar(const nlohmann::json& r) {
 std::string SizesPlot(const nlohmann::json& r) {
   const nlohmann::json& sizes = Field(r, "sizes");
   if (!sizes.is_array() || sizes.size() < 2) return "";
-  constexpr double kDayS = 86400;
   std::vector<std::pair<double, double>> points;
   std::vector<std::string> labels;
   std::vector<double> xs, ys;
   for (const nlohmann::json& s : sizes) {
-    points.emplace_back(Num(s, "time_s") / kDayS, Num(s, "usd"));
+    points.emplace_back(Num(s, "time_s") / kSecondsPerDay, Num(s, "usd"));
     labels.push_back(fmt::format("{:.0f} GPUs as {}: {}, ${:.0f}", Num(s, "gpus"),
                                  s.value("layout", std::string("?")),
                                  FormatWallClock(Num(s, "time_s")), Num(s, "usd")));
@@ -104,7 +103,7 @@ std::string SizesPlot(const nlohmann::json& r) {
               FitAxis("wall clock (days)", xs, true, false),
               FitAxis("$ for the tokens", ys, false, true));
   plot.AddPoints("cluster sizes tried", points, kPalette[0], labels);
-  plot.AddHighlight(Num(r, "time_s") / kDayS, Num(r, "usd"),
+  plot.AddHighlight(Num(r, "time_s") / kSecondsPerDay, Num(r, "usd"),
                     fmt::format("{:.0f} GPUs (this run)", Num(r, "gpus")));
   return plot.Render();
 }

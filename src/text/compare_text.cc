@@ -17,7 +17,8 @@ std::string CompareText(const report::Comparison& c, const std::string& a, const
   }
   Table metrics({"metric", "A", "B", "B / A"});
   for (const report::CompareRow& r : c.metrics) {
-    metrics.AddRow({r.metric, r.a, r.b, r.ratio ? fmt::format("{:.2f}x", *r.ratio) : "-"});
+    metrics.AddRow({r.label.empty() ? r.metric : r.label, r.a, r.b,
+                    r.ratio ? fmt::format("{:.2f}x", *r.ratio) : "-"});
   }
   out += metrics.Render();
   if (!c.reasons.empty()) out += "\nwhy:\n";

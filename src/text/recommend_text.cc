@@ -2,6 +2,7 @@
 // answer with its price (text/text.h).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -69,8 +70,8 @@ std::string BandNote(const api::RecommendReport& rep) {
     if (reach_s <= limit_s) continue;
     past += fmt::format("{}{} {} may reach {} against {}", past.empty() ? "" : "; ", pct, name,
                         FormatSeconds(reach_s), FormatSeconds(limit_s));
-    // The limit shrunk by this band's width.
-    ask += fmt::format(" {} {:.3g}", flag, 1e3 * limit_s * at_slo_s / reach_s);
+    // The limit shrunk by this band's width, rounded down to 0.1 ms so the band stays within it.
+    ask += fmt::format(" {} {:g}", flag, std::floor(1e4 * limit_s * at_slo_s / reach_s) / 10);
   }
   std::string out = fmt::format(
       "   within its stated band (simulate's, around the mean, applied to the {}) it may miss: "

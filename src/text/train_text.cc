@@ -14,18 +14,6 @@ namespace {
 
 using train::TrainEstimate;
 
-// Dollars and GPU-hours: to the cent from one up, to two significant digits below one (a small run
-// must not read as free: 0.000044), and a thousand and more as a count (12.5K).
-std::string Amount(double value) {
-  constexpr int kMaxDecimals = 12;
-  if (!std::isfinite(value)) return fmt::format("{}", value);  // no log10 of NaN below
-  if (value >= 999.995) return FormatCount(value);
-  if (value >= 1) return fmt::format("{:.2f}", value);
-  if (value < std::pow(10.0, -kMaxDecimals)) return "0";
-  const int decimals = std::min(kMaxDecimals, static_cast<int>(std::ceil(-std::log10(value))) + 1);
-  return fmt::format("{:.{}f}", value, decimals);
-}
-
 std::string Percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 // The largest TP degree whose collectives stay under its compute, where one exists: below two
@@ -123,8 +111,8 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
         FormatDuration(req.reliability.restart_s), FormatDuration(c.checkpoint_interval_s),
         FormatDuration(c.checkpoint_write_s), FormatWallClock(c.time_s), Percent(c.goodput));
   }
-  out += fmt::format("; {} GPU-hours, ${} at ${}/GPU-hour\n", Amount(c.gpu_hours), Amount(c.usd),
-                     Amount(usd));
+  out += fmt::format("; {} GPU-hours, ${} at ${}/GPU-hour\n", FormatAmount(c.gpu_hours),
+                     FormatAmount(c.usd), FormatAmount(usd));
   return out;
 }
 
@@ -186,7 +174,8 @@ std::string Sizes(const train::TrainPlan& plan) {
     s.AddRow({std::to_string(p.gpus), e.layout.ToString(), FormatSeconds(e.step_s),
               fmt::format("{:.0f}", e.tokens_per_s_per_gpu), Percent(e.mfu),
               FormatWallClock(p.best.cost.time_s), Percent(p.best.cost.goodput),
-              Amount(p.best.cost.gpu_hours), Amount(p.best.cost.usd), p.pareto ? "*" : ""});
+              FormatAmount(p.best.cost.gpu_hours), FormatAmount(p.best.cost.usd),
+              p.pareto ? "*" : ""});
   }
   return out + s.Render();
 }

@@ -215,6 +215,7 @@ TEST(Compare, BadInput) {
                      "B: 'shardwise plan $(touch");
   EXPECT_FALSE(std::ifstream(dir + "/ran").good());
   ExpectOneLineError(RunShardwise("compare \"plan --model 'x\" \"plan\""), "never closed");
+  ExpectOneLineError(RunShardwise("compare '' plan"), "A is empty");
 }
 
 // Metric values are the results' numbers; a train result's totals for different token counts
@@ -243,6 +244,14 @@ TEST(Compare, NumbersStayNumbersAndTokenTotalsArePerBillion) {
       "compare \"train --no-sizes --layout dp4pp2 --zero 1 --pipeline-layout 'Et*15|t*17L'\" "
       "\"train --no-sizes --layout dp4pp2 --zero 1\" --json");
   ASSERT_EQ(uneven.exit_code, 0) << uneven.err;
+  bool layout_differs = false;  // the split asked for against Megatron-Core's own
+  const nlohmann::json inputs = uneven.Json()["inputs"];
+  for (const auto& row : inputs) {
+    // Megatron's notation written out: E, 15 layers | 17 layers, L.
+    layout_differs |= row["name"] == "pipeline layout" &&
+                      row["a"] == "E" + std::string(15, 't') + "|" + std::string(17, 't') + "L";
+  }
+  EXPECT_TRUE(layout_differs) << inputs;
 }
 
 }  // namespace

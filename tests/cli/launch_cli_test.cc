@@ -205,6 +205,12 @@ TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
   ExpectOneLineError(RunShardwise(plan + "--emit vllm"),
                      "--emit-rank " + std::to_string(rank) + " (" + layout +
                          ") is the best ranked layout vllm runs");
+  // A refusal the layout did not cause names no rank (a bad --hf-id).
+  const RunResult bad_id = RunShardwise(plan + "--emit vllm --emit-rank 1 --hf-id 'bad id!'");
+  ExpectOneLineError(bad_id, "--hf-id");
+  EXPECT_EQ(RunShardwise("plan --model llama-3.1-8b --emit vllm --hf-id 'bad id!'")
+                .err.find("--emit-rank"),
+            std::string::npos);
   const RunResult launched = RunShardwise(plan + "--emit vllm --emit-rank " + std::to_string(rank));
   ASSERT_EQ(launched.exit_code, 0) << launched.err;
   EXPECT_NE(launched.out.find("launch " + layout + " with vLLM"), std::string::npos)

@@ -162,14 +162,29 @@ TEST(Planning2026Cli, DeepSeekV3OnOneNodeOfEachMachine) {
   //   (671.0e9 - 1.853e9) x 1 B + 1.853e9 x 2 B = 672.9e9 B / 8 = 84.1 GB of weights (plus
   // ~1 GB of MLA down-projections and routers every TP rank replicates),
   // more than an H100's usable 80 GB x 0.9 = 72 GB but less than an H20's 96 GB x 0.9 =
-  // 86.4 GB (datasheets in data/gpus): the H20 box serves it at small batches, tp8 only.
+  // 86.4 GB (datasheets in data/gpus), vLLM's rule: the H20 box serves it at small batches,
+  // tp8 only. (This test had iterated over a dangling reference and checked nothing since
+  // TensorRT-LLM, whose rule keeps 0.9 of what the weights leave free, became the default: it
+  // now names vLLM, and TensorRT-LLM's layouts are checked against the whole 96 GB below.)
   ExpectOneLineError(RunShardwise("plan --model deepseek-v3 --cluster dgx-h100"), "does not fit");
-  const RunResult h20 = RunShardwise("plan --json --model deepseek-v3 --cluster hgx-h20");
+  const RunResult h20 =
+      RunShardwise("plan --json --model deepseek-v3 --cluster hgx-h20 --engine vllm");
   ASSERT_EQ(h20.exit_code, 0) << h20.err;
-  for (const auto& l : h20.Json()["layouts"]) {
+  // The layouts held by a name: a range over a member of the temporary Json() would dangle.
+  const nlohmann::json h20_layouts = h20.Json()["layouts"];
+  ASSERT_FALSE(h20_layouts.empty());
+  for (const auto& l : h20_layouts) {
     EXPECT_GE(l["memory_per_gpu_bytes"].get<double>(), 84.1e9 * 0.99) << l["layout"];
     EXPECT_LE(l["memory_per_gpu_bytes"].get<double>(), 86.4e9) << l["layout"];
     EXPECT_LT(l["batch"].get<int64_t>(), 64) << l["layout"];
+    EXPECT_EQ(l["layout"].get<std::string>().rfind("tp8", 0), 0u) << l["layout"];
+  }
+  const RunResult trtllm = RunShardwise("plan --json --model deepseek-v3 --cluster hgx-h20");
+  ASSERT_EQ(trtllm.exit_code, 0) << trtllm.err;
+  const nlohmann::json trtllm_layouts = trtllm.Json()["layouts"];
+  ASSERT_FALSE(trtllm_layouts.empty());
+  for (const auto& l : trtllm_layouts) {
+    EXPECT_LE(l["memory_per_gpu_bytes"].get<double>(), 96e9) << l["layout"];
   }
   // 288 GB B300s and MI355Xs leave ~175 GB per GPU for KV: a sequence of 1,024 + 256 tokens
   // holds 61 layers x (512 + 64) x 1 B (fp8 latent) x 1,280 = 45.0 MB, so the planner's batch

@@ -321,6 +321,7 @@ TEST(RecommendCli, AnAnswerThatHoldsAcrossItsBandNamesNoOther) {
   EXPECT_TRUE(rec["meets_slo_across_bands"].get<bool>());
   EXPECT_TRUE(j["holds_across_bands"].is_null());
   const RunResult text = RunShardwise(question);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_EQ(text.out.find("may miss"), std::string::npos) << text.out;
 }
 

@@ -39,5 +39,21 @@ TEST(FormatPlain, FixedDigitsWithoutAnExponent) {
   EXPECT_EQ(FormatPlain(2e18, 4), "2e+18");  // beyond 1e15, the exponent reads better
 }
 
+TEST(FormatDuration, SecondsMinutesOrHoursAndDaysForAWallClock) {
+  EXPECT_EQ(FormatDuration(45), "45.00 s");
+  EXPECT_EQ(FormatDuration(119), "119.00 s");     // under two minutes
+  EXPECT_EQ(FormatDuration(750), "12.5 min");     // 750 / 60
+  EXPECT_EQ(FormatDuration(68724), "19.1 h");     // 68,724 / 3,600 = 19.09
+  EXPECT_EQ(FormatWallClock(68724), "19.1 h");    // under a day
+  EXPECT_EQ(FormatWallClock(2807834), "32.5 d");  // 2,807,834 / 86,400 = 32.50
+}
+
+TEST(FormatAmount, CentsCountsAndSmallRunsThatAreNotFree) {
+  EXPECT_EQ(FormatAmount(18718.9), "18.7K");  // as FormatCount, a thousand and more
+  EXPECT_EQ(FormatAmount(3.456), "3.46");
+  EXPECT_EQ(FormatAmount(4.4e-5), "0.000044");  // two significant digits, not "0"
+  EXPECT_EQ(FormatAmount(0), "0");
+}
+
 }  // namespace
 }  // namespace shardwise

@@ -24,6 +24,10 @@ TEST(ShellWords, RefusesWhatItCannotTakeLiterally) {
   EXPECT_NE(SplitShellWords("a 'b").status().message().find("never closed"), std::string::npos);
   EXPECT_NE(SplitShellWords("a\\ b").status().message().find("backslash"), std::string::npos);
   EXPECT_NE(SplitShellWords("a\nb").status().message().find("0x0a"), std::string::npos);
+  // Inside quotes too: an error quoting the line stays on one line.
+  EXPECT_NE(SplitShellWords("a 'b\nc'").status().message().find("0x0a at position 5"),
+            std::string::npos);
+  EXPECT_NE(SplitShellWords("a \"b\\c\"").status().message().find("backslash"), std::string::npos);
 }
 
 TEST(ShellWords, QuotesEachWordSoAShellPassesItUnchanged) {

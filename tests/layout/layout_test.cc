@@ -91,9 +91,11 @@ TEST(LayoutParseErrors, OneLineWithTheFix) {
   EXPECT_NE(ParseLayout("tp8xx2").status().message().find("unknown degree 'xx'"),
             std::string::npos);
   EXPECT_NE(ParseLayout("tp").status().message().find("needs a degree"), std::string::npos);
-  // A word that names no degree is said to be one, not a degree missing after its first letters.
+  // A word that names no degree is named whole, not as a degree missing after its first letters.
   EXPECT_EQ(ParseLayout("foo").status().message(),
-            "layout 'foo': unknown degree 'fo'; use dp, tp, pp, ep, cp, etp");
+            "layout 'foo': unknown degree 'foo'; use dp, tp, pp, ep, cp, etp");
+  EXPECT_EQ(ParseLayout("tp2bar4").status().message(),
+            "layout 'tp2bar4': unknown degree 'bar'; use dp, tp, pp, ep, cp, etp");
   EXPECT_NE(ParseLayout("tp2tp4").status().message().find("appears twice"), std::string::npos);
   EXPECT_NE(ParseLayout("tp0").status().message().find("at least 1"), std::string::npos);
   EXPECT_NE(ParseLayout("tp4ep3").status().message().find("must divide dp x tp x cp"),

@@ -75,8 +75,10 @@ StatusOr<Deployment> ChooseDeployment(const PlanReport& report, std::string_view
 StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& report, std::string_view which,
                                          std::optional<int> rank);
 
-// `failed`, --emit's refusal of the deployment chosen without a rank, with the rank of the best
-// ranked aggregated layout `engine` can launch named where another one can.
-Status WithLaunchableRank(const PlanReport& report, std::string_view engine, const Status& failed);
+// `failed`, --emit's refusal of the deployment `which` chose without a rank: where `engine`
+// cannot launch that deployment's layout, with the rank of the best ranked aggregated layout it
+// can launch named; unchanged where the layout is not what failed (a bad `hf_id`, say).
+Status WithLaunchableRank(const PlanReport& report, std::string_view engine, std::string_view which,
+                          const Status& failed);
 
 }  // namespace shardwise::api

@@ -19,6 +19,7 @@ struct CompareRow {
   bool higher_is_better = true;
   bool breaks_ties = true;          // may decide when the first metric is level
   nlohmann::json a_value, b_value;  // as the results hold them (numbers as numbers)
+  std::string label;  // for text, where `a` and `b` print their unit: `metric` without it
 };
 
 struct Comparison {
