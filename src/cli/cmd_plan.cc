@@ -197,7 +197,7 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
-  opts->html.AddTo(sub);
+  opts->html.AddTo(sub, true);
   opts->emit.AddTo(sub, EmitScope::kRanked);
   BindCommand(sub, opts, result, [](PlanOptions& o) { return RunPlan(o); });
 }

@@ -129,7 +129,7 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
       ->check(CLI::IsMember({"auto", "off"}))
       ->capture_default_str();
   sub->add_flag("--json", opts->json, "Print JSON");
-  opts->html.AddTo(sub);
+  opts->html.AddTo(sub, true);
   opts->emit.AddTo(sub, EmitScope::kAnswer);
   BindCommand(sub, opts, result, [](RecommendOptions& o) { return RunRecommend(o); });
 }

@@ -200,7 +200,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
                       "--concurrency)");
   opts->slo.AddTo(sub, "Goodput SLO");
   sub->add_flag("--json", opts->json, "Print JSON");
-  opts->html.AddTo(sub);
+  opts->html.AddTo(sub, true);
   opts->emit.AddTo(sub, EmitScope::kBenchmark);
   BindCommand(sub, opts, result,
               [sub](SimulateOptions& o) { return FromReplay(RunSimulate(o), o.deployment, *sub); });

@@ -19,12 +19,13 @@ Status CheckPagePath(const std::string& path, bool force) {
 
 }  // namespace
 
-void HtmlOptions::AddTo(CLI::App* sub) {
+void HtmlOptions::AddTo(CLI::App* sub, bool emits) {
   sub->add_option("--html", path,
                   "Also write the result as a self-contained HTML page with plots (no network, "
                   "no JavaScript needed)");
   sub->add_flag("--force", force,
-                "Let --html (and --emit-dir) replace files that shardwise did not write");
+                emits ? "Let --html and --emit-dir replace files that shardwise did not write"
+                      : "Let --html replace a file that shardwise did not write");
 }
 
 Status HtmlOptions::Write(const nlohmann::json& result) const {

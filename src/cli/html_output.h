@@ -13,7 +13,8 @@ struct HtmlOptions {
   std::string path;  // empty: no page
   bool force = false;
 
-  void AddTo(CLI::App* sub);
+  // `emits`: the command also writes --emit-dir's files, which --force lets replace too.
+  void AddTo(CLI::App* sub, bool emits = false);
   // Refuses, before any work, a path that Write() would refuse.
   Status Check() const;
   // Renders `result` into `path`. Refuses to replace a file that is not a shardwise page
