@@ -13,10 +13,9 @@ nlohmann::json PricePointJson(const PricePoint& p) {
           {"usd_per_mtok_output_share", p.usd_per_mtok_output_share}};
 }
 
-// A candidate recommend simulated; with its stated bands, its latencies' "low" and "high"
+// A candidate recommend simulated; its latencies carry their stated bands' "low" and "high"
 // around the mean and "at_slo_high", how high the SLO's percentile reaches within the band.
-nlohmann::json CandidateJson(const RecommendCandidate& c, const std::optional<LoadBands>& bands,
-                             const Slo& slo) {
+nlohmann::json CandidateJson(const RecommendCandidate& c) {
   const Deployment& d = c.deployment;
   nlohmann::json j = {{"cluster", c.cluster},
                       {"gpu", d.decode().cluster.gpu.name},
@@ -32,15 +31,15 @@ nlohmann::json CandidateJson(const RecommendCandidate& c, const std::optional<Lo
                       {"usd_per_mtok_output", nullptr}};
   if (c.point) {
     j["at_load"] = json::OperatingPointJson(*c.point, std::nullopt);
-    j["ttft_s"] =
-        json::LatencyJson(c.point->ttft, bands ? std::optional(bands->ttft) : std::nullopt);
-    j["tpot_s"] =
-        json::LatencyJson(c.point->tpot, bands ? std::optional(bands->tpot) : std::nullopt);
-    if (bands) {
-      const SloReach reach = ReachWithinBands(*c.point, *bands, slo);
-      j["ttft_s"]["at_slo_high"] = reach.ttft_s;
-      j["tpot_s"]["at_slo_high"] = reach.tpot_s;
-      j["meets_slo_across_bands"] = c.meets && reach.holds;
+    const auto band = [&c](const BandSpec LoadBands::*which) {
+      return c.bands ? std::optional<BandSpec>((*c.bands).*which) : std::nullopt;
+    };
+    j["ttft_s"] = json::LatencyJson(c.point->ttft, band(&LoadBands::ttft));
+    j["tpot_s"] = json::LatencyJson(c.point->tpot, band(&LoadBands::tpot));
+    if (c.bands) {
+      j["ttft_s"]["at_slo_high"] = c.reach.ttft_s;
+      j["tpot_s"]["at_slo_high"] = c.reach.tpot_s;
+      j["meets_slo_across_bands"] = c.meets && c.reach.holds;
     }
     if (c.meets) j["usd_per_mtok_output"] = c.point->usd_per_mtok_output;
   }
@@ -115,38 +114,34 @@ nlohmann::json ToJson(const PriceReport& rep) {
 
 nlohmann::json ToJson(const RecommendReport& rep) {
   const shardwise::RecommendRequest& req = rep.request;
-  const Slo& slo = req.plan.slo;
   nlohmann::json all = nlohmann::json::array();
-  for (size_t i = 0; i < rep.result.tried.size(); ++i) {
-    all.push_back(CandidateJson(rep.result.tried[i], rep.bands[i], slo));
-  }
+  for (const RecommendCandidate& c : rep.result.tried) all.push_back(CandidateJson(c));
   const std::optional<size_t> held = rep.holds_across_bands;
   nlohmann::json names = nlohmann::json::array();
   for (const NamedCluster& c : rep.clusters) names.push_back(c.name);
   const RecommendCandidate& best = *rep.result.best;
-  return {
-      {"schema_version", kSchemaVersion},
-      {"command", "recommend"},
-      {"model", rep.model.name},
-      {"cluster", best.cluster},
-      {"gpu", best.deployment.decode().cluster.gpu.name},
-      {"usd_per_gpu_hour", best.deployment.decode().cluster.gpu.usd_per_gpu_hour},
-      {"clusters_considered", names},
-      {"objective", req.objective == RecommendObjective::kCost ? "cost" : "gpus"},
-      {"mode", req.rate_per_s > 0 ? "fewest_gpus" : "most_load"},
-      {"isl", req.plan.workload.prompt_tokens},
-      {"osl", req.plan.workload.output_tokens},
-      {"slo", json::SloJson(req.plan.slo)},
-      {"rate_requests_per_s",
-       req.rate_per_s > 0 ? nlohmann::json(req.rate_per_s) : nlohmann::json(nullptr)},
-      {"simulations", rep.result.simulations},
-      {"elapsed_s", rep.elapsed_s},
-      {"candidates", all},
-      {"recommendation", CandidateJson(best, rep.best_bands, slo)},
-      {"holds_across_bands", held ? CandidateJson(rep.result.tried[*held], rep.bands[*held], slo)
-                                  : nlohmann::json(nullptr)},
-      {"deployment", json::DeploymentJson(best.deployment, &rep.estimate, rep.saved)},
-      {"notes", rep.notes}};
+  return {{"schema_version", kSchemaVersion},
+          {"command", "recommend"},
+          {"model", rep.model.name},
+          {"cluster", best.cluster},
+          {"gpu", best.deployment.decode().cluster.gpu.name},
+          {"usd_per_gpu_hour", best.deployment.decode().cluster.gpu.usd_per_gpu_hour},
+          {"clusters_considered", names},
+          {"objective", req.objective == RecommendObjective::kCost ? "cost" : "gpus"},
+          {"mode", req.rate_per_s > 0 ? "fewest_gpus" : "most_load"},
+          {"isl", req.plan.workload.prompt_tokens},
+          {"osl", req.plan.workload.output_tokens},
+          {"slo", json::SloJson(req.plan.slo)},
+          {"rate_requests_per_s",
+           req.rate_per_s > 0 ? nlohmann::json(req.rate_per_s) : nlohmann::json(nullptr)},
+          {"simulations", rep.result.simulations},
+          {"elapsed_s", rep.elapsed_s},
+          {"candidates", all},
+          {"recommendation", CandidateJson(best)},
+          {"holds_across_bands",
+           held ? CandidateJson(rep.result.tried[*held]) : nlohmann::json(nullptr)},
+          {"deployment", json::DeploymentJson(best.deployment, &rep.estimate, rep.saved)},
+          {"notes", rep.notes}};
 }
 
 nlohmann::json ToJson(const SizeReport& rep) {

@@ -113,36 +113,22 @@ Status NoneServes(const RecommendReport& rep, const RecommendRequest& r) {
       clusters_bind ? "nodes" : "max_gpus");
 }
 
-// The candidates' stated bands, how far the best's reach, and where they cross an SLO at a
-// rate, the first-ranked candidate tried that holds the SLOs across its own.
-Status JudgeBands(RecommendReport& rep) {
+// Where the best's stated bands reach past an SLO at a rate: the first-ranked candidate tried
+// that holds the SLOs across its own.
+std::optional<size_t> HoldsAcrossBands(const RecommendReport& rep) {
   const shardwise::RecommendRequest& req = rep.request;
-  const Slo& slo = req.plan.slo;
-  const RecommendCandidate& best = *rep.result.best;
-  // Simulated at Poisson rates: an open loop, whose bands do not take the closed loops' spread.
-  rep.best_bands = DeploymentBands(best.deployment, rep.estimate, best.point->out_of_phase, false);
-  rep.best_reach = ReachWithinBands(*best.point, rep.best_bands, slo);
-  for (const RecommendCandidate& c : rep.result.tried) {
-    if (!c.point) {
-      rep.bands.emplace_back();
-      continue;
-    }
-    SW_ASSIGN_OR_RETURN(const DeploymentEstimate est,
-                        EstimateDeployment(rep.model, c.deployment, req.plan.workload));
-    rep.bands.push_back(DeploymentBands(c.deployment, est, c.point->out_of_phase, false));
-  }
-  if (rep.best_reach.holds || req.rate_per_s <= 0) return Status();
+  if (rep.result.best->reach.holds || req.rate_per_s <= 0) return std::nullopt;
+  std::optional<size_t> held;
   for (size_t i = 0; i < rep.result.tried.size(); ++i) {
     const RecommendCandidate& c = rep.result.tried[i];
-    if (!c.meets || !ReachWithinBands(*c.point, *rep.bands[i], slo).holds) continue;
-    const auto& held = rep.holds_across_bands;
+    if (!c.meets || !c.reach.holds) continue;
     const Deployment* first = held ? &rep.result.tried[*held].deployment : nullptr;
     if (!first || RanksBefore(req.objective, c.deployment.gpus(), c.deployment.UsdPerHour(),
                               first->gpus(), first->UsdPerHour())) {
-      rep.holds_across_bands = i;
+      held = i;
     }
   }
-  return Status();
+  return held;
 }
 
 }  // namespace
@@ -203,7 +189,7 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
   }
   SW_ASSIGN_OR_RETURN(rep.estimate,
                       EstimateDeployment(rep.model, best.deployment, rep.request.plan.workload));
-  SW_RETURN_IF_ERROR(JudgeBands(rep));
+  rep.holds_across_bands = HoldsAcrossBands(rep);
   rep.saved = Save("recommend", r.model, ref, r.serving, best.deployment, r.isl, r.osl);
   rep.saved.slo = r.slo;
   if (r.rate > 0) {

@@ -111,6 +111,9 @@ struct Search {
     out.point = Summarize(*run, d, load);
     out.meets = out.point->meets_slo;
     const Slo& slo = req.plan.slo;
+    // Poisson arrivals: an open loop, whose bands do not take the closed loops' spread.
+    out.bands = DeploymentBands(d, run->setup.estimate, out.point->out_of_phase, false);
+    out.reach = ReachWithinBands(*out.point, *out.bands, slo);
     const bool ttft = out.point->ttft.at_slo_s > slo.max_ttft_s;
     const bool tpot = out.point->tpot.at_slo_s > slo.max_tpot_s;
     out.note = out.meets               ? "meets the SLOs"

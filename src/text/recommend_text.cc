@@ -57,16 +57,16 @@ std::string Candidates(const api::RecommendReport& rep) {
 // first-ranked candidate tried that holds the SLOs across its own band, or the SLO to ask for
 // one that would.
 std::string BandNote(const api::RecommendReport& rep) {
-  if (rep.request.rate_per_s <= 0 || rep.best_reach.holds) return "";
+  const SloReach& best = rep.result.best->reach;
+  if (rep.request.rate_per_s <= 0 || best.holds) return "";
   const Slo& slo = rep.request.plan.slo;
   const std::string pct = slo.PercentileName();
   const LatencySummary& ttft = rep.result.best->point->ttft;
   const LatencySummary& tpot = rep.result.best->point->tpot;
   std::string past, ask;
   for (const auto& [name, flag, reach_s, at_slo_s, limit_s] :
-       {std::tuple{"TTFT", "--max-ttft-ms", rep.best_reach.ttft_s, ttft.at_slo_s, slo.max_ttft_s},
-        std::tuple{"TPOT", "--max-tpot-ms", rep.best_reach.tpot_s, tpot.at_slo_s,
-                   slo.max_tpot_s}}) {
+       {std::tuple{"TTFT", "--max-ttft-ms", best.ttft_s, ttft.at_slo_s, slo.max_ttft_s},
+        std::tuple{"TPOT", "--max-tpot-ms", best.tpot_s, tpot.at_slo_s, slo.max_tpot_s}}) {
     if (reach_s <= limit_s) continue;
     past += fmt::format("{}{} {} may reach {} against {}", past.empty() ? "" : "; ", pct, name,
                         FormatSeconds(reach_s), FormatSeconds(limit_s));
@@ -84,7 +84,7 @@ std::string BandNote(const api::RecommendReport& rep) {
                      ask);
   }
   const RecommendCandidate& c = rep.result.tried[*rep.holds_across_bands];
-  const SloReach reach = ReachWithinBands(*c.point, *rep.bands[*rep.holds_across_bands], slo);
+  const SloReach& reach = c.reach;
   return out + fmt::format(
                    "   {} x {} ({}) as {} holds them across its band: {} TTFT up to {}, TPOT up "
                    "to {}; ${:.3f} per million output tokens\n",

@@ -147,7 +147,7 @@ TEST(RecommendText, WithNoneHoldingAcrossItsBandSaysWhatToAskFor) {
   const StatusOr<api::RecommendReport> found = api::Recommend(api::Catalog::BuiltIn(), r);
   ASSERT_TRUE(found.ok()) << found.status().message();
   api::RecommendReport rep = *found;
-  ASSERT_FALSE(rep.best_reach.holds);
+  ASSERT_FALSE(rep.result.best->reach.holds);
   rep.holds_across_bands.reset();
   const std::string text = RecommendText(rep);
   // The SLO asked for, scaled by this band (reach / percentile), stays within the 50 ms limit,
@@ -155,7 +155,7 @@ TEST(RecommendText, WithNoneHoldingAcrossItsBandSaysWhatToAskFor) {
   const size_t at = text.find("--max-tpot-ms ");
   ASSERT_NE(at, std::string::npos) << text;
   const double ask_ms = std::stod(text.substr(at + 14));
-  const double widening = rep.best_reach.tpot_s / rep.result.best->point->tpot.at_slo_s;
+  const double widening = rep.result.best->reach.tpot_s / rep.result.best->point->tpot.at_slo_s;
   EXPECT_GT(widening, 1.0);
   EXPECT_LE(ask_ms * widening, 50.0) << text;
   EXPECT_GT((ask_ms + 0.1) * widening, 50.0) << text;

@@ -41,14 +41,9 @@ struct RecommendReport {
   Recommendation result;        // result.best is set (an error otherwise)
   DeploymentEstimate estimate;  // the best's analytic estimate at the request's lengths
   SavedDeployment saved;        // the best
-  // The stated bands of result.tried's candidates at their loads (sim/bands.h), in its order
-  // (none where a candidate has no operating point), and the best's.
-  std::vector<std::optional<LoadBands>> bands;
-  LoadBands best_bands;
-  // How high the best's latencies at the SLO percentile reach within its bands. Where that
-  // crosses an SLO (with a rate), the first-ranked candidate tried that meets the SLOs across its
-  // own bands, an index into result.tried (none: no candidate tried does).
-  SloReach best_reach;
+  // Where the best's latencies at the SLO percentile reach past an SLO within their stated bands
+  // (with a rate), the first-ranked candidate tried that meets the SLOs across its own bands, an
+  // index into result.tried (none: the best holds, or no candidate tried does).
   std::optional<size_t> holds_across_bands;
 
   std::vector<std::string> notes;

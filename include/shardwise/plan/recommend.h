@@ -48,12 +48,26 @@ struct NamedCluster {
   std::optional<int64_t> gpus_available;
 };
 
+// How high an operating point's latencies at the SLO percentile reach within their stated bands
+// (sim/bands.h): each the percentile scaled by its band's high over its mean (the band is stated
+// around the mean), and whether both stay within the SLOs there.
+struct SloReach {
+  double ttft_s = 0;
+  double tpot_s = 0;
+  bool holds = false;
+};
+SloReach ReachWithinBands(const OperatingPoint& point, const LoadBands& bands, const Slo& slo);
+
 struct RecommendCandidate {
   std::string cluster;  // its NamedCluster's name
   Deployment deployment;
   double capacity_requests_per_s = 0;   // analytic, at the largest batch
   double rate_per_s = 0;                // simulated at
   std::optional<OperatingPoint> point;  // the simulated operating point
+  // With a point: its latencies' stated bands at that load (an open loop's, sim/bands.h) and
+  // how high the SLO's percentile reaches within them.
+  std::optional<LoadBands> bands;
+  SloReach reach;
   bool meets = false;
   std::string note;  // why it was kept or not
 };
@@ -72,16 +86,6 @@ struct Recommendation {
 // `usd_b` under `objective`: fewer GPUs, then cheaper; or cheaper.
 bool RanksBefore(RecommendObjective objective, int64_t gpus_a, double usd_a, int64_t gpus_b,
                  double usd_b);
-
-// How high an operating point's latencies at the SLO percentile reach within their stated bands
-// (sim/bands.h): each the percentile scaled by its band's high over its mean (the band is stated
-// around the mean), and whether both stay within the SLOs there.
-struct SloReach {
-  double ttft_s = 0;
-  double tpot_s = 0;
-  bool holds = false;
-};
-SloReach ReachWithinBands(const OperatingPoint& point, const LoadBands& bands, const Slo& slo);
 
 StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const NamedCluster> clusters,
                                    const RecommendRequest& request);
