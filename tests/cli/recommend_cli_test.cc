@@ -265,7 +265,7 @@ TEST(RecommendCli, AnAnswerWhoseBandCrossesAnSloSaysSoAndNamesOneThatHolds) {
   const RunResult r = RunShardwise(question + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = r.Json();
-  const auto rec = j["recommendation"];
+  const auto& rec = j["recommendation"];
   EXPECT_LE(rec["tpot_s"]["at_slo"].get<double>(), 0.050);
   EXPECT_NEAR(rec["tpot_s"]["at_slo_high"].get<double>(), Reach(rec["tpot_s"]), 1e-12);
   EXPECT_GT(Reach(rec["tpot_s"]), 0.050);

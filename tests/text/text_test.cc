@@ -116,12 +116,19 @@ TEST(PriceText, StatesTheReportsPricesAndNamesFieldsNotFlags) {
   }
 }
 
-TEST(RecommendText, ListsEveryCandidateAndPricesTheAnswer) {
+// recommend's question: `model` at `rate` requests/s within TTFT and TPOT limits (ms).
+api::RecommendRequest RecommendQuestion(const std::string& model, double rate, double ttft_ms,
+                                        double tpot_ms) {
   api::RecommendRequest r;
-  r.model = "llama-3.1-8b";
-  r.rate = 5;
-  r.slo.max_ttft_ms = 1000;
-  r.slo.max_tpot_ms = 50;
+  r.model = model;
+  r.rate = rate;
+  r.slo.max_ttft_ms = ttft_ms;
+  r.slo.max_tpot_ms = tpot_ms;
+  return r;
+}
+
+TEST(RecommendText, ListsEveryCandidateAndPricesTheAnswer) {
+  api::RecommendRequest r = RecommendQuestion("llama-3.1-8b", 5, 1000, 50);
   r.clusters.front().usd_per_gpu_hour = 1.25;
   const StatusOr<api::RecommendReport> rep = api::Recommend(api::Catalog::BuiltIn(), r);
   ASSERT_TRUE(rep.ok()) << rep.status().message();
@@ -139,12 +146,8 @@ TEST(RecommendText, ListsEveryCandidateAndPricesTheAnswer) {
 // Where no candidate tried holds the SLOs across its band, the text says what SLO to ask for
 // one that would: the limit shrunk by the answer's band, limit x percentile / its reach.
 TEST(RecommendText, WithNoneHoldingAcrossItsBandSaysWhatToAskFor) {
-  api::RecommendRequest r;
-  r.model = "llama-3.1-70b";
-  r.rate = 10;
-  r.slo.max_ttft_ms = 1000;
-  r.slo.max_tpot_ms = 50;
-  const StatusOr<api::RecommendReport> found = api::Recommend(api::Catalog::BuiltIn(), r);
+  const StatusOr<api::RecommendReport> found =
+      api::Recommend(api::Catalog::BuiltIn(), RecommendQuestion("llama-3.1-70b", 10, 1000, 50));
   ASSERT_TRUE(found.ok()) << found.status().message();
   api::RecommendReport rep = *found;
   ASSERT_FALSE(rep.result.best->reach.holds);
