@@ -3,7 +3,9 @@
 // cluster sizes tried, how far to trust it, and the layouts ranked (docs/json.md, train).
 #include <fmt/format.h>
 
-#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "plots.h"
 #include "shardwise/common/format.h"
@@ -93,9 +95,9 @@ std::string SizesPlot(const nlohmann::json& r) {
   std::vector<double> xs, ys;
   for (const nlohmann::json& s : sizes) {
     points.emplace_back(Num(s, "time_s") / kSecondsPerDay, Num(s, "usd"));
-    labels.push_back(fmt::format("{:.0f} GPUs as {}: {}, ${:.0f}", Num(s, "gpus"),
+    labels.push_back(fmt::format("{:.0f} GPUs as {}: {}, ${}", Num(s, "gpus"),
                                  s.value("layout", std::string("?")),
-                                 FormatWallClock(Num(s, "time_s")), Num(s, "usd")));
+                                 FormatWallClock(Num(s, "time_s")), FormatAmount(Num(s, "usd"))));
     xs.push_back(points.back().first);
     ys.push_back(points.back().second);
   }
