@@ -59,13 +59,7 @@ StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   e.ep_link = step.EpLink();
   e.experts_per_gpu = step.shard().experts_per_gpu;
   e.expert_placement_imbalance = step.shard().expert_placement_imbalance;
-  for (const Pool& pool : e.deployment.pools()) {
-    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
-      if (std::find(e.notes.begin(), e.notes.end(), note) == e.notes.end()) {
-        e.notes.push_back(std::move(note));
-      }
-    }
-  }
+  AddDeploymentNotes(e.deployment, e.notes);
   return e;
 }
 

@@ -144,6 +144,14 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   }
   rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
+  if (std::string cp = UnsearchedContextParallelNote(req); !cp.empty()) {
+    rep.notes.push_back(std::move(cp));
+  }
+  if (req.only_layout) {
+    if (std::string cp = ContextParallelNote(*req.only_layout, req.perf.engine); !cp.empty()) {
+      rep.notes.push_back(std::move(cp));
+    }
+  }
   if (!rep.result.unranked.ok()) {
     rep.notes.push_back("the disaggregated split answers alone: " + rep.result.unranked.message());
   }

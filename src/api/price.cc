@@ -256,13 +256,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
     SW_ASSIGN_OR_RETURN(rep.sizing,
                         SizeForDemand(in, *r.demand_tokens_per_s, r.target_utilization));
   }
-  for (const Pool& pool : d.pools()) {
-    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
-      if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) {
-        rep.notes.push_back(std::move(note));
-      }
-    }
-  }
+  AddDeploymentNotes(d, rep.notes);
   return rep;
 }
 

@@ -172,6 +172,9 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
       rep.notes.push_back(std::move(note));
     }
   }
+  if (std::string cp = UnsearchedContextParallelNote(req.plan); !cp.empty()) {
+    rep.notes.push_back(std::move(cp));
+  }
   const auto start = std::chrono::steady_clock::now();
   SW_ASSIGN_OR_RETURN(rep.result, shardwise::Recommend(rep.model, rep.clusters, req));
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

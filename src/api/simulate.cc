@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -221,13 +220,7 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   // cover where those measurements fell.
   rep.bands = DeploymentBands(rep.deployment, rep.run.setup.estimate, rep.run.out_of_phase,
                               std::holds_alternative<ClosedLoop>(rep.scenario.load));
-  for (const Pool& pool : rep.deployment.pools()) {
-    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) {
-      if (std::find(rep.notes.begin(), rep.notes.end(), note) == rep.notes.end()) {
-        rep.notes.push_back(std::move(note));
-      }
-    }
-  }
+  AddDeploymentNotes(rep.deployment, rep.notes);
   if (std::string degenerate = DegenerateRunNote(rep.run); !degenerate.empty()) {
     rep.notes.push_back(std::move(degenerate));
   }

@@ -128,6 +128,27 @@ std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
   return notes;
 }
 
+std::string ContextParallelNote(const Layout& layout, const EngineProfile& engine) {
+  if (layout.cp == 1 || engine.context_parallel) return "";
+  return fmt::format(
+      "{} serves without context parallelism, so {}'s cp {} is modelled as an engine with ring "
+      "attention over the prompt would run it; --emit refuses it, and plan ranks no cp layout for "
+      "{}",
+      engine.name, layout.ToString(), layout.cp, engine.name);
+}
+
+void AddDeploymentNotes(const Deployment& d, std::vector<std::string>& notes) {
+  auto add = [&](std::string note) {
+    if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
+      notes.push_back(std::move(note));
+    }
+  };
+  for (const Pool& pool : d.pools()) {
+    for (std::string& note : FormatNotes(pool.cluster.gpu, pool.perf)) add(std::move(note));
+    add(ContextParallelNote(pool.layout, pool.perf.engine));
+  }
+}
+
 std::string WeightFormatName(const PerfOptions& o) {
   return o.weight_formats ? o.weight_formats->Describe() : std::string(DtypeName(o.weight_dtype));
 }

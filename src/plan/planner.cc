@@ -393,12 +393,26 @@ std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p) 
   return {bucket, -p.tpot.at_slo_s};
 }
 
+bool SearchesContextParallel(int64_t prompt_tokens) { return prompt_tokens >= kMinPromptForCp; }
+
+std::string UnsearchedContextParallelNote(const PlanRequest& request) {
+  const EngineProfile& engine = request.perf.engine;
+  if (request.only_layout || engine.context_parallel ||
+      !SearchesContextParallel(request.workload.prompt_tokens)) {
+    return "";
+  }
+  return fmt::format(
+      "{} serves without context parallelism, so no layout with cp is ranked for these {}-token "
+      "prompts ('simulate --layout' models one, as an engine with ring attention would run it)",
+      engine.name, request.workload.prompt_tokens);
+}
+
 std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens,
-                                     int64_t redundant_experts) {
+                                     bool context_parallel, int64_t redundant_experts) {
   std::vector<Layout> out;
+  const int64_t max_cp = context_parallel && SearchesContextParallel(prompt_tokens) ? kMaxCp : 1;
   for (int64_t tp : Divisors(gpus)) {
-    for (int64_t cp = 1; cp <= kMaxCp && gpus % (tp * cp) == 0; cp *= 2) {
-      if (cp > 1 && prompt_tokens < kMinPromptForCp) break;
+    for (int64_t cp = 1; cp <= max_cp && gpus % (tp * cp) == 0; cp *= 2) {
       for (int64_t pp : Divisors(gpus / (tp * cp))) {
         if (pp > m.num_layers()) break;
         Layout base;
@@ -443,9 +457,10 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   double least_short = std::numeric_limits<double>::infinity();
   std::string least_short_layout;
   const std::vector<Layout> layouts =
-      req.only_layout ? std::vector<Layout>{*req.only_layout}
-                      : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens,
-                                         req.perf.redundant_experts);
+      req.only_layout
+          ? std::vector<Layout>{*req.only_layout}
+          : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens,
+                             req.perf.engine.context_parallel, req.perf.redundant_experts);
   for (const Layout& layout : layouts) {
     ++result.layouts_considered;
     std::optional<PlanEntry> best;

@@ -191,8 +191,19 @@ TEST(LaunchOverrides, TrtllmSaysWhichPromptsItRefuses) {
 // serving path runs: --emit's refusal names the best ranked layout the engine does run, and
 // that rank launches.
 TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
-  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --isl 8192 --osl 256 ";
-  const RunResult ranked = RunShardwise(plan + "--engine vllm --json");
+  // A profile (a copy of vLLM 0.18's) that claims context parallelism: plan ranks a cp layout
+  // first for 8k prompts, which vllm serve's flags cannot launch. The built-in profile ranks none.
+  nlohmann::json profile =
+      nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/engines/vllm-0.18.json"));
+  profile["fields"]["context_parallel"]["value"] = true;
+  const std::string path = "/tmp/shardwise_cp_profile_" + std::to_string(::getpid()) + ".json";
+  std::ofstream(path) << profile.dump();
+  const std::string base = "plan --model llama-3.1-8b --cluster dgx-h100 --isl 8192 --osl 256 ";
+  const RunResult builtin = RunShardwise(base + "--engine vllm --json");
+  ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
+  for (const auto& l : builtin.Json()["layouts"]) EXPECT_EQ(l["cp"], 1) << l["layout"];
+  const std::string plan = base + "--engine " + path + " ";
+  const RunResult ranked = RunShardwise(plan + "--json");
   ASSERT_EQ(ranked.exit_code, 0) << ranked.err;
   const auto layouts = ranked.Json()["layouts"];
   ASSERT_NE(layouts[0]["layout"].get<std::string>().find("cp"), std::string::npos) << layouts;

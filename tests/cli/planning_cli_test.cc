@@ -99,6 +99,26 @@ TEST(PlanCli, DefaultsAndJson) {
   EXPECT_EQ(layouts[0]["tp"], 8);
 }
 
+TEST(PlanCli, LongPromptsRankOnlyLayoutsTheEngineLaunches) {
+  // No built-in engine serves context parallelism (--emit refuses cp), so plan ranks none, and
+  // says so; simulate of a cp layout still models it, with a note.
+  const RunResult r = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --gpus 8 --isl 8192 --osl 256 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json out = r.Json();
+  ASSERT_FALSE(out["layouts"].empty());
+  for (const nlohmann::json& l : out["layouts"]) EXPECT_EQ(l["cp"], 1) << l["layout"];
+  EXPECT_NE(out["notes"].dump().find("serves without context parallelism"), std::string::npos);
+  const RunResult sim = RunShardwise(
+      "simulate --model llama-3.1-70b --cluster dgx-h100 --gpus 8 --layout tp4cp2 --isl 8192 "
+      "--osl 256 --concurrency 4 --engine vllm-0.12");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NE(sim.err.find("vllm-0.12 serves without context parallelism, so tp4cp2's cp 2 is "
+                         "modelled"),
+            std::string::npos)
+      << sim.err;
+}
+
 TEST(PlanCli, MoeAcrossNodesPicksExpertParallelism) {
   const RunResult r = RunShardwise(
       "plan --model qwen3-235b-a22b --cluster dgx-h100 --nodes 2 "

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "shardwise/model/catalog.h"
+#include "shardwise/perf/engine.h"
 #include "shardwise/plan/load.h"
 
 namespace shardwise {
@@ -16,7 +17,7 @@ ClusterSpec Nodes(const std::string& name, int64_t nodes) {
 }
 
 TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
-  const auto layouts = EnumerateLayouts(LoadModel("llama-3.1-70b").value(), 16, 1024);
+  const auto layouts = EnumerateLayouts(LoadModel("llama-3.1-70b").value(), 16, 1024, true);
   auto has = [&](const std::string& text) {
     return std::any_of(layouts.begin(), layouts.end(),
                        [&](const Layout& l) { return l.ToString() == text; });
@@ -27,6 +28,43 @@ TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
   EXPECT_TRUE(has("dp16"));
   for (const Layout& l : layouts) EXPECT_EQ(l.gpus(), 16) << l.ToString();
   EXPECT_FALSE(has("cp2tp8"));  // CP only for long prompts
+}
+
+TEST(Enumerate, ContextParallelOnlyForLongPromptsOnAnEngineThatServesIt) {
+  const ModelSpec model = LoadModel("llama-3.1-70b").value();
+  auto with_cp = [&](int64_t prompt_tokens, bool engine_serves_cp) {
+    int64_t n = 0;
+    for (const Layout& l : EnumerateLayouts(model, 8, prompt_tokens, engine_serves_cp)) {
+      n += l.cp > 1 ? 1 : 0;
+    }
+    return n;
+  };
+  EXPECT_GT(with_cp(8192, true), 0);   // tp4cp2, cp8 ...
+  EXPECT_EQ(with_cp(8192, false), 0);  // the engine cannot launch them
+  EXPECT_EQ(with_cp(4096, true), 0);   // short prompts: no CP tried
+}
+
+TEST(Plan, RanksNoContextParallelLayoutForAnEngineWithoutIt) {
+  // Every built-in profile serves without context parallelism (data/engines/*.json), so the
+  // 8,192-token prompts that would try cp rank none, and a note says why.
+  PlanRequest req;
+  req.perf.engine = LoadEngine("trtllm-1.0").value();
+  req.workload.prompt_tokens = 8192;
+  req.workload.output_tokens = 256;
+  const ModelSpec model = LoadModel("llama-3.1-70b").value();
+  auto r = Plan(model, Nodes("dgx-h100", 1), req);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  for (const PlanEntry& e : r->ranked)
+    EXPECT_EQ(e.estimate.layout.cp, 1) << e.estimate.layout.ToString();
+  EXPECT_NE(UnsearchedContextParallelNote(req).find("trtllm-1.0 serves without context "
+                                                    "parallelism"),
+            std::string::npos);
+  // A profile that serves it is searched over cp too, and needs no note.
+  req.perf.engine.context_parallel = true;
+  EXPECT_EQ(UnsearchedContextParallelNote(req), "");
+  req.workload.prompt_tokens = 1024;  // too short to try cp, whatever the engine
+  req.perf.engine.context_parallel = false;
+  EXPECT_EQ(UnsearchedContextParallelNote(req), "");
 }
 
 TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {

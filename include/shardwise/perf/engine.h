@@ -77,6 +77,8 @@ struct EngineProfile {
   // The overlap scheduler: iteration k + 1 is composed as iteration k starts, so a request
   // reaching the scheduler while k runs waits for k + 2 (aggregated and decode pools).
   bool overlap_scheduler = false;
+  // Whether the engine serves layouts with cp > 1 (ring attention over each prompt's slices).
+  bool context_parallel = false;
   // The API server's path from a request's send to the scheduler (HTTP, chat template, IPC),
   // and its tokenization, one prompt at a time (sim/front_end.h).
   double request_path_s = 0;
