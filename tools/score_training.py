@@ -75,7 +75,8 @@ def layout_text(dp, tp, cp, pp, ep):
 
 
 def nemo_command(row, engine):
-    """The `shardwise train` arguments for one NeMo table row, or (None, why) if it cannot run."""
+    """The `shardwise train` arguments for one NeMo table row and the assumption they make (or
+    None), or (None, why) if it cannot run."""
     if row["model"] not in MODELS:
         return None, f"model {row['model']} has no catalog entry"
     if row["system"] not in SYSTEMS:
@@ -88,6 +89,16 @@ def nemo_command(row, engine):
     gpus = int(row["gpus"])
     tp, pp, cp, ep = (int(row[k]) for k in ("tp", "pp", "cp", "ep"))
     dp = gpus // (tp * pp * cp)
+    assumption = None
+    stage = dp * tp * cp
+    if ep > stage and row.get("recipe") != "main" and stage % tp == 0:
+        # NVIDIA prints one EP for a row's two recipes; the second can use more pipeline stages
+        # than the EP fits in (25.09 GB200 DeepSeek-V3 FP8-MX: PP 8 leaves 32 ranks a stage, EP
+        # 64). Its EP is taken as the stage's ranks, as 25.11's GB200 FP8-MX recipe of that
+        # model runs EP 32 at PP 8.
+        assumption = (f"a second recipe's EP as its stage's {stage} ranks (the table prints the "
+                      f"first recipe's EP {ep}, more than PP {pp} leaves a stage)")
+        ep = stage
     vp = int(row["vp"] or 1)
     fsdp = int(row["fsdp"] or 0)
     nodes = -(-gpus // per_node)
@@ -103,7 +114,7 @@ def nemo_command(row, engine):
         args.append("--moe-token-drop")
     if mtp:
         args += ["--mtp-layers", str(mtp)]
-    return args, None
+    return args, assumption
 
 
 def sc21_command(row):
@@ -124,13 +135,15 @@ def read_rows(csv_dir, table, recipes, engine):
             for r in csv.DictReader(f):
                 if recipes == "main" and r["recipe"] != "main":
                     continue
-                args, why = nemo_command(r, engine)
+                args, note = nemo_command(r, engine)
+                why, assumption = (note, None) if args is None else (None, note)
                 rows.append({
                     "table": f"NeMo {r['container']}", "system": r["system"],
                     "model": r["model"] + (f" ({r['moe']})" if r.get("moe") == "tokendrop" else ""),
                     "precision": r["precision"], "recipe": r["recipe"],
                     "measured": float(r["tokens_per_s_per_gpu"]), "metric": "tokens/s/GPU",
-                    "key": "tokens_per_s_per_gpu", "args": args, "why": why})
+                    "key": "tokens_per_s_per_gpu", "args": args, "why": why,
+                    "assumption": assumption})
     if table in ("sc21", "all"):
         with open(os.path.join(csv_dir, SC21_CSV), newline="") as f:
             for r in csv.DictReader(f):
@@ -255,6 +268,10 @@ def main():
         for name in sorted(groups):
             print(f"{field} {name}: {summarise(groups[name], a.bound)}")
     print(f"all: {summarise(rows, a.bound)}")
+    assumed = collections.Counter(r["assumption"] for r in rows
+                                  if r.get("assumption") and "error" in r)
+    for text, n in sorted(assumed.items()):
+        print(f"scored with an assumption ({n}): {text}")
     if a.bands:
         ratios = [1 / (1 + r["error"]) for r in rows if "error" in r]
         low, high = spread(ratios)
