@@ -70,6 +70,13 @@ HARNESSES = {
         # The coefficient of variation of a uniform draw on [r, 1]: (1 - r) / sqrt(12) / mean.
         "length_cv": (1 - RANGE_RATIO) / (12 ** 0.5) / ((1 + RANGE_RATIO) / 2),
         "requests_per_client": 10,
+        # Its launch scripts set no KV-cache format, so an engine stores the cache in its own
+        # default: vLLM's --kv-cache-dtype "auto" uses the model's data type (vLLM engine
+        # arguments: 'If "auto", will use model data type'), bf16 beside FP8 or MXFP4 weights.
+        # The rows say so: Llama-3.1-70B FP8 at TP2 with 64 clients (1k/8k and 8k/1k tokens)
+        # queued for 31 and 59 s; with an fp8 cache the model holds all 64 (TTFT 0.3 and 4.3 s),
+        # with a bf16 one it queues them (29 s and 55 s) (docs/validation/serving-under-load.md).
+        "kv_by_engine": {"vllm": "bf16"},
     },
 }
 
@@ -134,14 +141,18 @@ def engine_profile(backend, version):
 
 
 def weight_format(row):
-    """The weight format shardwise computes with, and the KV format the engine serves."""
+    """The weight format shardwise computes with, and the KV format the engine serves: the
+    data's rule (FP8 and FP4 checkpoints serve an fp8 cache, serving-h100.md) unless the row's
+    harness launched the engine with its own default (HARNESSES' kv_by_engine)."""
     p = row["precision"]
+    harness = harness_of(row) or {}
+    harness_kv = harness.get("kv_by_engine", {}).get(row.get("backend", "").lower())
     if p == "fp8":
-        return "fp8", "fp8"
+        return "fp8", harness_kv or "fp8"
     if p == "fp4":
         # gpt-oss ships MXFP4 MoE weights (the row's 'nvfp4' label is the dump's); on Hopper the
         # engines dequantise them to bf16 (no FP4 tensor cores). FP4 checkpoints serve fp8 KV.
-        return "mxfp4", "fp8"
+        return "mxfp4", harness_kv or "fp8"
     return "bf16", "bf16"
 
 

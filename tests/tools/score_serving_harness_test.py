@@ -32,6 +32,15 @@ check("AIConfigurator workload", score_serving.workload_args(row, 8),
       ["--isl", "1024", "--osl", "128"])
 check("AIConfigurator mean output", score_serving.mean_output_tokens(row), 128)
 
+# KV format: the data's rule (an FP8 or FP4 checkpoint serves an fp8 cache) unless InferenceX
+# launched the engine, whose vLLM keeps its default "auto": the model's data type, bf16.
+for backend, source, precision, want in [
+        ("vllm", INFERENCEX, "fp8", ("fp8", "bf16")), ("vllm", INFERENCEX, "fp4", ("mxfp4", "bf16")),
+        ("vllm", AICONFIGURATOR, "fp8", ("fp8", "fp8")), ("trtllm", DB_DUMP, "fp8", ("fp8", "fp8")),
+        ("vllm", INFERENCEX, "", ("bf16", "bf16"))]:
+    row = {"backend": backend, "silicon_data_source": source, "precision": precision}
+    check(f"KV of {backend} {precision!r} {source[:12]}", score_serving.weight_format(row), want)
+
 # Engine profiles (data/engines/): vllm-0.12 and vllm-0.18, trtllm-1.0, sglang-0.5. The newest at
 # or below the row's version; the oldest for an older or unrecorded one.
 for backend, version, want in [("vllm", "0.18.0", "vllm-0.18"), ("vllm", "0.20.1", "vllm-0.18"),
