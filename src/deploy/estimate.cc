@@ -132,8 +132,8 @@ std::string ContextParallelNote(const Layout& layout, const EngineProfile& engin
   if (layout.cp == 1 || engine.context_parallel) return "";
   return fmt::format(
       "{} serves without context parallelism, so {}'s cp {} is modelled as an engine with ring "
-      "attention over the prompt would run it; --emit refuses it, and plan ranks no cp layout for "
-      "{}",
+      "attention over the prompt would run it; --emit refuses it, and plan's own search leaves cp "
+      "layouts out for {}",
       engine.name, layout.ToString(), layout.cp, engine.name);
 }
 
