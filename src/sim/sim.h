@@ -90,6 +90,9 @@ class Sim {
 
   void StartStep(int64_t index);
 
+  // Each sequence's gap since its previous token, for the decode iteration ending at `done_s`.
+  void RecordInterTokenGaps(Replica& rep, double done_s);
+
   // Request `id` leaves replica `rep`: it releases what admission reserved there.
   void Leave(Replica& rep, const Request& r);
 

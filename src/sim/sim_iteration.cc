@@ -32,6 +32,7 @@ bool Sim::Preempt(Replica& rep) {
     Request& r = requests_[id];
     if (r.done || !r.admitted) continue;
     const int64_t generated = 1 + (rep.decode_steps - r.join_step);
+    if (r.join_step == rep.decode_steps && !rep.joined_s.empty()) rep.joined_s.pop_back();
     rep.sum_base -= static_cast<double>(r.prompt + 1 - r.join_step);
     --rep.decoding;
     r.prompt += generated;  // the tokens so far are prefilled again
@@ -76,6 +77,7 @@ void Sim::AdmitTransferred(Replica& rep, double cutoff_s) {
 void Sim::JoinDecode(Replica& rep, int64_t id) {
   Request& r = requests_[id];
   r.join_step = rep.decode_steps;
+  rep.joined_s.push_back(now_);  // its first token: the next decode iteration's gap starts here
   ++rep.decoding;
   rep.sum_base += static_cast<double>(r.prompt + 1 - r.join_step);
   rep.decode_lifo.push_back(id);
@@ -184,9 +186,24 @@ void Sim::StartStep(int64_t index) {
     free_s = done_s;
   }
   ++result_.steps;
-  if (rep.step_decode > 0 && InWindow()) result_.itl_s.Add(done_s - now_, rep.step_decode);
+  if (rep.step_decode > 0) RecordInterTokenGaps(rep, done_s);
   Push(done_s, EventKind::kStepDone, index);
   Touch(rep);
+}
+
+// The gap each sequence of the decode iteration ending at `done_s` sees since its previous
+// token: from the end of the last iteration that carried decodes for those that were in it,
+// from their first token for those that joined since. Iterations without decodes in between
+// (a prefill-first engine's prompt iterations) stall them, and the gap counts the stall.
+void Sim::RecordInterTokenGaps(Replica& rep, double done_s) {
+  const double joined = static_cast<double>(rep.joined_s.size());
+  if (InWindow()) {
+    const double continuing = rep.step_decode - joined;
+    if (continuing > 0) result_.itl_s.Add(done_s - rep.last_decode_done_s, continuing);
+    for (const double first_token_s : rep.joined_s) result_.itl_s.Add(done_s - first_token_s, 1);
+  }
+  rep.joined_s.clear();
+  rep.last_decode_done_s = done_s;
 }
 
 // Request `id` leaves replica `rep`: it releases what admission reserved there.

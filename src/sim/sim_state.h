@@ -50,6 +50,10 @@ struct Replica {
   bool busy = false;
   double step_start_s = 0;  // when the iteration in progress (or the last one) started
   double kv_used = 0;       // KV tokens in use when last counted into the total (Sim::Touch)
+  // Inter-token gaps: when the last iteration that carried decodes ends, and the first-token
+  // times of the sequences that joined the decode set since (their gap runs from there).
+  double last_decode_done_s = 0;
+  std::vector<double> joined_s;
   // The iteration in progress.
   double step_decode = 0;
   std::vector<std::pair<int64_t, int64_t>> step_prefill;  // (request, tokens) this iteration
