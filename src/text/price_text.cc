@@ -33,7 +33,10 @@ std::string PointLine(const api::PriceReport& rep) {
         limits += fmt::format("{}{} {} <= {}", limits.empty() ? "" : ", ", rep.slo.PercentileName(),
                               name, FormatSeconds(limit));
       }
-      how = fmt::format("the most clients within the SLOs ({})", limits);
+      how = fmt::format(
+          "the most closed-loop clients within the SLOs ({}; requests arriving at random at the "
+          "same rate queue longer: price --rate R, or recommend, weighs Poisson arrivals)",
+          limits);
       break;
     }
     case api::PricedAt::kBestBatch:

@@ -45,6 +45,11 @@ TEST(Reproductions, PriceTakesSlosAndPricesThePointThatMeetsThem) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("p99 TTFT"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("tokens/s per user"), std::string::npos) << text.out;
+  // And under which load: closed-loop clients, which queue less than recommend's Poisson
+  // arrivals at the same rate (a user comparing the two was told both were "the most load").
+  EXPECT_NE(text.out.find("the most closed-loop clients within the SLOs"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Poisson"), std::string::npos) << text.out;
 }
 
 TEST(Reproductions, PromptsBeyondTheContextAreRefusedEverywhere) {
