@@ -119,6 +119,10 @@ nlohmann::json ToJson(const RecommendReport& rep) {
   const std::optional<size_t> held = rep.holds_across_bands;
   nlohmann::json names = nlohmann::json::array();
   for (const NamedCluster& c : rep.clusters) names.push_back(c.name);
+  nlohmann::json unsimulated = nlohmann::json::array();
+  for (const auto& [cluster, why] : rep.result.unsimulated) {
+    unsimulated.push_back({{"cluster", cluster}, {"why", why}});
+  }
   const RecommendCandidate& best = *rep.result.best;
   return {{"schema_version", kSchemaVersion},
           {"command", "recommend"},
@@ -127,6 +131,7 @@ nlohmann::json ToJson(const RecommendReport& rep) {
           {"gpu", best.deployment.decode().cluster.gpu.name},
           {"usd_per_gpu_hour", best.deployment.decode().cluster.gpu.usd_per_gpu_hour},
           {"clusters_considered", names},
+          {"clusters_not_simulated", unsimulated},
           {"objective", req.objective == RecommendObjective::kCost ? "cost" : "gpus"},
           {"mode", req.rate_per_s > 0 ? "fewest_gpus" : "most_load"},
           {"isl", req.plan.workload.prompt_tokens},

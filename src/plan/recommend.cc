@@ -398,6 +398,17 @@ StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const Named
                                          : search.VerifyAggregated(c));
   }
   if (out.best) SW_RETURN_IF_ERROR(search.AsPlanWould(clusters));
+  for (const NamedCluster& cluster : clusters) {
+    const auto simulated = [&](const RecommendCandidate& t) { return t.cluster == cluster.name; };
+    if (std::any_of(out.tried.begin(), out.tried.end(), simulated)) continue;
+    const bool had = std::any_of(candidates.begin(), candidates.end(),
+                                 [&](const Candidate& c) { return c.cluster == &cluster; });
+    out.unsimulated.emplace_back(
+        cluster.name,
+        !had      ? "none of its layouts fits and meets the SLOs unloaded"
+        : by_cost ? "none of its candidates costs less an hour than the answer"
+                  : "none of its candidates needs fewer GPUs than the answer, or as many for less");
+  }
   return out;
 }
 

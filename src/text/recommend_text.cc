@@ -50,7 +50,12 @@ std::string Candidates(const api::RecommendReport& rep) {
     if (several) row.insert(row.begin(), c.cluster);
     table.AddRow(row);
   }
-  return table.Render() + "\n";
+  std::string out = table.Render();
+  if (rep.request.rate_per_s > 0) out += "(candidates in the order simulated)\n";
+  for (const auto& [cluster, why] : rep.result.unsimulated) {
+    out += fmt::format("{}: none simulated: {}\n", cluster, why);
+  }
+  return out + "\n";
 }
 
 // Where the answer's stated band reaches past an SLO at the rate: by how much, and the
@@ -93,6 +98,20 @@ std::string BandNote(const api::RecommendReport& rep) {
                    FormatSeconds(reach.tpot_s), c.point->usd_per_mtok_output);
 }
 
+// What the answer is: the fewest GPUs (or the cheapest deployment) for the rate, or each
+// cluster's most load.
+std::string Question(const api::RecommendReport& rep) {
+  const shardwise::RecommendRequest& req = rep.request;
+  const bool by_cost = req.objective == RecommendObjective::kCost;
+  if (req.rate_per_s <= 0) {
+    return std::string("most load each cluster serves") +
+           (by_cost ? "; the cheapest per million output tokens answers" : "");
+  }
+  return fmt::format("{} for {:g} requests/s (Poisson, at the steady state)",
+                     by_cost ? "the cheapest per million output tokens" : "fewest GPUs",
+                     req.rate_per_s);
+}
+
 }  // namespace
 
 std::string RecommendText(const api::RecommendReport& rep) {
@@ -104,19 +123,13 @@ std::string RecommendText(const api::RecommendReport& rep) {
       where += (where.empty() ? "" : ", ") + c.node.gpu.name;
     }
   }
-  const bool forward = req.rate_per_s > 0;
   std::string out = fmt::format(
-      "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}{}; "
-      "{} in {}\n\n",
+      "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}; {} "
+      "in {}\n\n",
       rep.model.name, where, req.plan.workload.prompt_tokens, req.plan.workload.output_tokens,
       slo.PercentileName(), FormatSeconds(slo.max_ttft_s), FormatSeconds(slo.max_tpot_s),
-      forward ? fmt::format("fewest GPUs for {:g} requests/s (Poisson, at the steady state)",
-                            req.rate_per_s)
-              : std::string("most load each cluster serves"),
-      req.objective == RecommendObjective::kCost
-          ? "; ranked by $ per million output tokens at that load"
-          : "",
-      Counted(rep.result.simulations, "simulation", "simulations"), FormatSeconds(rep.elapsed_s));
+      Question(rep), Counted(rep.result.simulations, "simulation", "simulations"),
+      FormatSeconds(rep.elapsed_s));
   out += Candidates(rep);
   const RecommendCandidate& b = *rep.result.best;
   out += fmt::format(

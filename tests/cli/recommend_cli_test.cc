@@ -215,6 +215,31 @@ TEST(RecommendCli, TwoGpuTypesCompared) {
   EXPECT_NEAR(rec["usd_per_mtok_output"].get<double>(), std::min(h100_usd, a100_usd), 1e-12);
 }
 
+TEST(RecommendCli, AClusterNeverSimulatedSaysWhy) {
+  // Qwen3-32B at 10 requests/s on three GPU types by cost: the A100s were never simulated, since
+  // none of their candidates costs less an hour than the answer. The A100s' own answer, run
+  // alone, costs more per million tokens at the same rate than the three-cluster answer.
+  const std::string load =
+      " --model qwen3-32b --rate 10 --max-ttft-ms 2000 --max-tpot-ms 50 --objective cost";
+  const RunResult all = RunShardwise("recommend --cluster dgx-h100,dgx-h200,dgx-a100" + load);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("dgx-a100: none simulated: none of its candidates costs less an hour "
+                         "than the answer"),
+            std::string::npos)
+      << all.out;
+  const RunResult json =
+      RunShardwise("recommend --cluster dgx-h100,dgx-h200,dgx-a100" + load + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = json.Json();
+  ASSERT_EQ(j["clusters_not_simulated"].size(), 1u) << j["clusters_not_simulated"];
+  EXPECT_EQ(j["clusters_not_simulated"][0]["cluster"], "dgx-a100");
+  for (const auto& c : j["candidates"]) EXPECT_NE(c["cluster"], "dgx-a100");
+  const RunResult a100 = RunShardwise("recommend --cluster dgx-a100" + load + " --json");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_GT(a100.Json()["recommendation"]["usd_per_mtok_output"].get<double>(),
+            j["recommendation"]["usd_per_mtok_output"].get<double>());
+}
+
 TEST(PlanCli, CostObjectivePointsToRecommend) {
   // On one cluster cost and throughput rank layouts alike ($/token = $/GPU-s / tokens/s/GPU);
   // plan says so rather than pretending to a different answer.

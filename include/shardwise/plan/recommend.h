@@ -75,6 +75,8 @@ struct RecommendCandidate {
 struct Recommendation {
   std::vector<RecommendCandidate> tried;  // every simulated candidate, in order
   std::optional<RecommendCandidate> best;
+  // The clusters none of whose candidates was simulated, and why: (cluster, reason).
+  std::vector<std::pair<std::string, std::string>> unsimulated;
   int64_t simulations = 0;
   // The lowest unloaded TTFT and TPOT of any aggregated layout that fits (infinite: none fits),
   // so an SLO no layout meets even unloaded says which limit binds and by how much.
