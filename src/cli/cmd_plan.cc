@@ -57,9 +57,9 @@ void PrintRanked(const api::PlanReport& rep) {
   const std::string pct = req.slo.PercentileName();
   std::cout << LoadLine(req)
             << fmt::format(
-                   "; TTFT and TPOT simulated at that load, at {} and mean "
-                   "(bands in --json)\n",
-                   pct);
+                   "; TTFT and TPOT simulated at that load, at {} and mean (bands in "
+                   "--json); {}\n",
+                   pct, RankingPhrase(req.objective));
   Table table({"#", "layout", "batch", "in flight", "TTFT " + pct, "TTFT mean", "TPOT " + pct,
                "TPOT mean", "tok/s/user", "tok/s", "tok/s/GPU", "$/Mtok out", "J/tok", "mem/GPU",
                "bound"});
@@ -111,8 +111,9 @@ void PrintText(const api::PlanReport& rep) {
   for (size_t i = 0; i < ranked.size(); ++i) {
     std::cout << fmt::format("  {}. {}\n", i + 1, ranked[i].why);
   }
-  std::cout << "\nPareto front (no point is both faster per user and more productive per GPU):\n";
-  Table pareto({"layout", "batch", "tok/s/user", "tok/s/GPU", "TPOT"});
+  std::cout << "\nPareto front of the step model, unsimulated (TPOT: one decode step at the "
+               "batch; no point is both faster per user and more productive per GPU):\n";
+  Table pareto({"layout", "batch", "tok/s/user", "tok/s/GPU", "TPOT (step)"});
   pareto.SetLeftAligned({0});
   for (const PlanEntry& p : rep.result.pareto) {
     const StepEstimate& e = p.estimate;

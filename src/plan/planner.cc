@@ -327,9 +327,9 @@ std::string Why(const ClusterSpec& c, const PlanEntry& entry, const PlanRequest&
   std::string goal = objective == Objective::kLatency
                          ? fmt::format("{:.0f} tokens/s per user", e.output_tokens_per_s_per_user)
                          : fmt::format("{:.0f} tokens/s per GPU", e.output_tokens_per_s_per_gpu);
-  std::string line = fmt::format("{}: {}; {} at batch {}; decode bound by {} ({:.0f}%)",
-                                 e.layout.ToString(), PlacementPhrase(c, e.layout), goal,
-                                 e.workload.batch, e.bound, 100 * top / d.total_s);
+  std::string line = fmt::format(
+      "{}: {}; {} at batch {} by the step model; decode bound by {} ({:.0f}%)", e.layout.ToString(),
+      PlacementPhrase(c, e.layout), goal, e.workload.batch, e.bound, 100 * top / d.total_s);
   if (!entry.limited_by.empty()) line += "; batch capped by " + entry.limited_by;
   if (d.ep_algorithm) line += "; " + EpPhrase(e, entry.ep);
   if (e.over_parallelised) line += "; over-parallelised TP";
@@ -380,6 +380,13 @@ std::string_view ObjectiveName(Objective objective) {
       return "cost";
   }
   return "?";
+}
+
+std::string RankingPhrase(Objective objective) {
+  return objective == Objective::kLatency
+             ? "ranked by TPOT at load"
+             : fmt::format("ranked by tok/s/GPU at load, those within {:g}% by TPOT",
+                           100 * kRankTieFraction);
 }
 
 std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p) {

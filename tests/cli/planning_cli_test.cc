@@ -83,6 +83,11 @@ TEST(PlanCli, DefaultsAndJson) {
   const RunResult text = RunShardwise("plan");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("Pareto front"), std::string::npos);
+  // The table says how it ranks, and the front that it is the step model's, not the simulation's.
+  EXPECT_NE(text.out.find("ranked by tok/s/GPU at load, those within 2% by TPOT"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("Pareto front of the step model, unsimulated"), std::string::npos);
   EXPECT_NE(text.out.find("why:"), std::string::npos);
   const RunResult r = RunShardwise(
       "plan --model llama-3.1-70b --cluster dgx-h100 --nodes 2 "

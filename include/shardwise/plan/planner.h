@@ -33,6 +33,8 @@ std::string_view ObjectiveName(Objective objective);
 // goes first).
 inline constexpr double kRankTieFraction = 0.02;
 std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p);
+// RankKey in words, for the tables that rank by it.
+std::string RankingPhrase(Objective objective);
 
 struct PlanRequest {
   Workload workload;  // prompt and output lengths; the batch is chosen by the planner
