@@ -157,10 +157,11 @@ std::vector<std::string> VllmArgs(const LaunchInputs& in, const PoolLaunch& pool
     a.push_back("--async-scheduling");
   } else if (pool.async_scheduling) {
     notes += fmt::format(
-        "# The prediction assumed asynchronous scheduling; {} runs it without pipeline "
-        "parallelism and speculative decoding only: expect each prompt's first token about one "
-        "iteration sooner.\n",
-        EngineRelease(Engine::kVllm));
+        "# The prediction assumed asynchronous scheduling, which {} runs only without pipeline "
+        "parallelism or speculative decoding; this launch has {}, so it schedules synchronously: "
+        "expect each prompt's first token about one iteration sooner than predicted.\n",
+        EngineRelease(Engine::kVllm),
+        l.pp > 1 ? fmt::format("pipeline parallelism (pp {})", l.pp) : "speculative decoding");
   }
   a.push_back(fmt::format("--max-model-len {}", in.max_model_len));
   if (in.kv_dtype == Dtype::kFp8) a.push_back("--kv-cache-dtype fp8");

@@ -142,6 +142,10 @@ TEST(LaunchOverrides, AsyncSchedulingAsTheProfilePredicted) {
   EXPECT_EQ(pp.out.find("--async-scheduling"), std::string::npos) << pp.out;
   EXPECT_NE(pp.out.find("# The prediction assumed asynchronous scheduling"), std::string::npos)
       << pp.out;
+  EXPECT_NE(pp.out.find("this launch has pipeline parallelism (pp 2), so it schedules "
+                        "synchronously"),
+            std::string::npos)
+      << pp.out;
 }
 
 // --emit ENGINE models the engine launched unless --engine names another: the launch carried
