@@ -76,6 +76,7 @@ HARNESSES = {
         # The rows say so: Llama-3.1-70B FP8 at TP2 with 64 clients (1k/8k and 8k/1k tokens)
         # queued for 31 and 59 s; with an fp8 cache the model holds all 64 (TTFT 0.3 and 4.3 s),
         # with a bf16 one it queues them (29 s and 55 s) (docs/validation/serving-under-load.md).
+        # Its SGLang and TensorRT-LLM rows (disaggregated DeepSeek-R1) keep the rule: none tells.
         "kv_by_engine": {"vllm": "bf16"},
     },
 }

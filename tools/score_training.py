@@ -91,7 +91,7 @@ def nemo_command(row, engine):
     dp = gpus // (tp * pp * cp)
     assumption = None
     stage = dp * tp * cp
-    if ep > stage and row.get("recipe") != "main" and stage % tp == 0:
+    if ep > stage and row.get("recipe") != "main":
         # NVIDIA prints one EP for a row's two recipes; the second can use more pipeline stages
         # than the EP fits in (25.09 GB200 DeepSeek-V3 FP8-MX: PP 8 leaves 32 ranks a stage, EP
         # 64). Its EP is taken as the stage's ranks, as 25.11's GB200 FP8-MX recipe of that
@@ -188,7 +188,8 @@ def print_rows(rows, markdown):
     for r in rows:
         scale = 1e12 if r["metric"] == "FLOP/s/GPU" else 1
         unit = " TFLOP/s" if scale > 1 else ""
-        label = r["precision"] + (" (alt)" if r["recipe"] != "main" else "")
+        label = r["precision"] + (" (alt)" if r["recipe"] != "main" else "") + \
+            (" (assumed EP)" if r.get("assumption") else "")
         if "error" not in r:
             cells = [r["table"], r["system"], r["model"], label,
                      f"{r['measured'] / scale:,.0f}{unit}", "-", f"not expressed: {r['why']}"]

@@ -144,7 +144,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   }
   rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
-  if (std::string cp = UnsearchedContextParallelNote(req); !cp.empty()) {
+  if (std::string cp = UnsearchedContextParallelNote(req, rep.cluster.num_gpus); !cp.empty()) {
     rep.notes.push_back(std::move(cp));
   }
   if (req.only_layout) {

@@ -172,7 +172,7 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
       rep.notes.push_back(std::move(note));
     }
   }
-  if (std::string cp = UnsearchedContextParallelNote(req.plan); !cp.empty()) {
+  if (std::string cp = UnsearchedContextParallelNote(req.plan, req.max_gpus); !cp.empty()) {
     rep.notes.push_back(std::move(cp));
   }
   const auto start = std::chrono::steady_clock::now();

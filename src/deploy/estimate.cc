@@ -133,8 +133,8 @@ std::string ContextParallelNote(const Layout& layout, const EngineProfile& engin
   return fmt::format(
       "{} serves without context parallelism, so {}'s cp {} is modelled as an engine with ring "
       "attention over the prompt would run it; --emit refuses it, and plan's own search leaves cp "
-      "layouts out for {}",
-      engine.name, layout.ToString(), layout.cp, engine.name);
+      "layouts out",
+      engine.name, layout.ToString(), layout.cp);
 }
 
 void AddDeploymentNotes(const Deployment& d, std::vector<std::string>& notes) {

@@ -185,9 +185,8 @@ StatusOr<std::optional<DisaggPlanEntry>> PlanDisaggregated(const ModelSpec& mode
 
 std::vector<Layout> WorkerLayouts(const ModelSpec& model, int64_t gpus, const PlanRequest& req) {
   std::vector<Layout> out;
-  for (const Layout& l :
-       EnumerateLayouts(model, gpus, req.workload.prompt_tokens, req.perf.engine.context_parallel,
-                        req.perf.redundant_experts)) {
+  for (const Layout& l : EnumerateLayouts(model, gpus, req.workload.prompt_tokens, req.perf.engine,
+                                          req.perf.redundant_experts)) {
     if (l.Replicas() == 1) out.push_back(l);
   }
   return out;

@@ -400,12 +400,10 @@ std::pair<double, double> RankKey(Objective objective, const OperatingPoint& p) 
   return {bucket, -p.tpot.at_slo_s};
 }
 
-bool SearchesContextParallel(int64_t prompt_tokens) { return prompt_tokens >= kMinPromptForCp; }
-
-std::string UnsearchedContextParallelNote(const PlanRequest& request) {
+std::string UnsearchedContextParallelNote(const PlanRequest& request, int64_t gpus) {
   const EngineProfile& engine = request.perf.engine;
-  if (request.only_layout || engine.context_parallel ||
-      !SearchesContextParallel(request.workload.prompt_tokens)) {
+  if (request.only_layout || engine.context_parallel || gpus < 2 ||
+      request.workload.prompt_tokens < kMinPromptForCp) {
     return "";
   }
   return fmt::format(
@@ -415,9 +413,9 @@ std::string UnsearchedContextParallelNote(const PlanRequest& request) {
 }
 
 std::vector<Layout> EnumerateLayouts(const ModelSpec& m, int64_t gpus, int64_t prompt_tokens,
-                                     bool context_parallel, int64_t redundant_experts) {
+                                     const EngineProfile& engine, int64_t redundant_experts) {
   std::vector<Layout> out;
-  const int64_t max_cp = context_parallel && SearchesContextParallel(prompt_tokens) ? kMaxCp : 1;
+  const int64_t max_cp = engine.context_parallel && prompt_tokens >= kMinPromptForCp ? kMaxCp : 1;
   for (int64_t tp : Divisors(gpus)) {
     for (int64_t cp = 1; cp <= max_cp && gpus % (tp * cp) == 0; cp *= 2) {
       for (int64_t pp : Divisors(gpus / (tp * cp))) {
@@ -464,10 +462,9 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
   double least_short = std::numeric_limits<double>::infinity();
   std::string least_short_layout;
   const std::vector<Layout> layouts =
-      req.only_layout
-          ? std::vector<Layout>{*req.only_layout}
-          : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens,
-                             req.perf.engine.context_parallel, req.perf.redundant_experts);
+      req.only_layout ? std::vector<Layout>{*req.only_layout}
+                      : EnumerateLayouts(model, cluster.num_gpus, req.workload.prompt_tokens,
+                                         req.perf.engine, req.perf.redundant_experts);
   for (const Layout& layout : layouts) {
     ++result.layouts_considered;
     std::optional<PlanEntry> best;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -191,9 +192,9 @@ TEST(LaunchOverrides, TrtllmSaysWhichPromptsItRefuses) {
       << dp.out;
 }
 
-// The plan's best layout for 8,192-token prompts splits the context (cp), which no engine's
-// serving path runs: --emit's refusal names the best ranked layout the engine does run, and
-// that rank launches.
+// A profile that claims context parallelism ranks a cp layout first for 8,192-token prompts,
+// which no engine's launch flags run: --emit's refusal names the best ranked layout the engine
+// does run, and that rank launches.
 TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
   // A profile (a copy of vLLM 0.18's) that claims context parallelism: plan ranks a cp layout
   // first for 8k prompts, which vllm serve's flags cannot launch. The built-in profile ranks none.
@@ -230,6 +231,7 @@ TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
   ASSERT_EQ(launched.exit_code, 0) << launched.err;
   EXPECT_NE(launched.out.find("launch " + layout + " with vLLM"), std::string::npos)
       << launched.out;
+  std::remove(path.c_str());
 }
 
 TEST(LaunchOverrides, BadInput) {

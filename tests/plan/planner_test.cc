@@ -17,7 +17,9 @@ ClusterSpec Nodes(const std::string& name, int64_t nodes) {
 }
 
 TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
-  const auto layouts = EnumerateLayouts(LoadModel("llama-3.1-70b").value(), 16, 1024, true);
+  EngineProfile serves_cp;
+  serves_cp.context_parallel = true;
+  const auto layouts = EnumerateLayouts(LoadModel("llama-3.1-70b").value(), 16, 1024, serves_cp);
   auto has = [&](const std::string& text) {
     return std::any_of(layouts.begin(), layouts.end(),
                        [&](const Layout& l) { return l.ToString() == text; });
@@ -27,14 +29,16 @@ TEST(Enumerate, DenseLayoutsOfSixteenGpus) {
   EXPECT_TRUE(has("tp16"));
   EXPECT_TRUE(has("dp16"));
   for (const Layout& l : layouts) EXPECT_EQ(l.gpus(), 16) << l.ToString();
-  EXPECT_FALSE(has("cp2tp8"));  // CP only for long prompts
+  EXPECT_FALSE(has("tp8cp2"));  // CP only for long prompts, even on an engine that serves it
 }
 
 TEST(Enumerate, ContextParallelOnlyForLongPromptsOnAnEngineThatServesIt) {
   const ModelSpec model = LoadModel("llama-3.1-70b").value();
   auto with_cp = [&](int64_t prompt_tokens, bool engine_serves_cp) {
+    EngineProfile engine;
+    engine.context_parallel = engine_serves_cp;
     int64_t n = 0;
-    for (const Layout& l : EnumerateLayouts(model, 8, prompt_tokens, engine_serves_cp)) {
+    for (const Layout& l : EnumerateLayouts(model, 8, prompt_tokens, engine)) {
       n += l.cp > 1 ? 1 : 0;
     }
     return n;
@@ -56,15 +60,16 @@ TEST(Plan, RanksNoContextParallelLayoutForAnEngineWithoutIt) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   for (const PlanEntry& e : r->ranked)
     EXPECT_EQ(e.estimate.layout.cp, 1) << e.estimate.layout.ToString();
-  EXPECT_NE(UnsearchedContextParallelNote(req).find("trtllm-1.0 serves without context "
-                                                    "parallelism"),
+  EXPECT_NE(UnsearchedContextParallelNote(req, 8).find("trtllm-1.0 serves without context "
+                                                       "parallelism"),
             std::string::npos);
+  EXPECT_EQ(UnsearchedContextParallelNote(req, 1), "");  // one GPU holds no cp layout anyway
   // A profile that serves it is searched over cp too, and needs no note.
   req.perf.engine.context_parallel = true;
-  EXPECT_EQ(UnsearchedContextParallelNote(req), "");
+  EXPECT_EQ(UnsearchedContextParallelNote(req, 8), "");
   req.workload.prompt_tokens = 1024;  // too short to try cp, whatever the engine
   req.perf.engine.context_parallel = false;
-  EXPECT_EQ(UnsearchedContextParallelNote(req), "");
+  EXPECT_EQ(UnsearchedContextParallelNote(req, 8), "");
 }
 
 TEST(Plan, Dense70bLatencyKeepsTpInsideANode) {

@@ -77,16 +77,13 @@ struct PlanResult {
 
 // Every layout whose GPUs equal the cluster's and that the model's shape allows, with
 // `redundant_experts` copies in each EP group of the layouts with ep > 1. Layouts with cp > 1
-// only for long prompts, and only where the engine serves them (`context_parallel`).
+// only for long prompts, and only where `engine` serves them (its context_parallel).
 std::vector<Layout> EnumerateLayouts(const ModelSpec& model, int64_t gpus, int64_t prompt_tokens,
-                                     bool context_parallel, int64_t redundant_experts = 0);
-// Whether EnumerateLayouts would try cp > 1 for prompts of `prompt_tokens` on an engine that
-// serves them: what an engine without context parallelism leaves out.
-bool SearchesContextParallel(int64_t prompt_tokens);
-// Why no layout with cp > 1 is ranked for `request`: its prompts are long enough to try them,
-// but its engine serves without context parallelism. Empty otherwise, and when the request
-// asks for one layout.
-std::string UnsearchedContextParallelNote(const PlanRequest& request);
+                                     const EngineProfile& engine, int64_t redundant_experts = 0);
+// Why no layout with cp > 1 is ranked for `request` on up to `gpus` GPUs: its prompts are long
+// enough to try them and the GPUs could hold one, but its engine serves without context
+// parallelism. Empty otherwise, and when the request asks for one layout.
+std::string UnsearchedContextParallelNote(const PlanRequest& request, int64_t gpus);
 
 // The EP settings a layout is tried with: the request's own, or, when it searches them, also
 // the DeepEP-class kernels (auto per phase, fp8 dispatch) without and with two-batch overlap.
