@@ -105,7 +105,8 @@ void EmitOptions::ModelTheLaunched(const CLI::Option* engine_flag, std::string& 
   if (StatusOr<std::string> family = api::ModelledEngine(engine); family.ok()) {
     if (*family != engine_profile) {
       modelled_note = fmt::format(
-          "modelled with {}'s profile, the engine --emit launches (--engine names another)",
+          "modelled with {}'s profile, the engine --emit launches (give --engine to model "
+          "another)",
           *family);
     }
     engine_profile = *family;
