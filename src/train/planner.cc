@@ -238,11 +238,11 @@ std::string WhereItLoses(const TrainEstimate& winner, const TrainEstimate& loser
     if (a[i].second - b[i].second > a[best].second - b[best].second) best = i;
   }
   const auto time = [](double s) { return s > 0 ? FormatSeconds(s) : std::string("none"); };
-  std::string out = fmt::format("loses on {} {} vs {}", b[worst].first, time(a[worst].second),
-                                time(b[worst].second));
+  std::string out = fmt::format("loses on {}: {} against the winner's {}", b[worst].first,
+                                time(b[worst].second), time(a[worst].second));
   if (a[best].second > b[best].second) {
-    out += fmt::format(", gains on {} {} vs {}", b[best].first, time(a[best].second),
-                       time(b[best].second));
+    out += fmt::format(", gains on {}: {} against {}", b[best].first, time(b[best].second),
+                       time(a[best].second));
   }
   return out;
 }

@@ -340,18 +340,24 @@ std::vector<std::pair<std::string, double>> StepParts(const TrainEstimate& e) {
   const double m = static_cast<double>(e.micro_batches);
   const PassTimes& f = e.forward;
   const PassTimes& b = e.backward;
+  // A collective over no group has no link to name.
+  const auto over = [](const std::string& what, const std::string& link) {
+    return link.empty() || link == "-" ? what : what + " (" + link + ")";
+  };
   return {
       {"GEMM FLOP/s", m * (f.gemm_s + b.gemm_s)},
       {"attention", m * (f.attention_s + b.attention_s)},
-      {"HBM bandwidth (element-wise, FP8 casts)", m * (f.memory_s + b.memory_s)},
+      {e.config.dtype == Dtype::kFp8 ? "HBM bandwidth (element-wise, FP8 casts)"
+                                     : "HBM bandwidth (element-wise)",
+       m * (f.memory_s + b.memory_s)},
       {"kernel gaps", m * (f.launch_s + b.launch_s)},
       {"host launches (CPU-bound)", m * e.host_exposed_s},
-      {"TP comm (" + e.tp_link + ")", m * (f.tp_comm_s + b.tp_comm_s)},
+      {over("TP comm", e.tp_link), m * (f.tp_comm_s + b.tp_comm_s)},
       {"EP all-to-all", m * (f.ep_comm_s + b.ep_comm_s)},
       {"CP ring", m * (f.cp_comm_s + b.cp_comm_s)},
       {"PP sends", m * (f.pp_comm_s + b.pp_comm_s)},
       {"pipeline bubble", e.bubble_s},
-      {"DP/ZeRO comm (" + e.dp_link + ")", e.dp_exposed_s},
+      {over("DP/ZeRO comm", e.dp_link), e.dp_exposed_s},
       {"optimizer step", e.optimizer_s},
   };
 }

@@ -321,10 +321,10 @@ TEST(TrainCli, WhySaysWhereTheRunnerUpLosesAndGains) {
     if (-more > a[gains]["time_s"].get<double>() - b[gains]["time_s"].get<double>()) gains = i;
   }
   const std::string why = j["why"];
-  EXPECT_NE(why.find("loses on " + b[loses]["part"].get<std::string>() + " "), std::string::npos)
+  EXPECT_NE(why.find("loses on " + b[loses]["part"].get<std::string>() + ": "), std::string::npos)
       << why;
   if (a[gains]["time_s"].get<double>() > b[gains]["time_s"].get<double>()) {
-    EXPECT_NE(why.find("gains on " + b[gains]["part"].get<std::string>() + " "), std::string::npos)
+    EXPECT_NE(why.find("gains on " + b[gains]["part"].get<std::string>() + ": "), std::string::npos)
         << why;
   }
   EXPECT_EQ(why.find(" 0.0 us"), std::string::npos) << why;  // a part one lacks is "none"
