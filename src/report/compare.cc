@@ -306,12 +306,18 @@ StatusOr<Comparison> CompareResults(const nlohmann::json& result_a,
       c.verdict = better(*head);
       if (cost_decides) c.verdict += " (the GPUs or their prices differ, so cost decides)";
     } else {
+      // Level: the widest difference each way among the tie-breaking metrics, B's first.
       c.verdict = fmt::format("A and B are level on {}", head->metric);
+      const CompareRow* widest[2] = {nullptr, nullptr};  // B better, A better
+      const auto spread = [](const CompareRow& row) { return std::abs(std::log(*row.ratio)); };
       for (const CompareRow& row : c.metrics) {
-        if (row.ratio && row.breaks_ties && !level(row) && row.metric != head->metric) {
-          c.verdict += "; " + better(row);
-          break;
-        }
+        if (!row.ratio || !row.breaks_ties || level(row) || row.metric == head->metric) continue;
+        const bool b_better = row.higher_is_better ? *row.ratio > 1 : *row.ratio < 1;
+        const CompareRow*& w = widest[b_better ? 0 : 1];
+        if (!w || spread(row) > spread(*w)) w = &row;
+      }
+      for (const CompareRow* w : widest) {
+        if (w) c.verdict += "; " + better(*w);
       }
     }
     if (priced_apart && cost == c.metrics.end()) {

@@ -103,6 +103,26 @@ TEST(Compare, ALevelFirstMetricLetsTheNextDecideButNotAWindowsThroughput) {
             "TTFT p50 (s): 2.00x");
 }
 
+TEST(Compare, ALevelFirstMetricNamesTheWidestDifferenceEachWay) {
+  // Level on the billed tokens; B's TTFT p50 is 1.04x worse (0.104 s against 0.100 s) and its
+  // TPOT p99 1.25x better (0.040 s against 0.050 s), its TTFT p99 1.10x better (0.9 s against
+  // 1.0 s). The verdict had named the first that differed (A's TTFT p50); it names B's widest
+  // gain and A's widest, by hand from those ratios.
+  auto simulate = [](double ttft_p50_s, double ttft_p99_s, double tpot_p99_s) {
+    return nlohmann::json{
+        {"schema_version", kSchemaVersion},
+        {"command", "simulate"},
+        {"throughput", {{"billed_output_tokens_per_s", 1280.0}, {"output_tokens_per_s", 1280.0}}},
+        {"ttft_s", {{"p50", ttft_p50_s}, {"p99", ttft_p99_s}}},
+        {"tpot_s", {{"p99", tpot_p99_s}}}};
+  };
+  auto c = CompareResults(simulate(0.100, 1.0, 0.050), simulate(0.104, 0.9, 0.040));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c.value().verdict,
+            "A and B are level on output tokens/s billed (offered when kept up); B is better on "
+            "TPOT p99 (s): 1.25x; A is better on TTFT p50 (s): 1.04x");
+}
+
 TEST(Compare, APlanThatChoseASplitIsComparedOnTheSplit) {
   // Plan A's verdict chose its disaggregated split (2,000 tokens/s per GPU, 6 GPUs) over its
   // ranked aggregated first (1,000): the split's figures are A's.
