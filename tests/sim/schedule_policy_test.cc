@@ -54,25 +54,11 @@ TEST(PrefillSchedule, PrefillFirstPausesDecodesWhilePromptsWait) {
   // Two 512-token prompts, 3 output tokens each, prefill first:
   //   iteration 1: prefill A (512 tokens attending to 256.5 keys each)  -> A's first token
   //   iteration 2: prefill B alone; A does not decode                    -> B's first token
-  //   iterations 3, 4: decode A and B at contexts 513, then 514
-  // TTFT mean (P + 2P) / 2; makespan 2P + D(2, 513) + D(2, 514).
-  Replica rep;
-  rep.config.pools[0].batch.schedule = PrefillFirstSchedule{};
-  const SimResult r = rep.Run(2, 512, 3);
-  ASSERT_EQ(r.requests, 2);
-  const double p = rep.table->PrefillSeconds(512, 256.5);
-  EXPECT_EQ(r.steps, 4);
-  EXPECT_NEAR(r.makespan_s,
-              2 * p + rep.table->DecodeSeconds(2, 513) + rep.table->DecodeSeconds(2, 514), 1e-9);
-  EXPECT_NEAR(r.ttft_s.Mean() / (1.5 * p), 1.0, 0.011);  // 1% histogram buckets
-}
-
-TEST(PrefillSchedule, InterTokenGapsCountThePrefillStall) {
-  // The timeline above: A's first token at P, B's at 2P (A stalls through B's prefill), then
-  // decodes D1 = D(2, 513) and D2 = D(2, 514). Each sequence's gaps: A's second token comes
-  // P + D1 after its first, B's D1 after its own; both third tokens D2 later. Mean ITL
-  // (P + 2 D1 + 2 D2) / 4, which is also the mean TPOT (each request has two gaps), and the
-  // largest gap is A's P + D1, not an iteration's length.
+  //   iterations 3, 4: decode A and B at contexts 513, then 514 (D1 = D(2, 513), D2 = D(2, 514))
+  // TTFT mean (P + 2P) / 2; makespan 2P + D1 + D2. Each sequence's inter-token gaps: A's second
+  // token comes P + D1 after its first (it stalls through B's prefill), B's D1 after its own;
+  // both third tokens D2 later. Mean ITL (P + 2 D1 + 2 D2) / 4, also the mean TPOT (each request
+  // has two gaps), and the largest gap is A's P + D1, not an iteration's length.
   Replica rep;
   rep.config.pools[0].batch.schedule = PrefillFirstSchedule{};
   const SimResult r = rep.Run(2, 512, 3);
@@ -80,6 +66,9 @@ TEST(PrefillSchedule, InterTokenGapsCountThePrefillStall) {
   const double p = rep.table->PrefillSeconds(512, 256.5);
   const double d1 = rep.table->DecodeSeconds(2, 513);
   const double d2 = rep.table->DecodeSeconds(2, 514);
+  EXPECT_EQ(r.steps, 4);
+  EXPECT_NEAR(r.makespan_s, 2 * p + d1 + d2, 1e-9);
+  EXPECT_NEAR(r.ttft_s.Mean() / (1.5 * p), 1.0, 0.011);  // 1% histogram buckets
   EXPECT_NEAR(r.itl_s.Mean() / ((p + 2 * d1 + 2 * d2) / 4), 1.0, 0.011);
   EXPECT_NEAR(r.itl_s.Mean() / r.tpot_s.Mean(), 1.0, 0.011);
   EXPECT_NEAR(r.itl_s.Max() / (p + d1), 1.0, 0.011);
