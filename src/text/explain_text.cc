@@ -43,13 +43,16 @@ std::vector<std::string> PhaseRow(const std::string& name, const PhaseBreakdown&
           FormatSeconds(p.cp_comm_s),
           FormatSeconds(p.pp_comm_s),
           FormatSeconds(p.bubble_s),
+          FormatSeconds(p.launch_s + p.overhead_s),
           FormatSeconds(p.total_s)};
 }
 
 std::string Phases(const std::string& prefill_name, const PhaseBreakdown& prefill,
                    const std::string& decode_name, const PhaseBreakdown& decode) {
-  Table table({"phase", "compute", "memory", "TP comm", "EP comm", "CP comm", "PP comm", "bubble",
-               "total"});
+  // Each operation is FLOP-bound or HBM-bound by its roofline (a decode's usually all HBM);
+  // kernels' fixed times and the engine's host time complete the step.
+  Table table({"phase", "FLOP-bound", "HBM-bound", "TP comm", "EP comm", "CP comm", "PP comm",
+               "bubble", "launch + host", "total"});
   table.AddRow(PhaseRow(prefill_name, prefill));
   table.AddRow(PhaseRow(decode_name, decode));
   return table.Render() + "\n";
