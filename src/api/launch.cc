@@ -165,6 +165,7 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   in.kv_dtype = perf.kv_dtype;
   in.gpu_memory_utilization = perf.gpu_memory_utilization;
   in.gpus_per_host = d.decode().cluster.GpusPerHost();
+  in.profile = perf.engine.name;
   SW_ASSIGN_OR_RETURN(in.max_model_len,
                       MaxModelLen(model, estimate, lengths, overrides.max_model_len));
   in.pool = PoolLaunchOf(d.decode(), estimate.decode().at_batch,

@@ -97,8 +97,9 @@ std::string Header(Engine engine, const LaunchInputs& in) {
   }
   return fmt::format(
       "#!/usr/bin/env bash\n# Written by 'shardwise --emit {}' for {} of {}.\n"
-      "# Flags as documented for {}.\n{}\nset -euo pipefail\n",
-      EngineName(engine), what, in.model, EngineVersion(engine), shape);
+      "# Flags as documented for {}{}.\n{}\nset -euo pipefail\n",
+      EngineName(engine), what, in.model, EngineVersion(engine),
+      in.profile.empty() ? "" : "; predicted with shardwise's " + in.profile + " profile", shape);
 }
 
 std::string CheckpointNote(const LaunchInputs& in) {

@@ -159,6 +159,11 @@ TEST(LaunchOverrides, TheEngineLaunchedIsTheEngineModelled) {
   EXPECT_TRUE(j["engine"].get<std::string>().starts_with("vllm-")) << j["engine"];
   EXPECT_TRUE(j["launch"]["pools"][0]["chunked_prefill"].get<bool>());
   EXPECT_NE(ScriptOf(j).find("--enable-chunked-prefill"), std::string::npos);
+  // The script names the profile the prediction used beside the release its flags follow.
+  EXPECT_NE(ScriptOf(j).find("; predicted with shardwise's " + j["engine"].get<std::string>() +
+                             " profile."),
+            std::string::npos)
+      << ScriptOf(j);
   // recommend alike, and a named engine stays.
   const RunResult rec = RunShardwise(
       "recommend --model llama-3.1-8b --rate 5 --max-ttft-ms 1000 --max-tpot-ms 50 --json "

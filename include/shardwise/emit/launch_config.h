@@ -86,6 +86,7 @@ struct LaunchInputs {
   Dtype kv_dtype = Dtype::kBf16;
   double gpu_memory_utilization = 0.9;
   int64_t gpus_per_host = 8;  // a worker larger than this spans hosts
+  std::string profile;        // the engine profile the prediction used ("vllm-0.18")
 
   bool Disaggregated() const { return prefill_pool.has_value(); }
 };
