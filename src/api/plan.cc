@@ -142,15 +142,12 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
       unsettled += (unsettled.empty() ? "" : ", ") + e.estimate.layout.ToString();
     }
   }
-  rep.notes = FormatNotes(rep.cluster.gpu, req.perf);
+  // The winner's formats and layout (a cp layout asked for with --layout), as simulate notes them.
+  rep.notes.clear();
+  AddDeploymentNotes(rep.winner, rep.notes);
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
   if (std::string cp = UnsearchedContextParallelNote(req, rep.cluster.num_gpus); !cp.empty()) {
     rep.notes.push_back(std::move(cp));
-  }
-  if (req.only_layout) {
-    if (std::string cp = ContextParallelNote(*req.only_layout, req.perf.engine); !cp.empty()) {
-      rep.notes.push_back(std::move(cp));
-    }
   }
   if (!rep.result.unranked.ok()) {
     rep.notes.push_back("the disaggregated split answers alone: " + rep.result.unranked.message());

@@ -63,6 +63,16 @@ Status InPool(const Status& s, const Deployment& d, const Pool& pool) {
       s.field().empty() ? std::string() : fmt::format("{}.{}", PoolRoleName(pool.role), s.field()));
 }
 
+// A cp layout on an engine that serves without context parallelism; empty otherwise.
+std::string ContextParallelNote(const Layout& layout, const EngineProfile& engine) {
+  if (layout.cp == 1 || engine.context_parallel) return "";
+  return fmt::format(
+      "{} serves without context parallelism, so {}'s cp {} is modelled as an engine with ring "
+      "attention over the prompt would run it; --emit refuses it, and plan's own search leaves cp "
+      "layouts out",
+      engine.name, layout.ToString(), layout.cp);
+}
+
 }  // namespace
 
 double PrefillWorkerRequestsPerS(const StepModel& step, int64_t prompt_tokens,
@@ -126,15 +136,6 @@ std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
         DtypeName(compute)));
   }
   return notes;
-}
-
-std::string ContextParallelNote(const Layout& layout, const EngineProfile& engine) {
-  if (layout.cp == 1 || engine.context_parallel) return "";
-  return fmt::format(
-      "{} serves without context parallelism, so {}'s cp {} is modelled as an engine with ring "
-      "attention over the prompt would run it; --emit refuses it, and plan's own search leaves cp "
-      "layouts out",
-      engine.name, layout.ToString(), layout.cp);
 }
 
 void AddDeploymentNotes(const Deployment& d, std::vector<std::string>& notes) {

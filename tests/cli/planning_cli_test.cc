@@ -142,6 +142,13 @@ TEST(PlanCli, LongPromptsRankOnlyLayoutsTheEngineLaunches) {
                          "modelled"),
             std::string::npos)
       << sim.err;
+  // plan of that one layout notes it alike.
+  const RunResult one = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --gpus 8 --layout tp4cp2 --isl 8192 "
+      "--osl 256 --engine vllm-0.12 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.Json()["notes"].dump().find("so tp4cp2's cp 2 is modelled"), std::string::npos)
+      << one.Json()["notes"];
 }
 
 TEST(PlanCli, MoeAcrossNodesPicksExpertParallelism) {

@@ -74,11 +74,9 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
 // Notes the user should see about how the formats run on `gpu`, e.g. fp8 weights on a GPU
 // without fp8 tensor cores run weight-only (stored in fp8, multiplied in bf16). Empty when none.
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& options);
-// A note when `layout` splits prompts by context parallelism on an engine that serves without
-// it: the prediction is what an engine with ring attention would do. Empty otherwise.
-std::string ContextParallelNote(const Layout& layout, const EngineProfile& engine);
-// Appends to `notes` the FormatNotes and ContextParallelNote of each of `d`'s pools that it does
-// not hold yet.
+// Appends to `notes` what it does not hold yet of each of `d`'s pools' FormatNotes, and a note
+// for a pool whose layout splits prompts by context parallelism on an engine that serves
+// without it (the prediction is what an engine with ring attention would do).
 void AddDeploymentNotes(const Deployment& d, std::vector<std::string>& notes);
 
 // The weight formats in words: "bf16", or per module ("experts mxfp4, rest bf16").
