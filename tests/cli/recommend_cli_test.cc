@@ -38,6 +38,13 @@ std::pair<double, double> ReplayedP99(const std::string& saved_json) {
   return {j["ttft_s"]["p99"].get<double>(), j["tpot_s"]["p99"].get<double>()};
 }
 
+// recommend's --json answer to `question` (a command line without --json).
+nlohmann::json AnswerOf(const std::string& question) {
+  const RunResult r = RunShardwise(question + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? r.Json() : nlohmann::json::object();
+}
+
 TEST(RecommendCli, FewestGpusForALoad) {
   const RunResult r = RunShardwise(
       "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 "
@@ -88,7 +95,7 @@ TEST(RecommendCli, DeepSeekR1OnH200HoldsItsSloWhenReplayed) {
   const int gpus = j["deployment"]["gpus"];
   EXPECT_LE(gpus, 24) << j["deployment"]["name"];
   const std::string saved = "/tmp/shardwise_r1_recommend.json";
-  std::ofstream(saved) << r.out;
+  std::ofstream(saved) << j.dump();
   const RunResult replay =
       RunShardwise("simulate --deployment " + saved + " --requests 10000 --json");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
@@ -227,16 +234,12 @@ TEST(RecommendCli, AClusterNeverSimulatedSaysWhy) {
                          "than the answer"),
             std::string::npos)
       << all.out;
-  const RunResult json =
-      RunShardwise("recommend --cluster dgx-h100,dgx-h200,dgx-a100" + load + " --json");
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  const auto j = json.Json();
+  const auto j = AnswerOf("recommend --cluster dgx-h100,dgx-h200,dgx-a100" + load);
   ASSERT_EQ(j["clusters_not_simulated"].size(), 1u) << j["clusters_not_simulated"];
   EXPECT_EQ(j["clusters_not_simulated"][0]["cluster"], "dgx-a100");
   for (const auto& c : j["candidates"]) EXPECT_NE(c["cluster"], "dgx-a100");
-  const RunResult a100 = RunShardwise("recommend --cluster dgx-a100" + load + " --json");
-  ASSERT_EQ(a100.exit_code, 0) << a100.err;
-  EXPECT_GT(a100.Json()["recommendation"]["usd_per_mtok_output"].get<double>(),
+  EXPECT_GT(AnswerOf("recommend --cluster dgx-a100" + load)["recommendation"]["usd_per_mtok_output"]
+                .get<double>(),
             j["recommendation"]["usd_per_mtok_output"].get<double>());
 }
 
@@ -287,9 +290,7 @@ TEST(RecommendCli, AnAnswerWhoseBandCrossesAnSloSaysSoAndNamesOneThatHolds) {
   const std::string question =
       "recommend --model llama-3.1-70b --cluster dgx-h100 --rate 10 --max-ttft-ms 1000 "
       "--max-tpot-ms 50";
-  const RunResult r = RunShardwise(question + " --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = r.Json();
+  const auto j = AnswerOf(question);
   const auto& rec = j["recommendation"];
   EXPECT_LE(rec["tpot_s"]["at_slo"].get<double>(), 0.050);
   EXPECT_NEAR(rec["tpot_s"]["at_slo_high"].get<double>(), Reach(rec["tpot_s"]), 1e-12);
@@ -297,7 +298,7 @@ TEST(RecommendCli, AnAnswerWhoseBandCrossesAnSloSaysSoAndNamesOneThatHolds) {
   EXPECT_FALSE(rec["meets_slo_across_bands"].get<bool>());
   // simulate, replaying the saved answer, states a band that crosses the limit too.
   const std::string saved = "/tmp/shardwise_recommend_band.json";
-  std::ofstream(saved) << r.out;
+  std::ofstream(saved) << j.dump();
   const RunResult replay = RunShardwise("simulate --deployment " + saved + " --json");
   std::remove(saved.c_str());
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
@@ -337,9 +338,7 @@ TEST(RecommendCli, AnAnswerThatHoldsAcrossItsBandNamesNoOther) {
   const std::string question =
       "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 40 --max-ttft-ms 500 "
       "--max-tpot-ms 30";
-  const RunResult r = RunShardwise(question + " --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto j = r.Json();
+  const auto j = AnswerOf(question);
   const auto rec = j["recommendation"];
   EXPECT_LE(Reach(rec["ttft_s"]), 0.5);
   EXPECT_LE(Reach(rec["tpot_s"]), 0.030);
