@@ -17,13 +17,21 @@ length (OSL):
   where the shorter OSL is at most 512: with 1,024 and 8,192 both 1 / (OSL - 1) are tiny and the
   longer rows' slower attention outweighs it.
 
+With --ceiling, a third reading, from the rows at --ceiling-concurrency clients or more: the
+closed loop's throughput C / E2E (requests per second) at its best over every layout and
+concurrency of a measurement set and prompt and output length, how many layouts come within 10%
+of that best, and the best's seconds per request per decoder layer (the model's layers from
+data/models/). A best that several tensor-parallel widths share is not the GPUs' (their work
+falls with the width): a ceiling elsewhere, which a per-layer figure that holds across models
+places in work done per request and layer.
+
 With --binary, P is shardwise's unloaded prefill of one prompt (`simulate --concurrency 1`), and
 the table adds X / ((C - 1) P) and TTFT / P per concurrency band. Measurement noise makes single
 pairs scatter; read the medians. Rows whose id names a narrower layout than their columns (see
 score_serving.py) are read with the id's layout and concurrency.
 
 Usage: tools/closed_loop_diagnostics.py [--csv FILE] [--max-concurrency C] [--pairs]
-       [--binary build/shardwise] [--predictions DETAILS.csv]
+       [--binary build/shardwise] [--predictions DETAILS.csv] [--ceiling [--ceiling-concurrency C]]
 Only the Python standard library is used.
 """
 import argparse
@@ -42,6 +50,7 @@ import score_serving  # noqa: E402  (the same row -> simulate command as the sco
 MAX_SHORT_OSL = 512  # the shorter row of a pair must be this short for X to be read
 LOCKSTEP_BELOW = 0.4  # X / ((C - 1) P) under this reads as lockstep (rough, for the label only)
 OUT_OF_PHASE_ABOVE = 0.75  # and over this as out of phase
+SHARED_BEST = 0.9  # a layout within 10% of the best throughput shares the ceiling
 
 
 def measurement_set(row):
@@ -116,6 +125,45 @@ def read_groups(path, predictions, max_concurrency):
     return groups, repeats
 
 
+def decoder_layers(hf_name):
+    """The catalog model's decoder layers (data/models/<name>.json), or None if not in it."""
+    name = score_serving.MODELS.get(hf_name)
+    path = os.path.join(ROOT, "data", "models", f"{name}.json") if name else ""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f).get("num_hidden_layers")
+
+
+def print_ceilings(path, min_concurrency):
+    """Per measurement set and lengths, the best closed-loop throughput C / E2E over the rows at
+    `min_concurrency` clients or more, the layouts within SHARED_BEST of it, and the best's
+    milliseconds per request per decoder layer."""
+    best = collections.defaultdict(dict)  # (set, isl, osl) -> {layout: requests/s}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            ran = clients_and_layout(r) if r["mode"] == "agg" else None
+            if ran is None or ran[0] < min_concurrency:
+                continue
+            e2e_s = (float(r["silicon_ttft_ms"]) +
+                     (int(r["osl"]) - 1) * float(r["silicon_tpot_ms"])) / 1e3
+            key = (measurement_set(r), int(r["isl"]), int(r["osl"]))
+            layout = "tp{}".format(ran[1][0]) + (f" adp{ran[1][1]}" if ran[1][1] > 1 else "")
+            best[key][layout] = max(best[key].get(layout, 0.0), ran[0] / e2e_s)
+    print(f"closed-loop ceiling: best C / E2E at {min_concurrency} clients or more, the layouts "
+          f"within {100 * (1 - SHARED_BEST):.0f}% of it, and ms per request per decoder layer")
+    print(f"{'engine':7s} {'version':12s} {'model':34s} {'ISL':>5s} {'OSL':>5s} {'best req/s':>10s} "
+          f"{'layouts':>7s} {'ms/req/layer':>12s}  best at")
+    for (mset, isl, osl), by_layout in sorted(best.items(), key=str):
+        top = max(by_layout.values())
+        shared = sum(1 for x in by_layout.values() if x >= SHARED_BEST * top)
+        layers = decoder_layers(mset[2])
+        per_layer = f"{1e3 / (top * layers):12.3f}" if layers else f"{'-':>12s}"
+        where = max(by_layout, key=by_layout.get)
+        print(f"{mset[0]:7s} {mset[1]:12s} {mset[2]:34s} {isl:5d} {osl:5d} {top:10.2f} "
+              f"{shared:3d} of {len(by_layout):<1d} {per_layer}  {where}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -135,7 +183,15 @@ def main():
     ap.add_argument("--predictions", help="a `score_serving.py --details` file: read shardwise's "
                     "predicted TTFT and TPOT in place of the measured ones (is the simulated "
                     "closed loop in the measured regime?)")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="print only the closed-loop throughput ceiling per set and lengths "
+                         "(see above)")
+    ap.add_argument("--ceiling-concurrency", type=int, default=64,
+                    help="--ceiling reads rows at this many clients or more (default %(default)s)")
     args = ap.parse_args()
+    if args.ceiling:
+        print_ceilings(args.csv, args.ceiling_concurrency)
+        return
     groups, repeats = read_groups(args.csv, args.predictions, args.max_concurrency)
     depth = collections.defaultdict(list)
     relative = collections.defaultdict(list)
