@@ -119,7 +119,13 @@ struct SimResult {
   double usd_per_mtok_output = 0;
 
   double OutputTokensPerS() const { return window_s > 0 ? output_tokens / window_s : 0; }
-  double InputTokensPerS() const { return window_s > 0 ? input_tokens / window_s : 0; }
+  // Prompt tokens served per second: the requests served per second times the window's mean
+  // prompt (the arrivals' prompt tokens per second in a steady state, less when the queue grows).
+  double InputTokensPerS() const {
+    return window_arrivals > 0
+               ? RequestsPerS() * input_tokens / static_cast<double>(window_arrivals)
+               : 0;
+  }
   int64_t window_arrivals = 0;  // requests that arrived in the window
   // Requests served per second: the tokens the window emits per second over the tokens its
   // arrivals ask for each (the arrival rate in a steady state, less when the queue grows).
