@@ -8,6 +8,7 @@
 
 #include "shardwise/common/decimal.h"
 #include "shardwise/common/format.h"
+#include "shardwise/model/accounting.h"
 #include "shardwise/perf/expert_loads.h"
 #include "shardwise/perf/moe.h"
 #include "shardwise/perf/speculative.h"
@@ -47,6 +48,12 @@ StatusOr<SpeculativeOptions> Speculative(const Catalog& catalog, const ModelSpec
   StatusOr<SpeculativeMethod> parsed = ParseSpeculativeMethod(name);
   if (!parsed.ok()) return parsed.status().WithField("speculative");
   s.method = *parsed;
+  if (s.method == SpeculativeMethod::kMtp && target.mtp_modules == 0) {
+    return FieldError("speculative",
+                      fmt::format("`speculative` mtp drafts with the model's own multi-token-"
+                                  "prediction layers and {} has none; use eagle or draft:MODEL",
+                                  target.name));
+  }
   if (s.method == SpeculativeMethod::kNone) {
     if (o.spec_tokens != 0 || !o.acceptance.empty()) {
       return FieldError("speculative",
@@ -93,6 +100,16 @@ StatusOr<SpeculativeOptions> Speculative(const Catalog& catalog, const ModelSpec
           fmt::format("draft model {} has a vocabulary of {} tokens, {} has {}; a draft must "
                       "share the target's tokenizer",
                       draft.name, draft.vocab_size, target.name, target.vocab_size));
+    }
+    const int64_t draft_params = CountParams(draft).total;
+    const int64_t target_params = CountParams(target).total;
+    if (draft_params >= target_params) {
+      return FieldError(
+          "speculative",
+          fmt::format("draft model {} has {} parameters, not fewer than {}'s {}; a draft must be "
+                      "a smaller model (e.g. draft:llama-3.1-8b for llama-3.1-70b)",
+                      draft.name, FormatCount(static_cast<double>(draft_params)), target.name,
+                      FormatCount(static_cast<double>(target_params))));
     }
     s.draft_model = std::make_shared<const ModelSpec>(std::move(draft));
   } else if (colon != std::string::npos) {

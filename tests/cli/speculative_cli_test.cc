@@ -65,6 +65,13 @@ TEST(SpeculativeCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise(e + "--speculative eagle"), "needs --acceptance");
   ExpectOneLineError(RunShardwise(e + "--speculative medusa --acceptance 0.8"), "--speculative");
   ExpectOneLineError(RunShardwise(e + "--speculative draft:gpt2 --acceptance 0.8"), "vocabulary");
+  // Llama-3.1-8B's config.json has no num_nextn_predict_layers: no MTP module to draft with
+  // (accepted, it had made the model's decode look 40% faster).
+  ExpectOneLineError(RunShardwise(e + "--speculative mtp --acceptance 0.8"), "has none");
+  ExpectOneLineError(RunShardwise("simulate --speculative mtp --acceptance 0.8"), "has none");
+  // A draft as large as the target (70.55B parameters against 8.03B) is no draft.
+  ExpectOneLineError(RunShardwise(e + "--speculative draft:llama-3.1-70b --acceptance 0.8"),
+                     "a draft must be a smaller model");
 }
 
 }  // namespace
