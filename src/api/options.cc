@@ -120,6 +120,12 @@ StatusOr<SpeculativeOptions> Speculative(const Catalog& catalog, const ModelSpec
   return s;
 }
 
+// The error for a mixture-of-experts option `field` given with a dense `model`.
+Status NeedsMoe(const ModelSpec& model, const std::string& field) {
+  return FieldError(
+      field, fmt::format("`{}` needs a mixture-of-experts model; {} is dense", field, model.name));
+}
+
 // Expert loads, capacity, the EP exchange and overlap, into `p`.
 Status MoeOptions(const ModelSpec& model, const ServingOverrides& o, PerfOptions& p) {
   if (o.expert_imbalance != 0 && !(o.expert_imbalance >= 1 && o.expert_imbalance <= 100)) {
@@ -127,18 +133,14 @@ Status MoeOptions(const ModelSpec& model, const ServingOverrides& o, PerfOptions
         "expert_imbalance",
         fmt::format("`expert_imbalance` must be between 1 and 100, got {:g}", o.expert_imbalance));
   }
+  if (o.expert_imbalance != 0 && !model.is_moe()) return NeedsMoe(model, "expert_imbalance");
   p.expert_imbalance = o.expert_imbalance;
   if (o.redundant_experts < 0 || o.redundant_experts > 1'000'000) {
     return FieldError("redundant_experts",
                       fmt::format("`redundant_experts` must be between 0 and 1,000,000, got {}",
                                   o.redundant_experts));
   }
-  if (o.redundant_experts > 0 && !model.is_moe()) {
-    return FieldError("redundant_experts",
-                      fmt::format("`redundant_experts` ({}) needs a mixture-of-experts model; {} "
-                                  "is dense",
-                                  o.redundant_experts, model.name));
-  }
+  if (o.redundant_experts > 0 && !model.is_moe()) return NeedsMoe(model, "redundant_experts");
   p.redundant_experts = o.redundant_experts;
   if (o.expert_skew && !(*o.expert_skew >= 0 && *o.expert_skew <= 10)) {
     return FieldError("expert_skew",
@@ -146,16 +148,13 @@ Status MoeOptions(const ModelSpec& model, const ServingOverrides& o, PerfOptions
                                   "got {:g}",
                                   *o.expert_skew));
   }
+  if (o.expert_skew && !model.is_moe()) return NeedsMoe(model, "expert_skew");
   p.expert_skew = o.expert_skew;
   if (!o.expert_load.empty()) {
     if (o.expert_skew) {
       return FieldError("expert_load", "give `expert_skew` or `expert_load`, not both");
     }
-    if (!model.is_moe()) {
-      return FieldError("expert_load", fmt::format("`expert_load` needs a mixture-of-experts "
-                                                   "model; {} is dense",
-                                                   model.name));
-    }
+    if (!model.is_moe()) return NeedsMoe(model, "expert_load");
     SW_ASSIGN_OR_RETURN(p.expert_loads, LoadExpertLoads(o.expert_load, model.moe.num_experts));
   }
   if (o.capacity_factor) {
@@ -165,12 +164,7 @@ Status MoeOptions(const ModelSpec& model, const ServingOverrides& o, PerfOptions
                                     "its mean share) and 1000, got {:g}",
                                     *o.capacity_factor));
     }
-    if (!model.is_moe()) {
-      return FieldError("capacity_factor",
-                        fmt::format("`capacity_factor` needs a mixture-of-experts model; {} is "
-                                    "dense",
-                                    model.name));
-    }
+    if (!model.is_moe()) return NeedsMoe(model, "capacity_factor");
     p.capacity_factor = o.capacity_factor;
   }
   if (o.shared_experts != "replicated" && o.shared_experts != "routed") {

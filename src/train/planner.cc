@@ -286,9 +286,12 @@ std::string Remedies(const TrainEstimate& e, const TrainEngine& engine, bool rel
   const double states =
       mem.states.weight_bytes + mem.states.grad_bytes + mem.states.optimizer_bytes;
   if (mem.activation_bytes + mem.buffer_bytes > states) {
-    fixes.push_back(
-        "shorten --seq-len or split the sequence with context parallelism (cp in "
-        "--layout)");
+    fixes.push_back(e.layout.cp > 1
+                        ? fmt::format("shorten --seq-len or split the sequence over more "
+                                      "context-parallel ranks (cp above {} in --layout)",
+                                      e.layout.cp)
+                        : "shorten --seq-len or split the sequence with context parallelism (cp "
+                          "in --layout)");
   }
   std::string out = fixes.front();
   for (size_t i = 1; i < fixes.size(); ++i) {

@@ -57,6 +57,11 @@ TEST(MoeCliErrors, BadPlacementInput) {
   ExpectOneLineError(RunShardwise("explain --model llama-3.1-8b --layout tp1 "
                                   "--redundant-experts 8"),
                      "mixture-of-experts");
+  // The routing options of a mixture-of-experts model, given for a dense one, had been ignored.
+  for (const char* option : {"--expert-imbalance 2", "--expert-skew 1", "--capacity-factor 1.25"}) {
+    ExpectOneLineError(RunShardwise(std::string("simulate --model llama-3.1-8b ") + option),
+                       "needs a mixture-of-experts model; llama-3.1-8b is dense");
+  }
   for (const char* skew : {"nan", "-1", "inf"}) {
     ExpectOneLineError(RunShardwise(std::string("explain --model mixtral-8x7b --layout dp8ep8 "
                                                 "--expert-skew ") +

@@ -344,6 +344,14 @@ TEST(TrainCli, BadValues) {
   // A blank value had read as not given (the catalog's price, the engine's rate).
   ExpectOneLineError(RunShardwise("train --usd-per-gpu-hour ''"), "--usd-per-gpu-hour: is empty");
   ExpectOneLineError(RunShardwise("train --interruption-rate ''"), "--interruption-rate: is empty");
+  // Token dropping is a mixture-of-experts option: on a dense model it had been ignored.
+  ExpectOneLineError(RunShardwise("train --moe-token-drop"),
+                     "--moe-token-drop needs a mixture-of-experts model; llama-3.1-8b is dense");
+  // A context-parallel layout too short for the sequence is told to raise cp, not to add it.
+  const RunResult cp = RunShardwise("train --seq-len 1048576 --layout cp8 --no-sizes");
+  ExpectOneLineError(cp, "does not fit");
+  EXPECT_NE(cp.err.find("more context-parallel ranks (cp above 8 in --layout)"), std::string::npos)
+      << cp.err;
   ExpectOneLineError(RunShardwise("train --engine megatron-cor"),
                      "did you mean 'megatron-core' or 'megatron-lm-sc21'? (built-in training "
                      "engines: megatron-core, megatron-lm-sc21, or a path to a profile .json)");
