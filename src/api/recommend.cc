@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -142,6 +143,12 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
       return FieldError("cluster",
                         "`cluster` has an empty name; separate clusters with single "
                         "commas");
+    }
+    const bool repeated = std::any_of(rep.clusters.begin(), rep.clusters.end(),
+                                      [&](const NamedCluster& c) { return c.name == ref.name; });
+    if (repeated) {
+      return FieldError("cluster",
+                        fmt::format("`cluster` names {} twice; name each cluster once", ref.name));
     }
     std::string note;
     SW_ASSIGN_OR_RETURN(ClusterSpec node, catalog.Cluster(ref, &note));

@@ -44,8 +44,9 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
                       "Routing skew as a Zipf exponent s >= 0: expert i (hottest first) draws "
                       "(i+1)^-s of the tokens (default: uniform routing)"),
       sub->add_option("--expert-load", v.expert_load,
-                      "Measured per-expert loads instead of --expert-skew: a JSON array of the "
-                      "routed experts' token counts, or one such array per MoE layer"),
+                      "Measured per-expert loads instead of --expert-skew: a JSON file holding "
+                      "an array of the routed experts' token counts, or one such array per MoE "
+                      "layer"),
       sub->add_option("--capacity-factor", v.capacity_factor,
                       "MoE: each expert computes at most F x its mean share of the step's (token, "
                       "expert) pairs and drops the rest (GShard capacity; default: no limit)"),

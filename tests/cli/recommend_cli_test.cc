@@ -267,6 +267,10 @@ TEST(RecommendCli, BadInput) {
   ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
                                   "--cluster dgx-h100,,dgx-a100"),
                      "empty name");
+  // A cluster named twice had been simulated twice (17 runs instead of 12), unsaid.
+  ExpectOneLineError(RunShardwise("recommend --rate 10 --max-ttft-ms 100 --max-tpot-ms 10 "
+                                  "--cluster dgx-h100,dgx-a100,dgx-h100"),
+                     "--cluster names dgx-h100 twice; name each cluster once");
   // Every layout meets the SLOs unloaded and capacity binds: the message says so (it read
   // "...within the SLOs; ; relax --max-ttft-ms or use faster GPUs").
   const RunResult capacity = RunShardwise(
