@@ -82,6 +82,7 @@ nlohmann::json ToJson(const Explanation& e) {
                       {"unloaded_ttft_s", ttft},
                       {"unloaded_ttft_s_low", Widen(ttft, e.ttft_band.relative).low},
                       {"unloaded_ttft_s_high", Widen(ttft, e.ttft_band.relative).high},
+                      {"front_end_s", pool.perf.engine.FrontEndS(e.workload.prompt_tokens)},
                       {"decode_tpot_s", s.tpot_s},
                       {"decode_tpot_s_low", Widen(s.tpot_s, e.tpot_band.relative).low},
                       {"decode_tpot_s_high", Widen(s.tpot_s, e.tpot_band.relative).high},

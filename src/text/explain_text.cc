@@ -102,7 +102,7 @@ std::string Aggregated(const api::Explanation& e) {
   const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
                                d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
   out += fmt::format(
-      "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded)\n"
+      "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded{})\n"
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; a decode step without prompts mixed "
       "in, which add to it under load: simulate)\n"
       "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
@@ -112,6 +112,10 @@ std::string Aggregated(const api::Explanation& e) {
       FormatSeconds(s.ttft_s), 100 * e.ttft_band.relative, e.workload.prompt_tokens,
       perf.prefix_hit_rate > 0
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
+          : "",
+      perf.engine.FrontEndS(e.workload.prompt_tokens) > 0
+          ? fmt::format("; simulate and price add the server's request path and tokenization, {}",
+                        FormatSeconds(perf.engine.FrontEndS(e.workload.prompt_tokens)))
           : "",
       FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, s.output_tokens_per_s_per_user,
       s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens,

@@ -91,6 +91,11 @@ struct EngineProfile {
 
   // Fields whose provenance is "assumed".
   std::vector<std::string> AssumedFields() const;
+  // The API server's time for one request alone, from its send to the scheduler: its request
+  // path and the tokenization of its `prompt_tokens`.
+  double FrontEndS(int64_t prompt_tokens) const {
+    return request_path_s + tokenize_s_per_token * static_cast<double>(prompt_tokens);
+  }
 };
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
