@@ -423,6 +423,22 @@ StatusOr<CalibrateReport> Calibrate(const Catalog& catalog, const CalibrateReque
   for (size_t i = 0; i < n; ++i) {
     rep.runs.push_back({fitter.runs()[i], shipped[i], fitted[i], std::nullopt});
   }
+  // A field held at its lower bound (the upper one is refused in Fit) leaves a bias: said.
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (!rep.fields[k].at_bound) continue;
+    double error = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const BenchmarkRun& run = fitter.runs()[i];
+      error += fields[k]->metric == Metric::kTtft ? fitted[i].ttft_ms / run.mean_ttft_ms - 1
+                                                  : fitted[i].tpot_ms / run.mean_tpot_ms - 1;
+    }
+    rep.notes.push_back(fmt::format(
+        "{} stopped at its lower bound ({:g}): the fitted profile still predicts these runs' mean "
+        "{} {:+.0f}% off on average; runs this much faster than the model allows usually ran "
+        "another layout, weight format or engine than the one given",
+        fields[k]->name, rep.fitted.*fields[k]->member, MetricName(fields[k]->metric),
+        100 * error / static_cast<double>(n)));
+  }
   std::vector<double> held_tpot, held_ttft;
   for (size_t i = 0; n > 1 && i < n; ++i) {
     if (r.progress) r.progress(fmt::format("leave-one-out: {} of {}", i + 1, n));

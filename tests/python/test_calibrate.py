@@ -159,6 +159,28 @@ def test_bad_input_is_one_line(measured, tmp_path):
     assert not out.exists()
 
 
+def test_a_fit_held_at_its_lower_bound_says_what_bias_it_keeps(measured, tmp_path):
+    # Runs whose TPOTs are a tenth of the model's with no step overhead at all: the fit stops
+    # at zero overhead and the profile still predicts them too slow. The profile is written (the
+    # lower bound is a real engine's), and a note says how far off it stays and why.
+    _, files, _ = measured
+    fast = []
+    for concurrency in (2, 8):
+        with open(files[concurrency]) as f:
+            doc = json.load(f)
+        doc["mean_tpot_ms"] /= 10
+        path = tmp_path / f"fast{concurrency}.json"
+        path.write_text(json.dumps(doc))
+        fast.append(str(path))
+    out = tmp_path / "fast.json"
+    result = run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", *fast,
+                 "--output", str(out), "--fit", "step_overhead_s", check=False)
+    assert result.returncode == 0, result.stderr
+    assert "step_overhead_s stopped at its lower bound" in result.stderr, result.stderr
+    assert "the fitted profile still predicts these runs' mean TPOT +" in result.stderr
+    assert out.exists()
+
+
 def test_python_package_calibrates_as_the_binary(measured, tmp_path):
     import shardwise
     _, files, _ = measured
