@@ -353,9 +353,12 @@ nlohmann::json ProfileFile(nlohmann::json base, const CalibrateReport& rep,
     entry["provenance"] = "measured";
     entry["source"] = fmt::format(
         "shardwise calibrate: solved so that the mean {} of {} measured runs ({}) of {} of {} on "
-        "{} is predicted without bias (was {:g} in {}); leave-one-out median error TPOT {}, TTFT "
-        "{}; results: {}",
+        "{} is predicted {} (was {:g} in {}); leave-one-out median error TPOT {}, TTFT {}; "
+        "results: {}",
         f.metric, rep.runs.size(), fmt::join(loads, ", "), rep.layout, rep.model, rep.gpu,
+        f.bias != 0
+            ? fmt::format("as closely as its lower bound allows, {:+.0f}% off", 100 * f.bias)
+            : std::string("without bias"),
         f.shipped, rep.base,
         std::isnan(held_out_tpot) ? "n/a" : fmt::format("{:.1f}%", 100 * held_out_tpot),
         std::isnan(held_out_ttft) ? "n/a" : fmt::format("{:.1f}%", 100 * held_out_ttft),
@@ -423,21 +426,32 @@ StatusOr<CalibrateReport> Calibrate(const Catalog& catalog, const CalibrateReque
   for (size_t i = 0; i < n; ++i) {
     rep.runs.push_back({fitter.runs()[i], shipped[i], fitted[i], std::nullopt});
   }
-  // A field held at its lower bound (the upper one is refused in Fit) leaves a bias: said.
-  for (size_t k = 0; k < fields.size(); ++k) {
-    if (!rep.fields[k].at_bound) continue;
-    double error = 0;
+  // Fields held at their lower bound (the upper one is refused in Fit) may leave a bias in
+  // their metric that no other field removed: said, per metric, with the fields that stopped.
+  for (const Metric metric : {Metric::kTtft, Metric::kTpot}) {
+    std::vector<size_t> held;
+    for (size_t k = 0; k < fields.size(); ++k) {
+      if (fields[k]->metric == metric && rep.fields[k].at_bound) held.push_back(k);
+    }
+    if (held.empty()) continue;
+    double log_error = 0;  // the fit's own measure: the mean log of predicted / measured
     for (size_t i = 0; i < n; ++i) {
       const BenchmarkRun& run = fitter.runs()[i];
-      error += fields[k]->metric == Metric::kTtft ? fitted[i].ttft_ms / run.mean_ttft_ms - 1
-                                                  : fitted[i].tpot_ms / run.mean_tpot_ms - 1;
+      log_error += metric == Metric::kTtft ? std::log(fitted[i].ttft_ms / run.mean_ttft_ms)
+                                           : std::log(fitted[i].tpot_ms / run.mean_tpot_ms);
+    }
+    log_error /= static_cast<double>(n);
+    if (std::abs(log_error) < kSolvedLogError) continue;
+    std::vector<std::string> names;
+    for (size_t k : held) {
+      rep.fields[k].bias = std::exp(log_error) - 1;
+      names.push_back(fmt::format("{} ({:g})", fields[k]->name, rep.fitted.*fields[k]->member));
     }
     rep.notes.push_back(fmt::format(
-        "{} stopped at its lower bound ({:g}): the fitted profile still predicts these runs' mean "
-        "{} {:+.0f}% off on average; runs this much faster than the model allows usually ran "
+        "{} stopped at the lower bound: the fitted profile still predicts these runs' mean {} "
+        "{:+.0f}% off (geometric mean); runs this much faster than the model allows usually ran "
         "another layout, weight format or engine than the one given",
-        fields[k]->name, rep.fitted.*fields[k]->member, MetricName(fields[k]->metric),
-        100 * error / static_cast<double>(n)));
+        fmt::join(names, " and "), MetricName(metric), 100 * (std::exp(log_error) - 1)));
   }
   std::vector<double> held_tpot, held_ttft;
   for (size_t i = 0; n > 1 && i < n; ++i) {

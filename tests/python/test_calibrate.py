@@ -176,9 +176,13 @@ def test_a_fit_held_at_its_lower_bound_says_what_bias_it_keeps(measured, tmp_pat
     result = run("calibrate", *DEPLOYMENT, "--engine", "vllm-0.12", "--results", *fast,
                  "--output", str(out), "--fit", "step_overhead_s", check=False)
     assert result.returncode == 0, result.stderr
-    assert "step_overhead_s stopped at its lower bound" in result.stderr, result.stderr
+    assert "step_overhead_s (0) stopped at the lower bound" in result.stderr, result.stderr
     assert "the fitted profile still predicts these runs' mean TPOT +" in result.stderr
-    assert out.exists()
+    # The profile says the same of the value it holds, not "predicted without bias".
+    with open(out) as f:
+        field = json.load(f)["fields"]["step_overhead_s"]
+    assert field["value"] == 0, field
+    assert "as closely as its lower bound allows, +" in field["source"], field
 
 
 def test_python_package_calibrates_as_the_binary(measured, tmp_path):

@@ -52,6 +52,7 @@ struct CalibratedField {
   double fitted = 0;
   double sensitivity = 0;  // median |log change| of the metric when the field doubles
   bool at_bound = false;   // the runs wanted it beyond its range; it stops at the edge
+  double bias = 0;  // at its bound: the fitted mean predicted / measured - 1 left (geometric)
 };
 
 struct CalibratedRun {
