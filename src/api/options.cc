@@ -120,12 +120,6 @@ StatusOr<SpeculativeOptions> Speculative(const Catalog& catalog, const ModelSpec
   return s;
 }
 
-// The error for a mixture-of-experts option `field` given with a dense `model`.
-Status NeedsMoe(const ModelSpec& model, const std::string& field) {
-  return FieldError(
-      field, fmt::format("`{}` needs a mixture-of-experts model; {} is dense", field, model.name));
-}
-
 // Expert loads, capacity, the EP exchange and overlap, into `p`.
 Status MoeOptions(const ModelSpec& model, const ServingOverrides& o, PerfOptions& p) {
   if (o.expert_imbalance != 0 && !(o.expert_imbalance >= 1 && o.expert_imbalance <= 100)) {
@@ -217,6 +211,11 @@ Status Formats(const ModelSpec& model, const ServingOverrides& o, PerfOptions& p
 }
 
 }  // namespace
+
+Status NeedsMoe(const ModelSpec& model, const std::string& field) {
+  return FieldError(
+      field, fmt::format("`{}` needs a mixture-of-experts model; {} is dense", field, model.name));
+}
 
 Pool ServingOptions::PoolFor(PoolRole role, const Layout& layout, int64_t workers,
                              const ClusterSpec& cluster) const {

@@ -197,11 +197,7 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   for (const std::string& note : rep.model.notes) {
     rep.model_notes.push_back(fmt::format("{}: {}", rep.model.name, note));
   }
-  if (request.moe_token_drop && !rep.model.is_moe()) {
-    return FieldError("moe_token_drop",
-                      fmt::format("`moe_token_drop` needs a mixture-of-experts model; {} is dense",
-                                  rep.model.name));
-  }
+  if (request.moe_token_drop && !rep.model.is_moe()) return NeedsMoe(rep.model, "moe_token_drop");
   if (rep.model.mtp_modules > 0 && request.mtp_layers == 0) {
     rep.model_notes.push_back(fmt::format(
         "{}: its config declares {} MTP module(s), not trained here; --mtp-layers {} trains them",

@@ -135,11 +135,11 @@ TEST(Cli, ExplainTakesIslAsTheOtherCommands) {
             RunShardwise("explain --layout tp8 --json").Json()["unloaded_ttft_s"]);
 }
 
-TEST(Cli, ExplainsUnloadedTtftIsSimulatesLessTheServersPath) {
+TEST(Cli, ExplainNamesTheServerPathSimulateAddsToItsTtft) {
   // explain's TTFT is the prompt on the GPUs; simulate's, one request alone, adds the API
   // server's path. TensorRT-LLM 1.0's profile: a 2 ms request path and 3.6 us per prompt token
   // of tokenization, so 0.002 + 1,024 x 3.6e-6 = 5.6864 ms for a 1,024-token prompt. explain had
-  // not said it leaves that out, and read 8.5% under simulate and price.
+  // not said it leaves that out, and read 7.9% under simulate and price.
   const RunResult e = RunShardwise(
       "explain --model llama-3.1-70b --layout tp8 --batch 1 --context 1024 --engine trtllm-1.0 "
       "--json");

@@ -69,9 +69,12 @@ TEST(SpeculativeCliErrors, BadInput) {
   // (accepted, it had made the model's decode look 40% faster).
   ExpectOneLineError(RunShardwise(e + "--speculative mtp --acceptance 0.8"), "has none");
   ExpectOneLineError(RunShardwise("simulate --speculative mtp --acceptance 0.8"), "has none");
-  // A draft as large as the target (70.55B parameters against 8.03B) is no draft.
+  // A draft larger than the target (70.55B parameters against 8.03B), or the target itself,
+  // is no draft.
   ExpectOneLineError(RunShardwise(e + "--speculative draft:llama-3.1-70b --acceptance 0.8"),
                      "a draft must be a smaller model");
+  ExpectOneLineError(RunShardwise(e + "--speculative draft:llama-3.1-8b --acceptance 0.8"),
+                     "not fewer than llama-3.1-8b's 8.03B");
 }
 
 }  // namespace

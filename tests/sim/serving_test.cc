@@ -98,9 +98,11 @@ TEST(Serve, AnOpenLoopAboveCapacityIsOverloadedWhateverItsSlos) {
   EXPECT_FALSE(run.MeetsSlo());
   EXPECT_LT(run.result.output_tokens, kServedShareOfOffered * run.result.output_tokens_asked);
   EXPECT_LT(run.RequestsPerS(), 0.5 * 10 * capacity);
-  // Prompt tokens count at the rate served too, not the rate offered: every prompt here has
-  // the scenario's fixed length, so input tokens/s is requests served/s times that length.
+  // Prompt tokens count at the rate served too, not the rate offered (10 x capacity x 512
+  // tokens): every prompt here has the scenario's fixed length, so input tokens/s is requests
+  // served/s times that length, and well under what was offered.
   EXPECT_NEAR(run.InputTokensPerS(), run.RequestsPerS() * r.scenario.input.mean, 1e-6);
+  EXPECT_LT(run.InputTokensPerS(), kServedShareOfOffered * 10 * capacity * r.scenario.input.mean);
 }
 
 TEST(Serve, AFixedRequestCountIsMeasuredWhole) {

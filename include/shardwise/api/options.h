@@ -105,6 +105,9 @@ Status CheckClients(int64_t clients, int64_t gpus);
 // Checks lengths against the model: positive, and within its context (max_position_embeddings).
 Status CheckLengths(const ModelSpec& model, const RequestLengths& lengths);
 
+// The error for a mixture-of-experts option `field` given with a dense `model`.
+Status NeedsMoe(const ModelSpec& model, const std::string& field);
+
 StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const ModelSpec& model,
                                                const ServingOverrides& overrides,
                                                const RequestLengths& lengths);
