@@ -20,7 +20,7 @@ length (OSL):
 With --ceiling, a third reading, from the rows at --ceiling-concurrency clients or more: the
 closed loop's throughput C / E2E (requests per second) at its best over every layout and
 concurrency of a measurement set and prompt and output length, how many layouts come within 10%
-of that best, and the best's seconds per request per decoder layer (the model's layers from
+of that best, and the best's milliseconds per request per decoder layer (the model's layers from
 data/models/). A best that several tensor-parallel widths share is not the GPUs' (their work
 falls with the width): a ceiling elsewhere, which a per-layer figure that holds across models
 places in work done per request and layer.
@@ -148,20 +148,23 @@ def print_ceilings(path, min_concurrency):
             e2e_s = (float(r["silicon_ttft_ms"]) +
                      (int(r["osl"]) - 1) * float(r["silicon_tpot_ms"])) / 1e3
             key = (measurement_set(r), int(r["isl"]), int(r["osl"]))
-            layout = "tp{}".format(ran[1][0]) + (f" adp{ran[1][1]}" if ran[1][1] > 1 else "")
+            tp, adp, ep = ran[1]
+            layout = (f"tp{tp}" + (f" adp{adp}" if int(adp) > 1 else "") +
+                      (f" ep{ep}" if ep and int(ep) > 1 else ""))
             best[key][layout] = max(best[key].get(layout, 0.0), ran[0] / e2e_s)
     print(f"closed-loop ceiling: best C / E2E at {min_concurrency} clients or more, the layouts "
           f"within {100 * (1 - SHARED_BEST):.0f}% of it, and ms per request per decoder layer")
-    print(f"{'engine':7s} {'version':12s} {'model':34s} {'ISL':>5s} {'OSL':>5s} {'best req/s':>10s} "
-          f"{'layouts':>7s} {'ms/req/layer':>12s}  best at")
+    print(f"{'engine':7s} {'version':12s} {'model':34s} {'precision':9s} {'ISL':>5s} {'OSL':>5s} "
+          f"{'best req/s':>10s} {'layouts':>7s} {'ms/req/layer':>12s}  best at  source")
     for (mset, isl, osl), by_layout in sorted(best.items(), key=str):
         top = max(by_layout.values())
         shared = sum(1 for x in by_layout.values() if x >= SHARED_BEST * top)
         layers = decoder_layers(mset[2])
         per_layer = f"{1e3 / (top * layers):12.3f}" if layers else f"{'-':>12s}"
         where = max(by_layout, key=by_layout.get)
-        print(f"{mset[0]:7s} {mset[1]:12s} {mset[2]:34s} {isl:5d} {osl:5d} {top:10.2f} "
-              f"{shared:3d} of {len(by_layout):<1d} {per_layer}  {where}")
+        print(f"{mset[0]:7s} {mset[1]:12s} {mset[2]:34s} {mset[3]:9s} {isl:5d} {osl:5d} "
+              f"{top:10.2f} {shared:3d} of {len(by_layout):<1d} {per_layer}  {where:7s}  "
+              f"{mset[4]}")
 
 
 def main():
