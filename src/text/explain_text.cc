@@ -85,6 +85,15 @@ std::string Memory(const MemoryPerGpu& m, const PerfOptions& perf, int64_t conte
   return out;
 }
 
+// What the engine's API server adds to a lone request's TTFT before its scheduler sees it, which
+// explain leaves out and simulate and price include ("" where the profile states none).
+std::string FrontEndClause(const Pool& prefill, int64_t prompt_tokens) {
+  const double front_s = prefill.perf.engine.FrontEndS(prompt_tokens);
+  if (front_s <= 0) return "";
+  return fmt::format("; simulate and price add the server's request path and tokenization, {}",
+                     FormatSeconds(front_s));
+}
+
 std::string Aggregated(const api::Explanation& e) {
   std::string out;
   const StepEstimate& s = e.Step();
@@ -113,12 +122,9 @@ std::string Aggregated(const api::Explanation& e) {
       perf.prefix_hit_rate > 0
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
           : "",
-      perf.engine.FrontEndS(e.workload.prompt_tokens) > 0
-          ? fmt::format("; simulate and price add the server's request path and tokenization, {}",
-                        FormatSeconds(perf.engine.FrontEndS(e.workload.prompt_tokens)))
-          : "",
-      FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, s.output_tokens_per_s_per_user,
-      s.output_tokens_per_s, s.output_tokens_per_s_per_gpu, e.workload.output_tokens,
+      FrontEndClause(e.deployment.prefill(), e.workload.prompt_tokens), FormatSeconds(s.tpot_s),
+      100 * e.tpot_band.relative, s.output_tokens_per_s_per_user, s.output_tokens_per_s,
+      s.output_tokens_per_s_per_gpu, e.workload.output_tokens,
       CostLine(e.deployment, s.output_tokens_per_s),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()), s.bound,
       100 * top / d.total_s);
@@ -168,7 +174,7 @@ std::string Disaggregated(const api::Explanation& e) {
       pp.cluster.name, dp.Gpus(), dp.cluster.name, e.workload.prompt_tokens, e.workload.batch);
   out += Phases("prefill worker (1 prompt)", p.prefill, "decode worker (1 step)", s.decode);
   out += fmt::format(
-      "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {})\n"
+      "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {}{})\n"
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
       "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
       "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
@@ -177,8 +183,9 @@ std::string Disaggregated(const api::Explanation& e) {
       "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
       FormatSeconds(est.unloaded_ttft_s), 100 * e.ttft_band.relative, FormatSeconds(p.ttft_s),
       FormatSeconds(est.transfer_s), est.link.name, KvTransferModeName(e.deployment.transfer()),
-      FormatSeconds(s.tpot_s), 100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s,
-      decode_per_s, e.workload.batch, e.ServedRequestsPerS(), output,
+      FrontEndClause(pp, e.workload.prompt_tokens), FormatSeconds(s.tpot_s),
+      100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s, decode_per_s,
+      e.workload.batch, e.ServedRequestsPerS(), output,
       output / static_cast<double>(e.deployment.gpus()),
       prefill_per_s < decode_per_s ? "prefill" : "decode", CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),

@@ -152,6 +152,16 @@ TEST(Cli, ExplainNamesTheServerPathSimulateAddsToItsTtft) {
                           "5.69 ms"),
             std::string::npos)
       << text.out;
+  // A disaggregated deployment's requests enter through its prefill pool's server: 2,048
+  // tokens, 0.002 + 2,048 x 3.6e-6 = 9.3728 ms.
+  const RunResult split = RunShardwise(
+      "explain --model llama-3.1-70b --prefill-layout tp4 --decode-layout tp4 --context 2048 "
+      "--engine trtllm-1.0");
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_NE(split.out.find("after-prefill; simulate and price add the server's request path and "
+                           "tokenization, 9.37 ms)"),
+            std::string::npos)
+      << split.out;
   // One request every 20 s keeps each alone: simulate's median TTFT is explain's plus that path.
   const RunResult sim = RunShardwise(
       "simulate --model llama-3.1-70b --layout tp8 --engine trtllm-1.0 --rate 0.05 --requests 200 "
