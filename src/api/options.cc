@@ -101,13 +101,16 @@ StatusOr<SpeculativeOptions> Speculative(const Catalog& catalog, const ModelSpec
                       "share the target's tokenizer",
                       draft.name, draft.vocab_size, target.name, target.vocab_size));
     }
-    const int64_t draft_params = CountParams(draft).total;
-    const int64_t target_params = CountParams(target).total;
+    // A draft earns its keep by costing less per token than the target: compare the parameters
+    // one token multiplies with (an MoE target's active ones, not its total).
+    const int64_t draft_params = CountParams(draft).active_matmul;
+    const int64_t target_params = CountParams(target).active_matmul;
     if (draft_params >= target_params) {
       return FieldError(
           "speculative",
-          fmt::format("draft model {} has {} parameters, not fewer than {}'s {}; a draft must be "
-                      "a smaller model (e.g. draft:llama-3.1-8b for llama-3.1-70b)",
+          fmt::format("draft model {} multiplies {} parameters per token, not fewer than {}'s {}; "
+                      "a draft must be a smaller model (e.g. draft:llama-3.1-8b for "
+                      "llama-3.1-70b)",
                       draft.name, FormatCount(static_cast<double>(draft_params)), target.name,
                       FormatCount(static_cast<double>(target_params))));
     }

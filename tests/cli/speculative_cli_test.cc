@@ -69,12 +69,13 @@ TEST(SpeculativeCliErrors, BadInput) {
   // (accepted, it had made the model's decode look 40% faster).
   ExpectOneLineError(RunShardwise(e + "--speculative mtp --acceptance 0.8"), "has none");
   ExpectOneLineError(RunShardwise("simulate --speculative mtp --acceptance 0.8"), "has none");
-  // A draft larger than the target (70.55B parameters against 8.03B), or the target itself,
-  // is no draft.
+  // A draft that multiplies more parameters per token than the target, or as many, is no
+  // draft: Llama-3.1-8B multiplies its 8.03B less the 128,256 x 4,096 = 0.525B input embedding,
+  // 7.50B; Llama-3.1-70B about 69.5B.
   ExpectOneLineError(RunShardwise(e + "--speculative draft:llama-3.1-70b --acceptance 0.8"),
                      "a draft must be a smaller model");
   ExpectOneLineError(RunShardwise(e + "--speculative draft:llama-3.1-8b --acceptance 0.8"),
-                     "not fewer than llama-3.1-8b's 8.03B");
+                     "multiplies 7.50B parameters per token, not fewer than llama-3.1-8b's 7.50B");
 }
 
 }  // namespace
