@@ -176,18 +176,28 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   return rep;
 }
 
-StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
-                                const ServingOptions& options, const Workload& lengths,
-                                const Slo& slo) {
+StatusOr<std::vector<Layout>> PlannersLayouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                              const ServingOptions& options,
+                                              const Workload& lengths, const Slo& slo, int top) {
   shardwise::PlanRequest req;
   req.perf = options.perf;
   req.max_batch = options.max_batch;
   req.slo = slo;
-  req.top = 1;
+  req.top = top;
   req.workload.prompt_tokens = lengths.prompt_tokens;
   req.workload.output_tokens = lengths.output_tokens;
   SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(model, cluster, req));
-  return plan.ranked.front().estimate.layout;
+  std::vector<Layout> layouts;
+  for (const PlanEntry& e : plan.ranked) layouts.push_back(e.estimate.layout);
+  return layouts;
+}
+
+StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
+                                const ServingOptions& options, const Workload& lengths,
+                                const Slo& slo) {
+  SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
+                      PlannersLayouts(model, cluster, options, lengths, slo, 1));
+  return layouts.front();
 }
 
 namespace {

@@ -64,6 +64,11 @@ StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& clust
                                 const ServingOptions& options, const Workload& lengths,
                                 const Slo& slo);
 
+// Plan's leading `top` layouts, best first, for the same question.
+StatusOr<std::vector<Layout>> PlannersLayouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                              const ServingOptions& options,
+                                              const Workload& lengths, const Slo& slo, int top);
+
 // The deployment of a plan to deploy: `which` is "winner" (the verdict's), "aggregated" (ranked
 // entry `rank`, 1 = the best) or "disaggregated" (the best split); a rank implies aggregated.
 // Errors name `emit_deployment` or `emit_rank`.
