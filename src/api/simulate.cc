@@ -303,6 +303,9 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   if (std::string degenerate = DegenerateRunNote(rep.run); !degenerate.empty()) {
     rep.notes.push_back(std::move(degenerate));
   }
+  if (std::string stalled = StalledPipelineNote(rep.run); !stalled.empty()) {
+    rep.notes.push_back(std::move(stalled));
+  }
   if (rep.run.out_of_phase && !rep.run.out_of_phase->settled) {
     rep.notes.push_back(
         "the clients out of phase did not settle (the window's halves still differ after the "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace shardwise {
 
@@ -39,6 +40,24 @@ std::string DegenerateRunNote(const ServingRun& run) {
       "degenerate run: {:.0f} clients per replica were served about {:.1f} at a time with the KV "
       "cache {:.1f}% full; {} serialises them, so TTFT reflects the setting, not the hardware",
       clients, decoding, 100 * run.result.kv_occupancy_mean, cause);
+}
+
+std::string StalledPipelineNote(const ServingRun& run) {
+  const SimConfig& c = run.setup.config;
+  if (c.concurrency > 0 || c.pools.empty() || c.disaggregated()) return "";
+  const SimPool& pool = c.pools.front();
+  const bool waiting = run.overloaded || !std::isfinite(run.offered_requests_per_s);
+  if (pool.pipeline_stages < 2 || !waiting || run.result.utilization >= kStalledPipelineBusy) {
+    return "";
+  }
+  return fmt::format(
+      "stalled pipeline: its {} stages were busy {:.1f}% of the time with requests waiting; each "
+      "of its {} virtual engines waits at every stage for the iteration ahead of it, so an "
+      "iteration longer than the others (a long prompt, {}) holds theirs up; fewer pipeline "
+      "stages even them out",
+      pool.pipeline_stages, 100 * run.result.utilization, pool.pipeline_stages,
+      ChunksPrompts(pool.batch.schedule) ? "its chunks capped by `max_batched_tokens`"
+                                         : "prefilled whole as this engine does");
 }
 
 }  // namespace shardwise

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "shardwise/shardwise.h"
+#include "shardwise/sim/degenerate.h"
 
 namespace shardwise::api {
 namespace {
@@ -195,6 +197,30 @@ TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
   ASSERT_TRUE(fixed.ok()) << fixed.status().message();
   EXPECT_EQ(fixed->deployment.prefill().layout.ToString(),
             plan->result.ranked.front().estimate.layout.ToString());
+}
+
+bool Notes(const ServingReport& rep, const std::string& text) {
+  for (const std::string& note : rep.notes) {
+    if (note.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(SimulateApi, APipelineStalledByUnevenIterationsIsNamed) {
+  // Every request waits from t = 0, so the stages of a pipeline whose iterations are alike stay
+  // busy; with outputs of uneven length its virtual engines wait on each other.
+  const std::string spread = OfflineTrace("stall_spread.csv", true);
+  const std::string fixed = OfflineTrace("stall_fixed.csv", false);
+  for (const auto& [trace, layout, stalled] :
+       {std::tuple{spread, "tp4pp4", true}, std::tuple{fixed, "tp4pp4", false},
+        std::tuple{spread, "dp2tp8", false}}) {
+    SimulateRequest s = Offline405b(trace);
+    s.deployment = DeploymentSpec::Aggregated(layout);
+    const StatusOr<ServingReport> rep = Simulate(Catalog::BuiltIn(), s);
+    ASSERT_TRUE(rep.ok()) << rep.status().message();
+    EXPECT_EQ(Notes(*rep, "stalled pipeline: its 4 stages"), stalled) << layout << " " << trace;
+    EXPECT_EQ(rep->run.result.utilization < kStalledPipelineBusy, stalled) << layout;
+  }
 }
 
 TEST(RecommendApi, AnSloNoDeploymentMeetsSaysWhichBinds) {
