@@ -1,7 +1,6 @@
 #include "shardwise/api/simulate.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "layout_choice.h"
 #include "shardwise/api/plan.h"
 #include "shardwise/plan/planner.h"
 #include "shardwise/sim/degenerate.h"
@@ -20,7 +20,6 @@ namespace {
 
 constexpr double kDefaultRatePerS = 10;
 constexpr double kDefaultLengthCv = 0.5;
-constexpr int kLayoutsCompared = 5;  // plan's leading layouts served on spread lengths (its --top)
 
 StatusOr<LengthDistribution> Distribution(const std::string& text, const char* field) {
   StatusOr<LengthDistribution> d = ParseLengthDistribution(text);
@@ -102,82 +101,6 @@ std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
   }
   return fmt::format("layout {} uses {} of the cluster's {} GPUs{}", layout.ToString(),
                      layout.gpus(), cluster.num_gpus, more);
-}
-
-// Whether a scenario's requests differ in length: a trace's own, or spread distributions.
-bool LengthsVary(const Scenario& s) {
-  if (s.trace.empty()) {
-    return s.input.distribution != LengthDistribution::kFixed ||
-           s.output.distribution != LengthDistribution::kFixed;
-  }
-  for (const TraceRequest& t : s.trace) {
-    if (t.input_tokens != s.trace.front().input_tokens ||
-        t.output_tokens != s.trace.front().output_tokens) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Whether every request is there at the start (offline): a rate of infinity, or a trace whose
-// arrivals are all at one time. Such a run has no load to keep up with, only tokens to serve.
-bool AllAtOnce(const Scenario& s) {
-  if (s.trace.empty()) {
-    const auto* open = std::get_if<OpenLoop>(&s.load);
-    return open && std::isinf(open->rate_per_s);
-  }
-  for (const TraceRequest& t : s.trace) {
-    if (t.arrival_s != s.trace.front().arrival_s) return false;
-  }
-  return true;
-}
-
-// The layout simulate runs when none is given: plan's first for its lengths. Plan ranks layouts
-// at fixed lengths, so requests of spread lengths can reorder them (the virtual engines of a
-// pipeline stall behind each other's uneven iterations): then plan's leading layouts are served
-// on the run's own requests, in plan's order, and the first within the SLOs and keeping up with
-// the arrivals is kept, else (or offline, with no arrivals to keep up with) the one that served
-// the most output tokens/s. A note says so where that is not plan's first.
-StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
-                                   const Workload& one, const RequestLengths& lengths,
-                                   std::vector<std::string>& notes) {
-  const bool compare = LengthsVary(rep.scenario);
-  SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
-                      PlannersLayouts(rep.model, rep.cluster, rep.options, one, rep.scenario.slo,
-                                      compare ? kLayoutsCompared : 1));
-  if (layouts.size() == 1) return layouts.front().ToString();
-  std::vector<std::string> served;
-  std::optional<size_t> best;
-  double best_tokens_per_s = -1;
-  bool within = false;
-  const bool offline = AllAtOnce(rep.scenario);
-  for (size_t i = 0; i < layouts.size() && !within; ++i) {
-    DeploymentSpec spec;
-    spec.layout = layouts[i].ToString();
-    StatusOr<Deployment> deployment =
-        ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec);
-    if (!deployment.ok()) continue;
-    StatusOr<ServingSetup> setup =
-        PrepareServing(rep.model, *deployment, one, lengths.Longest(), Offered(rep.scenario.load));
-    if (!setup.ok()) continue;
-    StatusOr<ServingRun> run = Serve(rep.model, *setup, rep.scenario);
-    if (!run.ok() || run->result.requests == 0) continue;
-    within = !offline && run->MeetsSlo();
-    served.push_back(fmt::format("{} {:.0f}", spec.layout, run->OutputTokensPerS()));
-    if (within || run->OutputTokensPerS() > best_tokens_per_s) {
-      best = i;
-      best_tokens_per_s = run->OutputTokensPerS();
-    }
-  }
-  if (!best || *best == 0) return layouts.front().ToString();
-  notes.push_back(fmt::format(
-      "layout {}: plan ranks layouts at fixed lengths ({} leads at these means), so its leading "
-      "{} were served on these requests of spread lengths; {} (output tokens/s: {})",
-      layouts[*best].ToString(), layouts.front().ToString(), layouts.size(),
-      within ? "the first within the SLOs and keeping up is kept"
-             : "the one that served the most is kept",
-      fmt::join(served, ", ")));
-  return layouts[*best].ToString();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "shardwise/shardwise.h"
 #include "shardwise/sim/degenerate.h"
@@ -156,14 +157,8 @@ SimulateRequest Offline405b(const std::string& trace) {
   return s;
 }
 
-TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
-  // Plan ranks layouts at fixed lengths, where pipelines lead for this model on 16 GPUs; with
-  // outputs of uneven length a pipeline's virtual engines stall behind each other. The layout
-  // simulate picks itself must serve at least as many output tokens/s on the trace as each of
-  // plan's leading 5 layouts does when named.
-  const std::string trace = OfflineTrace("spread.csv", true);
-  const StatusOr<ServingReport> chosen = Simulate(Catalog::BuiltIn(), Offline405b(trace));
-  ASSERT_TRUE(chosen.ok()) << chosen.status().message();
+// Plan's leading layouts for 405B FP8 on 16 H100 at 9,400 / 650 tokens, best first.
+std::vector<std::string> PlannedLayouts() {
   PlanRequest p;
   p.model = "llama-3.1-405b";
   p.cluster.name = "dgx-h100";
@@ -173,30 +168,78 @@ TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
   p.osl = 650;
   p.disaggregated = false;
   const StatusOr<PlanReport> plan = Plan(Catalog::BuiltIn(), p);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
-  ASSERT_EQ(plan->result.ranked.size(), 5u);
-  bool beaten_first = false;
-  for (const auto& entry : plan->result.ranked) {
-    SimulateRequest named = Offline405b(trace);
-    named.deployment = DeploymentSpec::Aggregated(entry.estimate.layout.ToString());
+  std::vector<std::string> layouts;
+  if (plan.ok()) {
+    for (const auto& e : plan->result.ranked) layouts.push_back(e.estimate.layout.ToString());
+  }
+  return layouts;
+}
+
+// The layout simulate picks for `question` must serve at least as many output tokens/s as each
+// of plan's leading layouts does when named, and more than plan's first.
+void ExpectPickServesMost(const SimulateRequest& question, const std::string& label) {
+  const StatusOr<ServingReport> chosen = Simulate(Catalog::BuiltIn(), question);
+  ASSERT_TRUE(chosen.ok()) << label << ": " << chosen.status().message();
+  const std::vector<std::string> planned = PlannedLayouts();
+  ASSERT_EQ(planned.size(), 5u);
+  for (const std::string& layout : planned) {
+    SimulateRequest named = question;
+    named.deployment = DeploymentSpec::Aggregated(layout);
     const StatusOr<ServingReport> run = Simulate(Catalog::BuiltIn(), named);
-    ASSERT_TRUE(run.ok()) << run.status().message();
+    ASSERT_TRUE(run.ok()) << label << " " << layout << ": " << run.status().message();
     EXPECT_LE(run->run.OutputTokensPerS(), chosen->run.OutputTokensPerS())
-        << entry.estimate.layout.ToString() << " serves more than the chosen "
+        << label << ": " << layout << " serves more than the chosen "
         << chosen->deployment.ToString();
-    if (&entry == &plan->result.ranked.front()) {
-      beaten_first = run->run.OutputTokensPerS() < chosen->run.OutputTokensPerS();
+    // The case the comparison exists for: plan's first is not the best here.
+    if (layout == planned.front()) {
+      EXPECT_LT(run->run.OutputTokensPerS(), chosen->run.OutputTokensPerS()) << label;
     }
   }
-  // The case the comparison exists for: plan's first is not the best here.
-  EXPECT_TRUE(beaten_first);
+}
 
-  // At one length for all, simulate keeps plan's first, as without a trace.
-  const StatusOr<ServingReport> fixed =
-      Simulate(Catalog::BuiltIn(), Offline405b(OfflineTrace("fixed.csv", false)));
-  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
-  EXPECT_EQ(fixed->deployment.prefill().layout.ToString(),
-            plan->result.ranked.front().estimate.layout.ToString());
+TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
+  // Plan ranks layouts at fixed lengths, where pipelines lead for this model on 16 GPUs; with
+  // outputs of uneven length a pipeline's virtual engines stall behind each other.
+  ExpectPickServesMost(Offline405b(OfflineTrace("spread.csv", true)), "offline trace");
+
+  // Arrivals faster than any of them serves (1.5 requests/s): the most served is kept (plan's
+  // first, tp4pp4, had been kept as "keeping up" while serving 0.4 of them).
+  const std::string open = ::testing::TempDir() + std::to_string(::getpid()) + "_open.csv";
+  {
+    std::ofstream out(open);
+    out << "arrival_s,input_tokens,output_tokens\n";
+    for (int i = 0; i < 400; ++i) out << i / 1.5 << ",9400," << (i % 2 ? 100 : 1200) << "\n";
+  }
+  ExpectPickServesMost(Offline405b(open), "open-loop trace");
+
+  // A closed loop without SLOs has no load to keep up with: the most served is kept.
+  SimulateRequest closed = Offline405b("");
+  closed.concurrency = 300;
+  closed.workload.isl = 9400;
+  closed.workload.osl = 650;
+  closed.workload.osl_dist = "lognormal";
+  ExpectPickServesMost(closed, "closed loop");
+}
+
+TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
+  // Llama-3.1-8B offline on 32 H100, 1,000 requests of one length: dp16tp2 serves more than
+  // plan's first, dp32, yet simulate keeps dp32, as plan answers for these lengths; so does a
+  // lognormal spread of CV 0, which draws one length.
+  SimulateRequest s;
+  s.model = "llama-3.1-8b";
+  s.cluster.nodes = 4;
+  s.rate = std::numeric_limits<double>::infinity();
+  s.requests = 1000;
+  SimulateRequest named = s;
+  named.deployment = DeploymentSpec::Aggregated("dp16tp2");
+  const StatusOr<ServingReport> wider = Simulate(Catalog::BuiltIn(), named);
+  ASSERT_TRUE(wider.ok()) << wider.status().message();
+  s.workload.osl_dist = "lognormal";
+  s.workload.length_cv = 0;
+  const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->deployment.prefill().layout.ToString(), "dp32");
+  EXPECT_GT(wider->run.OutputTokensPerS(), kept->run.OutputTokensPerS());
 }
 
 bool Notes(const ServingReport& rep, const std::string& text) {

@@ -1,0 +1,119 @@
+#include "layout_choice.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <optional>
+
+#include "shardwise/api/deployment_spec.h"
+#include "shardwise/api/plan.h"
+
+namespace shardwise::api {
+namespace {
+
+// Lengths spread wider than the few tokens that only put a closed loop's clients out of phase
+// (the spread simulate's own out-of-phase run and its note's command use, which must keep the
+// layout of the run at fixed lengths).
+bool Spread(const LengthSpec& l) {
+  return l.distribution != LengthDistribution::kFixed && l.cv > kOutOfPhaseOutputCv;
+}
+
+// Output tokens/s within the SLOs: the served ones where no SLO is given.
+double GoodTokensPerS(const ServingRun& run) {
+  if (!run.slo.Given()) return run.OutputTokensPerS();
+  const SimResult& r = run.result;
+  return r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
+}
+
+// Whether an open loop's run served its arrivals (the window's served output tokens/s against
+// the offered ones) and a run met its SLOs.
+bool Answers(const ServingRun& run, bool open_loop) {
+  const bool served =
+      !open_loop || !std::isfinite(run.offered_output_tokens_per_s) ||
+      run.OutputTokensPerS() >= kServedShareOfOffered * run.offered_output_tokens_per_s;
+  return !run.overloaded && served && run.MeetsSlo();
+}
+
+}  // namespace
+
+bool LengthsVary(const Scenario& s) {
+  if (s.trace.empty()) return Spread(s.input) || Spread(s.output);
+  for (const TraceRequest& t : s.trace) {
+    if (t.input_tokens != s.trace.front().input_tokens ||
+        t.output_tokens != s.trace.front().output_tokens) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool AllAtOnce(const Scenario& s) {
+  if (s.trace.empty()) {
+    const auto* open = std::get_if<OpenLoop>(&s.load);
+    return open && std::isinf(open->rate_per_s);
+  }
+  for (const TraceRequest& t : s.trace) {
+    if (t.arrival_s != s.trace.front().arrival_s) return false;
+  }
+  return true;
+}
+
+StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
+                                   const Workload& one, const RequestLengths& lengths,
+                                   std::vector<std::string>& notes) {
+  const Scenario& scenario = rep.scenario;
+  const bool compare = LengthsVary(scenario);
+  SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
+                      PlannersLayouts(rep.model, rep.cluster, rep.options, one, scenario.slo,
+                                      compare ? kLayoutsCompared : 1));
+  if (layouts.size() == 1) return layouts.front().ToString();
+  const bool closed = std::holds_alternative<ClosedLoop>(scenario.load);
+  // A run with arrivals to keep up with, or SLOs to meet, has a first layout that answers it.
+  const bool first_that_answers = !AllAtOnce(scenario) && (!closed || scenario.slo.Given());
+  std::vector<std::string> served;
+  std::optional<size_t> best;
+  double best_tokens_per_s = -1;
+  bool answered = false;
+  for (size_t i = 0; i < layouts.size() && !answered; ++i) {
+    DeploymentSpec spec;
+    spec.layout = layouts[i].ToString();
+    StatusOr<ServingRun> run = [&]() -> StatusOr<ServingRun> {
+      SW_ASSIGN_OR_RETURN(const Deployment deployment,
+                          ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
+      SW_ASSIGN_OR_RETURN(
+          const ServingSetup setup,
+          PrepareServing(rep.model, deployment, one, lengths.Longest(), Offered(scenario.load)));
+      return Serve(rep.model, setup, scenario);
+    }();
+    if (!run.ok() || run->result.requests == 0) {
+      served.push_back(fmt::format("{} failed: {}", spec.layout,
+                                   run.ok() ? "no request finished" : run.status().message()));
+      continue;
+    }
+    const double tokens_per_s = first_that_answers ? GoodTokensPerS(*run) : run->OutputTokensPerS();
+    answered = first_that_answers && Answers(*run, !closed);
+    served.push_back(fmt::format("{} {:.0f}", spec.layout, tokens_per_s));
+    if (answered || tokens_per_s > best_tokens_per_s) {
+      best = i;
+      best_tokens_per_s = tokens_per_s;
+    }
+  }
+  if (!best || *best == 0) return layouts.front().ToString();
+  const std::string within = scenario.slo.Given() ? " within the SLOs" : "";
+  const std::string rule =
+      answered ? fmt::format("the first that {}{} is kept",
+                             closed ? "meets the SLOs" : "keeps up with the arrivals", within)
+               : fmt::format("the one that served the most output tokens/s{} is kept", within);
+  notes.push_back(fmt::format(
+      "layout {}: plan ranks layouts at fixed lengths ({} leads at these means); {} were tried "
+      "on these requests of differing lengths and {} (output tokens/s{}: {})",
+      layouts[*best].ToString(), layouts.front().ToString(),
+      served.size() == layouts.size()
+          ? fmt::format("its leading {}", layouts.size())
+          : fmt::format("{} of its leading {}", served.size(), layouts.size()),
+      rule, within, fmt::join(served, ", ")));
+  return layouts[*best].ToString();
+}
+
+}  // namespace shardwise::api
