@@ -26,7 +26,7 @@ bool AllAtOnce(const Scenario& s);
 // The layout for `rep`'s model, cluster, options and scenario: plan's first at `one`'s lengths;
 // where the lengths vary, of plan's leading kLayoutsCompared served in plan's order,
 //  - with arrivals to keep up with (an open loop) or SLOs to meet (a closed loop with SLOs): the
-//    first that serves the arrivals (kServedShareOfOffered) within the SLOs, else the one with
+//    first whose queue does not grow (kGrowingQueueDrift) within the SLOs, else the one with
 //    the most output tokens/s within the SLOs (goodput; without SLOs, output tokens/s);
 //  - offline, or a closed loop without SLOs: the one that serves the most output tokens/s.
 // Where that is not plan's first, a note in `notes` says what each served and why any failed.

@@ -196,7 +196,7 @@ void HalvesDrift(const Scenario& s, ServingRun& run) {
   const double shortest = static_cast<double>(std::min(h[0].requests, h[1].requests));
   if (shortest < kHalfOverInFlight * in_flight * replicas) return;
   steady.halves_compared = true;
-  steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
+  steady.ttft_drift = TtftDrift(run.result);
   steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
 }
 
@@ -207,6 +207,12 @@ bool QueueGrew(const SteadyState& steady, const Scenario& s) {
 }
 
 }  // namespace
+
+double TtftDrift(const SimResult& result) {
+  const SimResult::Half* h = result.halves;
+  if (h[0].requests == 0 || h[1].requests == 0) return 0;
+  return Drift(h[0].TtftMean(), h[1].TtftMean());
+}
 
 std::string Slo::PercentileName() const {
   return percentile ? fmt::format("p{:g}", *percentile) : std::string("mean");
@@ -346,7 +352,7 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
   for (steady.runs = 1;; ++steady.runs) {
     SW_ASSIGN_OR_RETURN(run.result, sim.Measure(warmup, measured));
     const SimResult::Half* h = run.result.halves;
-    steady.ttft_drift = Drift(h[0].TtftMean(), h[1].TtftMean());
+    steady.ttft_drift = TtftDrift(run.result);
     steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
     // A window the source ran out before (never with `most` above) has not settled.
     steady.converged = run.result.requests >= measured &&

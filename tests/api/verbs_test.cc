@@ -221,6 +221,35 @@ TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
   ExpectPickServesMost(closed, "closed loop");
 }
 
+TEST(SimulateApi, AnOpenLoopKeepsPlansFirstWhereItKeepsUp) {
+  // Llama-2-70B FP8 on 8 MI325X (vLLM), 2,000 requests at 61.5/s, outputs of 50 or 536 tokens:
+  // plan's first, dp8, keeps up (its queue does not grow), though the drain of its last
+  // requests puts its window's output tokens/s at 75% of those offered; dp4tp2 falls behind yet
+  // ends its window sooner and so shows more. The first that keeps up is kept.
+  const std::string path = ::testing::TempDir() + std::to_string(::getpid()) + "_keeps_up.csv";
+  {
+    std::ofstream out(path);
+    out << "arrival_s,input_tokens,output_tokens\n";
+    for (int i = 0; i < 2000; ++i) out << i / 61.5 << ",222," << (i % 2 ? 50 : 536) << "\n";
+  }
+  SimulateRequest s;
+  s.model = "llama-2-70b";
+  s.cluster.name = "mi325x-8";
+  s.serving.engine = "vllm";
+  s.serving.dtype = "fp8";
+  s.workload.trace = path;
+  const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  EXPECT_EQ(kept->deployment.prefill().layout.ToString(), "dp8");
+  EXPECT_FALSE(kept->run.overloaded);
+  SimulateRequest named = s;
+  named.deployment = DeploymentSpec::Aggregated("dp4tp2");
+  const StatusOr<ServingReport> behind = Simulate(Catalog::BuiltIn(), named);
+  ASSERT_TRUE(behind.ok()) << behind.status().message();
+  EXPECT_TRUE(behind->run.overloaded);
+  EXPECT_GT(behind->run.OutputTokensPerS(), kept->run.OutputTokensPerS());
+}
+
 TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
   // Llama-3.1-8B offline on 32 H100, 1,000 requests of one length: dp16tp2 serves more than
   // plan's first, dp32, yet simulate keeps dp32, as plan answers for these lengths; so does a

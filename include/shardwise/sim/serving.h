@@ -149,6 +149,9 @@ inline constexpr int64_t kMaxRunRequests = 2'000'000;
 // loops up to ~95% of what the simulation serves drifted by +0.31 at most (Llama-3.1-70B tp4
 // vLLM at 4.5-5.2/s of ~5.3, five seeds; Llama-3.1-8B TensorRT-LLM at 30/s of ~32.5, three).
 inline constexpr double kGrowingQueueDrift = 0.5;
+// A run's drift in mean TTFT from its earlier to its later half of arrivals, (second - first) /
+// mean (0 when a half is empty): the measure kGrowingQueueDrift bounds.
+double TtftDrift(const SimResult& result);
 // Its halves are compared only when each holds this many times the requests in flight at its
 // rate (Little's law on the unloaded latencies): as the sized warm-up (twice the requests in
 // flight) is to a settled window, a run shorter than that is mostly its own warm-up from an
