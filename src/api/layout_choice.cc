@@ -21,15 +21,15 @@ bool Spread(const LengthSpec& l) {
 
 // Output tokens/s within the SLOs: the served ones where no SLO is given.
 double GoodTokensPerS(const ServingRun& run) {
-  if (!run.slo.Given()) return run.OutputTokensPerS();
-  const SimResult& r = run.result;
-  return r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
+  return run.slo.Given() ? run.GoodputOutputTokensPerS() : run.OutputTokensPerS();
 }
 
 // Whether a run met its SLOs and kept up with its arrivals: not overloaded, and in an open loop
-// its later arrivals waited no longer for their first token than kGrowingQueueDrift allows (the
-// overload test of a run cannot see a queue that grows in a run too short to compare its halves,
-// and its window's served rate counts the drain of the last requests).
+// its later arrivals waited no longer for their first token than kGrowingQueueDrift allows. The
+// run's own overload test compares its halves only when they are long against the requests in
+// flight, and its capacity is the step model's at fixed lengths, so a pipeline falling behind
+// on spread lengths can pass it (tp4pp4 at 0.4 of a trace's 1.5 requests/s); a short or bursty
+// trace can fail this one while keeping up, which the margin in ChooseLayout absorbs.
 bool Answers(const ServingRun& run, bool open_loop) {
   const bool kept_up = !open_loop || TtftDrift(run.result) <= kGrowingQueueDrift;
   return !run.overloaded && kept_up && run.MeetsSlo();
@@ -74,6 +74,7 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
   std::vector<std::string> served;
   std::optional<size_t> best;
   double best_tokens_per_s = -1;
+  std::optional<double> first_tokens_per_s;  // plan's first, where it ran
   bool answered = false;
   for (size_t i = 0; i < layouts.size() && !answered; ++i) {
     DeploymentSpec spec;
@@ -94,13 +95,20 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
     const double tokens_per_s = first_that_answers ? GoodTokensPerS(*run) : run->OutputTokensPerS();
     answered = first_that_answers && Answers(*run, !closed);
     served.push_back(fmt::format("{} {:.0f}", spec.layout, tokens_per_s));
+    if (i == 0) first_tokens_per_s = tokens_per_s;
     if (answered || tokens_per_s > best_tokens_per_s) {
       best = i;
       best_tokens_per_s = tokens_per_s;
     }
   }
+  // Serving within kServedShareOfOffered of plan's first counts as serving as much: plan's
+  // first stays (a window's tokens/s also count when its last requests drained).
+  if (best && !answered && first_tokens_per_s &&
+      best_tokens_per_s * kServedShareOfOffered <= *first_tokens_per_s) {
+    best = 0;
+  }
   if (!best || *best == 0) return layouts.front().ToString();
-  const std::string within = scenario.slo.Given() ? " within the SLOs" : "";
+  const std::string within = first_that_answers && scenario.slo.Given() ? " within the SLOs" : "";
   const std::string rule =
       answered ? fmt::format("the first that {}{} is kept",
                              closed ? "meets the SLOs" : "keeps up with the arrivals", within)

@@ -26,10 +26,13 @@ bool AllAtOnce(const Scenario& s);
 // The layout for `rep`'s model, cluster, options and scenario: plan's first at `one`'s lengths;
 // where the lengths vary, of plan's leading kLayoutsCompared served in plan's order,
 //  - with arrivals to keep up with (an open loop) or SLOs to meet (a closed loop with SLOs): the
-//    first whose queue does not grow (kGrowingQueueDrift) within the SLOs, else the one with
-//    the most output tokens/s within the SLOs (goodput; without SLOs, output tokens/s);
-//  - offline, or a closed loop without SLOs: the one that serves the most output tokens/s.
-// Where that is not plan's first, a note in `notes` says what each served and why any failed.
+//    first that keeps up (not overloaded, no queue growing, kGrowingQueueDrift) within the SLOs,
+//    else the one with the most output tokens/s within the SLOs (goodput; without SLOs, output
+//    tokens/s);
+//  - offline, or a closed loop without SLOs: the one that serves the most output tokens/s;
+// where none keeps up, plan's first stays unless that one serves more than 1 /
+// kServedShareOfOffered of it. Where the pick is not plan's first, a note in `notes` says what
+// each served and why any failed.
 StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
                                    const Workload& one, const RequestLengths& lengths,
                                    std::vector<std::string>& notes);

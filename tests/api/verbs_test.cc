@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -200,7 +201,9 @@ void ExpectPickServesMost(const SimulateRequest& question, const std::string& la
 TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
   // Plan ranks layouts at fixed lengths, where pipelines lead for this model on 16 GPUs; with
   // outputs of uneven length a pipeline's virtual engines stall behind each other.
-  ExpectPickServesMost(Offline405b(OfflineTrace("spread.csv", true)), "offline trace");
+  const std::string spread = OfflineTrace("spread.csv", true);
+  ExpectPickServesMost(Offline405b(spread), "offline trace");
+  std::remove(spread.c_str());
 
   // Arrivals faster than any of them serves (1.5 requests/s): the most served is kept (plan's
   // first, tp4pp4, had been kept as "keeping up" while serving 0.4 of them).
@@ -211,6 +214,7 @@ TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
     for (int i = 0; i < 400; ++i) out << i / 1.5 << ",9400," << (i % 2 ? 100 : 1200) << "\n";
   }
   ExpectPickServesMost(Offline405b(open), "open-loop trace");
+  std::remove(open.c_str());
 
   // A closed loop without SLOs has no load to keep up with: the most served is kept.
   SimulateRequest closed = Offline405b("");
@@ -248,12 +252,14 @@ TEST(SimulateApi, AnOpenLoopKeepsPlansFirstWhereItKeepsUp) {
   ASSERT_TRUE(behind.ok()) << behind.status().message();
   EXPECT_TRUE(behind->run.overloaded);
   EXPECT_GT(behind->run.OutputTokensPerS(), kept->run.OutputTokensPerS());
+  std::remove(path.c_str());
 }
 
 TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
   // Llama-3.1-8B offline on 32 H100, 1,000 requests of one length: dp16tp2 serves more than
   // plan's first, dp32, yet simulate keeps dp32, as plan answers for these lengths; so does a
-  // lognormal spread of CV 0, which draws one length.
+  // lognormal spread of CV 0.01, the spread that only puts a closed loop's clients out of phase
+  // (kOutOfPhaseOutputCv).
   SimulateRequest s;
   s.model = "llama-3.1-8b";
   s.cluster.nodes = 4;
@@ -264,7 +270,7 @@ TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
   const StatusOr<ServingReport> wider = Simulate(Catalog::BuiltIn(), named);
   ASSERT_TRUE(wider.ok()) << wider.status().message();
   s.workload.osl_dist = "lognormal";
-  s.workload.length_cv = 0;
+  s.workload.length_cv = kOutOfPhaseOutputCv;
   const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
   ASSERT_TRUE(kept.ok()) << kept.status().message();
   EXPECT_EQ(kept->deployment.prefill().layout.ToString(), "dp32");
@@ -293,6 +299,8 @@ TEST(SimulateApi, APipelineStalledByUnevenIterationsIsNamed) {
     EXPECT_EQ(Notes(*rep, "stalled pipeline: its 4 stages"), stalled) << layout << " " << trace;
     EXPECT_EQ(rep->run.result.utilization < kStalledPipelineBusy, stalled) << layout;
   }
+  std::remove(spread.c_str());
+  std::remove(fixed.c_str());
 }
 
 TEST(RecommendApi, AnSloNoDeploymentMeetsSaysWhichBinds) {

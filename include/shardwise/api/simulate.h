@@ -72,10 +72,7 @@ struct ServingReport {
     const SimResult& r = run.result;
     return r.requests > 0 ? r.goodput_requests / static_cast<double>(r.requests) : 0.0;
   }
-  double GoodputOutputTokensPerS() const {
-    const SimResult& r = run.result;
-    return r.window_s > 0 ? r.goodput_output_tokens / r.window_s * run.replica_scale : 0.0;
-  }
+  double GoodputOutputTokensPerS() const { return run.GoodputOutputTokensPerS(); }
   // A closed loop's clients beyond the aggregated deployment's batch slots (max_batch per
   // attention rank, times the replicas): they wait, and their wait is in the TTFT. 0 for an
   // open loop or a disaggregated deployment.

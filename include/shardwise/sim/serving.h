@@ -194,6 +194,11 @@ struct ServingRun {
   Slo slo;
 
   double OutputTokensPerS() const { return result.OutputTokensPerS() * replica_scale; }
+  // The output tokens/s of the measured requests that met both SLOs (scaled to every replica).
+  double GoodputOutputTokensPerS() const {
+    return result.window_s > 0 ? result.goodput_output_tokens / result.window_s * replica_scale
+                               : 0.0;
+  }
   double InputTokensPerS() const { return result.InputTokensPerS() * replica_scale; }
   double RequestsPerS() const { return result.RequestsPerS() * replica_scale; }
   // The output tokens/s a bill is spread over: the load offered where the deployment keeps up
