@@ -54,7 +54,8 @@ std::string StalledPipelineNote(const ServingRun& run) {
       "stalled pipeline: its {} stages were busy {:.1f}% of the time with requests waiting; each "
       "of its {} virtual engines waits at every stage for the iteration ahead of it, so an "
       "iteration longer than the others (a long prompt, {}) holds theirs up; fewer pipeline "
-      "stages even them out",
+      "stages even them out. The stall may run deeper here than in the engine: MLPerf's "
+      "published Llama3.1-405B pp2 runs served more than simulated (docs/validation/mlperf.md)",
       pool.pipeline_stages, 100 * run.result.utilization, pool.pipeline_stages,
       ChunksPrompts(pool.batch.schedule) ? "its chunks capped by `max_batched_tokens`"
                                          : "prefilled whole as this engine does");
