@@ -59,15 +59,15 @@ bool AllAtOnce(const Scenario& s) {
   return true;
 }
 
-StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
-                                   const Workload& one, const RequestLengths& lengths,
-                                   std::vector<std::string>& notes) {
+StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
+                                    const Workload& one, const RequestLengths& lengths,
+                                    std::vector<std::string>& notes) {
   const Scenario& scenario = rep.scenario;
   const bool compare = LengthsVary(scenario);
   SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
                       PlannersLayouts(rep.model, rep.cluster, rep.options, one, scenario.slo,
                                       compare ? kLayoutsCompared : 1));
-  if (layouts.size() == 1) return layouts.front().ToString();
+  if (layouts.size() == 1) return LayoutChoice{layouts.front().ToString(), std::nullopt};
   const bool closed = std::holds_alternative<ClosedLoop>(scenario.load);
   // A run with arrivals to keep up with, or SLOs to meet, has a first layout that answers it.
   const bool first_that_answers = !AllAtOnce(scenario) && (!closed || scenario.slo.Given());
@@ -75,6 +75,7 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
   std::optional<size_t> best;
   double best_tokens_per_s = -1;
   std::optional<double> first_tokens_per_s;  // plan's first, where it ran
+  std::optional<ServingRun> first_run, best_run;
   bool answered = false;
   for (size_t i = 0; i < layouts.size() && !answered; ++i) {
     DeploymentSpec spec;
@@ -95,10 +96,14 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
     const double tokens_per_s = first_that_answers ? GoodTokensPerS(*run) : run->OutputTokensPerS();
     answered = first_that_answers && Answers(*run, !closed);
     served.push_back(fmt::format("{} {:.0f}", spec.layout, tokens_per_s));
-    if (i == 0) first_tokens_per_s = tokens_per_s;
+    if (i == 0) {
+      first_tokens_per_s = tokens_per_s;
+      first_run = *run;
+    }
     if (answered || tokens_per_s > best_tokens_per_s) {
       best = i;
       best_tokens_per_s = tokens_per_s;
+      best_run = std::move(run).value();
     }
   }
   // Serving within kServedShareOfOffered of plan's first counts as serving as much: plan's
@@ -106,8 +111,10 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
   if (best && !answered && first_tokens_per_s &&
       best_tokens_per_s * kServedShareOfOffered <= *first_tokens_per_s) {
     best = 0;
+    best_run = std::move(first_run);
   }
-  if (!best || *best == 0) return layouts.front().ToString();
+  if (!best) return LayoutChoice{layouts.front().ToString(), std::nullopt};
+  if (*best == 0) return LayoutChoice{layouts.front().ToString(), std::move(best_run)};
   const std::string within = first_that_answers && scenario.slo.Given() ? " within the SLOs" : "";
   const std::string rule =
       answered ? fmt::format("the first that {}{} is kept",
@@ -121,7 +128,7 @@ StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& 
           ? fmt::format("its leading {}", layouts.size())
           : fmt::format("{} of its leading {}", served.size(), layouts.size()),
       rule, within, fmt::join(served, ", ")));
-  return layouts[*best].ToString();
+  return LayoutChoice{layouts[*best].ToString(), std::move(best_run)};
 }
 
 }  // namespace shardwise::api

@@ -4,16 +4,18 @@
 // one that answers the run's question best is kept. Internal to the api module.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "shardwise/api/catalog.h"
+#include "shardwise/api/plan.h"
 #include "shardwise/api/simulate.h"
 
 namespace shardwise::api {
 
-// Plan's leading layouts served on spread lengths (plan's own --top default).
-inline constexpr int kLayoutsCompared = 5;
+// Plan's leading layouts served on spread lengths: as many as plan shows by default (--top).
+inline const int kLayoutsCompared = PlanRequest{}.top;
 
 // Whether a scenario's requests differ in length: a trace's own, or distributions spread wider
 // than kOutOfPhaseOutputCv.
@@ -33,8 +35,14 @@ bool AllAtOnce(const Scenario& s);
 // where none keeps up, plan's first stays unless that one serves more than 1 /
 // kServedShareOfOffered of it. Where the pick is not plan's first, a note in `notes` says what
 // each served and why any failed.
-StatusOr<std::string> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
-                                   const Workload& one, const RequestLengths& lengths,
-                                   std::vector<std::string>& notes);
+// The layout kept, and its run where it was served on the scenario (a comparison ran): the run
+// simulate reports, not served again.
+struct LayoutChoice {
+  std::string layout;
+  std::optional<ServingRun> run;
+};
+StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport& rep,
+                                    const Workload& one, const RequestLengths& lengths,
+                                    std::vector<std::string>& notes);
 
 }  // namespace shardwise::api
