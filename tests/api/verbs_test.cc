@@ -176,8 +176,15 @@ std::vector<std::string> PlannedLayouts() {
   return layouts;
 }
 
-// The layout plan ranks first for `p` (aggregated only), or "" where it cannot plan.
-std::string PlansFirst(PlanRequest p) {
+// The aggregated layout plan ranks first for `s`'s model, cluster and serving options at `isl`
+// and `osl` tokens, or "" where it cannot plan.
+std::string PlansFirst(const SimulateRequest& s, int64_t isl, int64_t osl) {
+  PlanRequest p;
+  p.model = s.model;
+  p.cluster = s.cluster;
+  p.serving = s.serving;
+  p.isl = isl;
+  p.osl = osl;
   p.disaggregated = false;
   const StatusOr<PlanReport> plan = Plan(Catalog::BuiltIn(), p);
   return plan.ok() ? plan->result.ranked.front().estimate.layout.ToString() : "";
@@ -251,13 +258,8 @@ TEST(SimulateApi, AnOpenLoopKeepsPlansFirstWhereItKeepsUp) {
   s.workload.trace = path;
   const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
   ASSERT_TRUE(kept.ok()) << kept.status().message();
-  PlanRequest p;
-  p.model = s.model;
-  p.cluster = s.cluster;
-  p.serving = s.serving;
-  p.isl = 222;  // the trace's mean lengths, which plan ranks at
-  p.osl = 293;
-  EXPECT_EQ(kept->deployment.prefill().layout.ToString(), PlansFirst(p));
+  // At the trace's mean lengths, which plan ranks at.
+  EXPECT_EQ(kept->deployment.prefill().layout.ToString(), PlansFirst(s, 222, 293));
   EXPECT_FALSE(kept->run.overloaded);
   SimulateRequest named = s;
   named.deployment = DeploymentSpec::Aggregated("dp4tp2");
@@ -286,10 +288,8 @@ TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
   s.workload.length_cv = kOutOfPhaseOutputCv;
   const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
   ASSERT_TRUE(kept.ok()) << kept.status().message();
-  PlanRequest p;
-  p.model = s.model;
-  p.cluster = s.cluster;
-  EXPECT_EQ(kept->deployment.prefill().layout.ToString(), PlansFirst(p));
+  EXPECT_EQ(kept->deployment.prefill().layout.ToString(),
+            PlansFirst(s, s.workload.isl, s.workload.osl));
   EXPECT_GT(wider->run.OutputTokensPerS(), kept->run.OutputTokensPerS());
 }
 
