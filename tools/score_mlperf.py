@@ -3,7 +3,9 @@
 (closed division, datacenter, every LLM result: data/validation/mlperf-v5.1-llm.csv and
 its notes mlperf-v5.1-llm.md; the benchmarks' length distributions from mlperf-lengths.md).
 
-Held out: nothing here feeds a profile or a fit; it only runs `shardwise simulate` and compares.
+This script only runs `shardwise simulate` and compares; nothing it computes feeds a profile.
+Two catalog numbers are fitted on these rows elsewhere: tools/fit_gpu_mlperf.py fits the MI300X
+and MI325X FP8 GEMM fractions on their Llama2-70B Offline rows; every other row is held out.
 
 Each row is mapped to a simulation: model name -> catalog model, accelerator -> catalog cluster
 (all of the system's accelerators, via --gpus or --nodes), software -> engine profile

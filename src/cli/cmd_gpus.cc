@@ -4,6 +4,7 @@
 #include "command.h"
 #include "shardwise/api/json.h"
 #include "shardwise/common/format.h"
+#include "shardwise/common/provenance.h"
 #include "shardwise/hw/gpu.h"
 #include "shardwise/report/table.h"
 
@@ -27,21 +28,26 @@ Status RunGpus(const GpusOptions& opts) {
     return Status();
   }
   Table table({"gpu", "bf16 TF/s", "fp8 TF/s", "fp4 TF/s", "HBM", "HBM BW", "scale-up/dir",
-               "NIC/dir", "$/GPU-h", "TDP W", "GEMM eff", "HBM eff", "calibration"});
+               "NIC/dir", "$/GPU-h", "TDP W", "bf16 eff", "fp8 eff", "HBM eff", "calibration"});
   for (const GpuSpec& g : gpus) {
-    table.AddRow({g.name, PeakCell(g, Dtype::kBf16), PeakCell(g, Dtype::kFp8),
-                  PeakCell(g, Dtype::kFp4), FormatBytes(g.hbm_bytes),
-                  FormatBandwidth(g.hbm_bytes_per_s), FormatBandwidth(g.scale_up_bytes_per_s),
-                  FormatBandwidth(g.nic_bytes_per_s), fmt::format("{:.2f}", g.usd_per_gpu_hour),
-                  g.board_power_w > 0 ? fmt::format("{:.0f}", g.board_power_w) : "-",
-                  fmt::format("{:.2f}", g.gemm_fraction.at(Dtype::kBf16)),
-                  fmt::format("{:.2f}", g.hbm_fraction),
-                  g.calibration_measured ? "measured" : "assumed"});
+    table.AddRow(
+        {g.name, PeakCell(g, Dtype::kBf16), PeakCell(g, Dtype::kFp8), PeakCell(g, Dtype::kFp4),
+         FormatBytes(g.hbm_bytes), FormatBandwidth(g.hbm_bytes_per_s),
+         FormatBandwidth(g.scale_up_bytes_per_s), FormatBandwidth(g.nic_bytes_per_s),
+         fmt::format("{:.2f}", g.usd_per_gpu_hour),
+         g.board_power_w > 0 ? fmt::format("{:.0f}", g.board_power_w) : "-",
+         fmt::format("{:.2f}", g.GemmCalibrationFor(Dtype::kBf16).fraction),
+         g.Supports(Dtype::kFp8) ? fmt::format("{:.2f}", g.GemmCalibrationFor(Dtype::kFp8).fraction)
+                                 : "-",
+         fmt::format("{:.2f}", g.hbm_fraction), ProvenanceName(g.ProvenanceOf("gemm_fraction"))});
   }
   std::cout << table.Render();
-  std::cout << "\nPeaks are dense (no sparsity). GEMM/HBM eff: achievable fraction of peak, from\n"
-               "published measurements ('measured') or borrowed from a sibling part ('assumed').\n"
-               "Sources for every number: 'shardwise gpus --json'.\n";
+  std::cout
+      << "\nPeaks are dense (no sparsity). GEMM (bf16, fp8) and HBM eff: achievable fraction\n"
+         "of peak, from published kernel measurements ('measured'), fitted to published\n"
+         "end-to-end results ('fitted': one or more of them, the sources say which), or borrowed\n"
+         "from a sibling part ('assumed').\n"
+         "Sources for every number: 'shardwise gpus --json'.\n";
   return Status();
 }
 

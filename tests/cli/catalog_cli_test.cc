@@ -55,6 +55,17 @@ TEST(GpusCli, TableAndJson) {
   const RunResult r = RunShardwise("gpus");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("h100-sxm"), std::string::npos);
+  // The calibration column is each file's provenance of its GEMM fractions: cuBLAS measurements
+  // for the H100 SXM (data/gpus/h100-sxm.json, "measured": true), MLPerf fits for the MI325X
+  // ("provenance": gemm_fraction "fitted"), borrowed for the B200.
+  const auto row = [&](const std::string& gpu) {
+    const size_t at = r.out.find("\n" + gpu + " ");
+    return at == std::string::npos ? std::string()
+                                   : r.out.substr(at, r.out.find('\n', at + 1) - at);
+  };
+  EXPECT_TRUE(row("h100-sxm").ends_with(" measured")) << row("h100-sxm");
+  EXPECT_TRUE(row("mi325x").ends_with(" fitted")) << row("mi325x");
+  EXPECT_TRUE(row("b200").ends_with(" assumed")) << row("b200");
   const RunResult j = RunShardwise("gpus --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_GE(j.Json().size(), 10u);
