@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""Fits a GPU's achieved FP8 GEMM fraction to its public MLPerf Inference v5.1 Offline rows.
+"""Fits GPU catalog numbers to public MLPerf Inference v5.1 rows (data/validation/
+mlperf-v5.1-llm.csv) where no kernel measurement of the part is published.
 
-Each fit is one number of a GPU catalog file, data/gpus/<gpu>.json's
-achievable.gemm_fraction.fp8, and the Offline rows of one benchmark on that accelerator in
-data/validation/mlperf-v5.1-llm.csv: the number is bisected until `shardwise simulate`, run
-as tools/score_mlperf.py runs each row (the same trace of LoadGen's samples), makes the rows'
-mean log error of output tokens/s zero. Offline runs the largest batches the engine holds, so
-its throughput is bound by the GEMMs; every other row of the accelerator (other benchmarks,
-Server and Interactive) is a check (tools/score_mlperf.py). The fraction is tried through a
-cluster file with the GPU written inline (the catalog cluster's levels, the GPU's file with the
-one number changed), so the catalog is not touched until --write, which stores the value and
-marks gemm_fraction fitted (the source text stays by hand).
+Each fit is one number of data/gpus/<gpu>.json (written to every GPU it names) and the rows of
+one benchmark and scenario on one accelerator: the number is bisected until `shardwise
+simulate`, run as tools/score_mlperf.py runs each row (the same trace), makes the rows' mean log
+error of one metric zero. Fits run in order, each on the numbers the earlier ones produced, and
+repeat until no number moves by more than its tolerance; every other row is a check
+(tools/score_mlperf.py). A value is tried through a cluster file with the GPU written inline (the
+catalog cluster's levels, the GPU's file with the numbers changed), so the catalog is not touched
+until --write, which stores the values and marks them fitted where the file's provenance key is
+theirs alone (the source text stays by hand).
 
-Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--only GPU] [--write]
+- achievable.gemm_fraction.fp8 on Llama2-70B Offline output tokens/s, per part: Offline holds the
+  largest batches the engine admits, so its throughput is bound by the GEMMs.
+- achievable.kernel_latency_s on MI325X Llama2-70B Interactive TPOT p50 at the row's target_qps,
+  written to both parts (one die, one ROCm): at Interactive's moderate batch a decode step is
+  its weight read and a fixed time per kernel; the MI300X rows check it.
+
+Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--csv FILE] [--only NAME] [--write]
 Only the Python standard library is used.
 """
 import argparse
@@ -26,75 +32,127 @@ import sys
 import tempfile
 
 import score_mlperf as mlperf
+from mlperf_traces import MODELS
 
 ROOT = mlperf.ROOT
 GPUS_DIR = os.path.join(ROOT, "data", "gpus")
 
-# (catalog GPU, MLPerf accelerator label, benchmark whose Offline rows fit it). AMD's
-# submissions run vLLM on ROCm with FP8 weights and no published layout, as the scorer runs them.
+# Each fit: its name, the GPUs its value is written to, the number's path in their files, its
+# bounds and tolerance, the rows (the GPU whose cluster runs them, the accelerator as the CSV's
+# label, benchmark, scenario), the metric, and the provenance key --write marks fitted (none for
+# the fp8 GEMM fraction: the file's gemm_fraction provenance covers bf16 too, which is not).
+# AMD's submissions run vLLM on ROCm with FP8 weights and no published layout, as the scorer
+# runs them.
+GEMM_FP8 = ("achievable", "gemm_fraction", "fp8")
+KERNEL_LATENCY = ("achievable", "kernel_latency_s")
 FITS = [
-    ("mi300x", "MI300X", "llama2-70b-99"),
-    ("mi325x", "MI325X", "llama2-70b-99"),
+    {"name": f"{gpu}.gemm_fraction.fp8", "gpus": [gpu], "path": GEMM_FP8, "bounds": (0.2, 0.95),
+     "tolerance": 0.001, "rows": (gpu, label, "llama2-70b-99", "Offline"),
+     "metric": "tokens_per_s", "provenance": None}
+    for gpu, label in (("mi300x", "MI300X"), ("mi325x", "MI325X"))
+] + [
+    {"name": "kernel_latency_s", "gpus": ["mi300x", "mi325x"], "path": KERNEL_LATENCY,
+     "bounds": (1e-6, 1e-4), "tolerance": 1e-7,
+     "rows": ("mi325x", "MI325X", "llama2-70b-99", "Interactive"), "metric": "tpot_p50_ms",
+     "provenance": "kernel_latency_s"},
 ]
-BOUNDS = (0.2, 0.95)
-TOLERANCE = 0.001  # of the fraction
+MOST_ROUNDS = 6
 
 
-def fit_rows(label, benchmark, csv_path):
-    rows = [r for r in mlperf.dedupe(list(csv.DictReader(open(csv_path))))
-            if r["scenario"] == "Offline" and r["model"] == benchmark and
-            mlperf.accelerator_label(r["accelerator"]) == label]
+def fit_rows(selector, csv_path):
+    """The rows a fit runs on: the scenario of the benchmark's catalog model on the
+    accelerator, each measurement once, that the scorer can express."""
+    _, label, benchmark, scenario = selector
+    try:
+        with open(csv_path, newline="") as f:
+            table = list(csv.DictReader(f))
+        rows = [r for r in mlperf.dedupe(table)
+                if r["scenario"] == scenario and
+                MODELS.get(r["model"]) == MODELS[benchmark] and
+                mlperf.accelerator_label(r["accelerator"]) == label]
+    except (OSError, KeyError) as e:
+        sys.exit(f"fit_gpu_mlperf: {csv_path}: not MLPerf rows as "
+                 f"data/validation/mlperf-v5.1-llm.csv writes them ({e})")
     return [r for r in rows if mlperf.row_command(r, "shardwise", "t.csv")[0] is not None]
 
 
-def cluster_with(gpu, fraction, binary, path):
-    """Writes the GPU's catalog cluster with the GPU inline, its fp8 GEMM fraction set."""
+def read_gpu(gpu):
     with open(os.path.join(GPUS_DIR, gpu + ".json")) as f:
-        spec = json.load(f)
-    spec["achievable"]["gemm_fraction"]["fp8"] = fraction
-    shown = subprocess.run([binary, "clusters", "--show", gpu + "-8"], capture_output=True,
-                           text=True, check=True)
-    cluster = json.loads(shown.stdout)
-    cluster["gpu"] = spec
-    with open(path, "w") as f:
-        json.dump(cluster, f)
+        return json.load(f)
 
 
-def mean_log_error(rows, gpu, fraction, binary, tmp):
-    cluster = os.path.join(tmp, "cluster.json")
-    cluster_with(gpu, fraction, binary, cluster)
+def set_path(spec, path, value):
+    for key in path[:-1]:
+        spec = spec[key]
+    spec[path[-1]] = value
+
+
+def get_path(spec, path):
+    for key in path:
+        spec = spec[key]
+    return spec
+
+
+def run_json(argv):
+    """`argv`'s JSON output, or exit with one line naming what failed."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    except OSError as e:
+        sys.exit(f"fit_gpu_mlperf: cannot run {argv[0]}: {e.strerror} (--binary)")
+    if p.returncode != 0:
+        lines = p.stderr.strip().splitlines()
+        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])}: {lines[-1] if lines else 'failed'}")
+    return json.loads(p.stdout)
+
+
+def mean_log_error(rows, metric, spec, binary, tmp):
+    """The rows' mean log(predicted / measured) with the GPU `spec` inline in the cluster each
+    row runs on."""
     logs = []
     for i, r in enumerate(rows):
         trace = os.path.join(tmp, f"trace{i}.csv")
-        model = mlperf.MODELS[r["model"]]
-        spec = mlperf.LENGTHS[model]
-        mlperf.write_trace(trace, model, "Offline", None,
-                           mlperf.offline_requests(spec, r["target_qps"], 150000), 1)
+        mlperf.write_row_trace(r, trace)
         argv, _ = mlperf.row_command(r, binary, trace)
-        argv[argv.index("--cluster") + 1] = cluster
-        out, err = mlperf.run(argv)
-        if out is None:
-            sys.exit(f"fit_gpu_mlperf: {r['id']} {r['system']}: {err}")
-        logs.append(math.log(out["throughput"]["output_tokens_per_s"] /
-                             mlperf.measured_result(r)))
+        at = argv.index("--cluster") + 1
+        cluster = run_json([binary, "clusters", "--show", argv[at]])
+        cluster["gpu"] = spec
+        argv[at] = os.path.join(tmp, "cluster.json")
+        with open(argv[at], "w") as f:
+            json.dump(cluster, f)
+        out = run_json(argv)
+        if metric == "tokens_per_s":
+            logs.append(math.log(out["throughput"]["output_tokens_per_s"] /
+                                 mlperf.measured_result(r)))
+        else:
+            logs.append(math.log(out["tpot_s"]["p50"] * 1e3 / float(r["tpot_p50_ms"])))
     return statistics.mean(logs)
 
 
-def fit(gpu, rows, binary):
-    """The fraction at which the rows' mean log error is zero (throughput rises with it)."""
-    lo, hi = BOUNDS
+def fit_one(fit, rows, values, binary):
+    """The value of one fit's number at which its rows' mean log error is zero, the other
+    numbers at `values`."""
+    path, (lo, hi) = fit["path"], fit["bounds"]
+    spec = read_gpu(fit["rows"][0])
+    for (gpu, other), value in values.items():
+        if gpu == spec["name"]:
+            set_path(spec, other, value)
+
+    def error(x):
+        set_path(spec, path, x)
+        return mean_log_error(rows, fit["metric"], spec, binary, tmp)
+
     with tempfile.TemporaryDirectory() as tmp:
-        if mean_log_error(rows, gpu, hi, binary, tmp) < 0:
-            sys.exit(f"fit_gpu_mlperf: {gpu}: under-predicted even at {hi}")
-        if mean_log_error(rows, gpu, lo, binary, tmp) > 0:
-            sys.exit(f"fit_gpu_mlperf: {gpu}: over-predicted even at {lo}")
-        while hi - lo > TOLERANCE:
+        at_lo, at_hi = error(lo), error(hi)
+        if (at_lo > 0) == (at_hi > 0):
+            sys.exit(f"fit_gpu_mlperf: {fit['name']}: the error keeps one sign from {lo} to {hi}")
+        rising = at_hi > 0
+        while hi - lo > fit["tolerance"]:
             mid = (lo + hi) / 2
-            if mean_log_error(rows, gpu, mid, binary, tmp) > 0:
+            if (error(mid) > 0) == rising:
                 hi = mid
             else:
                 lo = mid
-    return round((lo + hi) / 2, 3)
+    return (lo + hi) / 2
 
 
 def main():
@@ -102,31 +160,48 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"))
     ap.add_argument("--csv", default=mlperf.DEFAULT_CSV)
-    ap.add_argument("--only", help="fit one GPU (mi300x, mi325x)")
+    ap.add_argument("--only", help="run one fit, the others held at the catalog's values (" +
+                    ", ".join(f["name"] for f in FITS) + ")")
     ap.add_argument("--write", action="store_true",
                     help="store the fitted values in data/gpus/ (value and provenance)")
     args = ap.parse_args()
-    fits = [f for f in FITS if not args.only or f[0] == args.only]
+    fits = [f for f in FITS if not args.only or f["name"] == args.only]
     if not fits:
         sys.exit(f"fit_gpu_mlperf: --only {args.only}: not one of "
-                 f"{', '.join(f[0] for f in FITS)}")
-    for gpu, label, benchmark in fits:
-        rows = fit_rows(label, benchmark, args.csv)
-        if not rows:
-            sys.exit(f"fit_gpu_mlperf: no {label} {benchmark} Offline rows in {args.csv}")
-        value = fit(gpu, rows, args.binary)
-        names = ", ".join(f"{r['id']} {r['submitter']}" for r in rows)
-        print(f"{gpu}: achievable.gemm_fraction.fp8 = {value} on {len(rows)} {label} "
-              f"{benchmark} Offline rows ({names})")
+                 f"{', '.join(f['name'] for f in FITS)}")
+    rows = {}
+    for fit in fits:
+        rows[fit["name"]] = fit_rows(fit["rows"], args.csv)
+        if not rows[fit["name"]]:
+            sys.exit(f"fit_gpu_mlperf: {fit['name']}: no {' '.join(fit['rows'][1:])} rows in "
+                     f"{args.csv}")
+    values = {(gpu, fit["path"]): get_path(read_gpu(gpu), fit["path"])
+              for fit in fits for gpu in fit["gpus"]}
+    for _ in range(MOST_ROUNDS if len(fits) > 1 else 1):
+        moved = False
+        for fit in fits:
+            value = fit_one(fit, rows[fit["name"]], values, args.binary)
+            moved |= any(abs(values[(gpu, fit["path"])] - value) > fit["tolerance"]
+                         for gpu in fit["gpus"])
+            values.update({(gpu, fit["path"]): value for gpu in fit["gpus"]})
+        if not moved:
+            break
+    for fit in fits:
+        value = float(f"{values[(fit['gpus'][0], fit['path'])]:.3g}")
+        names = ", ".join(f"{r['id']} {r['submitter']}" for r in rows[fit["name"]])
+        print(f"{fit['name']} = {value:g} on {len(rows[fit['name']])} "
+              f"{' '.join(fit['rows'][1:])} rows ({names}); written to {', '.join(fit['gpus'])}")
         if args.write:
-            path = os.path.join(GPUS_DIR, gpu + ".json")
-            with open(path) as f:
-                spec = json.load(f)
-            spec["achievable"]["gemm_fraction"]["fp8"] = value
-            spec.setdefault("provenance", {})["gemm_fraction"] = "fitted"
-            with open(path, "w") as f:
-                json.dump(spec, f, indent=2)
-                f.write("\n")
+            for gpu in fit["gpus"]:
+                spec = read_gpu(gpu)
+                set_path(spec, fit["path"], value)
+                if fit["provenance"]:
+                    spec.setdefault("provenance", {})[fit["provenance"]] = "fitted"
+                with open(os.path.join(GPUS_DIR, gpu + ".json"), "w") as f:
+                    json.dump(spec, f, indent=2)
+                    f.write("\n")
+    if args.write:
+        print("written; the files' source texts quote the values: update them by hand")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 // `models --json` and `gpus --json`: a catalog model with its exact parameter, KV and weight
 // accounting; a catalog GPU with its datasheet numbers, calibration and sources.
 #include "shardwise/api/json.h"
+#include "shardwise/common/provenance.h"
 #include "shardwise/model/accounting.h"
 
 namespace shardwise::api {
@@ -54,8 +55,12 @@ nlohmann::json ToJson(const GpuSpec& g) {
                       {"usd_per_gpu_hour", g.usd_per_gpu_hour},
                       {"board_power_w", g.board_power_w},
                       {"hbm_fraction", g.hbm_fraction},
+                      {"kernel_latency_s", g.kernel_latency_s},
                       {"calibration_measured", g.calibration_measured},
                       {"sources", g.sources}};
+  for (const char* key : {"gemm_fraction", "hbm_fraction", "kernel_latency_s"}) {
+    j["provenance"][key] = ProvenanceName(g.ProvenanceOf(key));
+  }
   for (const auto& [dtype, flops] : g.peak_flops_per_s) {
     j["peak_flops_per_s"][std::string(DtypeName(dtype))] = flops;
   }

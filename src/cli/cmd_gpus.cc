@@ -45,9 +45,8 @@ Status RunGpus(const GpusOptions& opts) {
   std::cout
       << "\nPeaks are dense (no sparsity). GEMM (bf16, fp8) and HBM eff: achievable fraction\n"
          "of peak, from published kernel measurements ('measured'), fitted to published\n"
-         "end-to-end results ('fitted': one or more of them, the sources say which), or borrowed\n"
-         "from a sibling part ('assumed').\n"
-         "Sources for every number: 'shardwise gpus --json'.\n";
+         "end-to-end results ('fitted'), or borrowed from a sibling part ('assumed').\n"
+         "Sources and provenance of every number: 'shardwise gpus --json'.\n";
   return Status();
 }
 

@@ -56,20 +56,27 @@ TEST(GpusCli, TableAndJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("h100-sxm"), std::string::npos);
   // The calibration column is each file's provenance of its GEMM fractions: cuBLAS measurements
-  // for the H100 SXM (data/gpus/h100-sxm.json, "measured": true), MLPerf fits for the MI325X
-  // ("provenance": gemm_fraction "fitted"), borrowed for the B200.
+  // for the H100 SXM (data/gpus/h100-sxm.json, "measured": true), borrowed for the B200; the
+  // MI325X's fp8 fraction is fitted but its bf16 one assumed, so the pair reads assumed.
   const auto row = [&](const std::string& gpu) {
     const size_t at = r.out.find("\n" + gpu + " ");
     return at == std::string::npos ? std::string()
                                    : r.out.substr(at, r.out.find('\n', at + 1) - at);
   };
   EXPECT_TRUE(row("h100-sxm").ends_with(" measured")) << row("h100-sxm");
-  EXPECT_TRUE(row("mi325x").ends_with(" fitted")) << row("mi325x");
+  EXPECT_TRUE(row("mi325x").ends_with(" assumed")) << row("mi325x");
   EXPECT_TRUE(row("b200").ends_with(" assumed")) << row("b200");
   const RunResult j = RunShardwise("gpus --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_GE(j.Json().size(), 10u);
-  for (const auto& g : j.Json()) EXPECT_TRUE(g["sources"].contains("hbm_bytes_per_s"));
+  for (const auto& g : j.Json()) {
+    EXPECT_TRUE(g["sources"].contains("hbm_bytes_per_s"));
+    // The MI325X's kernel latency is fitted (data/gpus/mi325x.json's provenance), the H100's
+    // HBM fraction measured (STREAM), the B200's borrowed.
+    if (g["name"] == "mi325x") EXPECT_EQ(g["provenance"]["kernel_latency_s"], "fitted");
+    if (g["name"] == "h100-sxm") EXPECT_EQ(g["provenance"]["hbm_fraction"], "measured");
+    if (g["name"] == "b200") EXPECT_EQ(g["provenance"]["gemm_fraction"], "assumed");
+  }
 }
 
 TEST(SizeCli, ParallelismGuideExample) {

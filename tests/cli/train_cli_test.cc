@@ -143,7 +143,8 @@ TEST(TrainCli, GpuPriceReplacesTheCatalogs) {
 
 TEST(TrainCli, SaysWhereNoMeasurementStandsBehindTheRates) {
   // data/training/megatron-core.json states no MI300X rates and data/gpus/mi300x.json's GEMM
-  // fractions are borrowed from the H100 ("measured": false).
+  // fractions are no kernel measurement ("measured": false; fp8 fitted to MLPerf serving rows,
+  // bf16 assumed from it).
   const RunResult mi = RunShardwise(
       "train --model llama-3.1-8b --cluster mi300x-8 --global-batch 64 --no-sizes --json");
   ASSERT_EQ(mi.exit_code, 0) << mi.err;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""A stand-in for shardwise in tools/fit_gpu_mlperf.py's test. `clusters --show mi325x-8` prints a
-cluster naming its GPU; `simulate --json` takes a cluster file with the GPU written inline and
-predicts 2,000 x its fp8 GEMM fraction output tokens/s, after checking the row's arguments
-(Llama2-70B FP8 on one 8-GPU node, vLLM, no layout: simulate's own) and its Offline trace."""
+"""A stand-in for shardwise in tools/fit_gpu_mlperf.py's tests. `clusters --show mi325x-8` prints
+a cluster naming its GPU; `simulate --json` takes a cluster file with the GPU written inline and,
+after checking the row's arguments (Llama2-70B FP8 on one 8-GPU node, vLLM, no layout:
+simulate's own) and its trace, predicts 2,000 x the GPU's fp8 GEMM fraction output tokens/s
+Offline (LoadGen's 24,576 samples at time 0), and a TPOT p50 of 2,000 x its kernel latency
+under Poisson arrivals (6,000 requests)."""
 import csv
 import json
 import sys
@@ -19,9 +21,14 @@ assert "--layout" not in value, args
 with open(value["--cluster"]) as f:
     cluster = json.load(f)
 assert cluster["name"] == "mi325x-8", cluster
+achievable = cluster["gpu"]["achievable"]
 with open(value["--trace"]) as f:
     rows = list(csv.DictReader(f))
-assert len(rows) == 24576 and all(float(r["arrival_s"]) == 0 for r in rows), len(rows)
-fraction = cluster["gpu"]["achievable"]["gemm_fraction"]["fp8"]
-print(json.dumps({"throughput": {"output_tokens_per_s": 2000.0 * fraction},
-                  "load": {"overloaded": False}}))
+if all(float(r["arrival_s"]) == 0 for r in rows):
+    assert len(rows) == 24576, len(rows)
+    out = {"throughput": {"output_tokens_per_s": 2000.0 * achievable["gemm_fraction"]["fp8"]}}
+else:
+    assert len(rows) == 6000, len(rows)
+    out = {"tpot_s": {"p50": 2000.0 * achievable["kernel_latency_s"]}}
+out["load"] = {"overloaded": False}
+print(json.dumps(out))
