@@ -188,7 +188,7 @@ void HalvesDrift(const Scenario& s, ServingRun& run) {
   const SimResult::Half* h = run.result.halves;
   const double replicas = static_cast<double>(run.setup.config.pools.front().replicas);
   if (!std::isfinite(run.offered_requests_per_s) || h[0].requests == 0 || h[1].requests == 0 ||
-      std::isfinite(s.stop_after_s) || ArrivalCv(s) > kMaxHalvesArrivalCv) {
+      ArrivalCv(s) > kMaxHalvesArrivalCv) {
     return;
   }
   const double in_flight =
@@ -427,10 +427,12 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
                    : std::isfinite(scenario.stop_after_s) ? kMaxRunRequests
                                                           : kDefaultOpenLoopRequests;
     RequestSource source = Source(scenario, run.requests, scenario.output);
-    // Every request measured, its halves split in arrival order, so a queue that grows through
-    // the run shows (the run still drains: no request arrives after them).
+    // Every request measured, its halves split in arrival order (at half the duration where
+    // one cuts the arrivals off), so a queue that grows through the run shows (the run still
+    // drains: no request arrives after them).
     config.measure_from = 0;
     config.measure_count = run.requests;
+    if (std::isfinite(scenario.stop_after_s)) config.halves_split_s = scenario.stop_after_s / 2;
     SW_ASSIGN_OR_RETURN(run.result, Simulate(model, source, config));
     steady.measured_requests = run.result.requests;
   } else {

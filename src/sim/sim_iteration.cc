@@ -1,6 +1,7 @@
 // The simulator's admission and iterations: what each replica admits, preempts, prefills and
 // decodes in one iteration, and what finishes when it ends.
 #include <algorithm>
+#include <cmath>
 
 #include "shardwise/deploy/policy.h"
 #include "shardwise/perf/attention.h"
@@ -229,8 +230,11 @@ void Sim::FinishRequest(Replica& rep, int64_t id) {
     tpot = (now_ - r.first_token_s) / static_cast<double>(r.total_output - 1);
     result_.tpot_s.Add(tpot);
   }
-  // Every request in the first half when all are measured (the run's length is not known).
-  const bool second = measure_count_ >= 0 && id - measure_from_ >= measure_count_ / 2;
+  // By arrival time where the run is cut off after a duration (its count is not known before),
+  // else by count; every request in the first half when all are measured and neither is known.
+  const bool second = std::isfinite(c_.halves_split_s)
+                          ? r.arrival_s >= c_.halves_split_s
+                          : measure_count_ >= 0 && id - measure_from_ >= measure_count_ / 2;
   SimResult::Half& half = result_.halves[second ? 1 : 0];
   half.ttft_sum_s += ttft;
   ++half.requests;

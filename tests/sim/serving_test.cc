@@ -188,7 +188,31 @@ TEST(Serve, ACutoffRunsEveryRequestArrivingBeforeIt) {
   r.scenario.stop_after_s = 300;
   const ServingRun run = r.Run();
   EXPECT_NEAR(static_cast<double>(run.result.requests), 3000.0, 300.0);
-  EXPECT_FALSE(run.steady.halves_compared);  // a cutoff's halves are not whole
+  // Its halves part at 150 s, by arrival: each whole (the run drains), each about 1,500
+  // requests, and alike: 10/s of 512-token prompts is 82 TFLOP/s of prefill (2 x 8.0e9 x 512
+  // each), 4% of one H100's FP8 peak.
+  EXPECT_TRUE(run.steady.halves_compared);
+  EXPECT_NEAR(static_cast<double>(run.result.halves[0].requests), 1500.0, 250.0);
+  EXPECT_LT(std::abs(run.steady.ttft_drift), kGrowingQueueDrift);
+  EXPECT_FALSE(run.overloaded);
+}
+
+TEST(Serve, ACutoffRunShowsAGrowingQueueInItsHalves) {
+  // --rate 150 --duration 20, above what one H100 serves of these requests: the queue grows from
+  // empty through the run. By hand, a wait growing linearly in the send time averages T/4 x k
+  // over the first half of the sends and 3T/4 x k over the second, 3x (a drift of +2, beyond
+  // kGrowingQueueDrift). Each half holds about 150 x 10 = 1,500 sends (5 standard deviations of
+  // a Poisson count, 195).
+  Replicas r("tp1");
+  r.scenario.load = OpenLoop{150, 1.0};
+  r.scenario.stop_after_s = 20;
+  const ServingRun run = r.Run();
+  ASSERT_GT(run.offered_requests_per_s, run.setup.estimate.capacity_requests_per_s);
+  ASSERT_TRUE(run.steady.halves_compared);
+  EXPECT_NEAR(static_cast<double>(run.result.halves[0].requests), 1500.0, 195.0);
+  EXPECT_NEAR(static_cast<double>(run.result.halves[1].requests), 1500.0, 195.0);
+  EXPECT_GT(run.steady.ttft_drift, kGrowingQueueDrift);
+  EXPECT_TRUE(run.overloaded);
 }
 
 TEST(RequestSource, KeepOnlyTakesWhatRoundRobinHandsTheFirstReplicas) {

@@ -69,6 +69,10 @@ struct SimConfig {
   // drains, and the window is the whole run.
   int64_t measure_from = 0;
   int64_t measure_count = -1;
+  // Where the measured requests' halves (SimResult::halves) part: requests sent from this time
+  // on are the second half. Infinite: the later half of measure_count in arrival order (a run of
+  // a known count); a run cut off after a duration splits at half of it.
+  double halves_split_s = std::numeric_limits<double>::infinity();
   // Fraction of each prompt found in the prefix cache: its prefill starts after those tokens,
   // whose KV its chunks attend to (PerfOptions::prefix_hit_rate).
   double prefix_hit_rate = 0;
