@@ -18,7 +18,8 @@ theirs alone (the source text stays by hand).
   written to both parts (one die, one ROCm): at Interactive's moderate batch a decode step is
   its weight read and a fixed time per kernel; the MI300X rows check it.
 
-Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--csv FILE] [--only NAME] [--write]
+Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--csv FILE] [--gpus-dir DIR]
+       [--only NAME] [--write]
 Only the Python standard library is used.
 """
 import argparse
@@ -39,8 +40,8 @@ GPUS_DIR = os.path.join(ROOT, "data", "gpus")
 
 # Each fit: its name, the GPUs its value is written to, the number's path in their files, its
 # bounds and tolerance, the rows (the GPU whose cluster runs them, the accelerator as the CSV's
-# label, benchmark, scenario), the metric, and the provenance key --write marks fitted (none for
-# the fp8 GEMM fraction: the file's gemm_fraction provenance covers bf16 too, which is not).
+# label, benchmark, scenario), the metric, and the provenance key --write marks fitted (the fp8
+# GEMM fraction's own, "gemm_fraction.fp8": the file's "gemm_fraction" covers bf16 too).
 # AMD's submissions run vLLM on ROCm with FP8 weights and no published layout, as the scorer
 # runs them.
 GEMM_FP8 = ("achievable", "gemm_fraction", "fp8")
@@ -48,7 +49,7 @@ KERNEL_LATENCY = ("achievable", "kernel_latency_s")
 FITS = [
     {"name": f"{gpu}.gemm_fraction.fp8", "gpus": [gpu], "path": GEMM_FP8, "bounds": (0.2, 0.95),
      "tolerance": 0.001, "rows": (gpu, label, "llama2-70b-99", "Offline"),
-     "metric": "tokens_per_s", "provenance": None}
+     "metric": "tokens_per_s", "provenance": "gemm_fraction.fp8"}
     for gpu, label in (("mi300x", "MI300X"), ("mi325x", "MI325X"))
 ] + [
     {"name": "kernel_latency_s", "gpus": ["mi300x", "mi325x"], "path": KERNEL_LATENCY,
@@ -57,6 +58,19 @@ FITS = [
      "provenance": "kernel_latency_s"},
 ]
 MOST_ROUNDS = 6
+
+
+def bf16_from_fp8(spec):
+    """The bf16 GEMM fraction a part with a fitted fp8 one is given (assumed, no bf16 row): its
+    fp8 achieved rate over the H100 SXM's measured ratio of fp8 to bf16 achieved rates, so a part
+    slower than its peak in fp8 is slower in bf16 alike and fp8 stays the faster format."""
+    h100 = read_gpu("h100-sxm")
+
+    def achieved(gpu, dtype):
+        return gpu["achievable"]["gemm_fraction"][dtype] * gpu["peak_flops_per_s"][dtype]
+
+    ratio = achieved(h100, "fp8") / achieved(h100, "bf16")
+    return round(achieved(spec, "fp8") / ratio / spec["peak_flops_per_s"]["bf16"], 3)
 
 
 def fit_rows(selector, csv_path):
@@ -70,15 +84,21 @@ def fit_rows(selector, csv_path):
                 if r["scenario"] == scenario and
                 MODELS.get(r["model"]) == MODELS[benchmark] and
                 mlperf.accelerator_label(r["accelerator"]) == label]
-    except (OSError, KeyError) as e:
-        sys.exit(f"fit_gpu_mlperf: {csv_path}: not MLPerf rows as "
-                 f"data/validation/mlperf-v5.1-llm.csv writes them ({e})")
+    except OSError as e:
+        sys.exit(f"fit_gpu_mlperf: cannot read {csv_path}: {e.strerror} (--csv)")
+    except KeyError as e:
+        sys.exit(f"fit_gpu_mlperf: {csv_path}: no column {e}; MLPerf rows as "
+                 "data/validation/mlperf-v5.1-llm.csv writes them are needed (--csv)")
     return [r for r in rows if mlperf.row_command(r, "shardwise", "t.csv")[0] is not None]
 
 
 def read_gpu(gpu):
-    with open(os.path.join(GPUS_DIR, gpu + ".json")) as f:
-        return json.load(f)
+    try:
+        with open(os.path.join(GPUS_DIR, gpu + ".json")) as f:
+            return json.load(f)
+    except OSError as e:
+        sys.exit(f"fit_gpu_mlperf: cannot read {gpu}.json in {GPUS_DIR}: {e.strerror} "
+                 "(--gpus-dir)")
 
 
 def set_path(spec, path, value):
@@ -99,23 +119,30 @@ def run_json(argv):
         p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     except OSError as e:
         sys.exit(f"fit_gpu_mlperf: cannot run {argv[0]}: {e.strerror} (--binary)")
+    except subprocess.TimeoutExpired:
+        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])} ran over 300 s")
     if p.returncode != 0:
         lines = p.stderr.strip().splitlines()
         sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])}: {lines[-1] if lines else 'failed'}")
-    return json.loads(p.stdout)
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])} printed no JSON; is {argv[0]} "
+                 "shardwise? (--binary)")
 
 
-def mean_log_error(rows, metric, spec, binary, tmp):
+def mean_log_error(rows, metric, spec, binary, tmp, clusters):
     """The rows' mean log(predicted / measured) with the GPU `spec` inline in the cluster each
-    row runs on."""
+    row runs on (`clusters` caches the catalog's clusters by name)."""
     logs = []
     for i, r in enumerate(rows):
         trace = os.path.join(tmp, f"trace{i}.csv")
         mlperf.write_row_trace(r, trace)
         argv, _ = mlperf.row_command(r, binary, trace)
         at = argv.index("--cluster") + 1
-        cluster = run_json([binary, "clusters", "--show", argv[at]])
-        cluster["gpu"] = spec
+        if argv[at] not in clusters:
+            clusters[argv[at]] = run_json([binary, "clusters", "--show", argv[at]])
+        cluster = dict(clusters[argv[at]], gpu=spec)
         argv[at] = os.path.join(tmp, "cluster.json")
         with open(argv[at], "w") as f:
             json.dump(cluster, f)
@@ -137,9 +164,11 @@ def fit_one(fit, rows, values, binary):
         if gpu == spec["name"]:
             set_path(spec, other, value)
 
+    clusters = {}
+
     def error(x):
         set_path(spec, path, x)
-        return mean_log_error(rows, fit["metric"], spec, binary, tmp)
+        return mean_log_error(rows, fit["metric"], spec, binary, tmp, clusters)
 
     with tempfile.TemporaryDirectory() as tmp:
         at_lo, at_hi = error(lo), error(hi)
@@ -156,15 +185,19 @@ def fit_one(fit, rows, values, binary):
 
 
 def main():
+    global GPUS_DIR
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--binary", default=os.path.join(ROOT, "build", "shardwise"))
     ap.add_argument("--csv", default=mlperf.DEFAULT_CSV)
+    ap.add_argument("--gpus-dir", default=GPUS_DIR,
+                    help="the GPU files read and, with --write, written (default: %(default)s)")
     ap.add_argument("--only", help="run one fit, the others held at the catalog's values (" +
                     ", ".join(f["name"] for f in FITS) + ")")
     ap.add_argument("--write", action="store_true",
                     help="store the fitted values in data/gpus/ (value and provenance)")
     args = ap.parse_args()
+    GPUS_DIR = args.gpus_dir
     fits = [f for f in FITS if not args.only or f["name"] == args.only]
     if not fits:
         sys.exit(f"fit_gpu_mlperf: --only {args.only}: not one of "
@@ -186,22 +219,29 @@ def main():
             values.update({(gpu, fit["path"]): value for gpu in fit["gpus"]})
         if not moved:
             break
+    else:
+        if len(fits) > 1:
+            sys.exit(f"fit_gpu_mlperf: the fits still moved after {MOST_ROUNDS} rounds; "
+                     "nothing written")
     for fit in fits:
         value = float(f"{values[(fit['gpus'][0], fit['path'])]:.3g}")
         names = ", ".join(f"{r['id']} {r['submitter']}" for r in rows[fit["name"]])
         print(f"{fit['name']} = {value:g} on {len(rows[fit['name']])} "
-              f"{' '.join(fit['rows'][1:])} rows ({names}); written to {', '.join(fit['gpus'])}")
+              f"{' '.join(fit['rows'][1:])} rows ({names}); for {', '.join(fit['gpus'])}")
         if args.write:
             for gpu in fit["gpus"]:
                 spec = read_gpu(gpu)
                 set_path(spec, fit["path"], value)
-                if fit["provenance"]:
-                    spec.setdefault("provenance", {})[fit["provenance"]] = "fitted"
+                spec.setdefault("provenance", {})[fit["provenance"]] = "fitted"
+                if fit["path"] == GEMM_FP8:
+                    spec["achievable"]["gemm_fraction"]["bf16"] = bf16_from_fp8(spec)
+                    print(f"{gpu}.gemm_fraction.bf16 = "
+                          f"{spec['achievable']['gemm_fraction']['bf16']:g} (assumed, from fp8)")
                 with open(os.path.join(GPUS_DIR, gpu + ".json"), "w") as f:
                     json.dump(spec, f, indent=2)
                     f.write("\n")
-    if args.write:
-        print("written; the files' source texts quote the values: update them by hand")
+    print(f"written to {GPUS_DIR}; update the files' source texts, which quote the values"
+          if args.write else f"pass --write to store them in {GPUS_DIR}")
 
 
 if __name__ == "__main__":

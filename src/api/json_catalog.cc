@@ -58,7 +58,11 @@ nlohmann::json ToJson(const GpuSpec& g) {
                       {"kernel_latency_s", g.kernel_latency_s},
                       {"calibration_measured", g.calibration_measured},
                       {"sources", g.sources}};
-  for (const char* key : {"gemm_fraction", "hbm_fraction", "kernel_latency_s"}) {
+  for (const auto& [dtype, fraction] : g.gemm_fraction) {
+    const std::string key = "gemm_fraction." + std::string(DtypeName(dtype));
+    j["provenance"][key] = ProvenanceName(g.ProvenanceOf(key));
+  }
+  for (const char* key : {"hbm_fraction", "kernel_latency_s"}) {
     j["provenance"][key] = ProvenanceName(g.ProvenanceOf(key));
   }
   for (const auto& [dtype, flops] : g.peak_flops_per_s) {

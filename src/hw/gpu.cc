@@ -60,6 +60,8 @@ double GpuSpec::TileOverheadK(Dtype dtype) const {
 Provenance GpuSpec::ProvenanceOf(const std::string& key) const {
   auto it = provenance.find(key);
   if (it != provenance.end()) return it->second;
+  // One format's fraction ("gemm_fraction.fp8") is as the fractions are unless the file says.
+  if (key.starts_with("gemm_fraction.")) return ProvenanceOf("gemm_fraction");
   if (key == "gemm_fraction" || key == "hbm_fraction" || key == "gemm_tile_overhead_k") {
     return calibration_measured ? Provenance::kMeasured : Provenance::kAssumed;
   }

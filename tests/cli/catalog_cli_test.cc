@@ -57,14 +57,14 @@ TEST(GpusCli, TableAndJson) {
   EXPECT_NE(r.out.find("h100-sxm"), std::string::npos);
   // The calibration column is each file's provenance of its GEMM fractions: cuBLAS measurements
   // for the H100 SXM (data/gpus/h100-sxm.json, "measured": true), borrowed for the B200; the
-  // MI325X's fp8 fraction is fitted but its bf16 one assumed, so the pair reads assumed.
+  // MI325X's fp8 fraction is fitted ("gemm_fraction.fp8"), its bf16 one assumed.
   const auto row = [&](const std::string& gpu) {
     const size_t at = r.out.find("\n" + gpu + " ");
     return at == std::string::npos ? std::string()
                                    : r.out.substr(at, r.out.find('\n', at + 1) - at);
   };
   EXPECT_TRUE(row("h100-sxm").ends_with(" measured")) << row("h100-sxm");
-  EXPECT_TRUE(row("mi325x").ends_with(" assumed")) << row("mi325x");
+  EXPECT_TRUE(row("mi325x").ends_with(" assumed (fp8 fitted)")) << row("mi325x");
   EXPECT_TRUE(row("b200").ends_with(" assumed")) << row("b200");
   const RunResult j = RunShardwise("gpus --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
@@ -73,9 +73,13 @@ TEST(GpusCli, TableAndJson) {
     EXPECT_TRUE(g["sources"].contains("hbm_bytes_per_s"));
     // The MI325X's kernel latency is fitted (data/gpus/mi325x.json's provenance), the H100's
     // HBM fraction measured (STREAM), the B200's borrowed.
-    if (g["name"] == "mi325x") EXPECT_EQ(g["provenance"]["kernel_latency_s"], "fitted");
+    if (g["name"] == "mi325x") {
+      EXPECT_EQ(g["provenance"]["kernel_latency_s"], "fitted");
+      EXPECT_EQ(g["provenance"]["gemm_fraction.fp8"], "fitted");
+      EXPECT_EQ(g["provenance"]["gemm_fraction.bf16"], "assumed");
+    }
     if (g["name"] == "h100-sxm") EXPECT_EQ(g["provenance"]["hbm_fraction"], "measured");
-    if (g["name"] == "b200") EXPECT_EQ(g["provenance"]["gemm_fraction"], "assumed");
+    if (g["name"] == "b200") EXPECT_EQ(g["provenance"]["gemm_fraction.fp8"], "assumed");
   }
 }
 

@@ -65,7 +65,8 @@ struct GpuSpec {
   // supported, else the nearest wider one (int4/mxfp4 weights on Hopper run as fp8; fp8 weights
   // on A100 as bf16).
   Dtype ComputeDtypeFor(Dtype weights) const;
-  // Where a number of this file comes from: what its "provenance" object states; else the
+  // Where a number of this file comes from: what its "provenance" object states (one format's
+  // GEMM fraction as "gemm_fraction.fp8", else as "gemm_fraction"); else the
   // calibrated fractions are measured when "achievable.measured" says so (assumed otherwise),
   // the per-kernel latency is assumed, and datasheet numbers are measured (published).
   Provenance ProvenanceOf(const std::string& key) const;

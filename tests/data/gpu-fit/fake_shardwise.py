@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
-"""A stand-in for shardwise in tools/fit_gpu_mlperf.py's tests. `clusters --show mi325x-8` prints
-a cluster naming its GPU; `simulate --json` takes a cluster file with the GPU written inline and,
-after checking the row's arguments (Llama2-70B FP8 on one 8-GPU node, vLLM, no layout:
-simulate's own) and its trace, predicts 2,000 x the GPU's fp8 GEMM fraction output tokens/s
-Offline (LoadGen's 24,576 samples at time 0), and a TPOT p50 of 2,000 x its kernel latency
-under Poisson arrivals (6,000 requests)."""
+"""A stand-in for shardwise in tools/fit_gpu_mlperf.py's tests. `clusters --show mi300x-8` or
+`mi325x-8` prints a cluster naming its GPU; `simulate --json` takes a cluster file with that GPU
+written inline and, after checking the row's arguments (Llama2-70B FP8 on one 8-GPU node, vLLM,
+no layout: simulate's own) and its trace, predicts from the GPU's fp8 GEMM fraction f and kernel
+latency L: 2,000 x f x (1 - 10,000 x L) output tokens/s Offline (LoadGen's 24,576 samples at
+time 0), and a TPOT p50 of 2,000 x L under Poisson arrivals (6,000 requests)."""
 import csv
 import json
 import sys
 
-if sys.argv[1:] == ["clusters", "--show", "mi325x-8"]:
-    print(json.dumps({"name": "mi325x-8", "gpu": "mi325x", "levels": []}))
+if sys.argv[1:3] == ["clusters", "--show"] and sys.argv[3] in ("mi300x-8", "mi325x-8"):
+    print(json.dumps({"name": sys.argv[3], "gpu": sys.argv[3][:-2], "levels": []}))
     sys.exit(0)
 args = sys.argv[2:]
 assert sys.argv[1] == "simulate" and "--json" in args, sys.argv
@@ -20,15 +20,16 @@ assert value["--dtype"] == "fp8" and value["--engine"].startswith("vllm"), args
 assert "--layout" not in value, args
 with open(value["--cluster"]) as f:
     cluster = json.load(f)
-assert cluster["name"] == "mi325x-8", cluster
+assert cluster["name"] == cluster["gpu"]["name"] + "-8", cluster
 achievable = cluster["gpu"]["achievable"]
-with open(value["--trace"]) as f:
-    rows = list(csv.DictReader(f))
+f, latency = achievable["gemm_fraction"]["fp8"], achievable["kernel_latency_s"]
+with open(value["--trace"]) as t:
+    rows = list(csv.DictReader(t))
 if all(float(r["arrival_s"]) == 0 for r in rows):
     assert len(rows) == 24576, len(rows)
-    out = {"throughput": {"output_tokens_per_s": 2000.0 * achievable["gemm_fraction"]["fp8"]}}
+    out = {"throughput": {"output_tokens_per_s": 2000.0 * f * (1 - 1e4 * latency)}}
 else:
     assert len(rows) == 6000, len(rows)
-    out = {"tpot_s": {"p50": 2000.0 * achievable["kernel_latency_s"]}}
+    out = {"tpot_s": {"p50": 2000.0 * latency}}
 out["load"] = {"overloaded": False}
 print(json.dumps(out))
