@@ -9,8 +9,9 @@ error of one metric zero. Fits run in order, each on the numbers the earlier one
 repeat until no number moves by more than its tolerance; every other row is a check
 (tools/score_mlperf.py). A value is tried through a cluster file with the GPU written inline (the
 catalog cluster's levels, the GPU's file with the numbers changed), so the catalog is not touched
-until --write, which stores the values and marks them fitted where the file's provenance key is
-theirs alone (the source text stays by hand).
+until --write, which stores the values and marks them fitted (the fp8 fraction under its own
+provenance key, "gemm_fraction.fp8"), sets each bf16 fraction from its fitted fp8 one, and leaves
+the source texts to be updated by hand.
 
 - achievable.gemm_fraction.fp8 on Llama2-70B Offline output tokens/s, per part: Offline holds the
   largest batches the engine admits, so its throughput is bound by the GEMMs.
@@ -114,31 +115,29 @@ def get_path(spec, path):
 
 
 def run_json(argv):
-    """`argv`'s JSON output, or exit with one line naming what failed."""
+    """`argv`'s JSON output (run as the scorer runs it), or exit with one line naming what
+    failed."""
+    what = " ".join(argv[1:3])
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        out, err = mlperf.run(argv)
     except OSError as e:
         sys.exit(f"fit_gpu_mlperf: cannot run {argv[0]}: {e.strerror} (--binary)")
     except subprocess.TimeoutExpired:
-        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])} ran over 300 s")
-    if p.returncode != 0:
-        lines = p.stderr.strip().splitlines()
-        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])}: {lines[-1] if lines else 'failed'}")
-    try:
-        return json.loads(p.stdout)
+        sys.exit(f"fit_gpu_mlperf: {what} ran over 300 s")
     except json.JSONDecodeError:
-        sys.exit(f"fit_gpu_mlperf: {' '.join(argv[1:3])} printed no JSON; is {argv[0]} "
-                 "shardwise? (--binary)")
+        sys.exit(f"fit_gpu_mlperf: {what} printed no JSON; is {argv[0]} shardwise? (--binary)")
+    if out is None:
+        sys.exit(f"fit_gpu_mlperf: {what}: {err}")
+    return out
 
 
 def mean_log_error(rows, metric, spec, binary, tmp, clusters):
     """The rows' mean log(predicted / measured) with the GPU `spec` inline in the cluster each
-    row runs on (`clusters` caches the catalog's clusters by name)."""
+    row runs on (`clusters` caches the catalog's clusters by name), each row on its trace in
+    `tmp` (trace<i>.csv, written once per fit)."""
     logs = []
     for i, r in enumerate(rows):
-        trace = os.path.join(tmp, f"trace{i}.csv")
-        mlperf.write_row_trace(r, trace)
-        argv, _ = mlperf.row_command(r, binary, trace)
+        argv, _ = mlperf.row_command(r, binary, os.path.join(tmp, f"trace{i}.csv"))
         at = argv.index("--cluster") + 1
         if argv[at] not in clusters:
             clusters[argv[at]] = run_json([binary, "clusters", "--show", argv[at]])
@@ -171,6 +170,8 @@ def fit_one(fit, rows, values, binary):
         return mean_log_error(rows, fit["metric"], spec, binary, tmp, clusters)
 
     with tempfile.TemporaryDirectory() as tmp:
+        for i, r in enumerate(rows):
+            mlperf.write_row_trace(r, os.path.join(tmp, f"trace{i}.csv"))
         at_lo, at_hi = error(lo), error(hi)
         if (at_lo > 0) == (at_hi > 0):
             sys.exit(f"fit_gpu_mlperf: {fit['name']}: the error keeps one sign from {lo} to {hi}")

@@ -96,11 +96,10 @@ StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport&
     const double tokens_per_s = first_that_answers ? GoodTokensPerS(*run) : run->OutputTokensPerS();
     answered = first_that_answers && Answers(*run, !closed);
     served.push_back(fmt::format("{} {:.0f}", spec.layout, tokens_per_s));
-    if (i == 0) {
-      first_tokens_per_s = tokens_per_s;
-      first_run = *run;
-    }
+    if (i == 0) first_tokens_per_s = tokens_per_s;
     if (answered || tokens_per_s > best_tokens_per_s) {
+      // Plan's first is kept aside, not copied, for the margin below.
+      if (best == 0) first_run = std::move(best_run);
       best = i;
       best_tokens_per_s = tokens_per_s;
       best_run = std::move(run).value();
