@@ -294,7 +294,7 @@ std::shared_ptr<const LayerCosts> TrainModel::Passes(const TrainConfig& c) const
     comms.tp_all_gather_s =
         Collective(tp_group_, CollectiveOp::kAllGather, t.tokens * h * kBf16Bytes);
   }
-  if (model_->is_moe()) comms.dispatch_s = Dispatch(t.sp_tokens);
+  if (model_->is_moe()) comms.dispatch_s = Dispatch(t.sp_tokens, c.moe_token_drop);
   if (l.cp > 1) {
     comms.cp_ring_s =
         static_cast<double>(l.cp - 1) *

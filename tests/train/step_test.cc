@@ -197,6 +197,25 @@ TEST(TrainStep, DroplessMoeWaitsOnTheHost) {
   EXPECT_EQ(dropped.host_exposed_s, 0);
 }
 
+TEST(TrainStep, TokenDropDispatchesThroughTheAllToAllDispatcher) {
+  // Megatron-Core's flex dispatcher (DeepEP, HybridEP) does not pad experts' inputs to capacity,
+  // so a token-drop run sends k copies of each token through the all-to-all dispatcher whatever
+  // the engine runs dropless: its EP time is the one an engine without the flex dispatcher gives.
+  // On two H100 nodes (EP 16, top-8 of 128 experts) the flex dispatcher sends a token once per
+  // destination node across the network and is the cheaper of the two.
+  Fixture flex = Make("qwen3-30b-a3b", "dgx-h100", 2);
+  ASSERT_TRUE(flex.engine.ep_dispatch_dedup);
+  Fixture all_to_all = flex;
+  all_to_all.engine.ep_dispatch_dedup = false;
+  TrainConfig c = Config(4096, 64, Recompute::kFull);
+  const double flex_dropless = Estimate(flex, "dp16ep16", c).forward.ep_comm_s;
+  const double a2a_dropless = Estimate(all_to_all, "dp16ep16", c).forward.ep_comm_s;
+  c.moe_token_drop = true;
+  const double flex_dropped = Estimate(flex, "dp16ep16", c).forward.ep_comm_s;
+  EXPECT_DOUBLE_EQ(flex_dropped, a2a_dropless);
+  EXPECT_LT(flex_dropless, a2a_dropless);
+}
+
 TEST(TrainStep, UnevenPipelineOfLlama405B) {
   // 126 layers over pp 8 x interleaved:8 (NVIDIA's H100 recipe): refused before, now split as
   // Megatron-Core splits it (embedding and loss counted as layers). Rank 0 holds 15 layers and

@@ -113,6 +113,7 @@ struct TrainEngine {
   bool overlap_ep_comm = false;            // EP dispatch/combine hides behind another micro-batch
   // EP dispatch sends a token once per destination GPU in its NVLink domain and once per
   // destination node beyond it, forwarding inside the node (DeepEP, HybridEP); else k copies.
+  // Token-drop runs (experts' inputs padded to capacity) take k copies either way.
   bool ep_dispatch_dedup = false;
   double ep_network_fraction = 1;  // of the NIC's line rate such a dispatch reaches across nodes
   bool overlap_pp_comm = false;    // PP sends hide behind the next chunk's compute

@@ -104,8 +104,9 @@ class TrainModel {
                   const TrainConfig& c, PassTimes& fwd, PassTimes& bwd) const;
   void DataParallel(const TrainConfig& c, const RankParams& params, TrainEstimate& est) const;
   TrainMemory Memory(const TrainConfig& c, const PipelineSplit& split, int64_t micro_batches) const;
-  // One EP dispatch (or combine) of `tokens` hidden states from this GPU.
-  double Dispatch(double tokens) const;
+  // One EP dispatch (or combine) of `tokens` hidden states from this GPU; `padded`: experts'
+  // inputs padded to capacity (token drop), which only the all-to-all dispatcher runs.
+  double Dispatch(double tokens, bool padded) const;
 
   const ModelSpec* model_ = nullptr;
   const ClusterSpec* cluster_ = nullptr;
