@@ -51,9 +51,10 @@ StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   const Pool& prefill = e.deployment.prefill();
   const Pool& decode = e.deployment.decode();
   // The prefill's relative band stands for the whole TTFT, the KV transfer included.
-  e.ttft_band =
-      PhaseBand(e.estimate.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine);
-  e.tpot_band = PhaseBand(e.Step().decode, decode.cluster.gpu, decode.perf.engine);
+  e.ttft_band = PhaseBand(e.estimate.prefill().one.prefill, prefill.cluster.gpu,
+                          prefill.perf.engine, prefill.perf.weight_dtype);
+  e.tpot_band =
+      PhaseBand(e.Step().decode, decode.cluster.gpu, decode.perf.engine, decode.perf.weight_dtype);
   const StepModel& step = *e.estimate.decode().step;
   e.tp_link = step.TpLink();
   e.ep_link = step.EpLink();

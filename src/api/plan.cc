@@ -35,12 +35,12 @@ StatusOr<PlanLoad> Load(const PlanRequest& r) {
 }
 
 // The bands of a ranked entry at the load (sim/bands.h).
-LoadBands EntryBands(const PlanEntry& e, const ClusterSpec& cluster, const EngineProfile& engine,
+LoadBands EntryBands(const PlanEntry& e, const ClusterSpec& cluster, const PerfOptions& perf,
                      bool closed_loop) {
-  return BandsAtLoad(PhaseBand(e.estimate.prefill, cluster.gpu, engine),
-                     PhaseBand(e.estimate.decode, cluster.gpu, engine),
-                     e.at_load ? e.at_load->out_of_phase : std::nullopt, engine, cluster.gpu.name,
-                     closed_loop);
+  return BandsAtLoad(PhaseBand(e.estimate.prefill, cluster.gpu, perf.engine, perf.weight_dtype),
+                     PhaseBand(e.estimate.decode, cluster.gpu, perf.engine, perf.weight_dtype),
+                     e.at_load ? e.at_load->out_of_phase : std::nullopt, perf.engine,
+                     cluster.gpu.name, closed_loop);
 }
 
 // The aggregated search and, beside it (each simulating its leaders in parallel), the
@@ -134,7 +134,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   std::string unfit;      // layouts whose loop out of phase did not fit their KV cache
   std::string unsettled;  // and those whose loop out of phase did not settle
   for (const PlanEntry& e : rep.result.ranked) {
-    rep.bands.push_back(EntryBands(e, rep.cluster, req.perf.engine, closed));
+    rep.bands.push_back(EntryBands(e, rep.cluster, req.perf, closed));
     if (e.at_load && e.at_load->out_of_phase_failed) {
       unfit += (unfit.empty() ? "" : ", ") + e.estimate.layout.ToString();
     }

@@ -1,5 +1,7 @@
 #include "shardwise/perf/uncertainty.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,7 +43,7 @@ double RelativeUncertainty(Provenance p) {
 }
 
 PhaseUncertainty PhaseBand(const PhaseBreakdown& phase, const GpuSpec& gpu,
-                           const EngineProfile& engine) {
+                           const EngineProfile& engine, Dtype weights) {
   auto gpu_input = [&](const std::string& key) {
     return std::pair<std::string, Provenance>{"gpu." + key, gpu.ProvenanceOf(key)};
   };
@@ -52,7 +54,9 @@ PhaseUncertainty PhaseBand(const PhaseBreakdown& phase, const GpuSpec& gpu,
   const std::pair<std::string, Provenance> collectives{"cluster.collectives",
                                                        Provenance::kMeasured};
   const Part parts[] = {
-      {phase.compute_s, {gpu_input("gemm_fraction"), engine_input("attention_efficiency")}},
+      {phase.compute_s,
+       {gpu_input(fmt::format("gemm_fraction.{}", DtypeName(gpu.ComputeDtypeFor(weights)))),
+        engine_input("attention_efficiency")}},
       {phase.memory_s, {gpu_input("hbm_fraction")}},
       {phase.launch_s, {gpu_input("kernel_latency_s"), engine_input("kernels_per_attention")}},
       {phase.tp_comm_s, {engine_input("custom_allreduce_latency_s"), collectives}},

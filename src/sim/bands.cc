@@ -38,8 +38,10 @@ LoadBands DeploymentBands(const Deployment& d, const DeploymentEstimate& est,
                           const std::optional<OutOfPhase>& phase, bool closed_loop) {
   const Pool& prefill = d.prefill();
   const Pool& decode = d.decode();
-  return BandsAtLoad(PhaseBand(est.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine),
-                     PhaseBand(est.decode().one.decode, decode.cluster.gpu, decode.perf.engine),
+  return BandsAtLoad(PhaseBand(est.prefill().one.prefill, prefill.cluster.gpu, prefill.perf.engine,
+                               prefill.perf.weight_dtype),
+                     PhaseBand(est.decode().one.decode, decode.cluster.gpu, decode.perf.engine,
+                               decode.perf.weight_dtype),
                      phase, decode.perf.engine, decode.cluster.gpu.name,
                      closed_loop && !d.disaggregated());
 }

@@ -27,7 +27,7 @@ TEST(Uncertainty, PartsAddInQuadratureByTheirInputsProvenance) {
   phase.launch_s = 2e-3;
   phase.overhead_s = 1e-3;
   phase.total_s = 13e-3;
-  const PhaseUncertainty band = PhaseBand(phase, gpu, engine);
+  const PhaseUncertainty band = PhaseBand(phase, gpu, engine, Dtype::kBf16);
   EXPECT_NEAR(band.relative, std::sqrt(0.75) / 13, 1e-12);
   EXPECT_EQ(band.assumed_inputs, (std::vector<std::string>{"engine.kernels_per_attention",
                                                            "engine.host_launch_s_per_kernel"}));
@@ -48,9 +48,33 @@ TEST(Uncertainty, AssumedCalibrationWidensTheBand) {
   GpuSpec gpu;
   PhaseBreakdown phase;
   phase.memory_s = phase.total_s = 10e-3;
-  const PhaseUncertainty band = PhaseBand(phase, gpu, EngineProfile{});
+  const PhaseUncertainty band = PhaseBand(phase, gpu, EngineProfile{}, Dtype::kBf16);
   EXPECT_NEAR(band.relative, 0.30, 1e-12);
   EXPECT_EQ(band.assumed_inputs, std::vector<std::string>{"gpu.hbm_fraction"});
+}
+
+TEST(Uncertainty, ComputeTakesTheProvenanceOfItsFormatsFraction) {
+  // A GPU whose fp8 GEMM fraction was fitted and whose others are assumed (the MI325X's file:
+  // "gemm_fraction": assumed, "gemm_fraction.fp8": fitted), beside a measured attention
+  // efficiency. A 10 ms compute-bound phase:
+  //   fp8 weights, fp8 GEMMs:  sqrt(0.10^2 + 0.05^2) = 11.18%;
+  //   bf16 weights:            sqrt(0.30^2 + 0.05^2) = 30.41%, the bf16 fraction named assumed;
+  //   int4 weights multiply in bf16 (Hopper-style dequantisation): as bf16.
+  GpuSpec gpu;
+  gpu.peak_flops_per_s = {{Dtype::kBf16, 1e15}, {Dtype::kFp8, 2e15}};
+  gpu.provenance = {{"gemm_fraction", Provenance::kAssumed},
+                    {"gemm_fraction.fp8", Provenance::kFitted}};
+  EngineProfile engine;
+  engine.provenance = {{"attention_efficiency", Provenance::kMeasured}};
+  PhaseBreakdown phase;
+  phase.compute_s = phase.total_s = 10e-3;
+  const PhaseUncertainty fp8 = PhaseBand(phase, gpu, engine, Dtype::kFp8);
+  EXPECT_NEAR(fp8.relative, std::sqrt(0.01 + 0.0025), 1e-12);
+  EXPECT_TRUE(fp8.assumed_inputs.empty());
+  const PhaseUncertainty bf16 = PhaseBand(phase, gpu, engine, Dtype::kBf16);
+  EXPECT_NEAR(bf16.relative, std::sqrt(0.09 + 0.0025), 1e-12);
+  EXPECT_EQ(bf16.assumed_inputs, std::vector<std::string>{"gpu.gemm_fraction.bf16"});
+  EXPECT_NEAR(PhaseBand(phase, gpu, engine, Dtype::kInt4).relative, bf16.relative, 1e-15);
 }
 
 }  // namespace

@@ -25,9 +25,12 @@ struct PhaseUncertainty {
   std::vector<std::string> assumed_inputs;  // "engine.step_overhead_s", "gpu.kernel_latency_s"
 };
 
-// The band of `phase`'s total time on `gpu` under `engine`.
+// The band of `phase`'s total time on `gpu` under `engine`, its GEMMs on weights stored in
+// `weights`: the compute part takes the provenance of the fraction of the format they run in
+// (GpuSpec::ComputeDtypeFor; "gemm_fraction.fp8" where the GPU file states one, else its
+// fractions' own).
 PhaseUncertainty PhaseBand(const PhaseBreakdown& phase, const GpuSpec& gpu,
-                           const EngineProfile& engine);
+                           const EngineProfile& engine, Dtype weights);
 
 // The inputs either band assumed, each once.
 std::vector<std::string> AssumedInputs(const PhaseUncertainty& a, const PhaseUncertainty& b);
