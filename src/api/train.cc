@@ -271,6 +271,9 @@ nlohmann::json ToJson(const TrainReport& rep) {
   out["seq_len"] = rep.request.config.seq_len;
   out["global_batch"] = rep.request.config.global_batch;
   out["dtype"] = std::string(DtypeName(rep.request.config.dtype));
+  out["moe_routing"] =
+      rep.model.is_moe() ? nlohmann::json(rep.request.config.MoeRoutingName()) : nlohmann::json();
+  out["mtp_layers"] = rep.request.config.mtp_layers;
   out["elapsed_s"] = rep.elapsed_s;
   return out;
 }

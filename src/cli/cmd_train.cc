@@ -118,7 +118,8 @@ void AddTrainCommand(CLI::App& app, Status& result) {
       ->capture_default_str();
   sub->add_flag("--moe-token-drop", opts->request.moe_token_drop,
                 "MoE drops tokens beyond each expert's capacity and pads to it (static shapes, no "
-                "host sync); default dropless");
+                "host sync, but k copies of each token through the all-to-all dispatcher: "
+                "DeepEP/HybridEP refuse padding); default dropless");
   sub->add_option("--mtp-layers", opts->request.mtp_layers,
                   "Multi-token-prediction modules after the last layer (DeepSeek-V3: 1)")
       ->capture_default_str();

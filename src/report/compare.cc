@@ -123,6 +123,8 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/kv_dtype", "KV cache"},
     {"/layout", "layout"},
     {"/precision", "precision"},
+    {"/moe_routing", "MoE routing"},
+    {"/mtp_layers", "MTP layers"},
     {"/engine", "engine"},
     {"/usd_per_gpu_hour", "$ per GPU-hour"},
     {"/seq_len", "sequence"},

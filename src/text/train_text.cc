@@ -186,13 +186,19 @@ std::string TrainText(const api::TrainReport& rep) {
   const train::TrainRequest& req = rep.request;
   const ClusterSpec& cluster = rep.cluster;
   const Dtype peak_dtype = cluster.gpu.ComputeDtypeFor(req.config.dtype);
+  std::string routing;
+  if (rep.model.is_moe()) routing = fmt::format(", {} MoE", req.config.MoeRoutingName());
+  if (req.config.mtp_layers > 0) {
+    routing += fmt::format(", {} MTP layer{}", req.config.mtp_layers,
+                           req.config.mtp_layers == 1 ? "" : "s");
+  }
   std::string out = fmt::format(
-      "train: {} on {} ({} x {}), engine {}, sequence {}, global batch {} ({} tokens), {}; MFU "
+      "train: {} on {} ({} x {}), engine {}, sequence {}, global batch {} ({} tokens), {}{}; MFU "
       "and HFU over the {} dense peak, {:.0f} TFLOP/s per GPU\n",
       rep.model.name, cluster.name, cluster.num_gpus, cluster.gpu.name, rep.engine.name,
       req.config.seq_len, req.config.global_batch,
       FormatCount(static_cast<double>(req.config.TokensPerIteration())), req.config.PrecisionName(),
-      DtypeName(peak_dtype), cluster.gpu.PeakFlopsPerS(peak_dtype) / 1e12);
+      routing, DtypeName(peak_dtype), cluster.gpu.PeakFlopsPerS(peak_dtype) / 1e12);
   const train::TrainPlan& plan = rep.plan;
   out += fmt::format("{} layout{}, {} configurations evaluated, {} fit in memory, in {}\n\n",
                      plan.layouts_considered, plan.layouts_considered == 1 ? "" : "s",

@@ -279,6 +279,46 @@ TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
   EXPECT_EQ(mtp.err.find("MTP"), std::string::npos) << mtp.err;
 }
 
+TEST(TrainCli, NamesTheMoeRoutingAndMtpLayers) {
+  // --moe-token-drop and --mtp-layers change the answer (the all-to-all dispatcher, an MTP
+  // module's layer) but had been recorded nowhere: compare saw two runs with the same settings.
+  const std::string qwen =
+      "train --model qwen3-30b-a3b --cluster dgx-b200 --nodes 2 --no-sizes --top 1";
+  const RunResult dropless = RunShardwise(qwen + " --json");
+  const RunResult dropped = RunShardwise(qwen + " --moe-token-drop --json");
+  ASSERT_EQ(dropless.exit_code, 0) << dropless.err;
+  ASSERT_EQ(dropped.exit_code, 0) << dropped.err;
+  EXPECT_EQ(dropless.Json()["moe_routing"], "dropless");
+  EXPECT_EQ(dropped.Json()["moe_routing"], "token-drop");
+  EXPECT_EQ(dropped.Json()["mtp_layers"], 0);
+  const RunResult text = RunShardwise(qwen + " --moe-token-drop");
+  EXPECT_NE(text.out.find(", bf16, token-drop MoE; MFU"), std::string::npos) << text.out;
+  // A dense model has no routing.
+  const RunResult dense = RunShardwise("train --no-sizes --top 1 --json");
+  ASSERT_EQ(dense.exit_code, 0) << dense.err;
+  EXPECT_TRUE(dense.Json()["moe_routing"].is_null());
+  const RunResult mtp =
+      RunShardwise("train --model deepseek-v3 --nodes 64 --no-sizes --top 1 --mtp-layers 1 --json");
+  ASSERT_EQ(mtp.exit_code, 0) << mtp.err;
+  EXPECT_EQ(mtp.Json()["mtp_layers"], 1);
+  const RunResult mtp_text =
+      RunShardwise("train --model deepseek-v3 --nodes 64 --no-sizes --top 1 --mtp-layers 1");
+  EXPECT_NE(mtp_text.out.find("dropless MoE, 1 MTP layer; MFU"), std::string::npos) << mtp_text.out;
+  // compare names the setting that differs.
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/dropless.json") << dropless.out;
+  std::ofstream(dir + "/dropped.json") << dropped.out;
+  const RunResult cmp =
+      RunShardwise("compare " + dir + "/dropless.json " + dir + "/dropped.json --json");
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const nlohmann::json inputs = cmp.Json()["inputs"];
+  bool routing = false;
+  for (const auto& row : inputs) {
+    routing |= row["name"] == "MoE routing" && row["a"] == "dropless" && row["b"] == "token-drop";
+  }
+  EXPECT_TRUE(routing) << inputs;
+}
+
 TEST(TrainCli, SmallRunsAndSmallModelsReadRight) {
   // One token costs one whole step; its dollars at $0.001 per GPU-hour are a few millionths,
   // written out, not as 4.4e-05 or $0.
