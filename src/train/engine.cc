@@ -403,6 +403,14 @@ TrainGpuRates TrainEngine::RatesOn(const GpuSpec& gpu) const {
   return r;
 }
 
+std::vector<std::string> TrainEngine::GpusWithRate(const std::string& key) const {
+  std::vector<std::string> out;
+  for (const auto& [name, rates] : gpus) {
+    if (name != kDefaultGpu && rates.gemm_fraction.contains(key)) out.push_back(name);
+  }
+  return out;
+}
+
 StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::string& source) {
   if (!json.is_object()) return Error(fmt::format("{}: expected a JSON object", source));
   TrainEngine e;

@@ -281,10 +281,13 @@ Status TrainModel::Check(const TrainConfig& c) const {
         fmt::format("{} has no {} tensor cores; use --dtype bf16", gpu.name, DtypeName(c.dtype)));
   }
   if (c.dtype == Dtype::kFp8 && !rates_.gemm_fraction.contains(GemmRateKey(c))) {
+    const std::vector<std::string> stated = engine_->GpusWithRate(GemmRateKey(c));
     return Error(fmt::format(
-        "engine '{}' has no FP8 {} recipe on {} (its tensor cores or its kernels lack it); "
-        "choose another --fp8-recipe or --dtype bf16",
-        engine_->name, Fp8RecipeName(c.fp8_recipe), gpu.name));
+        "engine '{}' states no FP8 {} GEMM rate for {} ({}); choose another --fp8-recipe or "
+        "--dtype bf16, or give the rate in an engine profile (--engine FILE)",
+        engine_->name, Fp8RecipeName(c.fp8_recipe), gpu.name,
+        stated.empty() ? std::string("on no GPU")
+                       : fmt::format("only for {}", fmt::join(stated, ", "))));
   }
   SW_RETURN_IF_ERROR(CheckSchedule(c.schedule, l.pp, c.global_batch / per_step));
   return SplitPipeline(model_->num_layers(), c.mtp_layers, l.pp, VirtualStages(c), c.split)

@@ -399,14 +399,21 @@ TEST(TrainCli, BadValues) {
 }
 
 TEST(TrainCli, Fp8RecipeTheGpuLacks) {
-  // MXFP8 is Blackwell's block-scaled format; the H100 has no such tensor cores.
+  // MXFP8 is Blackwell's block-scaled format; the profile states its rate on the Blackwell GPUs
+  // NVIDIA's tables ran, and names them.
   ExpectOneLineError(RunShardwise("train --model llama-3.1-8b --nodes 1 --layout dp8 "
                                   "--global-batch 64 --dtype fp8 --fp8-recipe mxfp8"),
-                     "no FP8 mxfp8 recipe on h100-sxm");
+                     "states no FP8 mxfp8 GEMM rate for h100-sxm (only for b200, gb200, gb300)");
   // Without --layout the search refused every layout for that reason and said "the global batch
   // must divide into micro-batches x DP (try a multiple of 8)" of a batch of 512.
   ExpectOneLineError(RunShardwise("train --dtype fp8 --fp8-recipe mxfp8"),
-                     "no FP8 mxfp8 recipe on h100-sxm");
+                     "states no FP8 mxfp8 GEMM rate for h100-sxm");
+  // The B300 has MXFP8 tensor cores; the profile has no rate for it (no table row ran on one):
+  // the error had blamed its tensor cores.
+  ExpectOneLineError(RunShardwise("train --cluster dgx-b300 --dtype fp8 --fp8-recipe mxfp8"),
+                     "states no FP8 mxfp8 GEMM rate for b300 (only for b200, gb200, gb300); "
+                     "choose another --fp8-recipe or --dtype bf16, or give the rate in an engine "
+                     "profile (--engine FILE)");
   ExpectOneLineError(RunShardwise("train --dtype fp8 --cluster dgx-a100"),
                      "a100-80g has no fp8 tensor cores");
   ExpectOneLineError(RunShardwise("train --pipeline-layout garbage"), "--pipeline-layout");

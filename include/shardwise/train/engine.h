@@ -141,6 +141,8 @@ struct TrainEngine {
   bool OffersZero(int stage) const;
   // The rates on `gpu`: its own entry, else the default entry filled from the GPU catalog.
   TrainGpuRates RatesOn(const GpuSpec& gpu) const;
+  // The GPUs whose own entry states the GEMM rate `key` ("fp8-mxfp8"), in name order.
+  std::vector<std::string> GpusWithRate(const std::string& key) const;
 };
 
 StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::string& source);
