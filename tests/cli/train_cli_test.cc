@@ -389,10 +389,16 @@ TEST(TrainCli, BadValues) {
   ExpectOneLineError(RunShardwise("train --moe-token-drop"),
                      "--moe-token-drop needs a mixture-of-experts model; llama-3.1-8b is dense");
   // A context-parallel layout too short for the sequence is told to raise cp, not to add it.
-  const RunResult cp = RunShardwise("train --seq-len 1048576 --layout cp8 --no-sizes");
+  const RunResult cp =
+      RunShardwise("train --seq-len 131072 --layout dp4cp2 --global-batch 64 --no-sizes");
   ExpectOneLineError(cp, "does not fit");
-  EXPECT_NE(cp.err.find("more context-parallel ranks (cp above 8 in --layout)"), std::string::npos)
+  EXPECT_NE(cp.err.find("more context-parallel ranks (cp above 2 in --layout)"), std::string::npos)
       << cp.err;
+  // A sequence beyond the model's context (Llama 3.1: 131,072 tokens) had been costed.
+  ExpectOneLineError(RunShardwise("train --seq-len 200000 --no-sizes"),
+                     "--seq-len 200000 exceeds llama-3.1-8b's context of 131072 tokens "
+                     "(max_position_embeddings); use a shorter --seq-len or a model with a longer "
+                     "context");
   ExpectOneLineError(RunShardwise("train --engine megatron-cor"),
                      "did you mean 'megatron-core' or 'megatron-lm-sc21'? (built-in training "
                      "engines: megatron-core, megatron-lm-sc21, or a path to a profile .json)");
