@@ -292,6 +292,19 @@ Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {
   return Status();
 }
 
+std::string DefaultEpExchangeNote(const Deployment& d, const ServingOverrides& overrides) {
+  if (overrides.ChoseEpExchange()) return "";
+  for (const Pool& pool : d.pools()) {
+    if (pool.layout.ep > 1) {
+      return "EP exchange flat (NCCL all-to-all) with bf16 dispatch, the engines' default; plan "
+             "and recommend also try DeepEP's node-dedup and low-latency kernels and fp8 dispatch "
+             "(their why lines name the pick): give --ep-algorithm and --ep-dispatch-dtype, or "
+             "their --json with --deployment, to run what they ranked";
+    }
+  }
+  return "";
+}
+
 StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const ModelSpec& model,
                                                const ServingOverrides& o,
                                                const RequestLengths& lengths) {

@@ -257,6 +257,9 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
                         SizeForDemand(in, *r.demand_tokens_per_s, r.target_utilization));
   }
   AddDeploymentNotes(d, rep.notes);
+  if (std::string ep = DefaultEpExchangeNote(d, r.serving); !ep.empty()) {
+    rep.notes.push_back(std::move(ep));
+  }
   return rep;
 }
 

@@ -231,6 +231,9 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   rep.bands = DeploymentBands(rep.deployment, rep.run.setup.estimate, rep.run.out_of_phase,
                               std::holds_alternative<ClosedLoop>(rep.scenario.load));
   AddDeploymentNotes(rep.deployment, rep.notes);
+  if (std::string ep = DefaultEpExchangeNote(rep.deployment, r.serving); !ep.empty()) {
+    rep.notes.push_back(std::move(ep));
+  }
   if (std::string degenerate = DegenerateRunNote(rep.run); !degenerate.empty()) {
     rep.notes.push_back(std::move(degenerate));
   }

@@ -211,7 +211,10 @@ TEST(LaunchOverrides, AnUnlaunchableWinnerNamesTheRankThatLaunches) {
   const std::string base = "plan --model llama-3.1-8b --cluster dgx-h100 --isl 8192 --osl 256 ";
   const RunResult builtin = RunShardwise(base + "--engine vllm --json");
   ASSERT_EQ(builtin.exit_code, 0) << builtin.err;
-  for (const auto& l : builtin.Json()["layouts"]) EXPECT_EQ(l["cp"], 1) << l["layout"];
+  // (The array held in a variable: a range over a temporary's element dangles.)
+  const nlohmann::json builtin_layouts = builtin.Json()["layouts"];
+  ASSERT_FALSE(builtin_layouts.empty());
+  for (const auto& l : builtin_layouts) EXPECT_EQ(l["cp"], 1) << l["layout"];
   const std::string plan = base + "--engine " + path + " ";
   const RunResult ranked = RunShardwise(plan + "--json");
   ASSERT_EQ(ranked.exit_code, 0) << ranked.err;

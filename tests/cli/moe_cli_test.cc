@@ -43,6 +43,35 @@ TEST(MoeCli, SkewRaisesTheEpTimeOnEveryCommand) {
   }
 }
 
+TEST(MoeCli, SimulateAndPriceNameTheDefaultEpExchange) {
+  // plan ranks an EP layout with the exchange its search picks (its why line names it: "EP
+  // exchange low-latency, fp8 dispatch"); simulate and price given that layout ran the engines'
+  // default, flat NCCL all-to-all in bf16, and said nothing of it: their figures differed from
+  // plan's with no word why. Now they say it, unless an EP flag chose the exchange.
+  const std::string base = " --model mixtral-8x7b --cluster dgx-h100 --layout dp8ep8 --json";
+  const std::string note =
+      "EP exchange flat (NCCL all-to-all) with bf16 dispatch, the engines' "
+      "default; plan and recommend also try";
+  for (const char* command : {"simulate --requests 50", "price"}) {
+    const RunResult flat = RunShardwise(std::string(command) + base);
+    ASSERT_EQ(flat.exit_code, 0) << command << ": " << flat.err;
+    const nlohmann::json notes = flat.Json()["notes"];
+    bool said = false;
+    for (const auto& n : notes) {
+      said |= n.get<std::string>().find(note) != std::string::npos;
+    }
+    EXPECT_TRUE(said) << command << ": " << notes;
+    const RunResult chosen = RunShardwise(std::string(command) + base + " --ep-algorithm auto");
+    ASSERT_EQ(chosen.exit_code, 0) << command << ": " << chosen.err;
+    EXPECT_EQ(chosen.err.find("EP exchange flat"), std::string::npos) << chosen.err;
+  }
+  // A layout without EP has no exchange to name.
+  const RunResult dense = RunShardwise(
+      "simulate --requests 50 --model mixtral-8x7b --cluster dgx-h100 --layout tp8 --json");
+  ASSERT_EQ(dense.exit_code, 0) << dense.err;
+  EXPECT_EQ(dense.err.find("EP exchange"), std::string::npos) << dense.err;
+}
+
 TEST(MoeCliErrors, BadPlacementInput) {
   const std::string v3 = "explain --model deepseek-v3 --cluster hgx-h800 --nodes 18 ";
   ExpectOneLineError(RunShardwise(v3 + "--layout dp144ep144"), "--redundant-experts");

@@ -108,6 +108,10 @@ Status CheckLengths(const ModelSpec& model, const RequestLengths& lengths);
 // The error for a mixture-of-experts option `field` given with a dense `model`.
 Status NeedsMoe(const ModelSpec& model, const std::string& field);
 
+// Where an EP layout runs the engines' default exchange because none was asked for: a note
+// that plan and recommend rank with the exchange their search picks. Empty otherwise.
+std::string DefaultEpExchangeNote(const Deployment& d, const ServingOverrides& overrides);
+
 StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const ModelSpec& model,
                                                const ServingOverrides& overrides,
                                                const RequestLengths& lengths);
