@@ -178,6 +178,15 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
           entry.estimate = step->Estimate(w);
           entry.limited_by = "the SLO";
         }
+        // The latency objective's step point is one sequence; at a load the row's batch, memory
+        // and bound are those of the sequences the load keeps on each replica.
+        if (!offline && req.objective == Objective::kLatency) {
+          Workload kept = w;
+          kept.batch = std::max<int64_t>(
+              1, static_cast<int64_t>(std::ceil(
+                     p->concurrency / static_cast<double>(entry.estimate.layout.Replicas()))));
+          if (const StepEstimate at = step->Estimate(kept); at.memory.Fits()) entry.estimate = at;
+        }
         entry.at_load = *p;
         entry.usd_per_mtok_output = p->usd_per_mtok_output;
         entry.joules_per_output_token = p->joules_per_output_token;

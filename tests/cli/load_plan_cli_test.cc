@@ -225,6 +225,35 @@ TEST(LoadPlanCli, AtARateLayoutsThatKeepUpRankByTpot) {
   }
 }
 
+TEST(LoadPlanCli, LatencyRowsDescribeTheBatchTheLoadKeeps) {
+  // The latency objective's step point is one sequence. At 32 clients its rows had read "batch 1"
+  // with the memory and bound of one sequence beside latencies simulated at 32 in flight. Each
+  // row's batch is now the clients each replica holds, ceil(32 / replicas) (tp8: 32, dp2tp4: 16,
+  // dp4tp2: 8), and its memory is what that batch needs.
+  const std::string plan =
+      "plan --model llama-3.1-70b --cluster dgx-h100 --isl 1024 --osl 256 --concurrency 32 "
+      "--disagg off";
+  const RunResult r = RunShardwise(plan + " --objective latency --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json layouts = r.Json()["layouts"];
+  ASSERT_GE(layouts.size(), 2u);
+  for (const auto& l : layouts) {
+    const double replicas = l["replicas"].get<double>();
+    EXPECT_EQ(l["batch"].get<int64_t>(), static_cast<int64_t>(std::ceil(32.0 / replicas)))
+        << l["layout"];
+  }
+  // One sequence needs less memory than the load's batch on the same layout.
+  const RunResult one = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --isl 1024 --osl 256 --objective latency "
+      "--layout tp8 --disagg off --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.Json()["layouts"][0]["batch"], 1);  // offline, the step point stays one sequence
+  const RunResult loaded = RunShardwise(plan + " --objective latency --layout tp8 --json");
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
+  EXPECT_LT(one.Json()["layouts"][0]["memory_per_gpu_bytes"].get<double>(),
+            loaded.Json()["layouts"][0]["memory_per_gpu_bytes"].get<double>());
+}
+
 TEST(LoadPlanCli, BadLoadIsOneLine) {
   ExpectOneLineError(RunShardwise("plan --concurrency 0"), "--concurrency");
   ExpectOneLineError(RunShardwise("plan --concurrency -5"), "--concurrency");
