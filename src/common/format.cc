@@ -84,8 +84,11 @@ std::string FormatDuration(double seconds) {
 }
 
 std::string FormatWallClock(double seconds) {
-  return seconds < kSecondsPerDay ? FormatDuration(seconds)
-                                  : fmt::format("{:.1f} d", seconds / kSecondsPerDay);
+  constexpr double kDaysPerYear = 365.25;
+  if (seconds < kSecondsPerDay) return FormatDuration(seconds);
+  const double days = seconds / kSecondsPerDay;
+  if (days < 2 * kDaysPerYear) return fmt::format("{:.1f} d", days);
+  return fmt::format("{:.1f} years", days / kDaysPerYear);
 }
 
 std::string FormatAmount(double value) {

@@ -158,9 +158,9 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
                               const StepEstimate& e, const PerfOptions& o) {
   const MemoryPerGpu& m = e.memory;
   const std::string what = fmt::format(
-      "{} of weights, {} of KV ({} sequences x {} tokens) and {} of activations and buffers per "
-      "GPU",
-      FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes), e.workload.batch,
+      "{} of weights, {} of KV ({} x {} tokens) and {} of activations and buffers per GPU",
+      FormatBytes(m.weight_bytes), FormatBytes(m.kv_bytes),
+      Counted(static_cast<double>(e.workload.batch), "sequence", "sequences"),
       e.workload.PeakContext(), FormatBytes(m.activation_bytes + m.comm_buffer_bytes));
   const std::string rule =
       o.engine.kv_rule == KvMemoryRule::kFractionOfTotal
@@ -170,7 +170,7 @@ std::string DoesNotFitMessage(const ModelSpec& model, const ClusterSpec& cluster
                 "weights",
                 FormatBytes(m.hbm_bytes), o.engine.name, o.gpu_memory_utilization);
   return fmt::format(
-      "{} ({} weights) does not fit with {}: it needs {}, but a {} offers {} ({}); short "
+      "{} ({} weights) does not fit with {}: it needs {}, but one {} offers {} ({}); short "
       "by {}. Use more TP or PP, fewer sequences at once or shorter requests, {}or a larger "
       "GPU",
       model.name, WeightFormatName(o), e.layout.ToString(), what, cluster.gpu.name,

@@ -64,7 +64,10 @@ nlohmann::json EntryJson(const TrainPlanEntry& entry) {
           {"goodput", cost.goodput},
           {"interruptions", cost.interruptions},
           {"lost_s", cost.lost_s},
-          {"checkpoint_interval_s", cost.checkpoint_interval_s},
+          // No interruptions: no checkpoint interval (null), not one of 0 s.
+          {"checkpoint_interval_s", cost.checkpoint_interval_s > 0
+                                        ? nlohmann::json(cost.checkpoint_interval_s)
+                                        : nlohmann::json()},
           {"checkpoint_write_s", cost.checkpoint_write_s},
           {"gpu_hours", cost.gpu_hours},
           {"usd", cost.usd},

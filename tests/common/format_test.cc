@@ -46,6 +46,9 @@ TEST(FormatDuration, SecondsMinutesOrHoursAndDaysForAWallClock) {
   EXPECT_EQ(FormatDuration(68724), "19.1 h");     // 68,724 / 3,600 = 19.09
   EXPECT_EQ(FormatWallClock(68724), "19.1 h");    // under a day
   EXPECT_EQ(FormatWallClock(2807834), "32.5 d");  // 2,807,834 / 86,400 = 32.50
+  // From two years on, years: 1e10 s / 86,400 / 365.25 = 316.9 years (not "115740.7 d").
+  EXPECT_EQ(FormatWallClock(1e10), "316.9 years");
+  EXPECT_EQ(FormatWallClock(700 * 86400.0), "700.0 d");  // under two years
 }
 
 TEST(FormatAmount, CentsCountsAndSmallRunsThatAreNotFree) {
