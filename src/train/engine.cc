@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <set>
 
 #include "shardwise/catalog/embedded.h"
 #include "shardwise/common/suggest.h"
@@ -18,6 +19,10 @@ bool TrainEngine::Offers(ScheduleKind kind) const {
 
 bool TrainEngine::OffersZero(int stage) const {
   return std::find(zero_stages.begin(), zero_stages.end(), stage) != zero_stages.end();
+}
+
+bool TrainEngine::OffersDtype(Dtype dtype) const {
+  return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 
 std::string GemmRateKey(const TrainConfig& c) {
@@ -371,6 +376,49 @@ StatusOr<std::vector<ScheduleKind>> ParseSchedules(const nlohmann::json& json,
   return out;
 }
 
+// The optional "dtypes" (bf16, fp8) and "parallelisms" (dp, tp and pp always; cp, ep) lists.
+Status ParseOffered(const nlohmann::json& json, const std::string& source, TrainEngine& e) {
+  if (json.contains("dtypes")) {
+    const nlohmann::json& list = json.at("dtypes");
+    if (!list.is_array() || list.empty()) {
+      return Error(
+          fmt::format("{}: 'dtypes' must list the formats it trains in (bf16, fp8)", source));
+    }
+    e.dtypes.clear();
+    for (const auto& d : list) {
+      const std::string name = d.is_string() ? d.get<std::string>() : d.dump();
+      if (name != "bf16" && name != "fp8") {
+        return Error(
+            fmt::format("{}: unknown dtype {} in 'dtypes'; use bf16 and/or fp8", source, name));
+      }
+      e.dtypes.push_back(name == "bf16" ? Dtype::kBf16 : Dtype::kFp8);
+    }
+  }
+  if (json.contains("parallelisms")) {
+    const nlohmann::json& list = json.at("parallelisms");
+    if (!list.is_array()) {
+      return Error(
+          fmt::format("{}: 'parallelisms' must list dp, tp, pp and any of cp, ep", source));
+    }
+    std::set<std::string> names;
+    for (const auto& p : list) {
+      const std::string name = p.is_string() ? p.get<std::string>() : p.dump();
+      if (name != "dp" && name != "tp" && name != "pp" && name != "cp" && name != "ep") {
+        return Error(fmt::format(
+            "{}: unknown parallelism {} in 'parallelisms'; use dp, tp, pp, cp and/or ep", source,
+            name));
+      }
+      names.insert(name);
+    }
+    if (!names.contains("dp") || !names.contains("tp") || !names.contains("pp")) {
+      return Error(fmt::format("{}: 'parallelisms' must include dp, tp and pp", source));
+    }
+    e.context_parallel = names.contains("cp");
+    e.expert_parallel = names.contains("ep");
+  }
+  return Status();
+}
+
 StatusOr<std::vector<int>> ParseZeroStages(const nlohmann::json& json, const std::string& source) {
   if (!json.contains("zero_stages") || !json.at("zero_stages").is_array() ||
       json.at("zero_stages").empty()) {
@@ -432,6 +480,7 @@ StatusOr<TrainEngine> ParseTrainEngine(const nlohmann::json& json, const std::st
   SW_RETURN_IF_ERROR(ParseGpus(json, source, e));
   SW_ASSIGN_OR_RETURN(e.schedules, ParseSchedules(json, source));
   SW_ASSIGN_OR_RETURN(e.zero_stages, ParseZeroStages(json, source));
+  SW_RETURN_IF_ERROR(ParseOffered(json, source, e));
   return e;
 }
 

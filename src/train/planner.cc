@@ -72,7 +72,7 @@ Status UsesEveryGpu(const Layout& l, const ClusterSpec& c, int64_t global_batch)
                                 l.ToString(), l.gpus(), c.num_gpus, c.name, l.gpus(), fill));
 }
 
-std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
+std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c, const TrainEngine& e,
                                      const TrainRequest& r) {
   if (r.only_layout) return {*r.only_layout};
   std::vector<Layout> out;
@@ -81,15 +81,15 @@ std::vector<Layout> CandidateLayouts(const ModelSpec& m, const ClusterSpec& c,
   for (int64_t tp = 1; tp <= max_tp; tp *= 2) {
     if (n % tp != 0) continue;
     for (int64_t cp : kContextParallel) {
-      if (r.config.seq_len % cp != 0 || (cp > 1 && r.config.seq_len / cp < kMinTokensPerCpRank) ||
-          n % (tp * cp) != 0) {
+      if ((cp > 1 && !e.context_parallel) || r.config.seq_len % cp != 0 ||
+          (cp > 1 && r.config.seq_len / cp < kMinTokensPerCpRank) || n % (tp * cp) != 0) {
         continue;
       }
       for (int64_t pp : Divisors(n / (tp * cp), m.num_layers())) {
         const int64_t dp = n / (tp * cp * pp);
         if (r.config.global_batch % dp != 0) continue;
         std::vector<int64_t> eps = {1};
-        if (m.is_moe())
+        if (m.is_moe() && e.expert_parallel)
           eps = Divisors(std::gcd(m.moe.num_experts, dp * tp * cp), m.moe.num_experts);
         for (int64_t ep : eps) {
           Layout l;
@@ -165,7 +165,7 @@ SearchResult Search(const ModelSpec& m, const ClusterSpec& c, const TrainEngine&
       r.search_recompute
           ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
           : std::vector<Recompute>{r.config.recompute};
-  for (const Layout& l : CandidateLayouts(m, c, r)) {
+  for (const Layout& l : CandidateLayouts(m, c, e, r)) {
     auto model = TrainModel::Create(m, c, l, e);
     if (!model.ok()) {
       out.Refused(model.status());

@@ -82,6 +82,13 @@ StatusOr<TrainModel> TrainModel::Create(const ModelSpec& model, const ClusterSpe
                                         const Layout& layout, const TrainEngine& engine) {
   SW_RETURN_IF_ERROR(Supports(model));
   SW_RETURN_IF_ERROR(ValidateLayout(layout, model));
+  if ((layout.cp > 1 && !engine.context_parallel) || (layout.ep > 1 && !engine.expert_parallel)) {
+    return Error(
+        fmt::format("engine '{}' has no {} parallelism (its profile's 'parallelisms'); "
+                    "use a layout without {}, or an engine that has it (megatron-core)",
+                    engine.name, layout.cp > 1 && !engine.context_parallel ? "context" : "expert",
+                    layout.cp > 1 && !engine.context_parallel ? "cp" : "ep"));
+  }
   if (layout.gpus() > cluster.num_gpus) {
     return Error(
         fmt::format("{} needs {} GPUs; cluster '{}' has {} (use --nodes or a smaller "
@@ -274,6 +281,12 @@ Status TrainModel::Check(const TrainConfig& c) const {
         fmt::format("engine '{}' does not offer the {} schedule; use {} (or an "
                     "engine profile that lists it under 'schedules')",
                     engine_->name, c.schedule.ToString(), fmt::join(offered, ", ")));
+  }
+  if (!engine_->OffersDtype(c.dtype)) {
+    return Error(
+        fmt::format("engine '{}' does not train in {} (its profile's 'dtypes'); use "
+                    "--dtype bf16, or an engine that does (megatron-core)",
+                    engine_->name, DtypeName(c.dtype)));
   }
   const GpuSpec& gpu = cluster_->gpu;
   if (!gpu.Supports(c.dtype)) {

@@ -427,6 +427,29 @@ TEST(TrainCli, Fp8RecipeTheGpuLacks) {
   ExpectOneLineError(RunShardwise("train --pipeline-layout ''"), "--pipeline-layout");
 }
 
+TEST(TrainCli, WhatTheSc21EngineDidNotHave) {
+  // Megatron-LM of SC21 trained in 16 bits with DP, TP and PP: FP8 and context parallelism had
+  // been accepted under it, and an MoE model's search ranked expert-parallel layouts.
+  ExpectOneLineError(RunShardwise("train --engine megatron-lm-sc21 --dtype fp8 --no-sizes"),
+                     "engine 'megatron-lm-sc21' does not train in fp8 (its profile's 'dtypes'); "
+                     "use --dtype bf16, or an engine that does (megatron-core)");
+  ExpectOneLineError(RunShardwise("train --engine megatron-lm-sc21 --layout dp4cp2 --seq-len 8192 "
+                                  "--global-batch 64 --no-sizes"),
+                     "engine 'megatron-lm-sc21' has no context parallelism");
+  ExpectOneLineError(RunShardwise("train --engine megatron-lm-sc21 --model qwen3-30b-a3b "
+                                  "--layout dp8ep8 --no-sizes"),
+                     "has no expert parallelism");
+  const RunResult moe =
+      RunShardwise("train --engine megatron-lm-sc21 --model qwen3-30b-a3b --no-sizes --json");
+  ASSERT_EQ(moe.exit_code, 0) << moe.err;
+  const nlohmann::json ranked = moe.Json()["ranked"];
+  ASSERT_FALSE(ranked.empty());
+  for (const auto& l : ranked) {
+    EXPECT_EQ(l["ep"], 1) << l["layout"];
+    EXPECT_EQ(l["cp"], 1) << l["layout"];
+  }
+}
+
 TEST(TrainCli, PipelineSplitThatCannotHoldTheLayers) {
   // Llama-3.1-8B has 32 layers; the layout places 4 in 2 chunks where pp 4 needs 4 chunks.
   ExpectOneLineError(RunShardwise("train --nodes 1 --layout pp4dp2 --global-batch 64 "

@@ -119,6 +119,32 @@ TEST(TrainEngine, MalformedProfiles) {
   ExpectError(j, "unknown training engine field 'host_sync_seconds'");
 }
 
+TEST(TrainEngine, FormatsAndParallelismsItOffers) {
+  // Unstated: bf16 and fp8, and every parallelism (megatron-core's profile states none).
+  const TrainEngine all = ParseTrainEngine(Minimal(), "test.json").value();
+  EXPECT_TRUE(all.OffersDtype(Dtype::kFp8));
+  EXPECT_TRUE(all.context_parallel);
+  EXPECT_TRUE(all.expert_parallel);
+  // Megatron-LM of SC21: 16-bit training with data, tensor and pipeline parallelism only.
+  const TrainEngine sc21 = LoadTrainEngine("megatron-lm-sc21").value();
+  EXPECT_TRUE(sc21.OffersDtype(Dtype::kBf16));
+  EXPECT_FALSE(sc21.OffersDtype(Dtype::kFp8));
+  EXPECT_FALSE(sc21.context_parallel);
+  EXPECT_FALSE(sc21.expert_parallel);
+  nlohmann::json j = Minimal();
+  j["dtypes"] = {"bf16", "fp4"};
+  ExpectError(j, "unknown dtype fp4 in 'dtypes'; use bf16 and/or fp8");
+  j = Minimal();
+  j["dtypes"] = nlohmann::json::array();
+  ExpectError(j, "'dtypes' must list the formats it trains in");
+  j = Minimal();
+  j["parallelisms"] = {"tp", "pp"};
+  ExpectError(j, "'parallelisms' must include dp, tp and pp");
+  j = Minimal();
+  j["parallelisms"] = {"dp", "tp", "pp", "sp"};
+  ExpectError(j, "unknown parallelism sp in 'parallelisms'");
+}
+
 TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
   // data/training/megatron-core.json states 0.79-1.07x over four GPUs' runs.
   const auto core = ParseTrainEngine(Minimal(), "test.json").value();

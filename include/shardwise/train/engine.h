@@ -123,6 +123,11 @@ struct TrainEngine {
   bool fp8_param_gather = false;  // FP8 recipes all-gather parameters in FP8
   std::vector<ScheduleKind> schedules;
   std::vector<int> zero_stages;
+  // The GEMM formats it trains in and whether it splits sequences (cp) and experts (ep) over
+  // GPUs: the profile's optional "dtypes" and "parallelisms" (default: bf16 and fp8; all).
+  std::vector<Dtype> dtypes = {Dtype::kBf16, Dtype::kFp8};
+  bool context_parallel = true;
+  bool expert_parallel = true;
   double workspace_bytes = 0;      // cuBLAS/NCCL workspaces and the CUDA context
   double usable_hbm_fraction = 1;  // of HBM, after allocator fragmentation
   // The spread of published runs of this engine around its predictions, where the profile
@@ -139,6 +144,7 @@ struct TrainEngine {
   bool Calibrates(const GpuSpec& gpu) const { return gpus.contains(gpu.name); }
   bool Offers(ScheduleKind kind) const;
   bool OffersZero(int stage) const;
+  bool OffersDtype(Dtype dtype) const;
   // The rates on `gpu`: its own entry, else the default entry filled from the GPU catalog.
   TrainGpuRates RatesOn(const GpuSpec& gpu) const;
   // The GPUs whose own entry states the GEMM rate `key` ("fp8-mxfp8"), in name order.
