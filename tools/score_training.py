@@ -143,6 +143,7 @@ def read_rows(csv_dir, table, recipes, engine):
                     "precision": r["precision"], "recipe": r["recipe"],
                     "measured": float(r["tokens_per_s_per_gpu"]), "metric": "tokens/s/GPU",
                     "key": "tokens_per_s_per_gpu", "args": args, "why": why,
+                    "moe": r.get("moe", ""),
                     "assumption": assumption})
     if table in ("sc21", "all"):
         with open(os.path.join(csv_dir, SC21_CSV), newline="") as f:
@@ -203,22 +204,24 @@ def print_rows(rows, markdown):
             print("  ".join(cells) + ("" if markdown or "detail" not in r else f"  [{r['detail']}]"))
 
 
+ROUTING = {"dropless": "dropless", "tokendrop": "token-drop"}  # the table's words -> train's
+
+
 def per_model(rows):
     """{model: {gpu: {"low", "high", "rows", "runs"}}}: the range of measured / predicted over each
     model's rows on each GPU, rounded outwards to two decimals (one row: to the nearest), and what
-    those runs were (their precisions, and how many dropped tokens): what `train` states."""
+    those runs were (their precisions): what `train` states. An MoE model's dropless and token-drop
+    runs are keyed apart ("qwen3-30b-a3b token-drop"), as train reads them for its own routing."""
     groups = collections.defaultdict(list)
     for r in rows:
         if "error" in r:
-            groups[r["pair"]].append(r)
+            model, gpu = r["pair"]
+            routing = ROUTING.get(r.get("moe", ""))
+            groups[(f"{model} {routing}" if routing else model, gpu)].append(r)
     table = collections.defaultdict(dict)
     for (model, gpu), group in sorted(groups.items()):
         values = [1 / (1 + r["error"]) for r in group]
         runs = ", ".join(sorted({r["precision"] for r in group}))
-        dropping = sum(r["model"].endswith("(tokendrop)") for r in group)
-        if dropping:
-            runs += "; token drop" if dropping == len(group) else \
-                f"; {dropping} of {len(group)} with token drop"
         if len(values) == 1:
             low = high = round(values[0], 2)
         else:

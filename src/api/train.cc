@@ -180,8 +180,13 @@ std::optional<MeasuredBand> Band(const TrainReport& rep) {
   b.tokens_per_s_per_gpu_high = best.estimate.tokens_per_s_per_gpu * m.ratio_p90;
   b.time_s_low = best.cost.time_s / m.ratio_p90;
   b.time_s_high = best.cost.time_s / m.ratio_p10;
+  // An MoE model's runs of the routing trained here (those stating none stand for both).
+  const std::string routing =
+      rep.model.is_moe() ? std::string(rep.request.config.MoeRoutingName()) : std::string();
   for (const train::ModelGpuSpread& s : m.by_model) {
-    if (s.model == rep.model.name) b.this_model.push_back(s);
+    if (s.model == rep.model.name && (s.moe_routing.empty() || s.moe_routing == routing)) {
+      b.this_model.push_back(s);
+    }
   }
   const auto here = std::find_if(b.this_model.begin(), b.this_model.end(),
                                  [&](const auto& s) { return s.gpu == rep.cluster.gpu.name; });
@@ -267,6 +272,8 @@ nlohmann::json ToJson(const TrainReport& rep) {
     for (const train::ModelGpuSpread& s : b.this_model) {
       out["measured"]["this_model"].push_back(
           {{"gpu", s.gpu},
+           {"moe_routing",
+            s.moe_routing.empty() ? nlohmann::json() : nlohmann::json(s.moe_routing)},
            {"rows", s.rows},
            {"runs", s.runs},
            {"ratio", {{"low", s.ratio_low}, {"high", s.ratio_high}}}});

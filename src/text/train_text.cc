@@ -144,9 +144,10 @@ std::string ThisModel(const api::MeasuredBand& b, const std::string& gpu,
                                     b.predicted_tokens_per_s_per_gpu * high));
     }
   }
-  return fmt::format("  {}'s runs among them{}: {}{}\n", model,
-                     here ? "" : fmt::format(" (none on {})", gpu), fmt::join(parts, ", "),
-                     verdict);
+  const std::string& routing = b.this_model.front().moe_routing;
+  return fmt::format(
+      "  {}'s {}runs among them{}: {}{}\n", model, routing.empty() ? "" : routing + " ",
+      here ? "" : fmt::format(" (none on {})", gpu), fmt::join(parts, ", "), verdict);
 }
 
 // The spread of the engine's published runs around its predictions, applied to the winner.

@@ -181,7 +181,8 @@ constexpr NumberField<Reliability> kReliability[] = {
 };
 
 // {"model": {"gpu": {"low": L, "high": H, "rows": N, "runs": "BF16"}}}: the range over each
-// model's published runs on each GPU (one of `gpus`, the spread's) and what those runs were.
+// model's published runs on each GPU (one of `gpus`, the spread's) and what those runs were. An
+// MoE model's runs are keyed by routing apart: "qwen3-30b-a3b dropless", "... token-drop".
 StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
                                                    const std::vector<std::string>& gpus,
                                                    const std::string& where) {
@@ -214,6 +215,16 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
         return range.at(key).get<double>();
       };
       ModelGpuSpread s{model, gpu};
+      if (const size_t space = model.find(' '); space != std::string::npos) {
+        s.model = model.substr(0, space);
+        s.moe_routing = model.substr(space + 1);
+        if (s.moe_routing != "dropless" && s.moe_routing != "token-drop") {
+          return Error(
+              fmt::format("{}: '{}' qualifies a model's runs by routing: dropless or "
+                          "token-drop",
+                          where, model));
+        }
+      }
       SW_ASSIGN_OR_RETURN(s.ratio_low, number("low", 0.01, 100));
       SW_ASSIGN_OR_RETURN(s.ratio_high, number("high", 0.01, 100));
       SW_ASSIGN_OR_RETURN(const double rows, number("rows", 1, 1e6));

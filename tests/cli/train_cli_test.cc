@@ -248,6 +248,45 @@ TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
   ExpectOneLineError(RunShardwise(train), "measured_by_model names 'llama-3.1-8B'");
 }
 
+TEST(TrainCli, StatesTheRunsOfTheRoutingItTrains) {
+  // A profile whose runs of qwen3-30b-a3b on H100 were 0.48x dropless and 1.00x with token drop:
+  // each routing reads its own (the line had merged them as "0.47-1.01x, 1 of 2 with token drop",
+  // hiding that the dropless run, what train predicts by default, came in at half).
+  nlohmann::json profile =
+      nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/training/megatron-core.json"));
+  profile["fields"]["measured_by_model"]["value"] = {
+      {"qwen3-30b-a3b dropless",
+       {{"h100-sxm", {{"low", 0.48}, {"high", 0.48}, {"rows", 1}, {"runs", "FP8-CS"}}}}},
+      {"qwen3-30b-a3b token-drop",
+       {{"h100-sxm", {{"low", 1.0}, {"high", 1.0}, {"rows", 1}, {"runs", "FP8-CS"}}}}}};
+  const std::string file = ::testing::TempDir() + "/by_routing_profile.json";
+  std::ofstream(file) << profile.dump();
+  const std::string train =
+      "train --model qwen3-30b-a3b --cluster dgx-h100 --nodes 4 --dtype fp8 --no-sizes --top 1 "
+      "--engine " +
+      file;
+  const RunResult dropless = RunShardwise(train + " --json");
+  ASSERT_EQ(dropless.exit_code, 0) << dropless.err;
+  const nlohmann::json own = dropless.Json()["measured"]["this_model"];
+  ASSERT_EQ(own.size(), 1u) << own;
+  EXPECT_EQ(own[0]["moe_routing"], "dropless");
+  EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.48);
+  // Below the 0.79-1.07x spread: the winner's tokens/s per GPU at 0.48 of it.
+  const double tps = dropless.Json()["tokens_per_s_per_gpu"].get<double>();
+  char expect[160];
+  std::snprintf(expect, sizeof(expect),
+                "qwen3-30b-a3b's dropless runs among them: h100-sxm 0.48x (1 run, FP8-CS): below "
+                "the spread, so expect about %.0f tokens/s per GPU",
+                0.48 * tps);
+  const RunResult text = RunShardwise(train);
+  EXPECT_NE(text.out.find(expect), std::string::npos) << text.out;
+  const RunResult dropped = RunShardwise(train + " --moe-token-drop");
+  EXPECT_NE(dropped.out.find("qwen3-30b-a3b's token-drop runs among them: h100-sxm 1.00x (1 run, "
+                             "FP8-CS)\n"),
+            std::string::npos)
+      << dropped.out;
+}
+
 TEST(TrainCli, SaysWhatItLeavesOutOfTheModel) {
   // Kimi-K2.5's config.json nests a text model beside a vision tower; DeepSeek-V3.2's sparse
   // attention trains dense in its warm-up stage only. Both had been costed without a word.

@@ -219,6 +219,17 @@ TEST(TrainEngine, PublishedRunsPerModelAndGpu) {
     alone["fields"].erase(key);
   }
   ExpectError(alone, "measured_by_model needs all four");
+  // An MoE model's runs keyed by routing: the model and its routing apart; nothing else.
+  nlohmann::json routed = j;
+  routed["fields"]["measured_by_model"]["value"]["m3 token-drop"] =
+      routed["fields"]["measured_by_model"]["value"]["m2"];
+  const auto r = ParseTrainEngine(routed, "test.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->measured->by_model.back().model, "m3");
+  EXPECT_EQ(r->measured->by_model.back().moe_routing, "token-drop");
+  EXPECT_EQ(r->measured->by_model.front().moe_routing, "");
+  bad([](auto& v) { v["m3 sometimes"] = v["m2"]; },
+      "'m3 sometimes' qualifies a model's runs by routing: dropless or token-drop");
 }
 
 }  // namespace

@@ -47,10 +47,11 @@ std::string GemmRateKey(const TrainConfig& config);
 
 // The range of measured / predicted throughput over the published runs of one model on one GPU.
 struct ModelGpuSpread {
-  std::string model, gpu;  // catalog names
+  std::string model, gpu;   // catalog names
+  std::string moe_routing;  // an MoE model's runs: "dropless" or "token-drop"; else empty
   double ratio_low = 1, ratio_high = 1;
   int64_t rows = 0;
-  std::string runs;  // what they were: "BF16", "FP8-CS, FP8-MX; 1 of 3 with token drop"
+  std::string runs;  // what they were: "BF16", "FP8-CS, FP8-MX"
 };
 
 // The 10th and 90th percentile of measured / predicted throughput over an engine's published
