@@ -286,6 +286,9 @@ std::string Remedies(const TrainEstimate& e, const TrainEngine& engine, bool rel
   const double states =
       mem.states.weight_bytes + mem.states.grad_bytes + mem.states.optimizer_bytes;
   if (mem.activation_bytes + mem.buffer_bytes > states) {
+    if (e.config.micro_batch > 1) {
+      fixes.push_back(fmt::format("lower --micro-batch (from {})", e.config.micro_batch));
+    }
     fixes.push_back(e.layout.cp > 1
                         ? fmt::format("shorten --seq-len or split the sequence over more "
                                       "context-parallel ranks (cp above {} in --layout)",

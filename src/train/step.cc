@@ -252,17 +252,32 @@ Status TrainModel::Check(const TrainConfig& c) const {
   if (c.seq_len % l.cp != 0) {
     return Error(fmt::format("cp {} must divide --seq-len {}", l.cp, c.seq_len));
   }
+  // The nearest global batch above 0 that `n` divides, for a hint.
+  const auto nearest = [&](int64_t n) {
+    return std::max<int64_t>(n, (c.global_batch + n / 2) / n * n);
+  };
+  if (c.global_batch % c.micro_batch != 0) {
+    return Error(fmt::format(
+        "global batch {} is not a multiple of the micro-batch {}; use a --global-batch that is "
+        "(such as {}), or a --micro-batch that divides {}",
+        c.global_batch, c.micro_batch, nearest(c.micro_batch), c.global_batch));
+  }
   const int64_t per_step = l.dp * c.micro_batch;
   if (c.global_batch % per_step != 0) {
-    return Error(
-        fmt::format("global batch {} is not divisible into micro-batches x DP = {} x {} = "
-                    "{}; use a multiple of {} or another --micro-batch",
-                    c.global_batch, c.micro_batch, l.dp, per_step, per_step));
+    return Error(fmt::format(
+        "global batch {} is not divisible into micro-batches x DP = {} x {} = {}; use a "
+        "--global-batch that is a multiple of {} (such as {}), or a layout whose DP divides {}",
+        c.global_batch, c.micro_batch, l.dp, per_step, per_step, nearest(per_step),
+        c.global_batch / c.micro_batch));
   }
   if (c.zero == 3 && l.pp > 1) {
-    return Error(
+    return Error(fmt::format(
         "ZeRO-3 re-gathers every layer's weights for each micro-batch and does not combine "
-        "with pipeline parallelism; use --zero 1 with pp, or a layout without pp");
+        "with pipeline parallelism; {}",
+        c.schedule.kind == ScheduleKind::kInterleaved
+            ? "the interleaved schedule needs pp: use --zero 1 or 2 with it, or --schedule 1f1b "
+              "with ZeRO-3"
+            : "use --zero 1 with pp, or a layout without pp"));
   }
   if (c.zero < 0 || c.zero > 3) return Error("`zero` must be 0, 1, 2 or 3");
   if (!engine_->OffersZero(c.zero)) {

@@ -67,9 +67,23 @@ TEST(TrainCli, ExplainsOneLayoutPerPhase) {
 }
 
 TEST(TrainCli, GlobalBatchNotDivisible) {
+  // 36 = 2 x 18 sequences per micro-batch, over DP 8: the nearest multiple of 16 is 32, and DP
+  // must divide 18.
   const RunResult r = RunShardwise(
       "train --model llama-3.1-8b --nodes 1 --layout dp8 --global-batch 36 --micro-batch 2");
-  ExpectOneLineError(r, "not divisible into micro-batches x DP");
+  ExpectOneLineError(r,
+                     "global batch 36 is not divisible into micro-batches x DP = 2 x 8 = 16; use a "
+                     "--global-batch that is a multiple of 16 (such as 32), or a layout whose DP "
+                     "divides 18");
+  // A micro-batch that does not divide the batch whatever the layout (512 = 2^9) is named as the
+  // cause, not a DP the search happened to try: the hint had been "a multiple of 6" for DP 2.
+  ExpectOneLineError(RunShardwise("train --micro-batch 3 --no-sizes"),
+                     "global batch 512 is not a multiple of the micro-batch 3; use a "
+                     "--global-batch that is (such as 513), or a --micro-batch that divides 512");
+  // DP 3 cannot divide 512: another micro-batch would not help, so it is not offered.
+  ExpectOneLineError(RunShardwise("train --gpus 3 --layout dp3 --no-sizes"),
+                     "use a --global-batch that is a multiple of 3 (such as 513), or a layout "
+                     "whose DP divides 512");
 }
 
 // A schedule the engine lacks names those it offers (data/training/megatron-core.json lists
@@ -83,6 +97,14 @@ TEST(TrainCli, ZeroThreeWithPipeline) {
   const RunResult r = RunShardwise(
       "train --model llama-3.1-8b --nodes 1 --layout pp2dp4 --zero 3 --global-batch 32");
   ExpectOneLineError(r, "ZeRO-3");
+  ExpectOneLineError(r, "use --zero 1 with pp, or a layout without pp");
+  // With no layout given, the interleaved schedule is what needs pp: the hint names it.
+  ExpectOneLineError(RunShardwise("train --zero 3 --schedule interleaved:2 --no-sizes"),
+                     "the interleaved schedule needs pp: use --zero 1 or 2 with it, or --schedule "
+                     "1f1b with ZeRO-3");
+  // A micro-batch the user set, whose activations do not fit, is named among the remedies.
+  ExpectOneLineError(RunShardwise("train --layout dp8 --micro-batch 64 --no-sizes"),
+                     "lower --micro-batch (from 64)");
 }
 
 TEST(TrainCli, LayoutThatDoesNotFit) {
