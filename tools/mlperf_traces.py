@@ -142,11 +142,17 @@ def write_trace(path, model, scenario, qps, n, seed=1):
     return n, statistics.fmean(isl), statistics.fmean(osl)
 
 
-def offline_requests(spec, target_qps, most):
+MIN_DURATION_S = 600  # LoadGen's min_duration for the datacenter LLM scenarios (mlperf-lengths.md)
+
+
+def offline_requests(spec, target_qps, most, measured_samples_per_s=0.0):
     """LoadGen's Offline sample count: the expected samples/s (the row's target_qps, a submitter
     setting) x 600 s x 1.1, at least the benchmark's minimum, padded to whole dataset passes
-    (equal-issue mode); at most `most`."""
-    want = max(spec["offline_samples"], 600 * 1.1 * float(target_qps or 0))
+    (equal-issue mode); at most `most`. A valid run also lasted at least min_duration, so its query
+    held at least its measured samples/s x 600 (NVIDIA's GB200 DeepSeek-R1 row states a target_qps
+    of 10 beside 79 samples/s measured: its 6,600 samples would have ended in 84 s)."""
+    want = max(spec["offline_samples"], MIN_DURATION_S * 1.1 * float(target_qps or 0),
+               MIN_DURATION_S * measured_samples_per_s)
     passes = -(-int(want) // spec["samples"])
     return min(most, passes * spec["samples"])
 
@@ -162,7 +168,9 @@ def write_row_trace(row, path, server_most=SERVER_REQUESTS, offline_most=OFFLINE
     model = MODELS[row["model"]]
     spec = LENGTHS[model]
     if row["scenario"] == "Offline":
-        n = offline_requests(spec, row["target_qps"], offline_most)
+        per_sample = spec["output_mean"]["Offline"] if spec["output"] else spec["output_fixed"]
+        measured = float(row.get("tokps") or row.get("result") or 0) / per_sample
+        n = offline_requests(spec, row["target_qps"], offline_most, measured)
         write_trace(path, model, "Offline", None, n, seed)
     else:
         n = min(spec["samples"], server_most)
