@@ -295,7 +295,12 @@ Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {
 std::string DefaultEpExchangeNote(const Deployment& d, const ServingOverrides& overrides) {
   if (overrides.ChoseEpExchange()) return "";
   for (const Pool& pool : d.pools()) {
-    if (pool.layout.ep > 1) {
+    // Expert-TP layouts gather tokens rather than exchange them; a saved deployment states its
+    // own exchange (plan's pick), which is not the default.
+    const EpSetting& ep = pool.perf.ep;
+    if (pool.layout.ep > 1 && !pool.layout.GathersTokensForExperts() &&
+        ep.algorithm == EpAlgorithm::kFlat && ep.dispatch_dtype == Dtype::kBf16 &&
+        !ep.two_batch_overlap) {
       return "EP exchange flat (NCCL all-to-all) with bf16 dispatch, the engines' default; plan "
              "and recommend also try DeepEP's node-dedup and low-latency kernels and fp8 dispatch "
              "(their why lines name the pick): give --ep-algorithm and --ep-dispatch-dtype, or "

@@ -170,6 +170,7 @@ constexpr std::pair<const char*, bool TrainEngine::*> kSwitches[] = {
     {"overlap_ep_comm", &TrainEngine::overlap_ep_comm},
     {"overlap_pp_comm", &TrainEngine::overlap_pp_comm},
     {"ep_dispatch_dedup", &TrainEngine::ep_dispatch_dedup},
+    {"ep_dispatch_dedup_token_drop", &TrainEngine::ep_dispatch_dedup_token_drop},
     {"fp8_param_gather", &TrainEngine::fp8_param_gather},
 };
 constexpr NumberField<Reliability> kReliability[] = {

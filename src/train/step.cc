@@ -136,10 +136,8 @@ double TrainModel::Dispatch(double tokens, bool padded) const {
   const ModelSpec& m = *model_;
   const double bytes = tokens * static_cast<double>(m.hidden_size) * kBf16Bytes;
   const int64_t k = m.moe.experts_per_token;
-  if (!engine_->ep_dispatch_dedup || padded) {
-    // Megatron-Core's all-to-all dispatcher: k copies of each token, one per expert. Its flex
-    // dispatcher (DeepEP, HybridEP) does not pad experts' inputs to capacity, so a token-drop
-    // run takes this one.
+  if (!(padded ? engine_->ep_dispatch_dedup_token_drop : engine_->ep_dispatch_dedup)) {
+    // The all-to-all dispatcher: k copies of each token, one per expert.
     return Collective(ep_group_, CollectiveOp::kAllToAll, bytes * static_cast<double>(k));
   }
   // Once per destination node over the network, then forwarded to each destination GPU in the

@@ -2,6 +2,8 @@
 // that take a layout, and their bad input.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "run_binary.h"
 
 namespace shardwise::testing {
@@ -65,11 +67,31 @@ TEST(MoeCli, SimulateAndPriceNameTheDefaultEpExchange) {
     ASSERT_EQ(chosen.exit_code, 0) << command << ": " << chosen.err;
     EXPECT_EQ(chosen.err.find("EP exchange flat"), std::string::npos) << chosen.err;
   }
-  // A layout without EP has no exchange to name.
+  // A layout without EP has no exchange to name; an expert-TP layout gathers tokens instead.
   const RunResult dense = RunShardwise(
       "simulate --requests 50 --model mixtral-8x7b --cluster dgx-h100 --layout tp8 --json");
   ASSERT_EQ(dense.exit_code, 0) << dense.err;
   EXPECT_EQ(dense.err.find("EP exchange"), std::string::npos) << dense.err;
+  const RunResult etp = RunShardwise(
+      "simulate --requests 50 --model qwen3-30b-a3b --cluster dgx-h100 --layout dp8ep4etp2");
+  ASSERT_EQ(etp.exit_code, 0) << etp.err;
+  EXPECT_EQ(etp.err.find("EP exchange"), std::string::npos) << etp.err;
+  // plan's saved deployment runs the exchange plan picked, which the note must not deny.
+  const std::string dir = ::testing::TempDir();
+  const RunResult plan =
+      RunShardwise("plan --model qwen3-30b-a3b --cluster dgx-h100 --nodes 2 --rate 20 --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  // (Its decode pool's exchange is plan's pick, not the default the note names.)
+  const nlohmann::json ep = plan.Json()["deployment"]["pools"][1]["engine_settings"]["ep_exchange"];
+  ASSERT_NE(ep["dispatch_dtype"], "bf16") << ep;
+  std::ofstream(dir + "/moe_plan.json") << plan.out;
+  for (const char* command : {"simulate --requests 50", "price"}) {
+    const RunResult replay =
+        RunShardwise(std::string(command) + " --deployment " + dir + "/moe_plan.json --json");
+    ASSERT_EQ(replay.exit_code, 0) << command << ": " << replay.err;
+    EXPECT_EQ(replay.err.find("EP exchange flat"), std::string::npos)
+        << command << ": " << replay.err;
+  }
 }
 
 TEST(MoeCliErrors, BadPlacementInput) {

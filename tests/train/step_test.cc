@@ -205,6 +205,7 @@ TEST(TrainStep, TokenDropDispatchesThroughTheAllToAllDispatcher) {
   // destination node across the network and is the cheaper of the two.
   Fixture flex = Make("qwen3-30b-a3b", "dgx-h100", 2);
   ASSERT_TRUE(flex.engine.ep_dispatch_dedup);
+  ASSERT_FALSE(flex.engine.ep_dispatch_dedup_token_drop);  // megatron-core.json
   Fixture all_to_all = flex;
   all_to_all.engine.ep_dispatch_dedup = false;
   TrainConfig c = Config(4096, 64, Recompute::kFull);
@@ -214,6 +215,10 @@ TEST(TrainStep, TokenDropDispatchesThroughTheAllToAllDispatcher) {
   const double flex_dropped = Estimate(flex, "dp16ep16", c).forward.ep_comm_s;
   EXPECT_DOUBLE_EQ(flex_dropped, a2a_dropless);
   EXPECT_LT(flex_dropless, a2a_dropless);
+  // A profile whose dedup dispatcher also takes padded inputs dispatches token drop with it.
+  Fixture padding = flex;
+  padding.engine.ep_dispatch_dedup_token_drop = true;
+  EXPECT_DOUBLE_EQ(Estimate(padding, "dp16ep16", c).forward.ep_comm_s, flex_dropless);
 }
 
 TEST(TrainStep, UnevenPipelineOfLlama405B) {

@@ -114,8 +114,10 @@ struct TrainEngine {
   bool overlap_ep_comm = false;            // EP dispatch/combine hides behind another micro-batch
   // EP dispatch sends a token once per destination GPU in its NVLink domain and once per
   // destination node beyond it, forwarding inside the node (DeepEP, HybridEP); else k copies.
-  // Token-drop runs (experts' inputs padded to capacity) take k copies either way.
+  // The second: whether that dispatcher also takes token-drop runs (experts' inputs padded to
+  // capacity); where not, they send k copies.
   bool ep_dispatch_dedup = false;
+  bool ep_dispatch_dedup_token_drop = false;
   double ep_network_fraction = 1;  // of the NIC's line rate such a dispatch reaches across nodes
   bool overlap_pp_comm = false;    // PP sends hide behind the next chunk's compute
   // Compute lost per second of communication hidden under it (the SMs and HBM bandwidth the
