@@ -179,12 +179,13 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
           entry.limited_by = "the SLO";
         }
         // The latency objective's step point is one sequence; at a load the row's batch, memory
-        // and bound are those of the sequences the load keeps on each replica.
+        // and bound are those of the sequences the load keeps on each replica, as many as fit.
         if (!offline && req.objective == Objective::kLatency) {
           Workload kept = w;
-          kept.batch = std::max<int64_t>(
-              1, static_cast<int64_t>(std::ceil(
-                     p->concurrency / static_cast<double>(entry.estimate.layout.Replicas()))));
+          const int64_t held = static_cast<int64_t>(
+              std::ceil(p->concurrency / static_cast<double>(entry.estimate.layout.Replicas())));
+          kept.batch = std::clamp<int64_t>(
+              held, 1, std::max<int64_t>(1, entry.estimate.memory.max_sequences));
           if (const StepEstimate at = step->Estimate(kept); at.memory.Fits()) entry.estimate = at;
         }
         entry.at_load = *p;

@@ -242,6 +242,30 @@ TEST(LoadPlanCli, LatencyRowsDescribeTheBatchTheLoadKeeps) {
     EXPECT_EQ(l["batch"].get<int64_t>(), static_cast<int64_t>(std::ceil(32.0 / replicas)))
         << l["layout"];
   }
+  // At a rate, the requests in flight by Little's law; at 3,000 clients, as many as fit.
+  const RunResult rate = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --rate 5 --objective latency --disagg off "
+      "--json");
+  ASSERT_EQ(rate.exit_code, 0) << rate.err;
+  const nlohmann::json at_rate = rate.Json()["layouts"];
+  ASSERT_FALSE(at_rate.empty());
+  for (const auto& l : at_rate) {
+    EXPECT_EQ(l["batch"].get<int64_t>(),
+              static_cast<int64_t>(
+                  std::ceil(l["concurrency"].get<double>() / l["replicas"].get<double>())))
+        << l["layout"];
+  }
+  const RunResult crowd = RunShardwise(
+      "plan --model llama-3.1-70b --cluster dgx-h100 --concurrency 3000 --objective latency "
+      "--disagg off --json");
+  ASSERT_EQ(crowd.exit_code, 0) << crowd.err;
+  const nlohmann::json crowded = crowd.Json()["layouts"];
+  ASSERT_FALSE(crowded.empty());
+  for (const auto& l : crowded) {
+    const int64_t held = static_cast<int64_t>(std::ceil(3000 / l["replicas"].get<double>()));
+    EXPECT_EQ(l["batch"].get<int64_t>(), std::min(held, l["max_sequences"].get<int64_t>()))
+        << l["layout"];
+  }
   // One sequence needs less memory than the load's batch on the same layout.
   const RunResult one = RunShardwise(
       "plan --model llama-3.1-70b --cluster dgx-h100 --isl 1024 --osl 256 --objective latency "
