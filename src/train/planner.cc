@@ -289,7 +289,8 @@ std::string Remedies(const TrainEstimate& e, const TrainEngine& engine, bool rel
     if (e.config.micro_batch > 1) {
       fixes.push_back(fmt::format("lower --micro-batch (from {})", e.config.micro_batch));
     }
-    fixes.push_back(e.layout.cp > 1
+    fixes.push_back(!engine.context_parallel ? std::string("shorten --seq-len")
+                    : e.layout.cp > 1
                         ? fmt::format("shorten --seq-len or split the sequence over more "
                                       "context-parallel ranks (cp above {} in --layout)",
                                       e.layout.cp)

@@ -85,7 +85,7 @@ StatusOr<TrainModel> TrainModel::Create(const ModelSpec& model, const ClusterSpe
   if ((layout.cp > 1 && !engine.context_parallel) || (layout.ep > 1 && !engine.expert_parallel)) {
     return Error(
         fmt::format("engine '{}' has no {} parallelism (its profile's 'parallelisms'); "
-                    "use a layout without {}, or an engine that has it (megatron-core)",
+                    "use a layout without {}, or another --engine",
                     engine.name, layout.cp > 1 && !engine.context_parallel ? "context" : "expert",
                     layout.cp > 1 && !engine.context_parallel ? "cp" : "ep"));
   }
@@ -256,9 +256,9 @@ Status TrainModel::Check(const TrainConfig& c) const {
   };
   if (c.global_batch % c.micro_batch != 0) {
     return Error(fmt::format(
-        "global batch {} is not a multiple of the micro-batch {}; use a --global-batch that is "
-        "(such as {}), or a --micro-batch that divides {}",
-        c.global_batch, c.micro_batch, nearest(c.micro_batch), c.global_batch));
+        "global batch {} is not a multiple of the micro-batch {}; use a --global-batch that is a "
+        "multiple of {} (such as {}), or a --micro-batch that divides {}",
+        c.global_batch, c.micro_batch, c.micro_batch, nearest(c.micro_batch), c.global_batch));
   }
   const int64_t per_step = l.dp * c.micro_batch;
   if (c.global_batch % per_step != 0) {
@@ -269,14 +269,19 @@ Status TrainModel::Check(const TrainConfig& c) const {
         c.global_batch / c.micro_batch));
   }
   if (c.zero == 3 && l.pp > 1) {
+    std::vector<std::string> lower;  // the engine's stages that combine with pp
+    for (int z : engine_->zero_stages) {
+      if (z < 3) lower.push_back(std::to_string(z));
+    }
     return Error(fmt::format(
         "ZeRO-3 re-gathers every layer's weights for each micro-batch and does not combine "
-        "with pipeline parallelism; {}",
+        "with pipeline parallelism; use {}or a layout without pp{}",
+        lower.empty() ? "" : fmt::format("--zero {} with pp, ", fmt::join(lower, " or ")),
         c.schedule.kind == ScheduleKind::kInterleaved
-            ? "the interleaved schedule needs pp: use --zero 1 or 2 with it, or --schedule 1f1b "
-              "with ZeRO-3"
-            : "use --zero 1 with pp, or a layout without pp"));
+            ? " (the interleaved schedule needs pp: without it, --schedule 1f1b)"
+            : ""));
   }
+
   if (c.zero < 0 || c.zero > 3) return Error("`zero` must be 0, 1, 2 or 3");
   if (!engine_->OffersZero(c.zero)) {
     return Error(
@@ -296,10 +301,12 @@ Status TrainModel::Check(const TrainConfig& c) const {
                     engine_->name, c.schedule.ToString(), fmt::join(offered, ", ")));
   }
   if (!engine_->OffersDtype(c.dtype)) {
+    std::vector<std::string> offered;
+    for (Dtype d : engine_->dtypes) offered.emplace_back(DtypeName(d));
     return Error(
         fmt::format("engine '{}' does not train in {} (its profile's 'dtypes'); use "
-                    "--dtype bf16, or an engine that does (megatron-core)",
-                    engine_->name, DtypeName(c.dtype)));
+                    "--dtype {}, or another --engine",
+                    engine_->name, DtypeName(c.dtype), fmt::join(offered, " or ")));
   }
   const GpuSpec& gpu = cluster_->gpu;
   if (!gpu.Supports(c.dtype)) {

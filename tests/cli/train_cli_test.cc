@@ -79,7 +79,8 @@ TEST(TrainCli, GlobalBatchNotDivisible) {
   // cause, not a DP the search happened to try: the hint had been "a multiple of 6" for DP 2.
   ExpectOneLineError(RunShardwise("train --micro-batch 3 --no-sizes"),
                      "global batch 512 is not a multiple of the micro-batch 3; use a "
-                     "--global-batch that is (such as 513), or a --micro-batch that divides 512");
+                     "--global-batch that is a multiple of 3 (such as 513), or a --micro-batch "
+                     "that divides 512");
   // DP 3 cannot divide 512: another micro-batch would not help, so it is not offered.
   ExpectOneLineError(RunShardwise("train --gpus 3 --layout dp3 --no-sizes"),
                      "use a --global-batch that is a multiple of 3 (such as 513), or a layout "
@@ -97,11 +98,15 @@ TEST(TrainCli, ZeroThreeWithPipeline) {
   const RunResult r = RunShardwise(
       "train --model llama-3.1-8b --nodes 1 --layout pp2dp4 --zero 3 --global-batch 32");
   ExpectOneLineError(r, "ZeRO-3");
-  ExpectOneLineError(r, "use --zero 1 with pp, or a layout without pp");
+  ExpectOneLineError(r, "use --zero 0 or 1 or 2 with pp, or a layout without pp");
   // With no layout given, the interleaved schedule is what needs pp: the hint names it.
   ExpectOneLineError(RunShardwise("train --zero 3 --schedule interleaved:2 --no-sizes"),
-                     "the interleaved schedule needs pp: use --zero 1 or 2 with it, or --schedule "
-                     "1f1b with ZeRO-3");
+                     "or a layout without pp (the interleaved schedule needs pp: without it, "
+                     "--schedule 1f1b)");
+  // The SC21 engine offers ZeRO-0 alone: the hint offers only it.
+  ExpectOneLineError(
+      RunShardwise("train --engine megatron-lm-sc21 --zero 3 --layout dp4pp2 --no-sizes"),
+      "use --zero 0 with pp, or a layout without pp");
   // A micro-batch the user set, whose activations do not fit, is named among the remedies.
   ExpectOneLineError(RunShardwise("train --layout dp8 --micro-batch 64 --no-sizes"),
                      "lower --micro-batch (from 64)");
@@ -493,7 +498,12 @@ TEST(TrainCli, WhatTheSc21EngineDidNotHave) {
   // been accepted under it, and an MoE model's search ranked expert-parallel layouts.
   ExpectOneLineError(RunShardwise("train --engine megatron-lm-sc21 --dtype fp8 --no-sizes"),
                      "engine 'megatron-lm-sc21' does not train in fp8 (its profile's 'dtypes'); "
-                     "use --dtype bf16, or an engine that does (megatron-core)");
+                     "use --dtype bf16, or another --engine");
+  // Its memory remedies offer no context parallelism either.
+  const RunResult longer =
+      RunShardwise("train --engine megatron-lm-sc21 --seq-len 131072 --global-batch 64 --no-sizes");
+  ExpectOneLineError(longer, "or shorten --seq-len");
+  EXPECT_EQ(longer.err.find("context parallelism"), std::string::npos) << longer.err;
   ExpectOneLineError(RunShardwise("train --engine megatron-lm-sc21 --layout dp4cp2 --seq-len 8192 "
                                   "--global-batch 64 --no-sizes"),
                      "engine 'megatron-lm-sc21' has no context parallelism");
