@@ -9,6 +9,7 @@
 
 #include "shardwise/api/json.h"
 #include "shardwise/api/options.h"
+#include "shardwise/common/input_policy.h"
 #include "shardwise/train/json.h"
 
 namespace shardwise::api {
@@ -231,10 +232,18 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   // never be shown).
   if (rep.engine.measured) {
     for (const train::ModelGpuSpread& s : rep.engine.measured->by_model) {
-      if (!catalog.Model(s.model).ok()) {
+      const StatusOr<ModelSpec> named = catalog.Model(s.model);
+      if (!named.ok()) {
         return FieldError("engine", fmt::format("{}: measured_by_model names '{}', not a catalog "
                                                 "model ('shardwise models')",
-                                                rep.engine.name, s.model));
+                                                rep.engine.name, Printable(s.model)));
+      }
+      // A routing qualifies an MoE model's runs only: a dense one's would never be shown.
+      if (!s.moe_routing.empty() && !named->is_moe()) {
+        return FieldError("engine",
+                          fmt::format("{}: measured_by_model keys '{} {}', but {} is "
+                                      "dense: name its runs '{}'",
+                                      rep.engine.name, s.model, s.moe_routing, s.model, s.model));
       }
     }
   }

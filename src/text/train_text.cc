@@ -144,7 +144,11 @@ std::string ThisModel(const api::MeasuredBand& b, const std::string& gpu,
                                     b.predicted_tokens_per_s_per_gpu * high));
     }
   }
-  const std::string& routing = b.this_model.front().moe_routing;
+  // The routing the runs were keyed by, where every one of them was.
+  std::string routing = b.this_model.front().moe_routing;
+  for (const train::ModelGpuSpread& s : b.this_model) {
+    if (s.moe_routing != routing) routing.clear();
+  }
   return fmt::format(
       "  {}'s {}runs among them{}: {}{}\n", model, routing.empty() ? "" : routing + " ",
       here ? "" : fmt::format(" (none on {})", gpu), fmt::join(parts, ", "), verdict);

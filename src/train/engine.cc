@@ -9,6 +9,7 @@
 #include <set>
 
 #include "shardwise/catalog/embedded.h"
+#include "shardwise/common/input_policy.h"
 #include "shardwise/common/suggest.h"
 
 namespace shardwise::train {
@@ -190,7 +191,20 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
   std::vector<ModelGpuSpread> out;
   for (const auto& [model, per_gpu] : value.items()) {
     if (!per_gpu.is_object()) {
-      return Error(fmt::format("{}: '{}' must be an object of GPUs", where, model));
+      return Error(fmt::format("{}: '{}' must be an object of GPUs", where, Printable(model)));
+    }
+    // "qwen3-30b-a3b token-drop": an MoE model's runs of one routing.
+    std::string name = model, routing;
+    if (const size_t space = model.find(' '); space != std::string::npos) {
+      name = model.substr(0, space);
+      routing = model.substr(space + 1);
+      if (name.empty() ||
+          (routing != TrainConfig::kDropless && routing != TrainConfig::kTokenDrop)) {
+        return Error(
+            fmt::format("{}: '{}' qualifies a model's runs by routing: MODEL dropless "
+                        "or MODEL token-drop",
+                        where, Printable(model)));
+      }
     }
     for (const auto& item : per_gpu.items()) {
       // Named, not structured, bindings: the lambda below captures them.
@@ -215,17 +229,7 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
         }
         return range.at(key).get<double>();
       };
-      ModelGpuSpread s{model, gpu};
-      if (const size_t space = model.find(' '); space != std::string::npos) {
-        s.model = model.substr(0, space);
-        s.moe_routing = model.substr(space + 1);
-        if (s.moe_routing != "dropless" && s.moe_routing != "token-drop") {
-          return Error(
-              fmt::format("{}: '{}' qualifies a model's runs by routing: dropless or "
-                          "token-drop",
-                          where, model));
-        }
-      }
+      ModelGpuSpread s{name, gpu, routing};
       SW_ASSIGN_OR_RETURN(s.ratio_low, number("low", 0.01, 100));
       SW_ASSIGN_OR_RETURN(s.ratio_high, number("high", 0.01, 100));
       SW_ASSIGN_OR_RETURN(const double rows, number("rows", 1, 1e6));
@@ -238,6 +242,17 @@ StatusOr<std::vector<ModelGpuSpread>> ParseByModel(const nlohmann::json& value,
       }
       s.runs = range.at("runs").get<std::string>();
       out.push_back(std::move(s));
+    }
+  }
+  // A model's runs on a GPU are stated for every routing or per routing, not both.
+  for (const ModelGpuSpread& a : out) {
+    for (const ModelGpuSpread& b : out) {
+      if (a.model == b.model && a.gpu == b.gpu && a.moe_routing.empty() && !b.moe_routing.empty()) {
+        return Error(
+            fmt::format("{}: {} on {} is stated both without a routing and as '{} {}'; "
+                        "key each routing apart",
+                        where, Printable(a.model), a.gpu, Printable(b.model), b.moe_routing));
+      }
     }
   }
   return out;
@@ -400,8 +415,8 @@ Status ParseOffered(const nlohmann::json& json, const std::string& source, Train
     for (const auto& d : list) {
       const std::string name = d.is_string() ? d.get<std::string>() : d.dump();
       if (name != "bf16" && name != "fp8") {
-        return Error(
-            fmt::format("{}: unknown dtype {} in 'dtypes'; use bf16 and/or fp8", source, name));
+        return Error(fmt::format("{}: unknown dtype {} in 'dtypes'; use bf16 and/or fp8", source,
+                                 Printable(name)));
       }
       e.dtypes.push_back(name == "bf16" ? Dtype::kBf16 : Dtype::kFp8);
     }
@@ -418,7 +433,7 @@ Status ParseOffered(const nlohmann::json& json, const std::string& source, Train
       if (name != "dp" && name != "tp" && name != "pp" && name != "cp" && name != "ep") {
         return Error(fmt::format(
             "{}: unknown parallelism {} in 'parallelisms'; use dp, tp, pp, cp and/or ep", source,
-            name));
+            Printable(name)));
       }
       names.insert(name);
     }

@@ -307,6 +307,16 @@ TEST(TrainCli, StatesTheRunsOfTheRoutingItTrains) {
                 0.48 * tps);
   const RunResult text = RunShardwise(train);
   EXPECT_NE(text.out.find(expect), std::string::npos) << text.out;
+  // A routing on a dense model's runs would never be shown: refused.
+  nlohmann::json dense = profile;
+  dense["fields"]["measured_by_model"]["value"] = {
+      {"llama-3.1-8b dropless",
+       {{"h100-sxm", {{"low", 0.9}, {"high", 0.9}, {"rows", 1}, {"runs", "BF16"}}}}}};
+  const std::string dense_file = ::testing::TempDir() + "/dense_routing_profile.json";
+  std::ofstream(dense_file) << dense.dump();
+  ExpectOneLineError(RunShardwise("train --no-sizes --engine " + dense_file),
+                     "measured_by_model keys 'llama-3.1-8b dropless', but llama-3.1-8b is dense: "
+                     "name its runs 'llama-3.1-8b'");
   const RunResult dropped = RunShardwise(train + " --moe-token-drop");
   EXPECT_NE(dropped.out.find("qwen3-30b-a3b's token-drop runs among them: h100-sxm 1.00x (1 run, "
                              "FP8-CS)\n"),

@@ -143,6 +143,14 @@ TEST(TrainEngine, FormatsAndParallelismsItOffers) {
   j = Minimal();
   j["parallelisms"] = {"dp", "tp", "pp", "sp"};
   ExpectError(j, "unknown parallelism sp in 'parallelisms'");
+  // Unprintable or huge names are shown escaped and cut, on one line.
+  j = Minimal();
+  j["dtypes"] = {"bf\n16"};
+  ExpectError(j, "in 'dtypes'");
+  j = Minimal();
+  j["parallelisms"] = {"dp", "tp", "pp", std::string(5000, 'x')};
+  ExpectError(j, "in 'parallelisms'");
+  EXPECT_LT(ParseTrainEngine(j, "test.json").status().message().size(), 300u);
 }
 
 TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
@@ -229,7 +237,15 @@ TEST(TrainEngine, PublishedRunsPerModelAndGpu) {
   EXPECT_EQ(r->measured->by_model.back().moe_routing, "token-drop");
   EXPECT_EQ(r->measured->by_model.front().moe_routing, "");
   bad([](auto& v) { v["m3 sometimes"] = v["m2"]; },
-      "'m3 sometimes' qualifies a model's runs by routing: dropless or token-drop");
+      "'m3 sometimes' qualifies a model's runs by routing: MODEL dropless or MODEL token-drop");
+  // Checked per key, not per GPU entry: a bad key with no GPUs is refused too; so is no model.
+  bad([](auto& v) { v["m3 sometimes"] = nlohmann::json::object(); }, "'m3 sometimes' qualifies");
+  bad([](auto& v) { v[" dropless"] = v["m2"]; }, "' dropless' qualifies");
+  // One model's runs on one GPU for every routing and per routing at once would hide one.
+  bad([](auto& v) { v["m2 dropless"] = v["m2"]; },
+      "m2 on h100-sxm is stated both without a routing and as 'm2 dropless'");
+  // An unprintable key is shown escaped, on one line.
+  bad([](auto& v) { v["m2 drop\nless"] = v["m2"]; }, "qualifies");
 }
 
 }  // namespace

@@ -78,8 +78,9 @@ struct TrainConfig {
   }
   // "bf16", "fp8-current", "fp8-mxfp8", ...
   std::string PrecisionName() const;
-  // An MoE model's routing: "dropless" or "token-drop".
-  std::string_view MoeRoutingName() const { return moe_token_drop ? "token-drop" : "dropless"; }
+  // An MoE model's routing: kDropless or kTokenDrop.
+  static constexpr std::string_view kDropless = "dropless", kTokenDrop = "token-drop";
+  std::string_view MoeRoutingName() const { return moe_token_drop ? kTokenDrop : kDropless; }
 };
 
 // Parses --recompute: none, selective, full or full:N (N layers per model chunk) into `config`.
