@@ -64,10 +64,8 @@ nlohmann::json EntryJson(const TrainPlanEntry& entry) {
           {"goodput", cost.goodput},
           {"interruptions", cost.interruptions},
           {"lost_s", cost.lost_s},
-          // No interruptions: no checkpoint interval (null), not one of 0 s.
-          {"checkpoint_interval_s", cost.checkpoint_interval_s > 0
-                                        ? nlohmann::json(cost.checkpoint_interval_s)
-                                        : nlohmann::json()},
+          // 0 without interruptions: no interval (a number, as schema 4 has it).
+          {"checkpoint_interval_s", cost.checkpoint_interval_s},
           {"checkpoint_write_s", cost.checkpoint_write_s},
           {"gpu_hours", cost.gpu_hours},
           {"usd", cost.usd},
