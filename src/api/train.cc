@@ -205,13 +205,14 @@ StatusOr<TrainReport> Train(const Catalog& catalog, const TrainRunRequest& reque
   }
   if (request.moe_token_drop && !rep.model.is_moe()) return NeedsMoe(rep.model, "moe_token_drop");
   // (A learned position table is checked where the model is: it cannot be extended at all.)
-  const int64_t context = rep.model.max_position_embeddings;
-  if (context > 0 && request.seq_len > context && rep.model.position_embeddings == 0) {
+  const int64_t context_tokens = rep.model.max_position_embeddings;
+  if (context_tokens > 0 && request.seq_len > context_tokens &&
+      rep.model.position_embeddings == 0) {
     return FieldError("seq_len",
                       fmt::format("`seq_len` {} exceeds {}'s context of {} tokens "
                                   "(max_position_embeddings); use a shorter `seq_len` or a model "
                                   "with a longer context",
-                                  request.seq_len, rep.model.name, context));
+                                  request.seq_len, rep.model.name, context_tokens));
   }
   if (rep.model.mtp_modules > 0 && request.mtp_layers == 0) {
     rep.model_notes.push_back(fmt::format(

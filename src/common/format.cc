@@ -85,9 +85,10 @@ std::string FormatDuration(double seconds) {
 
 std::string FormatWallClock(double seconds) {
   constexpr double kDaysPerYear = 365.25;
+  constexpr double kYearsFrom = 2;  // shorter spans read in days
   if (seconds < kSecondsPerDay) return FormatDuration(seconds);
   const double days = seconds / kSecondsPerDay;
-  if (days < 2 * kDaysPerYear) return fmt::format("{:.1f} d", days);
+  if (days < kYearsFrom * kDaysPerYear) return fmt::format("{:.1f} d", days);
   return fmt::format("{:.1f} years", days / kDaysPerYear);
 }
 
