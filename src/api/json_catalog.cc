@@ -59,7 +59,7 @@ nlohmann::json ToJson(const GpuSpec& g) {
                       {"calibration_measured", g.calibration_measured},
                       {"sources", g.sources}};
   for (const auto& [dtype, fraction] : g.gemm_fraction) {
-    const std::string key = "gemm_fraction." + std::string(DtypeName(dtype));
+    const std::string key = GpuSpec::GemmFractionKey(dtype);
     j["provenance"][key] = ProvenanceName(g.ProvenanceOf(key));
   }
   for (const char* key : {"hbm_fraction", "kernel_latency_s"}) {

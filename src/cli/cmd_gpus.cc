@@ -18,7 +18,7 @@ struct GpusOptions {
 // The GEMM fractions' provenance, and the fp8 one's where the file states it apart.
 std::string CalibrationCell(const GpuSpec& g) {
   const std::string all = ProvenanceName(g.ProvenanceOf("gemm_fraction"));
-  const std::string fp8 = ProvenanceName(g.ProvenanceOf("gemm_fraction.fp8"));
+  const std::string fp8 = ProvenanceName(g.ProvenanceOf(GpuSpec::GemmFractionKey(Dtype::kFp8)));
   return fp8 == all ? all : fmt::format("{} (fp8 {})", all, fp8);
 }
 

@@ -57,6 +57,10 @@ double GpuSpec::TileOverheadK(Dtype dtype) const {
   return 0;
 }
 
+std::string GpuSpec::GemmFractionKey(Dtype dtype) {
+  return "gemm_fraction." + std::string(DtypeName(dtype));
+}
+
 Provenance GpuSpec::ProvenanceOf(const std::string& key) const {
   auto it = provenance.find(key);
   if (it != provenance.end()) return it->second;

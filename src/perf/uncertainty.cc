@@ -1,7 +1,5 @@
 #include "shardwise/perf/uncertainty.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -55,7 +53,7 @@ PhaseUncertainty PhaseBand(const PhaseBreakdown& phase, const GpuSpec& gpu,
                                                        Provenance::kMeasured};
   const Part parts[] = {
       {phase.compute_s,
-       {gpu_input(fmt::format("gemm_fraction.{}", DtypeName(gpu.ComputeDtypeFor(weights)))),
+       {gpu_input(GpuSpec::GemmFractionKey(gpu.ComputeDtypeFor(weights))),
         engine_input("attention_efficiency")}},
       {phase.memory_s, {gpu_input("hbm_fraction")}},
       {phase.launch_s, {gpu_input("kernel_latency_s"), engine_input("kernels_per_attention")}},

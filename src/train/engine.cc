@@ -414,11 +414,12 @@ Status ParseOffered(const nlohmann::json& json, const std::string& source, Train
     e.dtypes.clear();
     for (const auto& d : list) {
       const std::string name = d.is_string() ? d.get<std::string>() : d.dump();
-      if (name != "bf16" && name != "fp8") {
+      const StatusOr<Dtype> dtype = ParseDtype(name);
+      if (!dtype.ok() || (*dtype != Dtype::kBf16 && *dtype != Dtype::kFp8)) {
         return Error(fmt::format("{}: unknown dtype {} in 'dtypes'; use bf16 and/or fp8", source,
                                  Printable(name)));
       }
-      e.dtypes.push_back(name == "bf16" ? Dtype::kBf16 : Dtype::kFp8);
+      e.dtypes.push_back(*dtype);
     }
   }
   if (json.contains("parallelisms")) {

@@ -281,7 +281,6 @@ Status TrainModel::Check(const TrainConfig& c) const {
             ? " (the interleaved schedule needs pp: without it, --schedule 1f1b)"
             : ""));
   }
-
   if (c.zero < 0 || c.zero > 3) return Error("`zero` must be 0, 1, 2 or 3");
   if (!engine_->OffersZero(c.zero)) {
     return Error(

@@ -233,9 +233,16 @@ TEST(LoadPlanCli, LatencyRowsDescribeTheBatchTheLoadKeeps) {
   const std::string plan =
       "plan --model llama-3.1-70b --cluster dgx-h100 --isl 1024 --osl 256 --concurrency 32 "
       "--disagg off";
-  const RunResult r = RunShardwise(plan + " --objective latency --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json layouts = r.Json()["layouts"];
+  // Each layout's row under the latency objective at a load (the command's exit and rows checked).
+  const auto rows = [](const std::string& load) {
+    const RunResult r = RunShardwise("plan --model llama-3.1-70b --cluster dgx-h100 " + load +
+                                     " --objective latency --disagg off --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json layouts = r.exit_code == 0 ? r.Json()["layouts"] : nlohmann::json::array();
+    EXPECT_FALSE(layouts.empty()) << load;
+    return layouts;
+  };
+  const nlohmann::json layouts = rows("--isl 1024 --osl 256 --concurrency 32");
   ASSERT_GE(layouts.size(), 2u);
   for (const auto& l : layouts) {
     const double replicas = l["replicas"].get<double>();
@@ -243,25 +250,13 @@ TEST(LoadPlanCli, LatencyRowsDescribeTheBatchTheLoadKeeps) {
         << l["layout"];
   }
   // At a rate, the requests in flight by Little's law; at 3,000 clients, as many as fit.
-  const RunResult rate = RunShardwise(
-      "plan --model llama-3.1-70b --cluster dgx-h100 --rate 5 --objective latency --disagg off "
-      "--json");
-  ASSERT_EQ(rate.exit_code, 0) << rate.err;
-  const nlohmann::json at_rate = rate.Json()["layouts"];
-  ASSERT_FALSE(at_rate.empty());
-  for (const auto& l : at_rate) {
+  for (const auto& l : rows("--rate 5")) {
     EXPECT_EQ(l["batch"].get<int64_t>(),
               static_cast<int64_t>(
                   std::ceil(l["concurrency"].get<double>() / l["replicas"].get<double>())))
         << l["layout"];
   }
-  const RunResult crowd = RunShardwise(
-      "plan --model llama-3.1-70b --cluster dgx-h100 --concurrency 3000 --objective latency "
-      "--disagg off --json");
-  ASSERT_EQ(crowd.exit_code, 0) << crowd.err;
-  const nlohmann::json crowded = crowd.Json()["layouts"];
-  ASSERT_FALSE(crowded.empty());
-  for (const auto& l : crowded) {
+  for (const auto& l : rows("--concurrency 3000")) {
     const int64_t held = static_cast<int64_t>(std::ceil(3000 / l["replicas"].get<double>()));
     EXPECT_EQ(l["batch"].get<int64_t>(), std::min(held, l["max_sequences"].get<int64_t>()))
         << l["layout"];

@@ -70,6 +70,8 @@ struct GpuSpec {
   // calibrated fractions are measured when "achievable.measured" says so (assumed otherwise),
   // the per-kernel latency is assumed, and datasheet numbers are measured (published).
   Provenance ProvenanceOf(const std::string& key) const;
+  // The provenance key of one format's GEMM fraction: "gemm_fraction.fp8".
+  static std::string GemmFractionKey(Dtype dtype);
 };
 
 StatusOr<GpuSpec> ParseGpuSpec(const nlohmann::json& json, const std::string& source);
