@@ -191,7 +191,7 @@ TEST(TrainCli, SaysWhereNoMeasurementStandsBehindTheRates) {
 }
 
 TEST(TrainCli, StatesThePublishedRunsSpread) {
-  // data/training/megatron-core.json: NVIDIA's runs at 0.79-1.07x the predictions (10th-90th
+  // data/training/megatron-core.json: NVIDIA's runs at 0.79-1.12x the predictions (10th-90th
   // percentile); the band scales the winner's tokens/s per GPU by them, and its wall clock by
   // their inverses.
   const RunResult r = RunShardwise("train --no-sizes --json");
@@ -199,16 +199,16 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
   const auto j = r.Json();
   const auto& m = j["measured"];
   EXPECT_EQ(m["ratio"]["p10"].get<double>(), 0.79);
-  EXPECT_EQ(m["ratio"]["p90"].get<double>(), 1.07);
+  EXPECT_EQ(m["ratio"]["p90"].get<double>(), 1.12);
   const double tps = j["tokens_per_s_per_gpu"].get<double>();
   EXPECT_NEAR(m["tokens_per_s_per_gpu"]["low"].get<double>(), 0.79 * tps, 1e-9 * tps);
-  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["high"].get<double>(), 1.07 * tps, 1e-9 * tps);
+  EXPECT_NEAR(m["tokens_per_s_per_gpu"]["high"].get<double>(), 1.12 * tps, 1e-9 * tps);
   const double wall = j["time_s"].get<double>();
-  EXPECT_NEAR(m["time_s"]["low"].get<double>(), wall / 1.07, 1e-9 * wall);
+  EXPECT_NEAR(m["time_s"]["low"].get<double>(), wall / 1.12, 1e-9 * wall);
   EXPECT_NEAR(m["time_s"]["high"].get<double>(), wall / 0.79, 1e-9 * wall);
   EXPECT_TRUE(m["on_this_gpu"].get<bool>());  // NVIDIA's tables have DGX-H100 rows
   const RunResult text = RunShardwise("train --no-sizes");
-  EXPECT_NE(text.out.find("ran at 0.79-1.07x the predicted throughput"), std::string::npos)
+  EXPECT_NE(text.out.find("ran at 0.79-1.12x the predicted throughput"), std::string::npos)
       << text.out;
   // SC21's spread, data/training/megatron-lm-sc21.json: 0.96-1.07x on DGX A100 runs.
   const RunResult sc21 = RunShardwise(
@@ -228,7 +228,7 @@ TEST(TrainCli, StatesThePublishedRunsSpread) {
 
 TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
   // A profile whose runs of llama-3.1-8b were 0.50-0.60x its predictions on H100 (3 runs) and
-  // 1.10x on B200 (1 run), beside a 0.79-1.07x spread over all runs.
+  // 1.10x on B200 (1 run), beside a 0.79-1.12x spread over all runs.
   nlohmann::json profile =
       nlohmann::json::parse(Slurp(SHARDWISE_SOURCE_DIR "/data/training/megatron-core.json"));
   profile["fields"]["measured_by_model"]["value"] = {
@@ -247,7 +247,7 @@ TEST(TrainCli, StatesTheModelsOwnPublishedRuns) {
   EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.5);
   EXPECT_EQ(own[0]["ratio"]["high"].get<double>(), 0.6);
   EXPECT_EQ(own[0]["runs"], "BF16");
-  // Below the 0.79-1.07x spread: the winner's tokens/s per GPU at 0.5 and 0.6 of it.
+  // Below the 0.79-1.12x spread: the winner's tokens/s per GPU at 0.5 and 0.6 of it.
   const double tps = h100.Json()["tokens_per_s_per_gpu"].get<double>();
   char expect[64];
   std::snprintf(expect, sizeof(expect), "so expect %.0f-%.0f tokens/s per GPU here", 0.5 * tps,
@@ -298,7 +298,7 @@ TEST(TrainCli, StatesTheRunsOfTheRoutingItTrains) {
   ASSERT_EQ(own.size(), 1u) << own;
   EXPECT_EQ(own[0]["moe_routing"], "dropless");
   EXPECT_EQ(own[0]["ratio"]["low"].get<double>(), 0.48);
-  // Below the 0.79-1.07x spread: the winner's tokens/s per GPU at 0.48 of it.
+  // Below the 0.79-1.12x spread: the winner's tokens/s per GPU at 0.48 of it.
   const double tps = dropless.Json()["tokens_per_s_per_gpu"].get<double>();
   char expect[160];
   std::snprintf(expect, sizeof(expect),

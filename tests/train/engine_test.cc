@@ -154,11 +154,11 @@ TEST(TrainEngine, FormatsAndParallelismsItOffers) {
 }
 
 TEST(TrainEngine, PublishedRunsSpreadAllOrNone) {
-  // data/training/megatron-core.json states 0.79-1.07x over four GPUs' runs.
+  // data/training/megatron-core.json states 0.79-1.12x over four GPUs' runs.
   const auto core = ParseTrainEngine(Minimal(), "test.json").value();
   ASSERT_TRUE(core.measured.has_value());
   EXPECT_EQ(core.measured->ratio_p10, 0.79);
-  EXPECT_EQ(core.measured->ratio_p90, 1.07);
+  EXPECT_EQ(core.measured->ratio_p90, 1.12);
   EXPECT_EQ(core.measured->gpus, (std::vector<std::string>{"h100-sxm", "b200", "gb200", "gb300"}));
   // A profile no published run checks states none of the fields, and no spread.
   nlohmann::json j = Minimal();
