@@ -48,7 +48,10 @@ std::string FormatCount(double count) {
     if (a < kUnits[i].scale && i < kLast) continue;
     // A count that rounds up to 1000 of its unit is shown in the next (999,996 is "1.00M").
     const double p = std::pow(10.0, kUnits[i].decimals);
-    const size_t u = i > 0 && std::round(a / kUnits[i].scale * p) / p >= 1000 ? i - 1 : i;
+    const bool rounds_up = std::round(a / kUnits[i].scale * p) / p >= 1000;
+    // Past a thousand of the largest unit, a power of ten ("1.00e+18", not "1000000.00T").
+    if (i == 0 && rounds_up) return fmt::format("{:.2e}", count);
+    const size_t u = i > 0 && rounds_up ? i - 1 : i;
     return fmt::format("{:.{}f}{}", count / kUnits[u].scale, kUnits[u].decimals, kUnits[u].suffix);
   }
   return "";

@@ -22,6 +22,11 @@ TEST(FormatCount, ScalesAndRoundsIntoTheNextUnit) {
   EXPECT_EQ(FormatCount(12'500), "12.5K");
   EXPECT_EQ(FormatCount(70.554e9), "70.55B");
   EXPECT_EQ(FormatCount(15e12), "15.00T");  // had printed 15000.00B
+  // Past a thousand trillion, a power of ten: 1e18 had printed "1000000.00T"; 999.996e12 rounds
+  // to a thousand T.
+  EXPECT_EQ(FormatCount(1e18), "1.00e+18");
+  EXPECT_EQ(FormatCount(999.996e12), "1.00e+15");
+  EXPECT_EQ(FormatCount(999.99e12), "999.99T");
   // A count that rounds to 1,000 of its unit moves up one: 999.95 is 1000 at no decimals,
   // 999,996e6 is 1000.00B at two.
   EXPECT_EQ(FormatCount(999.95), "1.0K");
