@@ -75,6 +75,15 @@ nlohmann::json MeasuredSpreadJson(const LoadBands& bands, const EngineProfile& e
           {"tpot", RatiosJson(engine, engine.closed_loop_tpot, "closed_loop_tpot_ratio")}};
 }
 
+nlohmann::json LengthsJson(double input_tokens_mean, double output_tokens_mean,
+                           const LengthSpread& spread) {
+  return {{"input_tokens_mean", input_tokens_mean},
+          {"output_tokens_mean", output_tokens_mean},
+          {"input_distribution", LengthDistributionName(spread.input)},
+          {"output_distribution", LengthDistributionName(spread.output)},
+          {"length_cv", spread.Fixed() ? nlohmann::json(nullptr) : nlohmann::json(spread.cv)}};
+}
+
 nlohmann::json ClientPhaseJson(double lockstep_ttft_s, double lockstep_tpot_s,
                                const std::optional<OutOfPhase>& phase) {
   if (!phase) return nullptr;

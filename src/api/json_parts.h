@@ -35,6 +35,10 @@ nlohmann::json MeasuredSpreadJson(const LoadBands& bands, const EngineProfile& e
 // {"lockstep": {"ttft_s", "tpot_s"}, "out_of_phase": {...}, "output_length_cv"}, or null.
 nlohmann::json ClientPhaseJson(double lockstep_ttft_s, double lockstep_tpot_s,
                                const std::optional<OutOfPhase>& phase);
+// The requests' lengths: {"input_tokens_mean", "output_tokens_mean", "input_distribution",
+// "output_distribution", "length_cv"} (null where both are fixed).
+nlohmann::json LengthsJson(double input_tokens_mean, double output_tokens_mean,
+                           const LengthSpread& spread);
 nlohmann::json SteadyStateJson(const SteadyState& s);
 // An operating point at a load: concurrency, requests/s, ttft_s, tpot_s, throughput, $/Mtok,
 // meets_slo, overloaded, steady_state; the latencies with their bands.

@@ -9,13 +9,7 @@ namespace {
 
 nlohmann::json LengthsJson(const Scenario& s) {
   if (!s.trace.empty()) return nullptr;
-  const bool fixed = s.input.distribution == LengthDistribution::kFixed &&
-                     s.output.distribution == LengthDistribution::kFixed;
-  return {{"input_tokens_mean", s.input.mean},
-          {"output_tokens_mean", s.output.mean},
-          {"input_distribution", LengthDistributionName(s.input.distribution)},
-          {"output_distribution", LengthDistributionName(s.output.distribution)},
-          {"length_cv", fixed ? nlohmann::json(nullptr) : nlohmann::json(s.input.cv)}};
+  return json::LengthsJson(s.input.mean, s.output.mean, SpreadOf(s));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "shardwise/common/decimal.h"
 #include "shardwise/common/format.h"
@@ -241,6 +242,34 @@ StatusOr<Slo> ResolveSlo(const SloRequest& r) {
   if (r.max_tpot_ms) slo.max_tpot_s = *r.max_tpot_ms * 1e-3;
   SW_ASSIGN_OR_RETURN(slo.percentile, ParseSloPercentile(r.percentile));
   return slo;
+}
+
+StatusOr<LengthSpread> ResolveLengthSpread(const LengthSpreadRequest& r) {
+  LengthSpread spread;
+  for (const auto& [text, field, into] : {std::tuple{&r.isl_dist, "isl_dist", &spread.input},
+                                          std::tuple{&r.osl_dist, "osl_dist", &spread.output}}) {
+    StatusOr<LengthDistribution> d = ParseLengthDistribution(*text);
+    if (!d.ok()) return d.status().WithField(field);
+    *into = *d;
+  }
+  if (spread.Fixed() && r.length_cv) {
+    return FieldError("length_cv",
+                      "`length_cv` spreads uniform or lognormal lengths: set "
+                      "`osl_dist` (or `isl_dist`) uniform|lognormal, or drop it");
+  }
+  spread.cv = r.length_cv.value_or(kDefaultLengthCv);
+  if (!(spread.cv >= 0 && spread.cv <= 10)) {
+    return FieldError("length_cv", "`length_cv` must be in [0, 10]");
+  }
+  return spread;
+}
+
+int64_t LongestDrawn(int64_t isl, int64_t osl, const LengthSpread& spread) {
+  if (spread.Fixed()) return 0;
+  Scenario s;
+  s.input = {spread.input, static_cast<double>(isl), spread.cv};
+  s.output = {spread.output, static_cast<double>(osl), spread.cv};
+  return LongestRequest(s);
 }
 
 Status CheckRate(double rate_per_s, const char* field) {

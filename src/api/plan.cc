@@ -25,11 +25,11 @@ StatusOr<PlanLoad> Load(const PlanRequest& r) {
           fmt::format("`concurrency` must be between 1 and 10,000,000 clients, got {}",
                       *r.concurrency));
     }
-    return PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency)};
+    return PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency), {}};
   }
   if (r.rate) {
     SW_RETURN_IF_ERROR(CheckRate(*r.rate));
-    return PlanLoad{PlanLoad::Kind::kRate, *r.rate};
+    return PlanLoad{PlanLoad::Kind::kRate, *r.rate, {}};
   }
   return PlanLoad{};
 }
@@ -86,8 +86,11 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   std::string profile_note;
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
-  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
-                                                         RequestLengths{r.isl, r.osl, 0}));
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
+  SW_ASSIGN_OR_RETURN(
+      rep.options,
+      ResolveServingOptions(catalog, rep.model, r.serving,
+                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
   shardwise::PlanRequest& req = rep.request;
   req.perf = rep.options.perf;
   req.search_ep = rep.options.search_ep;
@@ -101,6 +104,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   req.workload.output_tokens = r.osl;
   SW_ASSIGN_OR_RETURN(req.slo, ResolveSlo(r.slo));
   SW_ASSIGN_OR_RETURN(req.load, Load(r));
+  req.load.lengths = spread;
   if (!r.layout.empty()) {
     DeploymentSpec only;
     only.layout = r.layout;
@@ -121,6 +125,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   SW_ASSIGN_OR_RETURN(rep.winner_estimate,
                       EstimateDeployment(rep.model, rep.winner, rep.request.workload));
   rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
+  SaveLengths(r.lengths, rep.saved);
   rep.saved.slo = r.slo;
   const OperatingPoint& at = rep.verdict.disaggregated_wins ? *rep.disaggregated->at_load
                                                             : *rep.result.ranked.front().at_load;
@@ -268,6 +273,7 @@ StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view
   SW_ASSIGN_OR_RETURN(const Deployment d, ChooseDeployment(rep, which, rank));
   const SavedDeployment& w = rep.saved;
   SavedDeployment saved = Save(w.command, w.model, w.cluster, w.serving, d, w.isl, w.osl);
+  SaveLengths({w.isl_dist, w.osl_dist, w.length_cv}, saved);
   saved.slo = w.slo;
   saved.rate = w.rate;
   const OperatingPoint& at = pick.kind == Pick::Kind::kSplit

@@ -82,8 +82,9 @@ StatusOr<std::pair<int64_t, OperatingPoint>> MostWithinSlo(const ModelSpec& mode
   const Pool& decode = d.decode();
   const int64_t slots = std::max<int64_t>(1, e.decode().decode_batch * decode.Replicas());
   const auto at = [&](int64_t clients) {
-    return Point(model, d, w, PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(clients)},
-                 0, slo, r);
+    return Point(model, d, w,
+                 PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(clients), {}}, 0, slo,
+                 r);
   };
   SW_ASSIGN_OR_RETURN(OperatingPoint best, at(1));
   if (!best.meets_slo) {
@@ -172,8 +173,13 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   std::string profile_note;
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
-  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
-                                                         RequestLengths{r.isl, r.osl, 0}));
+  const RequestGenerator& g = r.generator;
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread,
+                      ResolveLengthSpread({g.isl_dist, g.osl_dist, g.length_cv}));
+  SW_ASSIGN_OR_RETURN(
+      rep.options,
+      ResolveServingOptions(catalog, rep.model, r.serving,
+                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
   SW_ASSIGN_OR_RETURN(rep.slo, ResolveSlo(r.slo));
   Workload w;
   w.prompt_tokens = r.isl;
@@ -191,13 +197,14 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, d.gpus()));
   if (r.rate || r.concurrency) {
     rep.priced_at = PricedAt::kLoad;
-    rep.load = r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate}
-                      : PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency)};
+    rep.load = r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate, spread}
+                      : PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency),
+                                 spread};
     SW_ASSIGN_OR_RETURN(rep.point, Point(rep.model, d, w, rep.load, 0, rep.slo, r));
   } else if (rep.slo.Given()) {
     rep.priced_at = PricedAt::kMostWithinSlo;
     SW_ASSIGN_OR_RETURN(const auto most, MostWithinSlo(rep.model, d, w, rep.slo, r));
-    rep.load = PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(most.first)};
+    rep.load = PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(most.first), spread};
     rep.point = most.second;
   } else {
     rep.priced_at = PricedAt::kBestBatch;
@@ -206,8 +213,10 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
     rep.offline_clients = best.first;
     rep.point = best.second;
   }
+  rep.load.lengths = spread;  // the best batch's offline load too
   SW_ASSIGN_OR_RETURN(rep.estimate, EstimateDeployment(rep.model, d, w));
   rep.saved = Save("price", r.model, r.cluster, r.serving, d, r.isl, r.osl);
+  SaveLengths({g.isl_dist, g.osl_dist, g.length_cv}, rep.saved);
   rep.saved.slo = r.slo;
   if (rep.load.kind == PlanLoad::Kind::kRate) {
     rep.saved.rate = rep.load.value;

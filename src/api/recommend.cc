@@ -158,14 +158,18 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
     if (r.rate > 0 && (ref.nodes || ref.gpus)) named.gpus_available = named.node.num_gpus;
     rep.clusters.push_back(std::move(named));
   }
-  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
-                                                         RequestLengths{r.isl, r.osl, 0}));
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
+  SW_ASSIGN_OR_RETURN(
+      rep.options,
+      ResolveServingOptions(catalog, rep.model, r.serving,
+                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
   shardwise::RecommendRequest& req = rep.request;
   req.plan.perf = rep.options.perf;
   req.plan.search_ep = rep.options.search_ep;
   req.plan.max_batch = rep.options.max_batch;
   req.plan.workload.prompt_tokens = r.isl;
   req.plan.workload.output_tokens = r.osl;
+  req.plan.load.lengths = spread;
   req.plan.top = 3;
   SW_ASSIGN_OR_RETURN(req.plan.slo, ResolveSlo(r.slo));
   SW_ASSIGN_OR_RETURN(req.objective, ParseRecommendObjective(r.objective));
@@ -201,6 +205,7 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
                       EstimateDeployment(rep.model, best.deployment, rep.request.plan.workload));
   rep.holds_across_bands = HoldsAcrossBands(rep);
   rep.saved = Save("recommend", r.model, ref, r.serving, best.deployment, r.isl, r.osl);
+  SaveLengths(r.lengths, rep.saved);
   rep.saved.slo = r.slo;
   if (r.rate > 0) {
     rep.saved.rate = r.rate;

@@ -52,12 +52,16 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest
   ReplayQuestion(saved, r);
   if (!given.isl) r.isl = saved.isl;
   if (!given.osl) r.osl = saved.osl;
+  // The saved lengths' spread is the workload's, at any load.
+  if (!given.isl_dist) r.generator.isl_dist = saved.isl_dist;
+  if (!given.osl_dist) r.generator.osl_dist = saved.osl_dist;
+  if (!given.length_cv) r.generator.length_cv = saved.length_cv;
   if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
     r.rate = saved.rate;
     r.concurrency = saved.concurrency;
-    // Priced at the saved load, the requests are drawn as the saved run drew them.
-    r.generator = {saved.isl_dist, saved.osl_dist, saved.length_cv,
-                   saved.rate ? saved.burstiness : std::nullopt, saved.router};
+    // Priced at the saved load, the arrivals are drawn as the saved run drew them.
+    r.generator.burstiness = saved.rate ? saved.burstiness : std::nullopt;
+    r.generator.router = saved.router;
     r.seed = saved.seed;
   }
   ReplaySlo(saved, given, r.slo);

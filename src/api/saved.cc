@@ -182,6 +182,12 @@ SavedDeployment Save(std::string command, std::string model, ClusterRef cluster,
   return s;
 }
 
+void SaveLengths(const LengthSpreadRequest& lengths, SavedDeployment& saved) {
+  saved.isl_dist = lengths.isl_dist;
+  saved.osl_dist = lengths.osl_dist;
+  saved.length_cv = lengths.length_cv;
+}
+
 nlohmann::json ToJson(const SavedDeployment& s) {
   const ServingOverrides& o = s.serving;
   const DeploymentSpec& d = s.deployment;

@@ -19,13 +19,6 @@ namespace shardwise::api {
 namespace {
 
 constexpr double kDefaultRatePerS = 10;
-constexpr double kDefaultLengthCv = 0.5;
-
-StatusOr<LengthDistribution> Distribution(const std::string& text, const char* field) {
-  StatusOr<LengthDistribution> d = ParseLengthDistribution(text);
-  if (!d.ok()) return d.status().WithField(field);
-  return d;
-}
 
 // Checks the load's options against each other: one loop, and only its own knobs.
 Status CheckLoad(const SimulateRequest& r) {
@@ -106,18 +99,10 @@ std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
 }  // namespace
 
 Status DrawLike(const RequestGenerator& g, Scenario& s) {
-  SW_ASSIGN_OR_RETURN(const LengthDistribution isl, Distribution(g.isl_dist, "isl_dist"));
-  SW_ASSIGN_OR_RETURN(const LengthDistribution osl, Distribution(g.osl_dist, "osl_dist"));
-  const bool fixed = isl == LengthDistribution::kFixed && osl == LengthDistribution::kFixed;
-  if (fixed && g.length_cv) {
-    return FieldError("length_cv",
-                      "`length_cv` spreads uniform or lognormal lengths: set "
-                      "`osl_dist` (or `isl_dist`) uniform|lognormal, or drop it");
-  }
-  const double cv = g.length_cv.value_or(kDefaultLengthCv);
-  if (!(cv >= 0 && cv <= 10)) return FieldError("length_cv", "`length_cv` must be in [0, 10]");
-  s.input = {isl, s.input.mean, cv};
-  s.output = {osl, s.output.mean, cv};
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread,
+                      ResolveLengthSpread({g.isl_dist, g.osl_dist, g.length_cv}));
+  s.input = {spread.input, s.input.mean, spread.cv};
+  s.output = {spread.output, s.output.mean, spread.cv};
   if (auto* open = std::get_if<OpenLoop>(&s.load); open && g.burstiness) {
     if (!(*g.burstiness > 0 && *g.burstiness <= 100)) {
       return FieldError("burstiness", "`burstiness` must be in (0, 100]");

@@ -24,6 +24,7 @@ struct PlanOptions {
   ClusterFlags cluster;
   ServingFlags serving;
   SloFlags slo;
+  LengthSpreadFlags spread;
   int64_t concurrency = 0;
   CLI::Option* concurrency_option = nullptr;
   double rate = 0;
@@ -86,11 +87,11 @@ void PrintRanked(const api::PlanReport& rep) {
 void PrintText(const api::PlanReport& rep) {
   const shardwise::PlanRequest& req = rep.request;
   std::cout << fmt::format(
-      "plan: {} on {} ({} x {}), ISL {} / OSL {}, objective {}, {} weights, {} KV\n"
+      "plan: {} on {} ({} x {}), ISL {} / OSL {}{}, objective {}, {} weights, {} KV\n"
       "{} considered, {} fit in memory, {} in {}\n\n",
       rep.model.name, rep.cluster.name, rep.cluster.num_gpus, rep.cluster.gpu.name,
-      req.workload.prompt_tokens, req.workload.output_tokens, ObjectiveName(req.objective),
-      WeightFormatName(req.perf), DtypeName(req.perf.kv_dtype),
+      req.workload.prompt_tokens, req.workload.output_tokens, LengthSpreadSuffix(req.load.lengths),
+      ObjectiveName(req.objective), WeightFormatName(req.perf), DtypeName(req.perf.kv_dtype),
       Counted(rep.result.layouts_considered, "layout", "layouts"), rep.result.layouts_fitting,
       Counted(rep.result.points_evaluated, "(layout, batch) point", "(layout, batch) points"),
       FormatSeconds(rep.elapsed_s));
@@ -135,6 +136,7 @@ Status RunPlan(PlanOptions& o) {
   r.serving = o.serving.values;
   o.emit.ModelTheLaunched(o.serving.engine, r.serving.engine);
   r.slo = o.slo.values;
+  r.lengths = o.spread.Request();
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.rate_option) r.rate = o.rate;
   r.disaggregated = o.disagg == "auto";
@@ -180,6 +182,7 @@ void AddPlanCommand(CLI::App& app, Status& result) {
   opts->serving.AddTo(sub, true);
   sub->add_option("--isl", r.isl, "Input (prompt) tokens per request")->capture_default_str();
   sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str();
+  opts->spread.AddTo(sub);
   sub->add_option("--objective", r.objective, "latency, throughput or cost")->capture_default_str();
   opts->slo.AddTo(sub, "SLO");
   opts->concurrency_option =

@@ -17,6 +17,7 @@ struct PriceOptions {
   DeploymentFlags deployment;
   SloFlags slo;
   std::vector<CLI::Option*> lengths;
+  LengthSpreadFlags spread;
   std::vector<CLI::Option*> load;
   bool json = false;
   HtmlOptions html;
@@ -28,9 +29,13 @@ Status BuildRequest(PriceOptions& o) {
   r.serving = o.serving.values;
   r.deployment = o.deployment.values;
   r.slo = o.slo.values;
+  const api::LengthSpreadRequest spread = o.spread.Request();
+  r.generator.isl_dist = spread.isl_dist;
+  r.generator.osl_dist = spread.osl_dist;
+  r.generator.length_cv = spread.length_cv;
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
-  api::GivenFields given = GivenOf(o.lengths, o.slo);
+  api::GivenFields given = GivenOf(o.lengths, o.slo, &o.spread);
   given.load = AnyGiven(o.load);
   api::Replay(*saved, given, r);
   if (saved->offline && !given.load) {
@@ -75,6 +80,7 @@ void AddPriceCommand(CLI::App& app, Status& result) {
   opts->lengths = {
       sub->add_option("--isl", r.isl, "Prompt tokens per request")->capture_default_str(),
       sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str()};
+  opts->spread.AddTo(sub);
   opts->slo.AddTo(sub, "SLO (price the most load within it)");
   opts->load = {
       sub->add_option("--rate", r.rate, "Price at this many requests/s (Poisson)"),

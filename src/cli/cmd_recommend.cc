@@ -22,6 +22,7 @@ struct RecommendOptions {
   ClusterFlags cluster;  // --cluster may name several, comma-separated
   ServingFlags serving;
   SloFlags slo;
+  LengthSpreadFlags spread;
   std::string disagg = "auto";
   bool json = false;
   HtmlOptions html;
@@ -45,6 +46,7 @@ Status RunRecommend(RecommendOptions& o) {
   r.serving = o.serving.values;
   o.emit.ModelTheLaunched(o.serving.engine, r.serving.engine);
   r.slo = o.slo.values;
+  r.lengths = o.spread.Request();
   r.disaggregated = o.disagg == "auto";
   r.clusters.clear();
   const std::vector<std::string> names = SplitNames(o.cluster.values.name);
@@ -109,6 +111,7 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
   sub->add_option("--rate", r.rate, "Requests per second to serve (omit: find the most)");
   sub->add_option("--isl", r.isl, "Prompt tokens per request")->capture_default_str();
   sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str();
+  opts->spread.AddTo(sub);
   opts->slo.AddTo(sub, "SLO (required)");
   sub->add_option("--max-gpus", r.max_gpus, "Largest deployment to try (with --rate)")
       ->capture_default_str();

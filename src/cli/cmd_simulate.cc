@@ -33,10 +33,8 @@ struct SimulateOptions {
   CLI::Option* concurrency_option = nullptr;
   double burstiness = 1.0;
   CLI::Option* burstiness_option = nullptr;
-  double length_cv = 0.5;
-  CLI::Option* length_cv_option = nullptr;
   std::vector<CLI::Option*> lengths;  // --isl, --osl
-  std::vector<CLI::Option*> dists;    // --isl-dist, --osl-dist
+  LengthSpreadFlags spread;
   CLI::Option* seed = nullptr;
   CLI::Option* router = nullptr;
   CLI::Option* requests = nullptr;
@@ -72,12 +70,15 @@ Status BuildRequest(SimulateOptions& o) {
   }
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.burstiness_option) r.burstiness = o.burstiness;
-  if (*o.length_cv_option) r.workload.length_cv = o.length_cv;
+  const api::LengthSpreadRequest spread = o.spread.Request();
+  r.workload.isl_dist = spread.isl_dist;
+  r.workload.osl_dist = spread.osl_dist;
+  r.workload.length_cv = spread.length_cv;
   // A trace, given or replayed from a saved run, fixes each request's arrival and lengths.
   const auto trace_fixes_lengths = [&](const std::string& whose) -> Status {
     if (r.workload.trace.empty()) return Status();
-    for (CLI::Option* knob :
-         {o.lengths[0], o.lengths[1], o.dists[0], o.dists[1], o.length_cv_option, o.requests}) {
+    for (CLI::Option* knob : {o.lengths[0], o.lengths[1], o.spread.isl_dist, o.spread.osl_dist,
+                              o.spread.length_cv_option, o.requests}) {
       if (*knob) {
         return Error(
             fmt::format("{} and {} exclude each other: the trace gives each request's "
@@ -90,14 +91,11 @@ Status BuildRequest(SimulateOptions& o) {
   SW_RETURN_IF_ERROR(trace_fixes_lengths("--trace"));
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
-  api::GivenFields given = GivenOf(o.lengths, o.slo);
+  api::GivenFields given = GivenOf(o.lengths, o.slo, &o.spread);
   // A trace is the load: the saved rate, concurrency or burstiness does not join it.
   const bool trace = !r.workload.trace.empty();
   given.load = trace || AnyGiven({o.rate_option, o.concurrency_option});
   given.burstiness = trace || Given(o.burstiness_option);
-  given.isl_dist = Given(o.dists[0]);
-  given.osl_dist = Given(o.dists[1]);
-  given.length_cv = Given(o.length_cv_option);
   given.seed = Given(o.seed);
   given.router = Given(o.router);
   api::Replay(*saved, given, r);
@@ -178,13 +176,7 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
   opts->lengths = {
       sub->add_option("--isl", r.workload.isl, "Mean prompt tokens")->capture_default_str(),
       sub->add_option("--osl", r.workload.osl, "Mean output tokens")->capture_default_str()};
-  opts->dists = {sub->add_option("--isl-dist", r.workload.isl_dist, "fixed, uniform or lognormal")
-                     ->capture_default_str(),
-                 sub->add_option("--osl-dist", r.workload.osl_dist, "fixed, uniform or lognormal")
-                     ->capture_default_str()};
-  opts->length_cv_option = sub->add_option("--length-cv", opts->length_cv,
-                                           "CV of the uniform or lognormal length distributions")
-                               ->capture_default_str();
+  opts->spread.AddTo(sub);
   opts->requests =
       sub->add_option("--requests", r.requests,
                       "Requests to simulate, all measured (default: as many as the steady state "

@@ -164,13 +164,37 @@ void SloFlags::AddTo(CLI::App* sub, const std::string& what) {
                ->capture_default_str()};
 }
 
-api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo) {
+void LengthSpreadFlags::AddTo(CLI::App* sub) {
+  isl_dist = sub->add_option("--isl-dist", values.isl_dist,
+                             "How prompt lengths spread about --isl: fixed, uniform or lognormal")
+                 ->capture_default_str();
+  osl_dist = sub->add_option("--osl-dist", values.osl_dist,
+                             "How output lengths spread about --osl: fixed, uniform or lognormal")
+                 ->capture_default_str();
+  length_cv_option = sub->add_option("--length-cv", length_cv,
+                                     "CV of the uniform or lognormal length distributions")
+                         ->capture_default_str();
+}
+
+api::LengthSpreadRequest LengthSpreadFlags::Request() const {
+  api::LengthSpreadRequest r = values;
+  if (Given(length_cv_option)) r.length_cv = length_cv;
+  return r;
+}
+
+api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo,
+                         const LengthSpreadFlags* spread) {
   api::GivenFields given;
   given.isl = Given(lengths[0]);
   given.osl = Given(lengths[1]);
   given.max_ttft = Given(slo.given[0]);
   given.max_tpot = Given(slo.given[1]);
   given.percentile = Given(slo.given[2]);
+  if (spread != nullptr) {
+    given.isl_dist = Given(spread->isl_dist);
+    given.osl_dist = Given(spread->osl_dist);
+    given.length_cv = Given(spread->length_cv_option);
+  }
   return given;
 }
 

@@ -66,9 +66,23 @@ struct SloFlags {
   void AddTo(CLI::App* sub, const std::string& what);
 };
 
+// --isl-dist, --osl-dist and --length-cv: how the lengths spread about --isl and --osl where
+// the command simulates.
+struct LengthSpreadFlags {
+  api::LengthSpreadRequest values;  // its CV set only where --length-cv is given (Request())
+  double length_cv = kDefaultLengthCv;
+  CLI::Option* isl_dist = nullptr;
+  CLI::Option* osl_dist = nullptr;
+  CLI::Option* length_cv_option = nullptr;
+
+  void AddTo(CLI::App* sub);
+  api::LengthSpreadRequest Request() const;
+};
+
 // The lengths (--isl, --osl: `lengths`) and SLO flags given on the command line, for a replay
-// (api/replay.h) that keeps them over the saved ones.
-api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo);
+// (api/replay.h) that keeps them over the saved ones; with `spread`, its flags too.
+api::GivenFields GivenOf(const std::vector<CLI::Option*>& lengths, const SloFlags& slo,
+                         const LengthSpreadFlags* spread = nullptr);
 
 // `status`, and for an error about a value the command line did not give while `deployment`'s
 // file was replayed, that the value is the file's (the message names it as a flag).

@@ -27,8 +27,8 @@ std::string ServedShare(double served_per_s, double offered_per_s) {
 Scenario LoadScenario(const Workload& w, const PlanLoad& load, double offline_clients,
                       const Slo& slo) {
   Scenario s;
-  s.input = {LengthDistribution::kFixed, static_cast<double>(w.prompt_tokens), 0};
-  s.output = {LengthDistribution::kFixed, static_cast<double>(w.output_tokens), 0};
+  s.input = {load.lengths.input, static_cast<double>(w.prompt_tokens), load.lengths.cv};
+  s.output = {load.lengths.output, static_cast<double>(w.output_tokens), load.lengths.cv};
   s.out_of_phase = false;
   s.slo = slo;
   switch (load.kind) {

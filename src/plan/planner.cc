@@ -216,13 +216,13 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
 }
 
 // A reported entry's closed loop (--concurrency) at fixed lengths, run again out of phase, as
-// simulate does for its band; only the reported entries, so the ranking costs no more. It never
-// fails the plan: the lockstep loop ran.
+// simulate does for its band (spread lengths already put the clients out of phase); only the
+// reported entries, so the ranking costs no more. It never fails the plan: the lockstep loop ran.
 void AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
                    PlanEntry& entry) {
   const Layout& layout = entry.estimate.layout;
   if (!entry.at_load || req.load.kind != PlanLoad::Kind::kConcurrency ||
-      req.load.value <= static_cast<double>(layout.Replicas())) {
+      !req.load.lengths.Fixed() || req.load.value <= static_cast<double>(layout.Replicas())) {
     return;
   }
   const StatusOr<Deployment> deployment = EntryDeployment(model, cluster, req, entry);

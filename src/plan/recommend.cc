@@ -96,7 +96,7 @@ struct Search {
   // Serves `d` at `rate` under the SLOs; an error only for a bug (a built deployment serves).
   StatusOr<RecommendCandidate> Simulate(const Candidate& c, const Deployment& d,
                                         double rate) const {
-    const PlanLoad load{PlanLoad::Kind::kRate, rate};
+    const PlanLoad load{PlanLoad::Kind::kRate, rate, req.plan.load.lengths};
     Scenario s = LoadScenario(req.plan.workload, load, 0, req.plan.slo);
     s.requests = req.requests;
     s.seed = req.seed;
@@ -184,7 +184,7 @@ struct Search {
     SW_ASSIGN_OR_RETURN(const ClusterSpec sized, Sized(named->node, gpus));
     if (sized.num_gpus != gpus) return Status();  // plan would use the whole nodes
     PlanRequest plan = req.plan;
-    plan.load = {PlanLoad::Kind::kRate, req.rate_per_s};
+    plan.load = {PlanLoad::Kind::kRate, req.rate_per_s, req.plan.load.lengths};
     plan.allow_unranked = true;
     // A search that fails here leaves the verified answer as it is.
     const StatusOr<PlanResult> searched = Plan(model, sized, plan);

@@ -286,6 +286,11 @@ int64_t LongestRequest(const Scenario& s) {
   return static_cast<int64_t>(4.0 * (1 + cv) * mean);
 }
 
+LengthSpread SpreadOf(const Scenario& s) {
+  const bool input = s.input.distribution != LengthDistribution::kFixed;
+  return {s.input.distribution, s.output.distribution, input ? s.input.cv : s.output.cv};
+}
+
 StatusOr<ServingSetup> PrepareServing(const ModelSpec& model, const Deployment& d,
                                       const Workload& lengths, int64_t longest_tokens,
                                       const OfferedLoad& offered) {

@@ -91,6 +91,12 @@ std::string_view LengthDistributionName(LengthDistribution d) {
   return "fixed";
 }
 
+std::string LengthSpreadSuffix(const LengthSpread& spread) {
+  if (spread.Fixed()) return "";
+  return fmt::format(" ({} / {}, CV {:g})", LengthDistributionName(spread.input),
+                     LengthDistributionName(spread.output), spread.cv);
+}
+
 StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const std::string& source) {
   std::vector<TraceRequest> out;
   std::istringstream in(text);

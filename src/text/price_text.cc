@@ -83,9 +83,9 @@ std::string PriceText(const api::PriceReport& rep) {
   const Deployment& d = rep.deployment;
   std::string out;
   out +=
-      fmt::format("price: {} on {}, {} ({}), ISL {} / OSL {}, ${:.2f} per hour\n", rep.model.name,
+      fmt::format("price: {} on {}, {} ({}), ISL {} / OSL {}{}, ${:.2f} per hour\n", rep.model.name,
                   rep.cluster.name, d.ToString(), Counted(d.gpus(), "GPU", "GPUs"), rep.saved.isl,
-                  rep.saved.osl, rep.usd_per_hour);
+                  rep.saved.osl, LengthSpreadSuffix(rep.load.lengths), rep.usd_per_hour);
   out += PointLine(rep);
   out += fmt::format(
       "=> ${:.4f} per million output tokens (the whole bill over the output tokens, always "

@@ -124,12 +124,12 @@ std::string RecommendText(const api::RecommendReport& rep) {
     }
   }
   std::string out = fmt::format(
-      "recommend: {} on {} GPUs, ISL {} / OSL {}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}; {} "
-      "in {}\n\n",
+      "recommend: {} on {} GPUs, ISL {} / OSL {}{}, SLOs at {}: TTFT <= {} and TPOT <= {}\n{}; "
+      "{} in {}\n\n",
       rep.model.name, where, req.plan.workload.prompt_tokens, req.plan.workload.output_tokens,
-      slo.PercentileName(), FormatSeconds(slo.max_ttft_s), FormatSeconds(slo.max_tpot_s),
-      Question(rep), Counted(rep.result.simulations, "simulation", "simulations"),
-      FormatSeconds(rep.elapsed_s));
+      LengthSpreadSuffix(req.plan.load.lengths), slo.PercentileName(),
+      FormatSeconds(slo.max_ttft_s), FormatSeconds(slo.max_tpot_s), Question(rep),
+      Counted(rep.result.simulations, "simulation", "simulations"), FormatSeconds(rep.elapsed_s));
   out += Candidates(rep);
   const RecommendCandidate& b = *rep.result.best;
   out += fmt::format(

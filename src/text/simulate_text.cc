@@ -126,8 +126,6 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
   const ServingRun& run = rep.run;
   const SimResult& res = run.result;
   const Workload one = ScenarioLengths(rep.scenario);
-  const bool fixed = rep.scenario.input.distribution == LengthDistribution::kFixed &&
-                     rep.scenario.output.distribution == LengthDistribution::kFixed;
   out += fmt::format(
       "simulate: {} on {} ({}), {} {} ({}), {}, {}, ISL {} / OSL {}{}\n"
       "{} request{} simulated over {} ({} measured; {} iteration{}, {} preemption{}) in {} "
@@ -136,9 +134,7 @@ std::string SimulateText(const api::ServingReport& rep, const api::SimulateReque
       rep.deployment.disaggregated() ? "deployment" : "layout", rep.deployment.ToString(),
       Shape(rep.deployment), rep.deployment.decode().perf.engine.name, Arrivals(rep, r),
       one.prompt_tokens, one.output_tokens,
-      !r.workload.trace.empty() || fixed ? std::string()
-                                         : fmt::format(" ({} / {}, CV {:g})", r.workload.isl_dist,
-                                                       r.workload.osl_dist, rep.scenario.input.cv),
+      r.workload.trace.empty() ? LengthSpreadSuffix(SpreadOf(rep.scenario)) : std::string(),
       res.arrived, res.arrived == 1 ? "" : "s", FormatSeconds(res.makespan_s), res.requests,
       res.steps, res.steps == 1 ? "" : "s", res.preemptions, res.preemptions == 1 ? "" : "s",
       FormatSeconds(rep.wall_s));

@@ -64,6 +64,25 @@ TEST(Replay, PriceWithItsOwnSlosPricesThemNotTheSavedLoad) {
   EXPECT_EQ(plain.concurrency, 64);
 }
 
+TEST(Replay, PriceDrawsTheSavedLengthsAtAnyLoad) {
+  // The saved run's lognormal outputs are its workload's: priced at its own SLOs (not the saved
+  // load) they still spread; a spread the caller gives wins.
+  PriceRequest r;
+  GivenFields given;
+  given.max_ttft = true;
+  Replay(Saved(), given, r);
+  EXPECT_EQ(r.generator.osl_dist, "lognormal");
+  EXPECT_EQ(r.generator.isl_dist, "fixed");
+  EXPECT_EQ(r.generator.router, "");  // the arrivals are the saved load's, not replayed here
+  PriceRequest mine;
+  mine.generator.osl_dist = "uniform";
+  mine.generator.length_cv = 0.2;
+  given.osl_dist = given.length_cv = true;
+  Replay(Saved(), given, mine);
+  EXPECT_EQ(mine.generator.osl_dist, "uniform");
+  EXPECT_EQ(mine.generator.length_cv, 0.2);
+}
+
 TEST(Replay, ExplainHoldsTheSavedClientsPerReplica) {
   // 64 clients over dp4tp2's 4 replicas: 16 each (hand division).
   ExplainRequest r;

@@ -72,6 +72,20 @@ struct RequestLengths {
   }
 };
 
+// How request lengths spread about their means (isl, osl) where a command simulates, as a caller
+// states it: each fixed, uniform or lognormal, with one coefficient of variation.
+struct LengthSpreadRequest {
+  std::string isl_dist = "fixed";  // fixed, uniform or lognormal
+  std::string osl_dist = "fixed";
+  std::optional<double> length_cv;  // uniform and lognormal lengths; unset: kDefaultLengthCv
+};
+// Errors name the field: an unknown distribution, a CV outside [0, 10], or a CV with both
+// lengths fixed (it would spread nothing).
+StatusOr<LengthSpread> ResolveLengthSpread(const LengthSpreadRequest& request);
+// The longest request a spread draws (prompt + output), for the limits that depend on it
+// (the model's context, the engine's token budget); 0 where both lengths are fixed.
+int64_t LongestDrawn(int64_t isl, int64_t osl, const LengthSpread& spread);
+
 // SLOs as a caller states them: 0 means none.
 struct SloRequest {
   std::optional<double> max_ttft_ms;  // unset: no limit

@@ -28,6 +28,7 @@ struct PlanRequest {
   ServingOverrides serving;
   int64_t isl = 1024;
   int64_t osl = 256;
+  LengthSpreadRequest lengths;  // how they spread where the load is simulated; fixed by default
   std::string objective = "throughput";  // latency, throughput or cost
   SloRequest slo;
   std::optional<int64_t> concurrency;  // rank at a closed loop of this many clients

@@ -24,10 +24,11 @@ struct RecommendRequest {
   ServingOverrides serving;
   int64_t isl = 1024;
   int64_t osl = 256;
-  SloRequest slo;          // both limits are required
-  double rate = 0;         // requests/s to serve; 0: the most load each cluster serves
-  int64_t max_gpus = 256;  // the largest deployment tried
-  int64_t requests = 0;    // per simulation; 0: the steady state's
+  LengthSpreadRequest lengths;  // how they spread in every simulation; fixed by default
+  SloRequest slo;               // both limits are required
+  double rate = 0;              // requests/s to serve; 0: the most load each cluster serves
+  int64_t max_gpus = 256;       // the largest deployment tried
+  int64_t requests = 0;         // per simulation; 0: the steady state's
   uint64_t seed = 1;
   std::string objective = "gpus";  // gpus or cost
   bool disaggregated = true;       // also search prefill/decode splits

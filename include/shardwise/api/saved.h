@@ -54,6 +54,9 @@ SavedDeployment Save(std::string command, std::string model, ClusterRef cluster,
                      ServingOverrides serving, const Deployment& deployment, int64_t isl,
                      int64_t osl);
 
+// `saved` drawing its requests' lengths as `lengths` spreads them, so a replay draws the same.
+void SaveLengths(const LengthSpreadRequest& lengths, SavedDeployment& saved);
+
 nlohmann::json ToJson(const SavedDeployment& saved);
 // Reads "deployment.saved" of a result (`source` names it in errors).
 StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,

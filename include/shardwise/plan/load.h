@@ -23,6 +23,8 @@ struct PlanLoad {
   enum class Kind { kOffline, kConcurrency, kRate };
   Kind kind = Kind::kOffline;
   double value = 0;  // clients (kConcurrency) or requests per second (kRate)
+  // How the requests' lengths spread about the workload's (its means): fixed unless given.
+  LengthSpread lengths;
 };
 
 // A simulated latency: its mean, percentiles, and the value its SLO judges.
@@ -62,8 +64,8 @@ struct OperatingPoint {
 // where the window kept up but the queue had not settled.
 std::string ServedShare(double served_per_s, double offered_per_s);
 
-// The scenario of `load` for requests of `workload`'s lengths (fixed) under `slo`; offline, a
-// closed loop of `offline_clients`.
+// The scenario of `load` for requests of `workload`'s lengths (their means, spread as
+// `load.lengths` says) under `slo`; offline, a closed loop of `offline_clients`.
 Scenario LoadScenario(const Workload& workload, const PlanLoad& load, double offline_clients,
                       const Slo& slo);
 

@@ -221,6 +221,9 @@ OutOfPhase OutOfPhaseOf(const ServingRun& run);
 Workload ScenarioLengths(const Scenario& scenario);
 int64_t LongestRequest(const Scenario& scenario);
 
+// How `scenario`'s lengths spread about their means (its distributions and CV).
+LengthSpread SpreadOf(const Scenario& scenario);
+
 // Prepares and serves `deployment` under `scenario`.
 StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
                            const Scenario& scenario);

@@ -19,11 +19,28 @@ enum class LengthDistribution { kFixed, kUniform, kLognormal };
 StatusOr<LengthDistribution> ParseLengthDistribution(const std::string& text);
 std::string_view LengthDistributionName(LengthDistribution distribution);
 
+// The coefficient of variation of uniform and lognormal lengths when none is given.
+inline constexpr double kDefaultLengthCv = 0.5;
+
 struct LengthSpec {
   LengthDistribution distribution = LengthDistribution::kFixed;
   double mean = 1024;
-  double cv = 0.5;  // coefficient of variation for uniform and lognormal
+  double cv = kDefaultLengthCv;  // coefficient of variation for uniform and lognormal
 };
+
+// How prompt and output lengths spread about their means (simulate's, plan's, recommend's and
+// price's --isl-dist, --osl-dist and --length-cv): each fixed, uniform or lognormal, with one
+// coefficient of variation for both.
+struct LengthSpread {
+  LengthDistribution input = LengthDistribution::kFixed;
+  LengthDistribution output = LengthDistribution::kFixed;
+  double cv = kDefaultLengthCv;
+  bool Fixed() const {
+    return input == LengthDistribution::kFixed && output == LengthDistribution::kFixed;
+  }
+};
+// " (fixed / lognormal, CV 0.5)" after the mean lengths of a header; empty when both are fixed.
+std::string LengthSpreadSuffix(const LengthSpread& spread);
 
 // The spread of output lengths that puts a closed loop's clients out of phase (simulate's band
 // and `--osl-dist uniform --length-cv 0.01`): a request a few tokens longer or shorter than its

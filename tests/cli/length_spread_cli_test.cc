@@ -1,0 +1,101 @@
+// End-to-end: plan, recommend and price draw request lengths as simulate does when the lengths
+// spread (--isl-dist, --osl-dist, --length-cv), so a decision made for variable lengths is the
+// one simulate confirms; the saved answer replays the same spread. simulate is the independent
+// side: it builds its scenario from its own flags.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "run_binary.h"
+
+namespace shardwise::testing {
+namespace {
+
+const std::string kSetup = "--model llama-3.1-8b --gpus 8 --concurrency 32 ";
+const std::string kSpread = " --osl-dist lognormal --length-cv 0.5";
+
+TEST(LengthSpreadCli, PlanSimulatesTheSpreadAsSimulateDoes) {
+  const RunResult plan =
+      RunShardwise("plan " + kSetup + "--layout tp4pp2 --disagg off --top 1 --json" + kSpread);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const auto p = plan.Json();
+  EXPECT_EQ(p["lengths"]["output_distribution"], "lognormal");
+  EXPECT_EQ(p["lengths"]["input_distribution"], "fixed");
+  EXPECT_EQ(p["lengths"]["length_cv"].get<double>(), 0.5);
+  const auto& row = p["layouts"][0];
+  const RunResult sim = RunShardwise("simulate " + kSetup + "--layout tp4pp2 --json" + kSpread);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto s = sim.Json();
+  // The same deployment, load and lengths: the same simulation.
+  EXPECT_DOUBLE_EQ(row["ttft_s"]["mean"].get<double>(), s["ttft_s"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(row["tpot_s"]["mean"].get<double>(), s["tpot_s"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(row["ttft_s"]["p99"].get<double>(), s["ttft_s"]["p99"].get<double>());
+  // And not the fixed-length loop's: the spread reached the simulation.
+  const RunResult fixed =
+      RunShardwise("plan " + kSetup + "--layout tp4pp2 --disagg off --top 1 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_NE(fixed.Json()["layouts"][0]["ttft_s"]["mean"].get<double>(),
+            row["ttft_s"]["mean"].get<double>());
+  EXPECT_EQ(fixed.Json()["lengths"]["length_cv"], nullptr);
+  // The saved answer replays the spread.
+  const std::string file = ::testing::TempDir() + "/spread_plan.json";
+  std::ofstream(file) << plan.out;
+  const RunResult replay = RunShardwise("simulate --json --deployment " + file);
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(replay.Json()["lengths"]["output_distribution"], "lognormal");
+  EXPECT_DOUBLE_EQ(replay.Json()["ttft_s"]["mean"].get<double>(),
+                   row["ttft_s"]["mean"].get<double>());
+  // The header says how the lengths spread.
+  const RunResult text =
+      RunShardwise("plan " + kSetup + "--layout tp4pp2 --disagg off --top 1" + kSpread);
+  EXPECT_NE(text.out.find("ISL 1024 / OSL 256 (fixed / lognormal, CV 0.5)"), std::string::npos)
+      << text.out;
+}
+
+TEST(LengthSpreadCli, PriceAndRecommendDrawTheSpread) {
+  const std::string at = "--model llama-3.1-8b --gpus 8 --layout tp1 --concurrency 16";
+  const std::string spread = " --osl-dist uniform --length-cv 0.2 --json";
+  const RunResult price = RunShardwise("price " + at + spread);
+  ASSERT_EQ(price.exit_code, 0) << price.err;
+  const RunResult sim = RunShardwise("simulate " + at + spread);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto point = price.Json()["operating_point"]["point"];
+  EXPECT_DOUBLE_EQ(point["ttft_s"]["mean"].get<double>(),
+                   sim.Json()["ttft_s"]["mean"].get<double>());
+  EXPECT_DOUBLE_EQ(point["tpot_s"]["mean"].get<double>(),
+                   sim.Json()["tpot_s"]["mean"].get<double>());
+  EXPECT_EQ(price.Json()["lengths"]["output_distribution"], "uniform");
+  EXPECT_EQ(price.Json()["deployment"]["saved"]["workload"]["osl_dist"], "uniform");
+  // A saved simulate's spread is its workload's: price at another load draws it too.
+  const std::string file = ::testing::TempDir() + "/spread_sim.json";
+  std::ofstream(file) << sim.out;
+  const RunResult other = RunShardwise("price --rate 4 --json --deployment " + file);
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(other.Json()["lengths"]["output_distribution"], "uniform");
+  EXPECT_EQ(other.Json()["lengths"]["length_cv"].get<double>(), 0.2);
+  const RunResult rec = RunShardwise(
+      "recommend --model llama-3.1-8b --cluster dgx-h100 --rate 20 --max-ttft-ms 500 "
+      "--max-tpot-ms 30 --osl-dist lognormal --json");
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  EXPECT_EQ(rec.Json()["lengths"]["output_distribution"], "lognormal");
+  EXPECT_EQ(rec.Json()["lengths"]["length_cv"].get<double>(), 0.5);  // simulate's default CV
+  EXPECT_EQ(rec.Json()["deployment"]["saved"]["workload"]["osl_dist"], "lognormal");
+}
+
+TEST(LengthSpreadCli, BadSpreadIsOneLine) {
+  for (const std::string command :
+       {"plan", "price", "recommend --max-ttft-ms 1000 --max-tpot-ms 50", "simulate"}) {
+    SCOPED_TRACE(command);
+    ExpectOneLineError(RunShardwise(command + " --length-cv 0.3"),
+                       "--length-cv spreads uniform or lognormal lengths: set --osl-dist");
+    ExpectOneLineError(RunShardwise(command + " --osl-dist gaussian"),
+                       "unknown length distribution 'gaussian'");
+    ExpectOneLineError(RunShardwise(command + " --isl-dist uniform --length-cv 11"),
+                       "--length-cv must be in [0, 10]");
+  }
+}
+
+}  // namespace
+}  // namespace shardwise::testing
