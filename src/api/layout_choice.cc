@@ -65,8 +65,8 @@ StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport&
   const Scenario& scenario = rep.scenario;
   const bool compare = LengthsVary(scenario);
   SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
-                      PlannersLayouts(rep.model, rep.cluster, rep.options, one, scenario.slo,
-                                      compare ? kLayoutsCompared : 1));
+                      PlannersLayouts(rep.model, rep.cluster, rep.options, one, SpreadOf(scenario),
+                                      scenario.slo, compare ? kLayoutsCompared : 1));
   if (layouts.size() == 1) return LayoutChoice{layouts.front().ToString(), std::nullopt};
   const bool closed = std::holds_alternative<ClosedLoop>(scenario.load);
   // A run with arrivals to keep up with, or SLOs to meet, has a first layout that answers it.

@@ -261,15 +261,26 @@ StatusOr<LengthSpread> ResolveLengthSpread(const LengthSpreadRequest& r) {
   if (!(spread.cv >= 0 && spread.cv <= 10)) {
     return FieldError("length_cv", "`length_cv` must be in [0, 10]");
   }
+  // A uniform length spans mean x (1 +- sqrt(3) CV): past 1/sqrt(3) it would start below zero,
+  // and the lengths clipped to one token would raise the mean asked for.
+  const bool uniform =
+      spread.input == LengthDistribution::kUniform || spread.output == LengthDistribution::kUniform;
+  if (uniform && spread.cv > 1 / std::sqrt(3.0)) {
+    return FieldError("length_cv", fmt::format("`length_cv` {:g} is beyond a uniform length's "
+                                               "largest, 0.577 (from zero to twice the mean); "
+                                               "use lognormal for a wider spread",
+                                               spread.cv));
+  }
   return spread;
 }
 
-int64_t LongestDrawn(int64_t isl, int64_t osl, const LengthSpread& spread) {
-  if (spread.Fixed()) return 0;
+RequestLengths DrawnLengths(int64_t isl, int64_t osl, const LengthSpread& spread) {
   Scenario s;
   s.input = {spread.input, static_cast<double>(isl), spread.cv};
   s.output = {spread.output, static_cast<double>(osl), spread.cv};
-  return LongestRequest(s);
+  RequestLengths l{isl, osl, LongestRequest(s)};
+  l.longest_prompt_tokens = LongestPrompt(s);
+  return l;
 }
 
 Status CheckRate(double rate_per_s, const char* field) {
@@ -374,7 +385,7 @@ StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const Mod
     }
     p.max_batched_tokens = *o.max_batched_tokens;
   } else {
-    p.max_batched_tokens = EngineTokenBudget(p.engine, lengths.prompt_tokens);
+    p.max_batched_tokens = EngineTokenBudget(p.engine, lengths.LongestPrompt());
   }
   s.max_batch = o.max_batch.value_or(static_cast<int64_t>(p.engine.max_num_seqs));
   if (s.max_batch < 1 || s.max_batch > kMaxTokens) {

@@ -87,10 +87,8 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
   SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
-  SW_ASSIGN_OR_RETURN(
-      rep.options,
-      ResolveServingOptions(catalog, rep.model, r.serving,
-                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         DrawnLengths(r.isl, r.osl, spread)));
   shardwise::PlanRequest& req = rep.request;
   req.perf = rep.options.perf;
   req.search_ep = rep.options.search_ep;
@@ -122,6 +120,9 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   rep.searched_disaggregated = r.disaggregated && !req.only_layout;
   SW_RETURN_IF_ERROR(SearchBoth(rep));
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const std::string& layout : rep.result.unserved) {
+    rep.notes.push_back("not ranked, it cannot run this load: " + layout);
+  }
   SW_ASSIGN_OR_RETURN(rep.winner_estimate,
                       EstimateDeployment(rep.model, rep.winner, rep.request.workload));
   rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
@@ -183,25 +184,31 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
 
 StatusOr<std::vector<Layout>> PlannersLayouts(const ModelSpec& model, const ClusterSpec& cluster,
                                               const ServingOptions& options,
-                                              const Workload& lengths, const Slo& slo, int top) {
+                                              const Workload& lengths, const LengthSpread& spread,
+                                              const Slo& slo, int top) {
   shardwise::PlanRequest req;
+  req.load.lengths = spread;
   req.perf = options.perf;
   req.max_batch = options.max_batch;
   req.slo = slo;
-  req.top = top;
+  // Ranked as plan ranks by default: offline it simulates its leading `top` (and a few more)
+  // and re-ranks them by what they did, so fewer would change its first.
+  req.top = std::max(top, PlanRequest{}.top);
   req.workload.prompt_tokens = lengths.prompt_tokens;
   req.workload.output_tokens = lengths.output_tokens;
   SW_ASSIGN_OR_RETURN(const PlanResult plan, shardwise::Plan(model, cluster, req));
   std::vector<Layout> layouts;
-  for (const PlanEntry& e : plan.ranked) layouts.push_back(e.estimate.layout);
+  for (const PlanEntry& e : plan.ranked) {
+    if (static_cast<int>(layouts.size()) < top) layouts.push_back(e.estimate.layout);
+  }
   return layouts;
 }
 
 StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
                                 const ServingOptions& options, const Workload& lengths,
-                                const Slo& slo) {
+                                const LengthSpread& spread, const Slo& slo) {
   SW_ASSIGN_OR_RETURN(const std::vector<Layout> layouts,
-                      PlannersLayouts(model, cluster, options, lengths, slo, 1));
+                      PlannersLayouts(model, cluster, options, lengths, spread, slo, 1));
   return layouts.front();
 }
 

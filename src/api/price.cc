@@ -121,9 +121,14 @@ StatusOr<std::pair<double, OperatingPoint>> BestBatch(const ModelSpec& model,
                                                       const ClusterSpec& cluster,
                                                       const ServingOptions& options,
                                                       const Deployment& d, const Workload& w,
-                                                      const Slo& slo, const PriceRequest& r) {
-  if (!d.disaggregated() && r.requests == 0 && r.seed == 1 && r.generator.Plain()) {
+                                                      const LengthSpread& spread, const Slo& slo,
+                                                      const PriceRequest& r) {
+  // Plan's own operating point where plan would draw the same requests: its arrivals, router,
+  // run length and seed (the lengths' spread it takes).
+  const RequestGenerator& g = r.generator;
+  if (!d.disaggregated() && r.requests == 0 && r.seed == 1 && !g.burstiness && g.router.empty()) {
     shardwise::PlanRequest req;
+    req.load.lengths = spread;
     req.perf = d.prefill().perf;
     req.max_batch = options.max_batch;
     req.workload = w;
@@ -176,10 +181,8 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   const RequestGenerator& g = r.generator;
   SW_ASSIGN_OR_RETURN(const LengthSpread spread,
                       ResolveLengthSpread({g.isl_dist, g.osl_dist, g.length_cv}));
-  SW_ASSIGN_OR_RETURN(
-      rep.options,
-      ResolveServingOptions(catalog, rep.model, r.serving,
-                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         DrawnLengths(r.isl, r.osl, spread)));
   SW_ASSIGN_OR_RETURN(rep.slo, ResolveSlo(r.slo));
   Workload w;
   w.prompt_tokens = r.isl;
@@ -187,7 +190,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   DeploymentSpec spec = r.deployment;
   if (spec.Empty()) {
     SW_ASSIGN_OR_RETURN(const Layout layout,
-                        PlannersLayout(rep.model, rep.cluster, rep.options, w, rep.slo));
+                        PlannersLayout(rep.model, rep.cluster, rep.options, w, spread, rep.slo));
     spec.layout = layout.ToString();
     rep.layout_chosen = true;
   }
@@ -197,23 +200,23 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   if (r.concurrency) SW_RETURN_IF_ERROR(CheckClients(*r.concurrency, d.gpus()));
   if (r.rate || r.concurrency) {
     rep.priced_at = PricedAt::kLoad;
-    rep.load = r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate, spread}
-                      : PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency),
-                                 spread};
+    rep.load =
+        r.rate ? PlanLoad{PlanLoad::Kind::kRate, *r.rate, {}}
+               : PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(*r.concurrency), {}};
     SW_ASSIGN_OR_RETURN(rep.point, Point(rep.model, d, w, rep.load, 0, rep.slo, r));
   } else if (rep.slo.Given()) {
     rep.priced_at = PricedAt::kMostWithinSlo;
     SW_ASSIGN_OR_RETURN(const auto most, MostWithinSlo(rep.model, d, w, rep.slo, r));
-    rep.load = PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(most.first), spread};
+    rep.load = PlanLoad{PlanLoad::Kind::kConcurrency, static_cast<double>(most.first), {}};
     rep.point = most.second;
   } else {
     rep.priced_at = PricedAt::kBestBatch;
     SW_ASSIGN_OR_RETURN(const auto best,
-                        BestBatch(rep.model, rep.cluster, rep.options, d, w, rep.slo, r));
+                        BestBatch(rep.model, rep.cluster, rep.options, d, w, spread, rep.slo, r));
     rep.offline_clients = best.first;
     rep.point = best.second;
   }
-  rep.load.lengths = spread;  // the best batch's offline load too
+  rep.load.lengths = spread;  // as Point drew them (DrawLike of the same generator)
   SW_ASSIGN_OR_RETURN(rep.estimate, EstimateDeployment(rep.model, d, w));
   rep.saved = Save("price", r.model, r.cluster, r.serving, d, r.isl, r.osl);
   SaveLengths({g.isl_dist, g.osl_dist, g.length_cv}, rep.saved);

@@ -159,10 +159,8 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
     rep.clusters.push_back(std::move(named));
   }
   SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
-  SW_ASSIGN_OR_RETURN(
-      rep.options,
-      ResolveServingOptions(catalog, rep.model, r.serving,
-                            RequestLengths{r.isl, r.osl, LongestDrawn(r.isl, r.osl, spread)}));
+  SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
+                                                         DrawnLengths(r.isl, r.osl, spread)));
   shardwise::RecommendRequest& req = rep.request;
   req.plan.perf = rep.options.perf;
   req.plan.search_ep = rep.options.search_ep;

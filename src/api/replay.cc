@@ -39,10 +39,15 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, SimulateRequ
     if (saved.concurrency) r.concurrency = saved.concurrency;
     if (!given.burstiness) r.burstiness = saved.burstiness;
   }
-  // A saved simulate's request generator (the other commands save fixed lengths and seed 1).
+  // The saved request generator: the lengths' spread (any command's), a simulate's seed and
+  // router (the other commands save seed 1 and the default router).
   if (!given.isl_dist) r.workload.isl_dist = saved.isl_dist;
   if (!given.osl_dist) r.workload.osl_dist = saved.osl_dist;
-  if (!given.length_cv) r.workload.length_cv = saved.length_cv;
+  // A distribution the caller gives takes its own CV (or the default), not the saved one: the
+  // saved CV of a spread replayed at fixed lengths would spread nothing, an error.
+  if (!given.length_cv && !given.isl_dist && !given.osl_dist) {
+    r.workload.length_cv = saved.length_cv;
+  }
   if (!given.seed) r.seed = saved.seed;
   if (!given.router) r.router = saved.router;
   ReplaySlo(saved, given, r.slo);
@@ -55,7 +60,9 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest
   // The saved lengths' spread is the workload's, at any load.
   if (!given.isl_dist) r.generator.isl_dist = saved.isl_dist;
   if (!given.osl_dist) r.generator.osl_dist = saved.osl_dist;
-  if (!given.length_cv) r.generator.length_cv = saved.length_cv;
+  if (!given.length_cv && !given.isl_dist && !given.osl_dist) {
+    r.generator.length_cv = saved.length_cv;
+  }
   if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
     r.rate = saved.rate;
     r.concurrency = saved.concurrency;

@@ -180,8 +180,10 @@ void AddPlanCommand(CLI::App& app, Status& result) {
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
-  sub->add_option("--isl", r.isl, "Input (prompt) tokens per request")->capture_default_str();
-  sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str();
+  sub->add_option("--isl", r.isl, "Input (prompt) tokens per request: the mean with --isl-dist")
+      ->capture_default_str();
+  sub->add_option("--osl", r.osl, "Output tokens per request: the mean with --osl-dist")
+      ->capture_default_str();
   opts->spread.AddTo(sub);
   sub->add_option("--objective", r.objective, "latency, throughput or cost")->capture_default_str();
   opts->slo.AddTo(sub, "SLO");

@@ -78,8 +78,10 @@ void AddPriceCommand(CLI::App& app, Status& result) {
   opts->serving.AddTo(sub, true);
   opts->deployment.AddTo(sub, "Parallel layout (default: the planner's best)");
   opts->lengths = {
-      sub->add_option("--isl", r.isl, "Prompt tokens per request")->capture_default_str(),
-      sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str()};
+      sub->add_option("--isl", r.isl, "Prompt tokens per request: the mean with --isl-dist")
+          ->capture_default_str(),
+      sub->add_option("--osl", r.osl, "Output tokens per request: the mean with --osl-dist")
+          ->capture_default_str()};
   opts->spread.AddTo(sub);
   opts->slo.AddTo(sub, "SLO (price the most load within it)");
   opts->load = {

@@ -109,8 +109,10 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
   opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
   sub->add_option("--rate", r.rate, "Requests per second to serve (omit: find the most)");
-  sub->add_option("--isl", r.isl, "Prompt tokens per request")->capture_default_str();
-  sub->add_option("--osl", r.osl, "Output tokens per request")->capture_default_str();
+  sub->add_option("--isl", r.isl, "Prompt tokens per request: the mean with --isl-dist")
+      ->capture_default_str();
+  sub->add_option("--osl", r.osl, "Output tokens per request: the mean with --osl-dist")
+      ->capture_default_str();
   opts->spread.AddTo(sub);
   opts->slo.AddTo(sub, "SLO (required)");
   sub->add_option("--max-gpus", r.max_gpus, "Largest deployment to try (with --rate)")

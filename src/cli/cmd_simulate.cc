@@ -130,13 +130,15 @@ Status RunSimulate(SimulateOptions& o) {
   if (!rep.ok()) return rep.status();
   PrintNotes(rep->notes);
   if (rep->run.overloaded) {
-    std::fprintf(stderr,
-                 "shardwise: warning: %s falls behind the load: %.3g of the %.3g requests/s "
-                 "offered are served, so the queue grows for as long as the run lasts and "
-                 "latencies depend on its length; lower %s or add GPUs\n",
-                 rep->deployment.ToString().c_str(), rep->run.RequestsPerS(),
-                 rep->run.offered_requests_per_s,
-                 o.request.workload.trace.empty() ? "--rate" : "the trace's arrival rate");
+    // ServedShare says where the window kept up while its queue still grew ("2.04 of the 2
+    // offered are served" had read as keeping up).
+    std::cerr << fmt::format(
+        "shardwise: warning: {} falls behind the load: of the {:.3g} requests/s offered it "
+        "serves {}, so the queue grows for as long as the run lasts and latencies depend on "
+        "its length; lower {} or add GPUs\n",
+        rep->deployment.ToString(), rep->run.offered_requests_per_s,
+        ServedShare(rep->run.RequestsPerS(), rep->run.offered_requests_per_s),
+        o.request.workload.trace.empty() ? "--rate" : "the trace's arrival rate");
   }
   nlohmann::json out = api::ToJson(*rep);
   SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request.model, *rep));

@@ -171,9 +171,11 @@ void LengthSpreadFlags::AddTo(CLI::App* sub) {
   osl_dist = sub->add_option("--osl-dist", values.osl_dist,
                              "How output lengths spread about --osl: fixed, uniform or lognormal")
                  ->capture_default_str();
-  length_cv_option = sub->add_option("--length-cv", length_cv,
-                                     "CV of the uniform or lognormal length distributions")
-                         ->capture_default_str();
+  length_cv_option =
+      sub->add_option("--length-cv", length_cv,
+                      "CV of the uniform (at most 0.577) or lognormal length distributions; only "
+                      "with --isl-dist or --osl-dist")
+          ->capture_default_str();
 }
 
 api::LengthSpreadRequest LengthSpreadFlags::Request() const {

@@ -140,7 +140,7 @@ struct ClosestMiss {
 // behind the offered rate (offline: halves the batch until they meet it), and re-ranks them by
 // what they do.
 Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
-                  std::vector<PlanEntry>& entries) {
+                  std::vector<PlanEntry>& entries, std::vector<std::string>& unserved) {
   ClosestMiss closest;
   const bool offline = req.load.kind == PlanLoad::Kind::kOffline;
   const size_t limit =
@@ -201,11 +201,22 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
   std::vector<Outcome> outcomes = ParallelMap(std::min(entries.size(), limit), evaluate);
   std::vector<PlanEntry> kept;
   for (size_t i = 0; i < outcomes.size(); ++i) {
-    SW_RETURN_IF_ERROR(outcomes[i].status);
+    const Status& status = outcomes[i].status;
+    // A layout that cannot run the load (a drawn request beyond what a replica holds) is
+    // dropped, and said so; any other failure is the answer.
+    if (status.code() == StatusCode::kFailedPrecondition) {
+      unserved.push_back(entries[i].estimate.layout.ToString() + ": " + status.message());
+      continue;
+    }
+    SW_RETURN_IF_ERROR(status);
     for (const OperatingPoint& p : outcomes[i].tried) {
       closest.Consider(entries[i].estimate.layout.ToString(), p, req);
     }
     if (outcomes[i].kept) kept.push_back(std::move(*outcomes[i].kept));
+  }
+  if (kept.empty() && closest.layout.empty() && !unserved.empty()) {
+    return FailedPrecondition(fmt::format("no layout of {} on {} can run this load: {}", model.name,
+                                          cluster.name, unserved.front()));
   }
   if (kept.empty()) return closest.NoneMeets(model, cluster, req);
   std::stable_sort(kept.begin(), kept.end(), [&](const PlanEntry& a, const PlanEntry& b) {
@@ -216,13 +227,14 @@ Status RankAtLoad(const ModelSpec& model, const ClusterSpec& cluster, const Plan
 }
 
 // A reported entry's closed loop (--concurrency) at fixed lengths, run again out of phase, as
-// simulate does for its band (spread lengths already put the clients out of phase); only the
+// simulate does for its band (spread outputs already put the clients out of phase); only the
 // reported entries, so the ranking costs no more. It never fails the plan: the lockstep loop ran.
 void AddOutOfPhase(const ModelSpec& model, const ClusterSpec& cluster, const PlanRequest& req,
                    PlanEntry& entry) {
   const Layout& layout = entry.estimate.layout;
   if (!entry.at_load || req.load.kind != PlanLoad::Kind::kConcurrency ||
-      !req.load.lengths.Fixed() || req.load.value <= static_cast<double>(layout.Replicas())) {
+      req.load.lengths.output != LengthDistribution::kFixed ||
+      req.load.value <= static_cast<double>(layout.Replicas())) {
     return;
   }
   const StatusOr<Deployment> deployment = EntryDeployment(model, cluster, req, entry);
@@ -531,7 +543,7 @@ StatusOr<PlanResult> Plan(const ModelSpec& model, const ClusterSpec& cluster,
                      [&](const PlanEntry& a, const PlanEntry& b) {
                        return Score(req.objective, a.estimate) > Score(req.objective, b.estimate);
                      });
-    unranked = RankAtLoad(model, cluster, req, best_per_layout);
+    unranked = RankAtLoad(model, cluster, req, best_per_layout, result.unserved);
     for (size_t i = 0; unranked.ok() && i < best_per_layout.size() && static_cast<int>(i) < req.top;
          ++i) {
       best_per_layout[i].why = Why(cluster, best_per_layout[i], req);

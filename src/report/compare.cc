@@ -137,6 +137,9 @@ const std::vector<std::pair<const char*, const char*>> kInputs = {
     {"/percentile", "percentile"},
     {"/isl", "ISL"},
     {"/osl", "OSL"},
+    {"/lengths/input_distribution", "ISL distribution"},
+    {"/lengths/output_distribution", "OSL distribution"},
+    {"/lengths/length_cv", "length CV"},
     {"/objective", "objective"},
     {"/duty_cycle/fraction", "duty cycle"}};
 

@@ -269,6 +269,13 @@ Workload ScenarioLengths(const Scenario& s) {
   return w;
 }
 
+namespace {
+
+// How far past its mean a spread length is taken to reach (LongestRequest).
+constexpr double kLongestOverMean = 4.0;
+
+}  // namespace
+
 int64_t LongestRequest(const Scenario& s) {
   if (!s.trace.empty()) {
     int64_t longest = 0;
@@ -283,7 +290,19 @@ int64_t LongestRequest(const Scenario& s) {
   if (fixed) return static_cast<int64_t>(std::llround(mean));
   const double cv = std::max(s.input.distribution == LengthDistribution::kFixed ? 0 : s.input.cv,
                              s.output.distribution == LengthDistribution::kFixed ? 0 : s.output.cv);
-  return static_cast<int64_t>(4.0 * (1 + cv) * mean);
+  return static_cast<int64_t>(kLongestOverMean * (1 + cv) * mean);
+}
+
+int64_t LongestPrompt(const Scenario& s) {
+  if (!s.trace.empty()) {
+    int64_t longest = 0;
+    for (const TraceRequest& t : s.trace) longest = std::max(longest, t.input_tokens);
+    return longest;
+  }
+  if (s.input.distribution == LengthDistribution::kFixed) {
+    return static_cast<int64_t>(std::llround(s.input.mean));
+  }
+  return static_cast<int64_t>(kLongestOverMean * (1 + s.input.cv) * s.input.mean);
 }
 
 LengthSpread SpreadOf(const Scenario& s) {

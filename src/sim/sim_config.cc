@@ -40,7 +40,7 @@ Status CheckRequestFits(const std::vector<SimPool>& pools, const TraceRequest& t
     const double need =
         static_cast<double>(held + p.batch.block_tokens) + p.state_tokens_per_sequence;
     if (need > p.kv_capacity_tokens) {
-      return Error(fmt::format(
+      return FailedPrecondition(fmt::format(
           "a request of {} + {} tokens needs more KV than a{} replica holds ({:.0f} tokens); "
           "use more GPUs per replica or shorter requests",
           t.input_tokens, t.output_tokens,

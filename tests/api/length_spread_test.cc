@@ -2,10 +2,12 @@
 // simulate share, and the longest request a spread draws.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
 #include "shardwise/api/options.h"
+#include "shardwise/sim/workload.h"
 
 namespace shardwise::api {
 namespace {
@@ -34,15 +36,44 @@ TEST(LengthSpread, BadSpreadNamesItsField) {
   EXPECT_EQ(field({"fixed", "uniform", -0.1}), "length_cv");
   EXPECT_EQ(field({"fixed", "uniform", 10.5}), "length_cv");
   EXPECT_EQ(field({"fixed", "uniform", std::numeric_limits<double>::quiet_NaN()}), "length_cv");
+  // A uniform length spans mean x (1 +- sqrt(3) CV): past 1 / sqrt(3) = 0.577 it would start below
+  // zero. A lognormal takes any CV up to 10.
+  EXPECT_EQ(field({"uniform", "fixed", 0.58}), "length_cv");
+  EXPECT_TRUE(ResolveLengthSpread({"fixed", "uniform", 0.577}).ok());
+  EXPECT_TRUE(ResolveLengthSpread({"lognormal", "fixed", 2.0}).ok());
 }
 
-TEST(LengthSpread, LongestDrawnIsFourTimesOnePlusTheCvOfTheMean) {
-  // The simulator's bound on a drawn request (sim/serving.cc, LongestRequest): 4 (1 + CV) x the
-  // mean request. By hand: 4 x 1.5 x (1,000 + 200) = 7,200 tokens.
-  EXPECT_EQ(
-      LongestDrawn(1000, 200, {LengthDistribution::kFixed, LengthDistribution::kLognormal, 0.5}),
-      7200);
-  EXPECT_EQ(LongestDrawn(1000, 200, {}), 0);  // fixed lengths: the request itself
+TEST(LengthSpread, DrawnLengthsReachFourTimesOnePlusTheCvOfTheMean) {
+  // The documented reach of a spread (sim/serving.h): 4 (1 + CV) x the mean. By hand, a
+  // lognormal prompt of 1,000 tokens at CV 0.5 with fixed 200-token outputs: the longest prompt
+  // 4 x 1.5 x 1,000 = 6,000, the longest request 4 x 1.5 x 1,200 = 7,200.
+  const LengthSpread lognormal{LengthDistribution::kLognormal, LengthDistribution::kFixed, 0.5};
+  const RequestLengths l = DrawnLengths(1000, 200, lognormal);
+  EXPECT_EQ(l.LongestPrompt(), 6000);
+  EXPECT_EQ(l.Longest(), 7200);
+  // Fixed lengths: the request itself.
+  const RequestLengths fixed = DrawnLengths(1000, 200, {});
+  EXPECT_EQ(fixed.LongestPrompt(), 1000);
+  EXPECT_EQ(fixed.Longest(), 1200);
+}
+
+TEST(LengthSpread, TheGeneratorRarelyDrawsBeyondTheReach) {
+  // Against the simulator's own sampler: of 200,000 lognormal prompts at CV 0.5, the share past
+  // 6x the mean is the normal tail beyond z = (ln 6 + ln(1.25) / 2) / sqrt(ln 1.25) = 4.03,
+  // 2.8e-5 (by hand); a uniform one at CV 0.5 never passes 1 + sqrt(3) / 2 = 1.87x its mean.
+  const int64_t n = 200'000;
+  RequestSource lognormal(ArrivalSpec{}, {LengthDistribution::kLognormal, 1000, 0.5},
+                          {LengthDistribution::kFixed, 1, 0.5}, n, 7);
+  RequestSource uniform(ArrivalSpec{}, {LengthDistribution::kUniform, 1000, 0.5},
+                        {LengthDistribution::kFixed, 1, 0.5}, n, 7);
+  const int64_t reach =
+      DrawnLengths(1000, 1, {LengthDistribution::kLognormal, LengthDistribution::kFixed, 0.5})
+          .LongestPrompt();
+  int64_t beyond = 0, uniform_max = 0;
+  while (const auto r = lognormal.Next()) beyond += r->input_tokens > reach;
+  while (const auto r = uniform.Next()) uniform_max = std::max(uniform_max, r->input_tokens);
+  EXPECT_LT(beyond, 30);  // 5.6 expected; 30 is beyond any plausible draw of a 2.8e-5 tail
+  EXPECT_LE(uniform_max, 1866);
 }
 
 }  // namespace

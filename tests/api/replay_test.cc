@@ -83,6 +83,26 @@ TEST(Replay, PriceDrawsTheSavedLengthsAtAnyLoad) {
   EXPECT_EQ(mine.generator.length_cv, 0.2);
 }
 
+TEST(Replay, AGivenDistributionTakesItsOwnCv) {
+  // Replayed at fixed lengths, a saved lognormal's CV is not kept (it would spread nothing).
+  SavedDeployment s = Saved();
+  s.length_cv = 0.8;
+  SimulateRequest r;
+  r.workload.osl_dist = "fixed";
+  GivenFields given;
+  given.osl_dist = true;
+  Replay(s, given, r);
+  EXPECT_EQ(r.workload.osl_dist, "fixed");
+  EXPECT_FALSE(r.workload.length_cv.has_value());
+  SimulateRequest kept;
+  Replay(s, GivenFields{}, kept);
+  EXPECT_EQ(kept.workload.length_cv, 0.8);
+  PriceRequest p;
+  p.generator.osl_dist = "fixed";
+  Replay(s, given, p);
+  EXPECT_FALSE(p.generator.length_cv.has_value());
+}
+
 TEST(Replay, ExplainHoldsTheSavedClientsPerReplica) {
   // 64 clients over dp4tp2's 4 replicas: 16 each (hand division).
   ExplainRequest r;

@@ -82,6 +82,78 @@ TEST(LengthSpreadCli, PriceAndRecommendDrawTheSpread) {
   EXPECT_EQ(rec.Json()["lengths"]["output_distribution"], "lognormal");
   EXPECT_EQ(rec.Json()["lengths"]["length_cv"].get<double>(), 0.5);  // simulate's default CV
   EXPECT_EQ(rec.Json()["deployment"]["saved"]["workload"]["osl_dist"], "lognormal");
+  // Its answer is what simulate of the saved deployment at that rate and spread gives.
+  const std::string rec_file = ::testing::TempDir() + "/spread_rec.json";
+  std::ofstream(rec_file) << rec.out;
+  const RunResult check = RunShardwise("simulate --json --deployment " + rec_file);
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_DOUBLE_EQ(rec.Json()["recommendation"]["ttft_s"]["p99"].get<double>(),
+                   check.Json()["ttft_s"]["p99"].get<double>());
+  EXPECT_DOUBLE_EQ(rec.Json()["recommendation"]["tpot_s"]["mean"].get<double>(),
+                   check.Json()["tpot_s"]["mean"].get<double>());
+}
+
+TEST(LengthSpreadCli, PriceStartsFromPlansAnswerForTheSpread) {
+  // No load and no SLOs: price takes plan's operating point of the layout (its best batch)...
+  const std::string spread = " --osl-dist lognormal --json";
+  const RunResult price = RunShardwise("price --model llama-3.1-8b --gpus 8 --layout tp1" + spread);
+  ASSERT_EQ(price.exit_code, 0) << price.err;
+  const RunResult plan =
+      RunShardwise("plan --model llama-3.1-8b --gpus 8 --layout tp1 --disagg off" + spread);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const nlohmann::json point = price.Json()["operating_point"];
+  const nlohmann::json row = plan.Json()["layouts"][0];
+  EXPECT_EQ(point["priced_at"], "best_batch");
+  EXPECT_EQ(point["point"]["concurrency"], row["concurrency"]);
+  EXPECT_DOUBLE_EQ(point["point"]["ttft_s"]["mean"].get<double>(),
+                   row["ttft_s"]["mean"].get<double>());
+  // ...and without --layout, plan's first for the same spread (lognormal outputs at CV 1 rank
+  // another first than fixed lengths do on this node).
+  const std::string wide = " --model llama-3.1-70b --gpus 8 --osl-dist lognormal --length-cv 1";
+  const RunResult chosen = RunShardwise("price --json" + wide);
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  const RunResult first = RunShardwise("plan --disagg off --json" + wide);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(chosen.Json()["layout"], first.Json()["layouts"][0]["layout"]);
+}
+
+TEST(LengthSpreadCli, ASpreadTheLoadCannotRunIsSaidNotHidden) {
+  // Prompts spread as a lognormal of CV 1 draw one that two H100s' KV cannot hold beside
+  // Llama-3.1-70B's weights: the layout is dropped, and with none left the error names it.
+  ExpectOneLineError(RunShardwise("plan --model llama-3.1-70b --gpus 2 --isl 6000 --isl-dist "
+                                  "lognormal --length-cv 1 --concurrency 16 --disagg off"),
+                     "can run this load: tp2: a request of");
+  // TensorRT-LLM takes whole prompts into max_num_tokens: sized for the longest prompt the
+  // spread is taken to reach, 4 x (1 + 0.5) x 2,000 = 12,000, plus its 1,500 of headroom.
+  const RunResult emit = RunShardwise(
+      "plan --model llama-3.1-8b --gpus 8 --isl 2000 --isl-dist lognormal --emit trtllm");
+  ASSERT_EQ(emit.exit_code, 0) << emit.err;
+  EXPECT_NE(emit.out.find("max_num_tokens 13500"), std::string::npos) << emit.out;
+}
+
+TEST(LengthSpreadCli, ReplaysTakeTheSpreadGivenOverTheSaved) {
+  const std::string file = ::testing::TempDir() + "/spread_price.json";
+  const RunResult saved = RunShardwise(
+      "price --model llama-3.1-8b --gpus 8 --layout tp1 --concurrency 16 --isl-dist uniform "
+      "--length-cv 0.2 --json");
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  std::ofstream(file) << saved.out;
+  // Back to fixed prompts: the saved CV is not kept for a distribution given here.
+  const RunResult fixed = RunShardwise("simulate --json --isl-dist fixed --deployment " + file);
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.Json()["lengths"]["input_distribution"], "fixed");
+  EXPECT_EQ(fixed.Json()["lengths"]["length_cv"], nullptr);
+  // A prompt-only spread leaves the fixed outputs' lockstep: plan reports both phases, as
+  // simulate does.
+  const std::string loop =
+      "--model llama-3.1-8b --gpus 8 --layout tp1 --concurrency 16 --isl-dist uniform "
+      "--length-cv 0.2 --json";
+  const RunResult plan = RunShardwise("plan --disagg off " + loop);
+  const RunResult sim = RunShardwise("simulate " + loop);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_FALSE(plan.Json()["layouts"][0]["client_phase"].is_null());
+  EXPECT_FALSE(sim.Json()["client_phase"].is_null());
 }
 
 TEST(LengthSpreadCli, BadSpreadIsOneLine) {
@@ -94,6 +166,8 @@ TEST(LengthSpreadCli, BadSpreadIsOneLine) {
                        "unknown length distribution 'gaussian'");
     ExpectOneLineError(RunShardwise(command + " --isl-dist uniform --length-cv 11"),
                        "--length-cv must be in [0, 10]");
+    ExpectOneLineError(RunShardwise(command + " --isl-dist uniform --length-cv 0.6"),
+                       "--length-cv 0.6 is beyond a uniform length's largest, 0.577");
   }
 }
 

@@ -58,17 +58,18 @@ struct PlanReport {
 
 StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& request);
 
-// The layout plan ranks first for requests of `lengths`' prompt and output tokens under `slo`
-// (offline): where simulate and price start when no deployment is named, so they start from
-// plan's answer.
+// The layout plan ranks first for requests of `lengths`' prompt and output tokens (their means,
+// spread as `spread` says) under `slo` (offline): where simulate and price start when no
+// deployment is named, so they start from plan's answer.
 StatusOr<Layout> PlannersLayout(const ModelSpec& model, const ClusterSpec& cluster,
                                 const ServingOptions& options, const Workload& lengths,
-                                const Slo& slo);
+                                const LengthSpread& spread, const Slo& slo);
 
 // Plan's leading `top` layouts, best first, for the same question.
 StatusOr<std::vector<Layout>> PlannersLayouts(const ModelSpec& model, const ClusterSpec& cluster,
                                               const ServingOptions& options,
-                                              const Workload& lengths, const Slo& slo, int top);
+                                              const Workload& lengths, const LengthSpread& spread,
+                                              const Slo& slo, int top);
 
 // The deployment of a plan to deploy: `which` is "winner" (the verdict's), "aggregated" (ranked
 // entry `rank`, 1 = the best) or "disaggregated" (the best split); a rank implies aggregated.

@@ -35,9 +35,10 @@ struct SavedDeployment {
   // ran one: explain of a saved rate explains the step at that batch.
   std::optional<double> in_flight;
   SloRequest slo;
-  // How simulate generated its requests (the other commands serve fixed lengths and Poisson
-  // arrivals): the length distributions, the arrivals' burstiness, offline (every request at
-  // t = 0), the seed and the router, so a replay draws the very same requests.
+  // How the requests were drawn: the length distributions (every serving command), and where
+  // simulate generated them, the arrivals' burstiness, offline (every request at t = 0), the
+  // seed and the router (the other commands serve Poisson arrivals, seed 1), so a replay draws
+  // the very same requests.
   std::string trace;  // simulate --trace: the file (rate: its offered rate, for price and explain)
   std::string isl_dist = "fixed";
   std::string osl_dist = "fixed";

@@ -91,18 +91,14 @@ struct ServingReport {
   }
 };
 
-// How a simulation draws its requests beyond their mean lengths and load: what simulate's flags
-// set and a saved simulate replays in price.
+// How a simulation draws its requests beyond their mean lengths and load: price's length flags,
+// and what a saved result replays in price.
 struct RequestGenerator {
   std::string isl_dist = "fixed";  // fixed, uniform or lognormal
   std::string osl_dist = "fixed";
   std::optional<double> length_cv;   // uniform and lognormal lengths; unset: 0.5
   std::optional<double> burstiness;  // an open loop's arrival-gap CV; unset: 1 (Poisson)
   std::string router;                // round-robin or least-loaded; empty: the scenario's default
-  bool Plain() const {               // fixed lengths, Poisson arrivals, the default router
-    return isl_dist == "fixed" && osl_dist == "fixed" && !length_cv && !burstiness &&
-           router.empty();
-  }
 };
 
 // `s` (its mean lengths and load set) drawn as `g` says, validated by field.

@@ -73,6 +73,9 @@ struct PlanResult {
   // With PlanRequest::allow_unranked: why `ranked` is empty (no layout fits, or none meets the
   // SLOs at the load), else OK.
   Status unranked;
+  // Leading layouts dropped because they cannot run the load ("dp4pp2: a request of ... needs
+  // more KV than a replica holds"): a spread can draw a request one replica cannot hold.
+  std::vector<std::string> unserved;
 };
 
 // Every layout whose GPUs equal the cluster's and that the model's shape allows, with

@@ -217,9 +217,12 @@ struct ServingRun {
 Scenario OutOfPhaseScenario(const Scenario& scenario);
 OutOfPhase OutOfPhaseOf(const ServingRun& run);
 
-// The lengths a scenario's requests have: their means and the longest (prompt + output).
+// The lengths a scenario's requests have: their means, the longest (prompt + output) and the
+// longest prompt. A spread length is taken to reach 4 (1 + CV) x its mean (a lognormal of CV 0.5
+// draws beyond that, 6x its mean, about 3 times in 100,000 requests); a trace's, its longest.
 Workload ScenarioLengths(const Scenario& scenario);
 int64_t LongestRequest(const Scenario& scenario);
+int64_t LongestPrompt(const Scenario& scenario);
 
 // How `scenario`'s lengths spread about their means (its distributions and CV).
 LengthSpread SpreadOf(const Scenario& scenario);
