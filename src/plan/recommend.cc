@@ -364,10 +364,20 @@ StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const Named
   Search search{model, req, out};
   if (req.rate_per_s <= 0) {
     for (const NamedCluster& cluster : clusters) {
+      // The planner's leading layouts and, as plan weighs it beside them, its best split.
+      std::vector<Deployment> deployments;
       SW_ASSIGN_OR_RETURN(PlanResult plan, Plan(model, cluster.node, req.plan));
       for (const PlanEntry& entry : plan.ranked) {
-        SW_ASSIGN_OR_RETURN(const Deployment d,
-                            EntryDeployment(model, cluster.node, req.plan, entry));
+        SW_ASSIGN_OR_RETURN(Deployment d, EntryDeployment(model, cluster.node, req.plan, entry));
+        deployments.push_back(std::move(d));
+      }
+      if (req.disaggregated) {
+        // A split search that fails (too few GPUs for two pools, say) adds no candidate.
+        const StatusOr<std::optional<DisaggPlanEntry>> split =
+            PlanDisaggregated(model, cluster.node, req.plan);
+        if (split.ok() && *split) deployments.push_back((*split)->deployment);
+      }
+      for (const Deployment& d : deployments) {
         SW_ASSIGN_OR_RETURN(RecommendCandidate c, MostLoad(search, cluster, d, out));
         const bool better =
             c.meets && (!out.best || c.rate_per_s > out.best->rate_per_s ||

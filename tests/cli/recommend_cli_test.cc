@@ -192,6 +192,32 @@ TEST(RecommendCli, MostLoadOfACluster) {
   EXPECT_TRUE(ttft_more > 0.5 || tpot_more > 0.030) << ttft_more << " " << tpot_more;
 }
 
+TEST(RecommendCli, MostLoadWeighsPlansSplitToo) {
+  // Without a rate, plan's best prefill/decode split of the node is a candidate beside its
+  // leading layouts, as plan weighs one beside the other (on one node of H100 for
+  // Llama-3.1-70B at these SLOs the split serves the most); --disagg off leaves it out.
+  const std::string ask =
+      "recommend --model llama-3.1-70b --cluster dgx-h100 --max-ttft-ms 2000 --max-tpot-ms 50 "
+      "--json";
+  const RunResult r = RunShardwise(ask);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  int splits = 0;
+  for (const auto& c : j["candidates"]) splits += c["disaggregated"].get<bool>();
+  EXPECT_EQ(splits, 1);
+  ASSERT_TRUE(j["recommendation"]["disaggregated"].get<bool>()) << j["recommendation"];
+  // The answer holds when simulate replays it at the rate it states.
+  const std::string file = ::testing::TempDir() + "/most_load_split.json";
+  std::ofstream(file) << r.out;
+  const RunResult check = RunShardwise("simulate --json --deployment " + file);
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_LE(check.Json()["ttft_s"]["p99"].get<double>(), 2.0);
+  EXPECT_LE(check.Json()["tpot_s"]["p99"].get<double>(), 0.050);
+  const RunResult off = RunShardwise(ask + " --disagg off");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  for (const auto& c : off.Json()["candidates"]) EXPECT_FALSE(c["disaggregated"].get<bool>());
+}
+
 TEST(RecommendCli, TwoGpuTypesCompared) {
   const std::string load =
       " --model llama-3.1-8b --rate 20 --max-ttft-ms 1000 --max-tpot-ms 50 --requests 300";
