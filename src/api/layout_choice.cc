@@ -116,12 +116,13 @@ StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport&
   if (*best == 0) return LayoutChoice{layouts.front().ToString(), std::move(best_run)};
   const std::string within = first_that_answers && scenario.slo.Given() ? " within the SLOs" : "";
   const std::string rule =
-      answered ? fmt::format("the first that {}{} is kept",
-                             closed ? "meets the SLOs" : "keeps up with the arrivals", within)
-               : fmt::format("the one that served the most output tokens/s{} is kept", within);
+      answered
+          ? (closed ? std::string("the first that meets the SLOs is kept")
+                    : fmt::format("the first that keeps up with the arrivals{} is kept", within))
+          : fmt::format("the one that served the most output tokens/s{} is kept", within);
   notes.push_back(fmt::format(
-      "layout {}: plan ranks layouts at fixed lengths ({} leads at these means); {} were tried "
-      "on these requests of differing lengths and {} (output tokens/s{}: {})",
+      "layout {}: plan's first for these lengths is {}, ranked offline; {} were tried on these "
+      "requests of differing lengths and {} (output tokens/s{}: {})",
       layouts[*best].ToString(), layouts.front().ToString(),
       served.size() == layouts.size()
           ? fmt::format("its leading {}", layouts.size())

@@ -278,9 +278,7 @@ RequestLengths DrawnLengths(int64_t isl, int64_t osl, const LengthSpread& spread
   Scenario s;
   s.input = {spread.input, static_cast<double>(isl), spread.cv};
   s.output = {spread.output, static_cast<double>(osl), spread.cv};
-  RequestLengths l{isl, osl, LongestRequest(s)};
-  l.longest_prompt_tokens = LongestPrompt(s);
-  return l;
+  return RequestLengths{isl, osl, LongestRequest(s)};
 }
 
 Status CheckRate(double rate_per_s, const char* field) {
@@ -385,7 +383,7 @@ StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const Mod
     }
     p.max_batched_tokens = *o.max_batched_tokens;
   } else {
-    p.max_batched_tokens = EngineTokenBudget(p.engine, lengths.LongestPrompt());
+    p.max_batched_tokens = EngineTokenBudget(p.engine, lengths.prompt_tokens);
   }
   s.max_batch = o.max_batch.value_or(static_cast<int64_t>(p.engine.max_num_seqs));
   if (s.max_batch < 1 || s.max_batch > kMaxTokens) {

@@ -120,9 +120,6 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   rep.searched_disaggregated = r.disaggregated && !req.only_layout;
   SW_RETURN_IF_ERROR(SearchBoth(rep));
   rep.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const std::string& layout : rep.result.unserved) {
-    rep.notes.push_back("not ranked, it cannot run this load: " + layout);
-  }
   SW_ASSIGN_OR_RETURN(rep.winner_estimate,
                       EstimateDeployment(rep.model, rep.winner, rep.request.workload));
   rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
@@ -157,6 +154,9 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   }
   if (!rep.result.unranked.ok()) {
     rep.notes.push_back("the disaggregated split answers alone: " + rep.result.unranked.message());
+  }
+  for (const std::string& layout : rep.result.unserved) {
+    rep.notes.push_back("not ranked, it cannot run this load: " + layout);
   }
   if (!unfit.empty()) {
     rep.notes.push_back(

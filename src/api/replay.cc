@@ -7,6 +7,14 @@
 namespace shardwise::api {
 namespace {
 
+// The saved CV where a length still spreads; none where both end fixed (a CV there would spread
+// nothing, an error): replayed at fixed lengths, a saved spread's CV is not kept.
+std::optional<double> SavedCv(const SavedDeployment& saved, const std::string& isl_dist,
+                              const std::string& osl_dist) {
+  if (isl_dist == "fixed" && osl_dist == "fixed") return std::nullopt;
+  return saved.length_cv;
+}
+
 // The saved SLOs with the caller's own limits and percentile kept.
 void ReplaySlo(const SavedDeployment& saved, const GivenFields& given, SloRequest& slo) {
   const SloRequest mine = slo;
@@ -43,10 +51,8 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, SimulateRequ
   // router (the other commands save seed 1 and the default router).
   if (!given.isl_dist) r.workload.isl_dist = saved.isl_dist;
   if (!given.osl_dist) r.workload.osl_dist = saved.osl_dist;
-  // A distribution the caller gives takes its own CV (or the default), not the saved one: the
-  // saved CV of a spread replayed at fixed lengths would spread nothing, an error.
-  if (!given.length_cv && !given.isl_dist && !given.osl_dist) {
-    r.workload.length_cv = saved.length_cv;
+  if (!given.length_cv) {
+    r.workload.length_cv = SavedCv(saved, r.workload.isl_dist, r.workload.osl_dist);
   }
   if (!given.seed) r.seed = saved.seed;
   if (!given.router) r.router = saved.router;
@@ -60,8 +66,8 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest
   // The saved lengths' spread is the workload's, at any load.
   if (!given.isl_dist) r.generator.isl_dist = saved.isl_dist;
   if (!given.osl_dist) r.generator.osl_dist = saved.osl_dist;
-  if (!given.length_cv && !given.isl_dist && !given.osl_dist) {
-    r.generator.length_cv = saved.length_cv;
+  if (!given.length_cv) {
+    r.generator.length_cv = SavedCv(saved, r.generator.isl_dist, r.generator.osl_dist);
   }
   if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
     r.rate = saved.rate;

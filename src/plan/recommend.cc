@@ -375,14 +375,22 @@ StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const Named
         // A split search that fails (too few GPUs for two pools, say) adds no candidate.
         const StatusOr<std::optional<DisaggPlanEntry>> split =
             PlanDisaggregated(model, cluster.node, req.plan);
-        if (split.ok() && *split) deployments.push_back((*split)->deployment);
+        // Only a split of all its GPUs answers for the cluster (one of fewer would be weighed
+        // against layouts that use them all); plan's verdict weighs the others per GPU.
+        if (split.ok() && *split && (*split)->deployment.gpus() == cluster.node.num_gpus) {
+          deployments.push_back((*split)->deployment);
+        }
       }
       for (const Deployment& d : deployments) {
         SW_ASSIGN_OR_RETURN(RecommendCandidate c, MostLoad(search, cluster, d, out));
-        const bool better =
-            c.meets && (!out.best || c.rate_per_s > out.best->rate_per_s ||
-                        (req.objective == RecommendObjective::kCost &&
-                         c.point->usd_per_mtok_output < out.best->point->usd_per_mtok_output));
+        // By cost: the cheapest $/Mtok at its most load (ties: more load); else the most load
+        // (ties: the cheaper).
+        const auto key = [&](const RecommendCandidate& x) {
+          const double usd = x.point->usd_per_mtok_output;
+          return req.objective == RecommendObjective::kCost ? std::pair{-usd, x.rate_per_s}
+                                                            : std::pair{x.rate_per_s, -usd};
+        };
+        const bool better = c.meets && (!out.best || key(c) > key(*out.best));
         if (better) out.best = c;
       }
     }

@@ -271,8 +271,22 @@ Workload ScenarioLengths(const Scenario& s) {
 
 namespace {
 
-// How far past its mean a spread length is taken to reach (LongestRequest).
-constexpr double kLongestOverMean = 4.0;
+// How far past its mean a lognormal length is taken to reach, in units of 1 + CV.
+constexpr double kLognormalReachOverMean = 4.0;
+
+// The longest a length draws, as a multiple of its mean: a uniform one's top, 1 + sqrt(3) CV; a
+// lognormal one's 4 (1 + CV) (sim/serving.h).
+double Reach(const LengthSpec& l) {
+  switch (l.distribution) {
+    case LengthDistribution::kUniform:
+      return 1 + std::sqrt(3.0) * l.cv;
+    case LengthDistribution::kLognormal:
+      return kLognormalReachOverMean * (1 + l.cv);
+    case LengthDistribution::kFixed:
+      break;
+  }
+  return 1;
+}
 
 }  // namespace
 
@@ -284,25 +298,7 @@ int64_t LongestRequest(const Scenario& s) {
     }
     return longest;
   }
-  const double mean = s.input.mean + s.output.mean;
-  const bool fixed = s.input.distribution == LengthDistribution::kFixed &&
-                     s.output.distribution == LengthDistribution::kFixed;
-  if (fixed) return static_cast<int64_t>(std::llround(mean));
-  const double cv = std::max(s.input.distribution == LengthDistribution::kFixed ? 0 : s.input.cv,
-                             s.output.distribution == LengthDistribution::kFixed ? 0 : s.output.cv);
-  return static_cast<int64_t>(kLongestOverMean * (1 + cv) * mean);
-}
-
-int64_t LongestPrompt(const Scenario& s) {
-  if (!s.trace.empty()) {
-    int64_t longest = 0;
-    for (const TraceRequest& t : s.trace) longest = std::max(longest, t.input_tokens);
-    return longest;
-  }
-  if (s.input.distribution == LengthDistribution::kFixed) {
-    return static_cast<int64_t>(std::llround(s.input.mean));
-  }
-  return static_cast<int64_t>(kLongestOverMean * (1 + s.input.cv) * s.input.mean);
+  return std::llround(Reach(s.input) * s.input.mean + Reach(s.output) * s.output.mean);
 }
 
 LengthSpread SpreadOf(const Scenario& s) {
@@ -400,6 +396,15 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
   steady.measured_requests = measured;
   run.overloaded = run.overloaded || StillGrowing(steady, scenario);
   run.requests = run.result.arrived;
+  // Every request the run could draw arrived and none finished in its window: a few very long
+  // draws of a wide spread held it open while the short ones cycled. Nothing was measured, so
+  // nothing may be reported (its latencies would read 0 and meet any SLO).
+  if (run.result.requests == 0) {
+    return FailedPrecondition(fmt::format(
+        "no request finished in the measured window of {} requests: the {} it drew ran out "
+        "first, held open by the longest of a wide length spread; lower `length_cv`",
+        measured, most));
+  }
   return Status();
 }
 

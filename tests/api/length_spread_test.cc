@@ -43,18 +43,21 @@ TEST(LengthSpread, BadSpreadNamesItsField) {
   EXPECT_TRUE(ResolveLengthSpread({"lognormal", "fixed", 2.0}).ok());
 }
 
-TEST(LengthSpread, DrawnLengthsReachFourTimesOnePlusTheCvOfTheMean) {
-  // The documented reach of a spread (sim/serving.h): 4 (1 + CV) x the mean. By hand, a
-  // lognormal prompt of 1,000 tokens at CV 0.5 with fixed 200-token outputs: the longest prompt
-  // 4 x 1.5 x 1,000 = 6,000, the longest request 4 x 1.5 x 1,200 = 7,200.
-  const LengthSpread lognormal{LengthDistribution::kLognormal, LengthDistribution::kFixed, 0.5};
-  const RequestLengths l = DrawnLengths(1000, 200, lognormal);
-  EXPECT_EQ(l.LongestPrompt(), 6000);
-  EXPECT_EQ(l.Longest(), 7200);
-  // Fixed lengths: the request itself.
-  const RequestLengths fixed = DrawnLengths(1000, 200, {});
-  EXPECT_EQ(fixed.LongestPrompt(), 1000);
-  EXPECT_EQ(fixed.Longest(), 1200);
+TEST(LengthSpread, DrawnLengthsReachTheirDocumentedLongest) {
+  // The documented reach of a spread (sim/serving.h), each length on its own. By hand, a
+  // lognormal prompt of 1,000 tokens at CV 0.5 (4 x 1.5 x 1,000 = 6,000) with fixed 200-token
+  // outputs: 6,200 in all.
+  EXPECT_EQ(
+      DrawnLengths(1000, 200, {LengthDistribution::kLognormal, LengthDistribution::kFixed, 0.5})
+          .Longest(),
+      6200);
+  // A uniform length reaches its top: 1,000 x (1 + sqrt(3) x 0.5) = 1,866 prompt tokens and
+  // 200 x 1.866 = 373 output tokens, 2,239 in all.
+  EXPECT_EQ(
+      DrawnLengths(1000, 200, {LengthDistribution::kUniform, LengthDistribution::kUniform, 0.5})
+          .Longest(),
+      2239);
+  EXPECT_EQ(DrawnLengths(1000, 200, {}).Longest(), 1200);  // fixed: the request itself
 }
 
 TEST(LengthSpread, TheGeneratorRarelyDrawsBeyondTheReach) {
@@ -66,9 +69,11 @@ TEST(LengthSpread, TheGeneratorRarelyDrawsBeyondTheReach) {
                           {LengthDistribution::kFixed, 1, 0.5}, n, 7);
   RequestSource uniform(ArrivalSpec{}, {LengthDistribution::kUniform, 1000, 0.5},
                         {LengthDistribution::kFixed, 1, 0.5}, n, 7);
+  // The reach of the prompt: the longest request less its one output token.
   const int64_t reach =
       DrawnLengths(1000, 1, {LengthDistribution::kLognormal, LengthDistribution::kFixed, 0.5})
-          .LongestPrompt();
+          .Longest() -
+      1;
   int64_t beyond = 0, uniform_max = 0;
   while (const auto r = lognormal.Next()) beyond += r->input_tokens > reach;
   while (const auto r = uniform.Next()) uniform_max = std::max(uniform_max, r->input_tokens);

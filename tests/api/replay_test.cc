@@ -83,7 +83,7 @@ TEST(Replay, PriceDrawsTheSavedLengthsAtAnyLoad) {
   EXPECT_EQ(mine.generator.length_cv, 0.2);
 }
 
-TEST(Replay, AGivenDistributionTakesItsOwnCv) {
+TEST(Replay, ASavedCvStaysWhereALengthStillSpreads) {
   // Replayed at fixed lengths, a saved lognormal's CV is not kept (it would spread nothing).
   SavedDeployment s = Saved();
   s.length_cv = 0.8;
@@ -101,6 +101,13 @@ TEST(Replay, AGivenDistributionTakesItsOwnCv) {
   p.generator.osl_dist = "fixed";
   Replay(s, given, p);
   EXPECT_FALSE(p.generator.length_cv.has_value());
+  // Prompts that still spread keep the saved CV when only the outputs are fixed here.
+  s.isl_dist = "lognormal";
+  SimulateRequest prompts;
+  prompts.workload.osl_dist = "fixed";
+  Replay(s, given, prompts);
+  EXPECT_EQ(prompts.workload.isl_dist, "lognormal");
+  EXPECT_EQ(prompts.workload.length_cv, 0.8);
 }
 
 TEST(Replay, ExplainHoldsTheSavedClientsPerReplica) {

@@ -123,12 +123,29 @@ TEST(LengthSpreadCli, ASpreadTheLoadCannotRunIsSaidNotHidden) {
   ExpectOneLineError(RunShardwise("plan --model llama-3.1-70b --gpus 2 --isl 6000 --isl-dist "
                                   "lognormal --length-cv 1 --concurrency 16 --disagg off"),
                      "can run this load: tp2: a request of");
-  // TensorRT-LLM takes whole prompts into max_num_tokens: sized for the longest prompt the
-  // spread is taken to reach, 4 x (1 + 0.5) x 2,000 = 12,000, plus its 1,500 of headroom.
-  const RunResult emit = RunShardwise(
-      "plan --model llama-3.1-8b --gpus 8 --isl 2000 --isl-dist lognormal --emit trtllm");
-  ASSERT_EQ(emit.exit_code, 0) << emit.err;
-  EXPECT_NE(emit.out.find("max_num_tokens 13500"), std::string::npos) << emit.out;
+  // With one layout left out and others ranked, a note names it and why.
+  const RunResult some = RunShardwise(
+      "plan --model llama-3.1-70b --gpus 4 --isl 6000 --isl-dist lognormal --length-cv 1 "
+      "--concurrency 16 --disagg off --top 10");
+  ASSERT_EQ(some.exit_code, 0) << some.err;
+  EXPECT_NE(some.err.find("not ranked, it cannot run this load: dp2tp2: a request of"),
+            std::string::npos)
+      << some.err;
+  // A layout whose run of so wide a spread measured no request (the longest draws held its
+  // window open) is never ranked as meeting the SLOs with latencies of zero: it drops out with
+  // a note, and every layout ranked measured its requests.
+  const RunResult wide = RunShardwise(
+      "plan --model llama-3.1-70b --gpus 8 --isl 2048 --osl 256 --isl-dist lognormal --osl-dist "
+      "lognormal --length-cv 2 --disagg off --max-ttft-ms 5000 --max-tpot-ms 200 --json");
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_NE(wide.err.find("no request finished in the measured window"), std::string::npos)
+      << wide.err;
+  const nlohmann::json ranked = wide.Json()["layouts"];
+  ASSERT_FALSE(ranked.empty());
+  for (const auto& l : ranked) {
+    EXPECT_GT(l["requests_simulated"].get<int64_t>(), 0) << l["layout"];
+    EXPECT_GT(l["ttft_s"]["p99"].get<double>(), 0) << l["layout"];
+  }
 }
 
 TEST(LengthSpreadCli, ReplaysTakeTheSpreadGivenOverTheSaved) {

@@ -65,14 +65,10 @@ struct ServingOptions {
 struct RequestLengths {
   int64_t prompt_tokens = 1024;
   int64_t output_tokens = 256;
-  int64_t longest_tokens = 0;         // 0: prompt + output
-  const char* prompt_field = "isl";   // the request's field of the prompt length (explain: context)
-  int64_t longest_prompt_tokens = 0;  // 0: prompt_tokens (an engine's whole-prompt token budget)
+  int64_t longest_tokens = 0;        // 0: prompt + output
+  const char* prompt_field = "isl";  // the request's field of the prompt length (explain: context)
   int64_t Longest() const {
     return longest_tokens > 0 ? longest_tokens : prompt_tokens + output_tokens;
-  }
-  int64_t LongestPrompt() const {
-    return longest_prompt_tokens > 0 ? longest_prompt_tokens : prompt_tokens;
   }
 };
 
@@ -87,8 +83,8 @@ struct LengthSpreadRequest {
 // lengths fixed (it would spread nothing).
 StatusOr<LengthSpread> ResolveLengthSpread(const LengthSpreadRequest& request);
 // Requests of `isl` and `osl` tokens (their means) spread as `spread` says: with the longest
-// request and prompt the spread draws (sim/serving.h), for the limits that depend on them (the
-// model's context, an engine's whole-prompt token budget).
+// request the spread draws (sim/serving.h), for the limits that depend on it (the model's
+// context, the KV a replica must hold).
 RequestLengths DrawnLengths(int64_t isl, int64_t osl, const LengthSpread& spread);
 
 // SLOs as a caller states them: 0 means none.

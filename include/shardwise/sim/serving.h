@@ -217,12 +217,12 @@ struct ServingRun {
 Scenario OutOfPhaseScenario(const Scenario& scenario);
 OutOfPhase OutOfPhaseOf(const ServingRun& run);
 
-// The lengths a scenario's requests have: their means, the longest (prompt + output) and the
-// longest prompt. A spread length is taken to reach 4 (1 + CV) x its mean (a lognormal of CV 0.5
-// draws beyond that, 6x its mean, about 3 times in 100,000 requests); a trace's, its longest.
+// The lengths a scenario's requests have: their means and the longest (prompt + output). A
+// uniform length reaches its top, (1 + sqrt(3) CV) x its mean; a lognormal one
+// is taken to reach 4 (1 + CV) x its mean (at CV 0.5 it draws beyond that, 6x, about 3 times in
+// 100,000 requests; at CV 2 about 5 in 1,000); a trace's, its longest.
 Workload ScenarioLengths(const Scenario& scenario);
 int64_t LongestRequest(const Scenario& scenario);
-int64_t LongestPrompt(const Scenario& scenario);
 
 // How `scenario`'s lengths spread about their means (its distributions and CV).
 LengthSpread SpreadOf(const Scenario& scenario);
