@@ -1,12 +1,14 @@
 // Text views of the API's results (api/): what the CLI prints for simulate, explain, train,
-// price, recommend and compare, as strings. Option names appear as backticked fields (`max_batch`),
-// as in the library's messages; the CLI shows them as its flags. Pure functions; thread-safe.
+// plan, price, recommend and compare, as strings. Option names appear as backticked fields
+// (`max_batch`), as in the library's messages; the CLI shows them as its flags. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "shardwise/api/explain.h"
+#include "shardwise/api/plan.h"
 #include "shardwise/api/price.h"
 #include "shardwise/api/recommend.h"
 #include "shardwise/api/simulate.h"
@@ -23,6 +25,9 @@ std::string SimulateText(const api::ServingReport& report, const api::SimulateRe
 std::string ExplainText(const api::Explanation& explanation);
 // The ranked layouts (or one explained), the critical batch, time and cost, the sizes' front.
 std::string TrainText(const api::TrainReport& report);
+// The ranked layouts at the load with why each, the step model's Pareto front, and the
+// aggregated-or-disaggregated verdict.
+std::string PlanText(const api::PlanReport& report);
 // The operating point and its price per million tokens by utilisation, break-even against an
 // API's prices and the deployments a demand needs.
 std::string PriceText(const api::PriceReport& report);
