@@ -99,8 +99,7 @@ std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
 }  // namespace
 
 Status DrawLike(const RequestGenerator& g, Scenario& s) {
-  SW_ASSIGN_OR_RETURN(const LengthSpread spread,
-                      ResolveLengthSpread({g.isl_dist, g.osl_dist, g.length_cv}));
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(g.Lengths()));
   s.input = {spread.input, s.input.mean, spread.cv};
   s.output = {spread.output, s.output.mean, spread.cv};
   if (auto* open = std::get_if<OpenLoop>(&s.load); open && g.burstiness) {

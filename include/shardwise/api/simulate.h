@@ -99,6 +99,7 @@ struct RequestGenerator {
   std::optional<double> length_cv;   // uniform and lognormal lengths; unset: 0.5
   std::optional<double> burstiness;  // an open loop's arrival-gap CV; unset: 1 (Poisson)
   std::string router;                // round-robin or least-loaded; empty: the scenario's default
+  LengthSpreadRequest Lengths() const { return {isl_dist, osl_dist, length_cv}; }
 };
 
 // `s` (its mean lengths and load set) drawn as `g` says, validated by field.
