@@ -19,7 +19,8 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
   engine =
       sub->add_option("--engine", v.engine,
                       "Serving engine profile: trtllm, vllm, sglang (each its newest version), "
-                      "a versioned name (vllm-0.12) or a profile .json (see data/engines/)")
+                      "a versioned name (vllm-0.12; trtllm-cpp: TensorRT engines under the C++ "
+                      "executor) or a profile .json (see data/engines/)")
           ->capture_default_str();
   given = {
       engine,

@@ -176,6 +176,24 @@ TEST(LaunchOverrides, TheEngineLaunchedIsTheEngineModelled) {
   EXPECT_TRUE(named.Json()["engine"].get<std::string>().starts_with("trtllm-"));
 }
 
+// The trtllm-cpp profile models TensorRT engines under TensorRT-LLM's C++ executor
+// (data/engines/trtllm-cpp.json, emit_matches false); --emit trtllm writes trtllm-serve's PyTorch
+// backend, so the launch says the runtime modelled is not the one it starts, and which is.
+TEST(LaunchOverrides, ATensorRtEngineProfileSaysTheLaunchRunsAnotherRuntime) {
+  const std::string plan = "plan --model llama-3.1-8b --cluster dgx-h100 --emit trtllm --engine ";
+  const RunResult cpp = RunShardwise(plan + "trtllm-cpp");
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_NE(cpp.err.find("modelled with the trtllm-cpp profile, whose runtime the trtllm launch "
+                         "written does not start"),
+            std::string::npos)
+      << cpp.err;
+  EXPECT_NE(cpp.err.find("set --engine to trtllm to model the one launched"), std::string::npos)
+      << cpp.err;
+  const RunResult pytorch = RunShardwise(plan + "trtllm");
+  ASSERT_EQ(pytorch.exit_code, 0) << pytorch.err;
+  EXPECT_EQ(pytorch.err.find("modelled with the"), std::string::npos) << pytorch.err;
+}
+
 // TensorRT-LLM without chunked prefill refuses a prompt longer than max_num_tokens
 // (tensorrt_llm/llmapi/llm.py): the script says so where the context is longer. The budget is
 // the 1,024-token prompt + 1,500 (data/engines/trtllm-1.0.json), Llama 3.1's context 131,072.

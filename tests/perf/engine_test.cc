@@ -13,8 +13,8 @@ namespace shardwise {
 namespace {
 
 TEST(EngineProfile, BuiltinsLoadByBareAndVersionedName) {
-  for (const char* name :
-       {"trtllm", "vllm", "sglang", "trtllm-1.0", "vllm-0.12", "vllm-0.18", "sglang-0.5"}) {
+  for (const char* name : {"trtllm", "vllm", "sglang", "trtllm-1.0", "trtllm-cpp", "vllm-0.12",
+                           "vllm-0.18", "sglang-0.5"}) {
     auto e = LoadEngine(name);
     ASSERT_TRUE(e.ok()) << name << ": " << e.status().message();
     EXPECT_FALSE(e->sources.at("step_overhead_s").empty());
@@ -25,6 +25,12 @@ TEST(EngineProfile, BuiltinsLoadByBareAndVersionedName) {
   EXPECT_TRUE(LoadEngine("vllm")->overlap_scheduler);
   EXPECT_FALSE(LoadEngine("vllm-0.12")->overlap_scheduler);
   EXPECT_EQ(LoadEngine("trtllm")->kv_rule, KvMemoryRule::kFractionOfFreeAfterWeights);
+  // The TensorRT-engine profile has no version number: bare "trtllm" stays the PyTorch backend's
+  // newest, the runtime --emit trtllm launches.
+  EXPECT_EQ(LoadEngine("trtllm")->name, "trtllm-1.0");
+  EXPECT_TRUE(LoadEngine("trtllm")->emit_matches);
+  EXPECT_FALSE(LoadEngine("trtllm-cpp")->emit_matches);
+  EXPECT_EQ(LoadEngine("trtllm-cpp")->engine, "trtllm");
   EXPECT_EQ(LoadEngine("vllm")->kv_rule, KvMemoryRule::kFractionOfTotal);
 }
 

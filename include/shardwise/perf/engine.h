@@ -83,6 +83,9 @@ struct EngineProfile {
   // and its tokenization, one prompt at a time (sim/front_end.h).
   double request_path_s = 0;
   double tokenize_s_per_token = 0;
+  // Whether `--emit` for this engine kind writes the runtime this profile models (false for a
+  // TensorRT engine under the C++ executor: emit writes trtllm-serve's PyTorch backend).
+  bool emit_matches = true;
   MeasuredRatios closed_loop_ttft;               // measured / predicted mean TTFT of closed loops
   MeasuredRatios closed_loop_tpot;               // and of TPOT
   std::string closed_loop_measured_on;           // the catalog GPU those closed loops ran on
