@@ -18,6 +18,11 @@ the source texts to be updated by hand.
 - achievable.kernel_latency_s on MI325X Llama2-70B Interactive TPOT p50 at the row's target_qps,
   written to both parts (one die, one ROCm): at Interactive's moderate batch a decode step is
   its weight read and a fixed time per kernel; the MI300X rows check it.
+- achievable.gemm_fraction.fp4 of the B200 on its Llama2-70B Offline output tokens/s, the rows
+  run on TensorRT engines (the trtllm-cpp profile). The GB200, the same die in another board, is
+  written the same sustained rate (the B200's fraction x the B200's fp4 peak / its own; assumed:
+  the training tables' GB200/B200 pairs of one layout measure 0.93-1.05x, docs/validation/
+  training.md); its rows, and the B200's other benchmarks, check it.
 
 Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--csv FILE] [--gpus-dir DIR]
        [--only NAME] [--write]
@@ -46,6 +51,7 @@ GPUS_DIR = os.path.join(ROOT, "data", "gpus")
 # AMD's submissions run vLLM on ROCm with FP8 weights and no published layout, as the scorer
 # runs them.
 GEMM_FP8 = ("achievable", "gemm_fraction", "fp8")
+GEMM_FP4 = ("achievable", "gemm_fraction", "fp4")
 KERNEL_LATENCY = ("achievable", "kernel_latency_s")
 FITS = [
     {"name": f"{gpu}.gemm_fraction.fp8", "gpus": [gpu], "path": GEMM_FP8, "bounds": (0.2, 0.95),
@@ -57,6 +63,9 @@ FITS = [
      "bounds": (1e-6, 1e-4), "tolerance": 1e-7,
      "rows": ("mi325x", "MI325X", "llama2-70b-99", "Interactive"), "metric": "tpot_p50_ms",
      "provenance": "kernel_latency_s"},
+    {"name": "b200.gemm_fraction.fp4", "gpus": ["b200"], "path": GEMM_FP4, "bounds": (0.2, 0.95),
+     "tolerance": 0.001, "rows": ("b200", "B200", "llama2-70b-99", "Offline"),
+     "metric": "tokens_per_s", "provenance": "gemm_fraction.fp4", "same_rate": ["gb200"]},
 ]
 MOST_ROUNDS = 6
 
@@ -100,6 +109,25 @@ def read_gpu(gpu):
     except OSError as e:
         sys.exit(f"fit_gpu_mlperf: cannot read {gpu}.json in {GPUS_DIR}: {e.strerror} "
                  "(--gpus-dir)")
+
+
+def write_gpu(spec):
+    with open(os.path.join(GPUS_DIR, spec["name"] + ".json"), "w") as f:
+        json.dump(spec, f, indent=2)
+        f.write("\n")
+
+
+def write_same_rate(gpu, fit, value):
+    """Writes `gpu` the sustained rate the fitted part reaches at `value`, as a fraction of its
+    own peak in the fit's format (assumed: the same die)."""
+    dtype = fit["path"][-1]
+    fitted_peak = read_gpu(fit["gpus"][0])["peak_flops_per_s"][dtype]
+    spec = read_gpu(gpu)
+    share = round(value * fitted_peak / spec["peak_flops_per_s"][dtype], 3)
+    set_path(spec, fit["path"], share)
+    spec.setdefault("provenance", {})[fit["provenance"]] = "assumed"
+    print(f"{gpu}.gemm_fraction.{dtype} = {share:g} (assumed, the same sustained rate)")
+    write_gpu(spec)
 
 
 def set_path(spec, path, value):
@@ -238,9 +266,9 @@ def main():
                     spec["achievable"]["gemm_fraction"]["bf16"] = bf16_from_fp8(spec)
                     print(f"{gpu}.gemm_fraction.bf16 = "
                           f"{spec['achievable']['gemm_fraction']['bf16']:g} (assumed, from fp8)")
-                with open(os.path.join(GPUS_DIR, gpu + ".json"), "w") as f:
-                    json.dump(spec, f, indent=2)
-                    f.write("\n")
+                write_gpu(spec)
+            for gpu in fit.get("same_rate", []):
+                write_same_rate(gpu, fit, value)
     print(f"written to {GPUS_DIR}; update the files' source texts, which quote the values"
           if args.write else f"pass --write to store them in {GPUS_DIR}")
 

@@ -10,7 +10,8 @@ MI325X Llama2-70B Interactive rows; every other row is held out.
 
 Each row is mapped to a simulation: model name -> catalog model, accelerator -> catalog cluster
 (all of the system's accelerators, via --gpus or --nodes), software -> engine profile
-(TensorRT -> trtllm, vLLM -> vllm, SGLang -> sglang), weights -> --dtype (FP4/FP8 checkpoints
+(TensorRT -> trtllm-cpp, TensorRT engines under TensorRT-LLM's C++ executor, or trtllm-1.0, its
+PyTorch backend, for DeepSeek-R1; vLLM -> vllm; SGLang -> sglang), weights -> --dtype (FP4/FP8 checkpoints
 serve an FP8 KV cache, as the submitters' configs do), and the published tp/pp/ep/attn_dp ->
 --layout and batch -> --max-batch (where a row publishes none, simulate picks its own layout; the
 `layout` column of --details says which). Rows the catalog cannot express are counted as not
@@ -86,6 +87,13 @@ UNCOVERED_ACCELERATORS = {
                                                      "in the catalog"),
 }
 ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
+# TensorRT rows run TensorRT engines under TensorRT-LLM's C++ executor (data/engines/
+# trtllm-cpp.json), but for the models TensorRT-LLM serves only from its PyTorch backend:
+# DeepSeek-V3/R1 (MLA and its MoE) has no TensorRT-engine build in TensorRT-LLM
+# (examples/models/core/deepseek_v3/README.md runs it through the PyTorch workflow), so those
+# rows take the PyTorch backend's profile, trtllm-1.0.
+TENSORRT_ENGINE_PROFILE = "trtllm-cpp"
+PYTORCH_BACKEND_ONLY = {"deepseek-r1"}
 DTYPES = {"fp8": "fp8", "fp4": "fp4", "int4": "int4", "uint4": "int4"}
 
 
@@ -104,13 +112,16 @@ def engine_label(software):
     return ENGINES.get(first, "Mango LLMBoost" if first == "Mango" else first)
 
 
-def engine_version(engine, software):
-    """The engine profile for a row: where the software names the engine's own release (vLLM
-    0.9.0, SGLang ...), the built-in profile for that version (score_serving.engine_profile: the
-    newest at or below it, else the oldest); TensorRT rows name TensorRT's release, not
-    TensorRT-LLM's, and take the engine's newest profile."""
+def engine_version(engine, software, model):
+    """The engine profile for a row of catalog `model`: where the software names the engine's own
+    release (vLLM 0.9.0, SGLang ...), the built-in profile for that version
+    (score_serving.engine_profile: the newest at or below it, else the oldest); TensorRT rows
+    name TensorRT's release and run its engines under the C++ executor (trtllm-cpp), or the
+    PyTorch backend's newest profile where TensorRT-LLM builds no engine of the model."""
     words = software.replace(",", " ").split()
-    if engine == "trtllm" or len(words) < 2:
+    if engine == "trtllm":
+        return engine if model in PYTORCH_BACKEND_ONLY else TENSORRT_ENGINE_PROFILE
+    if len(words) < 2:
         return engine
     return engine_profile(engine, words[1])
 
@@ -155,7 +166,7 @@ def row_command(row, binary, trace):
         argv += ["--gpus", str(gpus)]
     else:
         argv += ["--nodes", str(gpus // per_node)]
-    argv += ["--engine", engine_version(engine, row["software"]), "--dtype", dtype]
+    argv += ["--engine", engine_version(engine, row["software"], model), "--dtype", dtype]
     if dtype in ("fp8", "fp4"):
         argv += ["--kv-dtype", "fp8"]
     layout, how = layout_of(row, model, gpus)

@@ -66,12 +66,17 @@ check("user options",
 check("a flag", score_serving.with_options(["simulate", "--json", "--isl", "922"], ["--json"]),
       ["simulate", "--isl", "922", "--json"])
 # score_mlperf takes the same rule where the software names the engine's own release; TensorRT
-# rows name TensorRT's (10.11), not TensorRT-LLM's, and keep the engine's newest profile.
+# rows name TensorRT's (10.11), not TensorRT-LLM's: they run TensorRT engines under the C++
+# executor (trtllm-cpp), but DeepSeek-R1, which TensorRT-LLM serves only from its PyTorch
+# backend, keeps that backend's newest profile (bare trtllm).
 import score_mlperf  # noqa: E402
 
-for software, want in [("vLLM 0.9.0, PyTorch 2.7.0", "vllm-0.12"),
-                       ("vLLM 0.6.5.dev964+mlperf50, Pytorch 2.7.0a0, ROCm", "vllm-0.12"),
-                       ("TensorRT 10.11, CUDA 12.9", "trtllm")]:
+for software, model, want in [
+        ("vLLM 0.9.0, PyTorch 2.7.0", "llama-2-70b", "vllm-0.12"),
+        ("vLLM 0.6.5.dev964+mlperf50, Pytorch 2.7.0a0, ROCm", "llama-2-70b", "vllm-0.12"),
+        ("TensorRT 10.11, CUDA 12.9", "llama-2-70b", "trtllm-cpp"),
+        ("TensorRT 10.11, CUDA 12.9", "deepseek-r1", "trtllm")]:
     engine = score_mlperf.engine_label(software)
-    check(f"MLPerf {software!r}", score_mlperf.engine_version(engine, software), want)
+    check(f"MLPerf {software!r} {model}", score_mlperf.engine_version(engine, software, model),
+          want)
 print("score_serving harnesses and engine versions: by hand")

@@ -11,9 +11,10 @@ import sys
 args = sys.argv[2:]
 assert sys.argv[1] == "simulate" and "--json" in args, sys.argv
 value = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
-# The fixture's only covered rows: Llama2-70B FP4 on one 8-GPU B200 node, TensorRT, tp1 x 8.
+# The fixture's only covered rows: Llama2-70B FP4 on one 8-GPU B200 node, TensorRT (its engines
+# under the C++ executor: trtllm-cpp), tp1 x 8.
 assert value["--model"] == "llama-2-70b" and value["--cluster"] == "dgx-b200", args
-assert value["--nodes"] == "1" and value["--layout"] == "dp8" and value["--engine"] == "trtllm"
+assert value["--nodes"] == "1" and value["--layout"] == "dp8" and value["--engine"] == "trtllm-cpp"
 assert value["--dtype"] == "fp4" and value["--kv-dtype"] == "fp8", args
 assert value["--max-batch"] == "2048", args
 with open(value["--trace"]) as f:
