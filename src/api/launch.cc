@@ -222,7 +222,8 @@ nlohmann::json ToJson(const LaunchReport& rep) {
           {"model", rep.inputs.model},
           {"max_model_len", rep.inputs.max_model_len},
           {"pools", pools},
-          {"files", files}};
+          {"files", files},
+          {"notes", rep.notes}};
 }
 
 }  // namespace shardwise::api

@@ -210,7 +210,11 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   SW_RETURN_IF_ERROR(r.Bool("context_parallel", e.context_parallel));
   SW_RETURN_IF_ERROR(r.Number("request_path_s", e.request_path_s, 0, 1));
   SW_RETURN_IF_ERROR(r.Number("tokenize_s_per_token", e.tokenize_s_per_token, 0, 1e-3));
-  SW_RETURN_IF_ERROR(r.Bool("emit_matches", e.emit_matches));
+  // Optional: a profile written before the field (a user's, or calibrate's from one) models the
+  // runtime its engine's launch starts.
+  if (json.at("fields").contains("emit_matches")) {
+    SW_RETURN_IF_ERROR(r.Bool("emit_matches", e.emit_matches));
+  }
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_ttft_ratio", e.closed_loop_ttft));
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_tpot_ratio", e.closed_loop_tpot));
   SW_RETURN_IF_ERROR(r.Text("closed_loop_measured_on", e.closed_loop_measured_on));

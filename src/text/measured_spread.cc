@@ -1,5 +1,6 @@
 // The `measured` line of a closed loop's text (plan, simulate): where the engine's measured
-// closed loops fell around the predictions, and whether that spread is assumed on this GPU.
+// closed loops fell around the predictions, and whether that spread is assumed (on this GPU, or
+// for this profile).
 #include <fmt/format.h>
 
 #include "shardwise/text/text.h"
@@ -14,7 +15,11 @@ std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& g
       "             docs/validation/serving-under-load.md); {} cover that\n",
       engine.engine, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
       engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90, bands);
-  if (gpu != engine.closed_loop_measured_on) {
+  const auto spread = engine.provenance.find("closed_loop_ttft_ratio_p10");
+  if (spread != engine.provenance.end() && spread->second == Provenance::kAssumed) {
+    out += fmt::format("             for the {} profile that spread is assumed, not measured\n",
+                       engine.name);
+  } else if (gpu != engine.closed_loop_measured_on) {
     out += fmt::format("             on {} that spread is an assumption\n", gpu);
   }
   return out;

@@ -192,6 +192,12 @@ TEST(LaunchOverrides, ATensorRtEngineProfileSaysTheLaunchRunsAnotherRuntime) {
   const RunResult pytorch = RunShardwise(plan + "trtllm");
   ASSERT_EQ(pytorch.exit_code, 0) << pytorch.err;
   EXPECT_EQ(pytorch.err.find("modelled with the"), std::string::npos) << pytorch.err;
+  // --json carries the note in the launch object, and none where the runtimes match.
+  const auto notes = RunShardwise(plan + "trtllm-cpp --json").Json()["launch"]["notes"];
+  ASSERT_EQ(notes.size(), 1u) << notes.dump();
+  EXPECT_NE(notes[0].get<std::string>().find("trtllm-cpp profile, whose runtime"),
+            std::string::npos);
+  EXPECT_TRUE(RunShardwise(plan + "trtllm --json").Json()["launch"]["notes"].empty());
 }
 
 // TensorRT-LLM without chunked prefill refuses a prompt longer than max_num_tokens

@@ -223,6 +223,21 @@ TEST(SimulateCli, ClosedLoopBandCoversWhereMeasuredLoopsFell) {
             assumed.end());
   const auto h100 = r.Json()["assumed_inputs"].get<std::vector<std::string>>();
   EXPECT_EQ(std::find(h100.begin(), h100.end(), "engine.closed_loop_measured_on"), h100.end());
+  // A profile whose spread is itself assumed (trtllm-cpp borrows trtllm-1.0's: no closed loop of
+  // TensorRT-LLM's C++ executor is measured) says so, on the GPU measured too.
+  const std::string cpp_loop =
+      "simulate --model llama-3.1-8b --cluster dgx-h100 --gpus 1 --layout tp1 --concurrency 4 "
+      "--requests 40 --isl 512 --osl 64 --engine trtllm-cpp";
+  const RunResult cpp = RunShardwise(cpp_loop);
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_NE(cpp.out.find("for the trtllm-cpp profile that spread is assumed, not measured"),
+            std::string::npos)
+      << cpp.out;
+  const auto cpp_json = RunShardwise(cpp_loop + " --json").Json();
+  const auto cpp_assumed = cpp_json["assumed_inputs"].get<std::vector<std::string>>();
+  EXPECT_NE(std::find(cpp_assumed.begin(), cpp_assumed.end(), "engine.closed_loop_ttft_ratio"),
+            cpp_assumed.end());
+  EXPECT_EQ(std::find(h100.begin(), h100.end(), "engine.closed_loop_ttft_ratio"), h100.end());
   // An open loop is not what those measurements were: its band is the inputs' alone.
   const RunResult open = RunShardwise(
       "simulate --model llama-3.1-8b --gpus 1 --layout tp1 --rate 2 --requests 40 --isl 512 "

@@ -60,6 +60,23 @@ TEST(EngineProfile, MissingFieldIsNamed) {
       << e.status().message();
 }
 
+// emit_matches came after the other fields: a profile written before it (a user's, or calibrate's)
+// still loads, and models the runtime its engine's launch starts.
+TEST(EngineProfile, EmitMatchesIsOptionalAndTrueWhenAbsent) {
+  nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/trtllm-cpp.json"));
+  ASSERT_FALSE(ParseEngineProfile(j, "cpp.json")->emit_matches);
+  j["fields"].erase("emit_matches");
+  const auto e = ParseEngineProfile(j, "older.json");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_TRUE(e->emit_matches);
+  j["fields"]["emit_matches"] = {{"value", "no"}, {"provenance", "measured"}, {"source", "x"}};
+  const auto bad = ParseEngineProfile(j, "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("field 'emit_matches' must be true or false"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(EngineProfile, FieldWithoutSourceOrProvenanceIsRejected) {
   nlohmann::json j = nlohmann::json::parse(*catalog::ReadEmbedded("engines/vllm-0.12.json"));
   j["fields"]["step_overhead_s"]["provenance"] = "guessed";

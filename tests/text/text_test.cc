@@ -175,6 +175,11 @@ TEST(MeasuredSpreadText, SaysWhenTheSpreadIsAssumed) {
   engine.closed_loop_measured_on = "h100-sxm";
   EXPECT_FALSE(Contains(MeasuredSpreadText(engine, "h100-sxm", "the bands"), "assumption"));
   EXPECT_TRUE(Contains(MeasuredSpreadText(engine, "b200", "the bands"), "on b200 that spread"));
+  // A profile whose spread is itself assumed (borrowed from another profile's closed loops).
+  engine.provenance["closed_loop_ttft_ratio_p10"] = Provenance::kAssumed;
+  const std::string borrowed = MeasuredSpreadText(engine, "h100-sxm", "the bands");
+  EXPECT_TRUE(Contains(borrowed, "for the e profile that spread is assumed, not measured"))
+      << borrowed;
 }
 
 }  // namespace
