@@ -19,10 +19,12 @@ the source texts to be updated by hand.
   written to both parts (one die, one ROCm): at Interactive's moderate batch a decode step is
   its weight read and a fixed time per kernel; the MI300X rows check it.
 - achievable.gemm_fraction.fp4 of the B200 on its Llama2-70B Offline output tokens/s, the rows
-  run on TensorRT engines (the trtllm-cpp profile). The GB200, the same die in another board, is
-  written the same sustained rate (the B200's fraction x the B200's fp4 peak / its own; assumed:
-  the training tables' GB200/B200 pairs of one layout measure 0.93-1.05x, docs/validation/
-  training.md); its rows, and the B200's other benchmarks, check it.
+  run on TensorRT engines (the trtllm-cpp profile). Written with it, as assumptions: the B300
+  (Blackwell Ultra, the same kernels on wider FP4 units) the same fraction of its own peak; the
+  GB200 and GB300, the B200's and B300's dies on another board, the same sustained rate as
+  those (that part's fraction x its fp4 peak / their own; the training tables' GB200/B200 pairs
+  of one layout measure 0.93-1.05x, docs/validation/training.md). Their rows, and the B200's
+  other benchmarks, check it.
 
 Usage: tools/fit_gpu_mlperf.py [--binary build/shardwise] [--csv FILE] [--gpus-dir DIR]
        [--only NAME] [--write]
@@ -65,7 +67,8 @@ FITS = [
      "provenance": "kernel_latency_s"},
     {"name": "b200.gemm_fraction.fp4", "gpus": ["b200"], "path": GEMM_FP4, "bounds": (0.2, 0.95),
      "tolerance": 0.001, "rows": ("b200", "B200", "llama2-70b-99", "Offline"),
-     "metric": "tokens_per_s", "provenance": "gemm_fraction.fp4", "same_rate": ["gb200"]},
+     "metric": "tokens_per_s", "provenance": "gemm_fraction.fp4",
+     "same_fraction": ["b300"], "same_rate": [("gb200", "b200"), ("gb300", "b300")]},
 ]
 MOST_ROUNDS = 6
 
@@ -113,20 +116,30 @@ def read_gpu(gpu):
 
 def write_gpu(spec):
     with open(os.path.join(GPUS_DIR, spec["name"] + ".json"), "w") as f:
-        json.dump(spec, f, indent=2)
+        json.dump(spec, f, indent=2, ensure_ascii=False)
         f.write("\n")
 
 
-def write_same_rate(gpu, fit, value):
-    """Writes `gpu` the sustained rate the fitted part reaches at `value`, as a fraction of its
-    own peak in the fit's format (assumed: the same die)."""
+def derived_values(fit, value):
+    """[(part, share, why)] of the parts a fit's value is assumed for: `same_fraction`, the fitted
+    fraction of their own peak (one architecture and its kernels), then `same_rate`, (part,
+    reference) pairs, the reference's sustained rate (at the fitted or assumed fraction) as a
+    fraction of the part's own peak (one die)."""
     dtype = fit["path"][-1]
-    fitted_peak = read_gpu(fit["gpus"][0])["peak_flops_per_s"][dtype]
+    fractions = {gpu: value for gpu in fit["gpus"] + fit.get("same_fraction", [])}
+    out = [(gpu, value, "the same fraction of its peak") for gpu in fit.get("same_fraction", [])]
+    for gpu, reference in fit.get("same_rate", []):
+        ref = read_gpu(reference)
+        rate = fractions.get(reference, get_path(ref, fit["path"])) * ref["peak_flops_per_s"][dtype]
+        share = round(rate / read_gpu(gpu)["peak_flops_per_s"][dtype], 3)
+        out.append((gpu, share, f"{reference}'s sustained rate"))
+    return out
+
+
+def write_assumed(gpu, fit, share):
     spec = read_gpu(gpu)
-    share = round(value * fitted_peak / spec["peak_flops_per_s"][dtype], 3)
     set_path(spec, fit["path"], share)
     spec.setdefault("provenance", {})[fit["provenance"]] = "assumed"
-    print(f"{gpu}.gemm_fraction.{dtype} = {share:g} (assumed, the same sustained rate)")
     write_gpu(spec)
 
 
@@ -257,7 +270,12 @@ def main():
         names = ", ".join(f"{r['id']} {r['submitter']}" for r in rows[fit["name"]])
         print(f"{fit['name']} = {value:g} on {len(rows[fit['name']])} "
               f"{' '.join(fit['rows'][1:])} rows ({names}); for {', '.join(fit['gpus'])}")
+        derived = derived_values(fit, value)
+        for gpu, share, why in derived:
+            print(f"{gpu}.gemm_fraction.{fit['path'][-1]} = {share:g} (assumed, {why})")
         if args.write:
+            for gpu, share, _ in derived:
+                write_assumed(gpu, fit, share)
             for gpu in fit["gpus"]:
                 spec = read_gpu(gpu)
                 set_path(spec, fit["path"], value)
@@ -267,8 +285,6 @@ def main():
                     print(f"{gpu}.gemm_fraction.bf16 = "
                           f"{spec['achievable']['gemm_fraction']['bf16']:g} (assumed, from fp8)")
                 write_gpu(spec)
-            for gpu in fit.get("same_rate", []):
-                write_same_rate(gpu, fit, value)
     print(f"written to {GPUS_DIR}; update the files' source texts, which quote the values"
           if args.write else f"pass --write to store them in {GPUS_DIR}")
 
