@@ -15,11 +15,19 @@ struct GpusOptions {
   bool json = false;
 };
 
-// The GEMM fractions' provenance, and the fp8 one's where the file states it apart.
+// The GEMM fractions' provenance, and the fp8 and fp4 ones' where the file states them apart.
 std::string CalibrationCell(const GpuSpec& g) {
   const std::string all = ProvenanceName(g.ProvenanceOf("gemm_fraction"));
-  const std::string fp8 = ProvenanceName(g.ProvenanceOf(GpuSpec::GemmFractionKey(Dtype::kFp8)));
-  return fp8 == all ? all : fmt::format("{} (fp8 {})", all, fp8);
+  std::string apart;
+  for (const Dtype d : {Dtype::kFp8, Dtype::kFp4}) {
+    const std::string own = ProvenanceName(g.ProvenanceOf(GpuSpec::GemmFractionKey(d)));
+    if (own != all) apart += fmt::format("{}{} {}", apart.empty() ? "" : ", ", DtypeName(d), own);
+  }
+  return apart.empty() ? all : fmt::format("{} ({})", all, apart);
+}
+
+std::string FractionCell(const GpuSpec& g, Dtype d) {
+  return g.Supports(d) ? fmt::format("{:.2f}", g.GemmCalibrationFor(d).fraction) : "-";
 }
 
 std::string PeakCell(const GpuSpec& g, Dtype d) {
@@ -35,22 +43,21 @@ Status RunGpus(const GpusOptions& opts) {
     return Status();
   }
   Table table({"gpu", "bf16 TF/s", "fp8 TF/s", "fp4 TF/s", "HBM", "HBM BW", "scale-up/dir",
-               "NIC/dir", "$/GPU-h", "TDP W", "bf16 eff", "fp8 eff", "HBM eff", "calibration"});
+               "NIC/dir", "$/GPU-h", "TDP W", "bf16 eff", "fp8 eff", "fp4 eff", "HBM eff",
+               "calibration"});
   for (const GpuSpec& g : gpus) {
     table.AddRow({g.name, PeakCell(g, Dtype::kBf16), PeakCell(g, Dtype::kFp8),
                   PeakCell(g, Dtype::kFp4), FormatBytes(g.hbm_bytes),
                   FormatBandwidth(g.hbm_bytes_per_s), FormatBandwidth(g.scale_up_bytes_per_s),
                   FormatBandwidth(g.nic_bytes_per_s), fmt::format("{:.2f}", g.usd_per_gpu_hour),
                   g.board_power_w > 0 ? fmt::format("{:.0f}", g.board_power_w) : "-",
-                  fmt::format("{:.2f}", g.GemmCalibrationFor(Dtype::kBf16).fraction),
-                  g.Supports(Dtype::kFp8)
-                      ? fmt::format("{:.2f}", g.GemmCalibrationFor(Dtype::kFp8).fraction)
-                      : "-",
-                  fmt::format("{:.2f}", g.hbm_fraction), CalibrationCell(g)});
+                  FractionCell(g, Dtype::kBf16), FractionCell(g, Dtype::kFp8),
+                  FractionCell(g, Dtype::kFp4), fmt::format("{:.2f}", g.hbm_fraction),
+                  CalibrationCell(g)});
   }
   std::cout << table.Render();
   std::cout
-      << "\nPeaks are dense (no sparsity). GEMM (bf16, fp8) and HBM eff: achievable fraction\n"
+      << "\nPeaks are dense (no sparsity). GEMM (bf16, fp8, fp4) and HBM eff: achievable fraction\n"
          "of peak, from published kernel measurements ('measured'), fitted to published\n"
          "end-to-end results ('fitted'), or borrowed from a sibling part ('assumed').\n"
          "Sources of every number, provenance of each fraction: 'shardwise gpus --json'.\n";
