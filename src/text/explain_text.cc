@@ -90,8 +90,9 @@ std::string Memory(const MemoryPerGpu& m, const PerfOptions& perf, int64_t conte
 std::string FrontEndClause(const Pool& prefill, int64_t prompt_tokens) {
   const double front_s = prefill.perf.engine.FrontEndS(prompt_tokens);
   if (front_s <= 0) return "";
-  return fmt::format("; simulate and price add the server's request path and tokenization, {}",
-                     FormatSeconds(front_s));
+  const bool tokenizes = prefill.perf.engine.tokenize_s_per_token > 0;
+  return fmt::format("; simulate and price add the server's request path{}, {}",
+                     tokenizes ? " and tokenization" : "", FormatSeconds(front_s));
 }
 
 std::string Aggregated(const api::Explanation& e) {

@@ -162,6 +162,14 @@ TEST(Cli, ExplainNamesTheServerPathSimulateAddsToItsTtft) {
                            "tokenization, 9.37 ms)"),
             std::string::npos)
       << split.out;
+  // A profile without tokenization (trtllm-cpp: the C++ executor takes token ids) names the
+  // request path alone, its 2 ms.
+  const RunResult cpp = RunShardwise(
+      "explain --model llama-3.1-70b --layout tp8 --batch 1 --context 1024 --engine trtllm-cpp");
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.err;
+  EXPECT_NE(cpp.out.find("simulate and price add the server's request path, 2.00 ms"),
+            std::string::npos)
+      << cpp.out;
   // One request every 20 s keeps each alone: simulate's median TTFT is explain's plus that path.
   const RunResult sim = RunShardwise(
       "simulate --model llama-3.1-70b --layout tp8 --engine trtllm-1.0 --rate 0.05 --requests 200 "
