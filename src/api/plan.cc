@@ -123,7 +123,7 @@ StatusOr<PlanReport> Plan(const Catalog& catalog, const PlanRequest& r) {
   SW_ASSIGN_OR_RETURN(rep.winner_estimate,
                       EstimateDeployment(rep.model, rep.winner, rep.request.workload));
   rep.saved = Save("plan", r.model, r.cluster, r.serving, rep.winner, r.isl, r.osl);
-  SaveLengths(r.lengths, rep.saved);
+  rep.saved.lengths = r.lengths;
   rep.saved.slo = r.slo;
   const OperatingPoint& at = rep.verdict.disaggregated_wins ? *rep.disaggregated->at_load
                                                             : *rep.result.ranked.front().at_load;
@@ -280,7 +280,7 @@ StatusOr<SavedDeployment> ChosenQuestion(const PlanReport& rep, std::string_view
   SW_ASSIGN_OR_RETURN(const Deployment d, ChooseDeployment(rep, which, rank));
   const SavedDeployment& w = rep.saved;
   SavedDeployment saved = Save(w.command, w.model, w.cluster, w.serving, d, w.isl, w.osl);
-  SaveLengths({w.isl_dist, w.osl_dist, w.length_cv}, saved);
+  saved.lengths = w.lengths;
   saved.slo = w.slo;
   saved.rate = w.rate;
   const OperatingPoint& at = pick.kind == Pick::Kind::kSplit

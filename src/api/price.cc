@@ -179,7 +179,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
   const RequestGenerator& g = r.generator;
-  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(g.Lengths()));
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(g.lengths));
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving,
                                                          DrawnLengths(r.isl, r.osl, spread)));
   SW_ASSIGN_OR_RETURN(rep.slo, ResolveSlo(r.slo));
@@ -218,7 +218,7 @@ StatusOr<PriceReport> Price(const Catalog& catalog, const PriceRequest& r) {
   rep.load.lengths = spread;  // as Point drew them (DrawLike of the same generator)
   SW_ASSIGN_OR_RETURN(rep.estimate, EstimateDeployment(rep.model, d, w));
   rep.saved = Save("price", r.model, r.cluster, r.serving, d, r.isl, r.osl);
-  SaveLengths(g.Lengths(), rep.saved);
+  rep.saved.lengths = g.lengths;
   rep.saved.slo = r.slo;
   if (rep.load.kind == PlanLoad::Kind::kRate) {
     rep.saved.rate = rep.load.value;

@@ -203,7 +203,7 @@ StatusOr<RecommendReport> Recommend(const Catalog& catalog, const RecommendReque
                       EstimateDeployment(rep.model, best.deployment, rep.request.plan.workload));
   rep.holds_across_bands = HoldsAcrossBands(rep);
   rep.saved = Save("recommend", r.model, ref, r.serving, best.deployment, r.isl, r.osl);
-  SaveLengths(r.lengths, rep.saved);
+  rep.saved.lengths = r.lengths;
   rep.saved.slo = r.slo;
   if (r.rate > 0) {
     rep.saved.rate = r.rate;

@@ -7,12 +7,16 @@
 namespace shardwise::api {
 namespace {
 
-// The saved CV where a length still spreads; none where both end fixed (a CV there would spread
-// nothing, an error): replayed at fixed lengths, a saved spread's CV is not kept.
-std::optional<double> SavedCv(const SavedDeployment& saved, const std::string& isl_dist,
-                              const std::string& osl_dist) {
-  if (isl_dist == "fixed" && osl_dist == "fixed") return std::nullopt;
-  return saved.length_cv;
+// The saved lengths' spread where the caller gave none: the saved CV where a length still
+// spreads, none where both end fixed (a CV there would spread nothing, an error): replayed at
+// fixed lengths, a saved spread's CV is not kept.
+void ReplayLengths(const SavedDeployment& saved, const GivenFields& given,
+                   LengthSpreadRequest& lengths) {
+  if (!given.isl_dist) lengths.isl_dist = saved.lengths.isl_dist;
+  if (!given.osl_dist) lengths.osl_dist = saved.lengths.osl_dist;
+  if (given.length_cv) return;
+  const bool fixed = lengths.isl_dist == "fixed" && lengths.osl_dist == "fixed";
+  lengths.length_cv = fixed ? std::nullopt : saved.lengths.length_cv;
 }
 
 // The saved SLOs with the caller's own limits and percentile kept.
@@ -49,11 +53,7 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, SimulateRequ
   }
   // The saved request generator: the lengths' spread (any command's), a simulate's seed and
   // router (the other commands save seed 1 and the default router).
-  if (!given.isl_dist) r.workload.isl_dist = saved.isl_dist;
-  if (!given.osl_dist) r.workload.osl_dist = saved.osl_dist;
-  if (!given.length_cv) {
-    r.workload.length_cv = SavedCv(saved, r.workload.isl_dist, r.workload.osl_dist);
-  }
+  ReplayLengths(saved, given, r.workload.lengths);
   if (!given.seed) r.seed = saved.seed;
   if (!given.router) r.router = saved.router;
   ReplaySlo(saved, given, r.slo);
@@ -64,11 +64,7 @@ void Replay(const SavedDeployment& saved, const GivenFields& given, PriceRequest
   if (!given.isl) r.isl = saved.isl;
   if (!given.osl) r.osl = saved.osl;
   // The saved lengths' spread is the workload's, at any load.
-  if (!given.isl_dist) r.generator.isl_dist = saved.isl_dist;
-  if (!given.osl_dist) r.generator.osl_dist = saved.osl_dist;
-  if (!given.length_cv) {
-    r.generator.length_cv = SavedCv(saved, r.generator.isl_dist, r.generator.osl_dist);
-  }
+  ReplayLengths(saved, given, r.generator.lengths);
   if (!given.load && !given.max_ttft && !given.max_tpot && !given.percentile) {
     r.rate = saved.rate;
     r.concurrency = saved.concurrency;

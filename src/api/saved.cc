@@ -182,12 +182,6 @@ SavedDeployment Save(std::string command, std::string model, ClusterRef cluster,
   return s;
 }
 
-void SaveLengths(const LengthSpreadRequest& lengths, SavedDeployment& saved) {
-  saved.isl_dist = lengths.isl_dist;
-  saved.osl_dist = lengths.osl_dist;
-  saved.length_cv = lengths.length_cv;
-}
-
 nlohmann::json ToJson(const SavedDeployment& s) {
   const ServingOverrides& o = s.serving;
   const DeploymentSpec& d = s.deployment;
@@ -233,9 +227,9 @@ nlohmann::json ToJson(const SavedDeployment& s) {
            {{"isl", s.isl},
             {"osl", s.osl},
             {"trace", s.trace},
-            {"isl_dist", s.isl_dist},
-            {"osl_dist", s.osl_dist},
-            {"length_cv", Optional(s.length_cv)}}},
+            {"isl_dist", s.lengths.isl_dist},
+            {"osl_dist", s.lengths.osl_dist},
+            {"length_cv", Optional(s.lengths.length_cv)}}},
           {"load",
            {{"rate", Optional(s.rate)},
             {"concurrency", Optional(s.concurrency)},
@@ -312,9 +306,9 @@ StatusOr<SavedDeployment> SavedDeploymentFromJson(const nlohmann::json& result,
   SW_RETURN_IF_ERROR(workload.Int("isl", s.isl));
   SW_RETURN_IF_ERROR(workload.Int("osl", s.osl));
   SW_RETURN_IF_ERROR(workload.Text("trace", s.trace));
-  SW_RETURN_IF_ERROR(workload.Text("isl_dist", s.isl_dist));
-  SW_RETURN_IF_ERROR(workload.Text("osl_dist", s.osl_dist));
-  SW_RETURN_IF_ERROR(workload.Number("length_cv", s.length_cv));
+  SW_RETURN_IF_ERROR(workload.Text("isl_dist", s.lengths.isl_dist));
+  SW_RETURN_IF_ERROR(workload.Text("osl_dist", s.lengths.osl_dist));
+  SW_RETURN_IF_ERROR(workload.Number("length_cv", s.lengths.length_cv));
   SW_ASSIGN_OR_RETURN(const Reader load, saved.Object("load"));
   SW_RETURN_IF_ERROR(load.Number("rate", s.rate));
   SW_RETURN_IF_ERROR(load.Int("concurrency", s.concurrency));

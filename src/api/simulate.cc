@@ -99,7 +99,7 @@ std::string IdleGpusNote(const Deployment& d, const ClusterSpec& cluster) {
 }  // namespace
 
 Status DrawLike(const RequestGenerator& g, Scenario& s) {
-  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(g.Lengths()));
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(g.lengths));
   s.input = {spread.input, s.input.mean, spread.cv};
   s.output = {spread.output, s.output.mean, spread.cv};
   if (auto* open = std::get_if<OpenLoop>(&s.load); open && g.burstiness) {
@@ -135,7 +135,7 @@ StatusOr<Scenario> ResolveScenario(const SimulateRequest& r) {
   } else {
     s.load = OpenLoop{r.rate.value_or(kDefaultRatePerS), 1.0};
   }
-  SW_RETURN_IF_ERROR(DrawLike({w.isl_dist, w.osl_dist, w.length_cv, r.burstiness, r.router}, s));
+  SW_RETURN_IF_ERROR(DrawLike({w.lengths, r.burstiness, r.router}, s));
   s.requests = r.requests;
   s.seed = r.seed;
   s.stop_after_s = r.duration_s > 0 ? r.duration_s : std::numeric_limits<double>::infinity();
@@ -182,9 +182,7 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
     rep.saved.offline = std::isinf(open->rate_per_s);
   }
   rep.saved.slo = r.slo;
-  rep.saved.isl_dist = r.workload.isl_dist;
-  rep.saved.osl_dist = r.workload.osl_dist;
-  rep.saved.length_cv = r.workload.length_cv;
+  rep.saved.lengths = r.workload.lengths;
   rep.saved.burstiness = r.burstiness;
   rep.saved.seed = r.seed;
   rep.saved.router = r.router;

@@ -29,10 +29,7 @@ Status BuildRequest(PriceOptions& o) {
   r.serving = o.serving.values;
   r.deployment = o.deployment.values;
   r.slo = o.slo.values;
-  const api::LengthSpreadRequest spread = o.spread.Request();
-  r.generator.isl_dist = spread.isl_dist;
-  r.generator.osl_dist = spread.osl_dist;
-  r.generator.length_cv = spread.length_cv;
+  r.generator.lengths = o.spread.Request();
   SW_ASSIGN_OR_RETURN(const auto saved, LoadReplay(o.deployment, o.serving, o.cluster, o.model));
   if (!saved) return Status();
   api::GivenFields given = GivenOf(o.lengths, o.slo, &o.spread);

@@ -70,10 +70,7 @@ Status BuildRequest(SimulateOptions& o) {
   }
   if (*o.concurrency_option) r.concurrency = o.concurrency;
   if (*o.burstiness_option) r.burstiness = o.burstiness;
-  const api::LengthSpreadRequest spread = o.spread.Request();
-  r.workload.isl_dist = spread.isl_dist;
-  r.workload.osl_dist = spread.osl_dist;
-  r.workload.length_cv = spread.length_cv;
+  r.workload.lengths = o.spread.Request();
   // A trace, given or replayed from a saved run, fixes each request's arrival and lengths.
   const auto trace_fixes_lengths = [&](const std::string& whose) -> Status {
     if (r.workload.trace.empty()) return Status();

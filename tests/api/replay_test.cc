@@ -17,7 +17,7 @@ SavedDeployment Saved() {
   s.concurrency = 64;
   s.slo.max_ttft_ms = 3000;
   s.slo.percentile = "p90";
-  s.osl_dist = "lognormal";
+  s.lengths.osl_dist = "lognormal";
   s.seed = 7;
   return s;
 }
@@ -34,7 +34,7 @@ TEST(Replay, SimulateKeepsOnlyTheFieldsTheCallerSet) {
   EXPECT_EQ(r.workload.isl, 1024);
   EXPECT_EQ(r.workload.osl, 512);
   EXPECT_EQ(r.concurrency, 64);
-  EXPECT_EQ(r.workload.osl_dist, "lognormal");
+  EXPECT_EQ(r.workload.lengths.osl_dist, "lognormal");
   EXPECT_EQ(r.seed, 7u);
   EXPECT_EQ(r.slo.max_ttft_ms, 3000);
   EXPECT_EQ(r.slo.max_tpot_ms, 40);
@@ -71,43 +71,43 @@ TEST(Replay, PriceDrawsTheSavedLengthsAtAnyLoad) {
   GivenFields given;
   given.max_ttft = true;
   Replay(Saved(), given, r);
-  EXPECT_EQ(r.generator.osl_dist, "lognormal");
-  EXPECT_EQ(r.generator.isl_dist, "fixed");
+  EXPECT_EQ(r.generator.lengths.osl_dist, "lognormal");
+  EXPECT_EQ(r.generator.lengths.isl_dist, "fixed");
   EXPECT_EQ(r.generator.router, "");  // the arrivals are the saved load's, not replayed here
   PriceRequest mine;
-  mine.generator.osl_dist = "uniform";
-  mine.generator.length_cv = 0.2;
+  mine.generator.lengths.osl_dist = "uniform";
+  mine.generator.lengths.length_cv = 0.2;
   given.osl_dist = given.length_cv = true;
   Replay(Saved(), given, mine);
-  EXPECT_EQ(mine.generator.osl_dist, "uniform");
-  EXPECT_EQ(mine.generator.length_cv, 0.2);
+  EXPECT_EQ(mine.generator.lengths.osl_dist, "uniform");
+  EXPECT_EQ(mine.generator.lengths.length_cv, 0.2);
 }
 
 TEST(Replay, ASavedCvStaysWhereALengthStillSpreads) {
   // Replayed at fixed lengths, a saved lognormal's CV is not kept (it would spread nothing).
   SavedDeployment s = Saved();
-  s.length_cv = 0.8;
+  s.lengths.length_cv = 0.8;
   SimulateRequest r;
-  r.workload.osl_dist = "fixed";
+  r.workload.lengths.osl_dist = "fixed";
   GivenFields given;
   given.osl_dist = true;
   Replay(s, given, r);
-  EXPECT_EQ(r.workload.osl_dist, "fixed");
-  EXPECT_FALSE(r.workload.length_cv.has_value());
+  EXPECT_EQ(r.workload.lengths.osl_dist, "fixed");
+  EXPECT_FALSE(r.workload.lengths.length_cv.has_value());
   SimulateRequest kept;
   Replay(s, GivenFields{}, kept);
-  EXPECT_EQ(kept.workload.length_cv, 0.8);
+  EXPECT_EQ(kept.workload.lengths.length_cv, 0.8);
   PriceRequest p;
-  p.generator.osl_dist = "fixed";
+  p.generator.lengths.osl_dist = "fixed";
   Replay(s, given, p);
-  EXPECT_FALSE(p.generator.length_cv.has_value());
+  EXPECT_FALSE(p.generator.lengths.length_cv.has_value());
   // Prompts that still spread keep the saved CV when only the outputs are fixed here.
-  s.isl_dist = "lognormal";
+  s.lengths.isl_dist = "lognormal";
   SimulateRequest prompts;
-  prompts.workload.osl_dist = "fixed";
+  prompts.workload.lengths.osl_dist = "fixed";
   Replay(s, given, prompts);
-  EXPECT_EQ(prompts.workload.isl_dist, "lognormal");
-  EXPECT_EQ(prompts.workload.length_cv, 0.8);
+  EXPECT_EQ(prompts.workload.lengths.isl_dist, "lognormal");
+  EXPECT_EQ(prompts.workload.lengths.length_cv, 0.8);
 }
 
 TEST(Replay, ExplainHoldsTheSavedClientsPerReplica) {

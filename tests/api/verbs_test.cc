@@ -228,7 +228,7 @@ TEST(SimulateApi, SpreadLengthsKeepThePlannedLayoutThatServesThemBest) {
   closed.concurrency = 300;
   closed.workload.isl = 9400;
   closed.workload.osl = 650;
-  closed.workload.osl_dist = "lognormal";
+  closed.workload.lengths.osl_dist = "lognormal";
   ExpectPickServesMost(closed, "closed loop");
 }
 
@@ -281,8 +281,8 @@ TEST(SimulateApi, OneLengthForAllKeepsPlansFirst) {
   named.deployment = DeploymentSpec::Aggregated("dp16tp2");
   const StatusOr<ServingReport> wider = Simulate(Catalog::BuiltIn(), named);
   ASSERT_TRUE(wider.ok()) << wider.status().message();
-  s.workload.osl_dist = "lognormal";
-  s.workload.length_cv = kOutOfPhaseOutputCv;
+  s.workload.lengths.osl_dist = "lognormal";
+  s.workload.lengths.length_cv = kOutOfPhaseOutputCv;
   const StatusOr<ServingReport> kept = Simulate(Catalog::BuiltIn(), s);
   ASSERT_TRUE(kept.ok()) << kept.status().message();
   EXPECT_EQ(kept->deployment.prefill().layout.ToString(),

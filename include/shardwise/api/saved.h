@@ -40,9 +40,7 @@ struct SavedDeployment {
   // seed and the router (the other commands serve Poisson arrivals, seed 1), so a replay draws
   // the very same requests.
   std::string trace;  // simulate --trace: the file (rate: its offered rate, for price and explain)
-  std::string isl_dist = "fixed";
-  std::string osl_dist = "fixed";
-  std::optional<double> length_cv;
+  LengthSpreadRequest lengths;
   std::optional<double> burstiness;
   bool offline = false;
   uint64_t seed = 1;
@@ -54,9 +52,6 @@ struct SavedDeployment {
 SavedDeployment Save(std::string command, std::string model, ClusterRef cluster,
                      ServingOverrides serving, const Deployment& deployment, int64_t isl,
                      int64_t osl);
-
-// `saved` drawing its requests' lengths as `lengths` spreads them, so a replay draws the same.
-void SaveLengths(const LengthSpreadRequest& lengths, SavedDeployment& saved);
 
 nlohmann::json ToJson(const SavedDeployment& saved);
 // Reads "deployment.saved" of a result (`source` names it in errors).

@@ -27,10 +27,8 @@ namespace shardwise::api {
 struct WorkloadRequest {
   int64_t isl = 1024;
   int64_t osl = 256;
-  std::string isl_dist = "fixed";  // fixed, uniform or lognormal
-  std::string osl_dist = "fixed";
-  std::optional<double> length_cv;  // uniform and lognormal lengths; unset: 0.5
-  std::string trace;                // a CSV of arrival_s,input_tokens,output_tokens
+  LengthSpreadRequest lengths;  // how they spread about isl and osl
+  std::string trace;            // a CSV of arrival_s,input_tokens,output_tokens
 };
 
 struct SimulateRequest {
@@ -94,12 +92,9 @@ struct ServingReport {
 // How a simulation draws its requests beyond their mean lengths and load: price's length flags,
 // and what a saved result replays in price.
 struct RequestGenerator {
-  std::string isl_dist = "fixed";  // fixed, uniform or lognormal
-  std::string osl_dist = "fixed";
-  std::optional<double> length_cv;   // uniform and lognormal lengths; unset: 0.5
+  LengthSpreadRequest lengths;
   std::optional<double> burstiness;  // an open loop's arrival-gap CV; unset: 1 (Poisson)
   std::string router;                // round-robin or least-loaded; empty: the scenario's default
-  LengthSpreadRequest Lengths() const { return {isl_dist, osl_dist, length_cv}; }
 };
 
 // `s` (its mean lengths and load set) drawn as `g` says, validated by field.
