@@ -160,6 +160,11 @@ std::vector<std::string> EngineProfile::AssumedFields() const {
   return out;
 }
 
+bool EngineProfile::ClosedLoopSpreadAssumed() const {
+  const auto it = provenance.find("closed_loop_ttft_ratio_p10");
+  return it != provenance.end() && it->second == Provenance::kAssumed;
+}
+
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source) {
   if (!json.is_object()) return Error(source + ": an engine profile must be a JSON object");
   const JsonObject obj{json, source};

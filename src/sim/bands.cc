@@ -28,8 +28,7 @@ LoadBands BandsAtLoad(const PhaseUncertainty& ttft, const PhaseUncertainty& tpot
                   AssumedInputs(ttft, tpot),
                   measured};
   if (phase) bands.assumed_inputs.push_back("closed_loop.client_phase");
-  const auto ratios = engine.provenance.find("closed_loop_ttft_ratio_p10");
-  if (measured && ratios != engine.provenance.end() && ratios->second == Provenance::kAssumed) {
+  if (measured && engine.ClosedLoopSpreadAssumed()) {
     bands.assumed_inputs.push_back("engine.closed_loop_ttft_ratio");
   } else if (measured && gpu != engine.closed_loop_measured_on) {
     bands.assumed_inputs.push_back("engine.closed_loop_measured_on");

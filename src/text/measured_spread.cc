@@ -15,8 +15,7 @@ std::string MeasuredSpreadText(const EngineProfile& engine, const std::string& g
       "             docs/validation/serving-under-load.md); {} cover that\n",
       engine.engine, engine.closed_loop_measured_on, engine.closed_loop_ttft.p10,
       engine.closed_loop_ttft.p90, engine.closed_loop_tpot.p10, engine.closed_loop_tpot.p90, bands);
-  const auto spread = engine.provenance.find("closed_loop_ttft_ratio_p10");
-  if (spread != engine.provenance.end() && spread->second == Provenance::kAssumed) {
+  if (engine.ClosedLoopSpreadAssumed()) {
     out += fmt::format("             for the {} profile that spread is assumed, not measured\n",
                        engine.name);
   } else if (gpu != engine.closed_loop_measured_on) {

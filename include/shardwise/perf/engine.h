@@ -94,6 +94,9 @@ struct EngineProfile {
 
   // Fields whose provenance is "assumed".
   std::vector<std::string> AssumedFields() const;
+  // Whether the closed-loop spread (closed_loop_*_ratio) is assumed, borrowed from another
+  // profile's measured loops, rather than measured with this one.
+  bool ClosedLoopSpreadAssumed() const;
   // The API server's time for one request alone, from its send to the scheduler: its request
   // path and the tokenization of its `prompt_tokens`.
   double FrontEndS(int64_t prompt_tokens) const {
