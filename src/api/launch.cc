@@ -175,13 +175,14 @@ StatusOr<LaunchReport> Launch(std::string_view engine, const std::string& model_
   }
   SW_ASSIGN_OR_RETURN(rep.config, emit::MakeLaunchConfig(rep.engine, in));
   const std::string& modelled = perf.engine.name;
-  if (modelled.starts_with(ProfileFamily(rep.engine)) && !perf.engine.emit_matches) {
+  const bool same_family = modelled.starts_with(ProfileFamily(rep.engine));
+  if (same_family && !perf.engine.emit_matches) {
     rep.notes.push_back(fmt::format(
         "the deployment was modelled with the {} profile, whose runtime the {} launch written "
         "does not start (the profile's emit_matches is false): set `engine` to {} to model the "
         "one launched",
         modelled, emit::EngineName(rep.engine), ProfileFamily(rep.engine)));
-  } else if (!modelled.starts_with(ProfileFamily(rep.engine))) {
+  } else if (!same_family) {
     rep.notes.push_back(fmt::format(
         "the deployment was modelled with the {} profile; the {} launch carries its settings, but "
         "the engines schedule differently: set `engine` to {} to model the one launched",
