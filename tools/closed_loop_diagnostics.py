@@ -127,7 +127,7 @@ def read_groups(path, predictions, max_concurrency):
 
 def decoder_layers(hf_name):
     """The catalog model's decoder layers (data/models/<name>.json), or None if not in it."""
-    name = score_serving.MODELS.get(hf_name)
+    name = score_serving.catalog_model(hf_name)
     path = os.path.join(ROOT, "data", "models", f"{name}.json") if name else ""
     if not os.path.exists(path):
         return None

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Scores shardwise against measured serving points (data/validation/serving-h100.csv).
+"""Scores shardwise against measured serving points (data/validation/serving-h100.csv, or any
+CSV of its columns: each row runs on the cluster of its `system` column, SYSTEMS).
 
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
 the row) with the row's engine profile (the newest built-in version at or below the row's),
 format, layout and lengths, and the workload of the harness that measured it where its source
-says which (HARNESSES; otherwise fixed lengths and simulate's own steady state), and compares
+says which (HARNESSES; otherwise AIConfigurator's recipe: fixed lengths, 20 requests per
+client), every request measured from the clients' first burst, as the harnesses measure, and compares
 the simulated mean TTFT
 and TPOT with the measured ones: error = predicted mean / measured - 1, and how often the
 measurement lies in the prediction's stated band (its "low" to "high"). Prints coverage (and why
@@ -37,22 +39,18 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Hugging Face repository -> shardwise catalog model (None: the catalog cannot read it yet).
-MODELS = {
-    "Qwen/Qwen3-32B": "qwen3-32b",
-    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
-    "meta-llama/Llama-3.1-70B": "llama-3.1-70b",
-    "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
-    "openai/gpt-oss-120b": "gpt-oss-120b",
-    "deepseek-ai/DeepSeek-R1": "deepseek-r1",
-    "deepseek-ai/DeepSeek-V3": "deepseek-v3",
-    "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5",
-}
 # Hugging Face repository -> why the catalog cannot read it (none today).
 UNREADABLE = {}
-MOE = {"qwen3-235b-a22b", "gpt-oss-120b", "deepseek-r1", "deepseek-v3", "minimax-m2.5"}
-GPUS_PER_NODE = 8  # DGX H100
+MODELS_DIR = os.path.join(ROOT, "data", "models")
 ENGINES_DIR = os.path.join(ROOT, "data", "engines")
+# The data's `system` (AIConfigurator's system names: h100_sxm, h200_sxm, b200_sxm, gb200_sxm,
+# ...) -> (shardwise cluster, GPUs per node for --nodes). Matched by the first name the system
+# contains, most specific first (gb200 before b200, h200 before h20).
+SYSTEMS = [("gb300", "gb300-nvl72", 72), ("gb200", "gb200-nvl72", 72), ("b300", "dgx-b300", 8),
+           ("b200", "dgx-b200", 8), ("h200", "dgx-h200", 8), ("h100", "dgx-h100", 8),
+           ("h800", "hgx-h800", 8), ("h20", "hgx-h20", 8), ("a100", "dgx-a100", 8),
+           ("l40s", "l40s-pcie-8", 8), ("mi300x", "mi300x-8", 8), ("mi325x", "mi325x-8", 8),
+           ("mi355x", "mi355x-8", 8)]
 
 # How a measurement set was collected, recognised by its source column (closed-loop-ttft.md,
 # section 8). InferenceX (InferenceMAX) runs vLLM's benchmark_serving.py with --dataset-name
@@ -60,8 +58,10 @@ ENGINES_DIR = os.path.join(ROOT, "data", "engines")
 # the nominal one, so the clients drift out of phase) and --num-prompts 10 x C, all measured,
 # after --num-warmups 2 x C gathered before the run starts; its rows carry the fields of its
 # results database (source_file=<date>.csv ... wip=, or db-dump/... workflow_run_id=).
-# AIConfigurator's own recipe (aiperf, fixed lengths, 20 x C requests after a 2 x C warm-up that
-# the profiling phase follows without a pause) is what simulate's steady state already runs.
+# AIConfigurator's own recipe (every other row) runs aiperf at fixed lengths, --num-requests 20 x C
+# after --warmup-request-count 2 x C (bench_run.sh.j2); aiperf runs its credit phases one after
+# another and starts profiling once every warm-up credit has returned (aiperf/timing, the credit
+# issuing strategy's phase loop), so its measured requests, too, start from a burst of C.
 RANGE_RATIO = 0.8  # InferenceX's --random-range-ratio: lengths uniform in [0.8, 1] x nominal
 HARNESSES = {
     "InferenceX": {
@@ -80,6 +80,50 @@ HARNESSES = {
         "kv_by_engine": {"vllm": "bf16"},
     },
 }
+# AIConfigurator's recipe: --num-requests 20 x C (bench_run.sh.j2; closed-loop-ttft.md section 8).
+AICONFIGURATOR_REQUESTS_PER_CLIENT = 20
+
+
+def cluster_of(row):
+    """(shardwise cluster, GPUs per node) of the row's `system` (DGX H100 where the data has no
+    such column), or None where the catalog has no cluster of it."""
+    system = (row.get("system") or "h100_sxm").lower()
+    for name, cluster, per_node in SYSTEMS:
+        if name in system:
+            return cluster, per_node
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def catalog_model(hf):
+    """The catalog model of a Hugging Face repository: the longest leading part of the
+    repository's name that names a model file (Qwen/Qwen3-32B -> qwen3-32b,
+    Llama-4-Maverick-17B-128E-Instruct-FP8 -> llama-4-maverick, DeepSeek-R1-0528 -> deepseek-r1);
+    None if none does."""
+    parts = hf.split("/")[-1].lower().split("-")
+    for n in range(len(parts), 0, -1):
+        name = "-".join(parts[:n])
+        if os.path.exists(os.path.join(MODELS_DIR, name + ".json")):
+            return name
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def model_config(model):
+    """The catalog model's config.json text."""
+    with open(os.path.join(MODELS_DIR, model + ".json"), encoding="utf-8") as f:
+        return f.read()
+
+
+def is_moe(model):
+    """Whether the catalog model routes tokens to experts (its config names experts per token)."""
+    return "num_experts_per_tok" in model_config(model)
+
+
+def checkpoint_quant(model):
+    """The quantization method of the model's own checkpoint ("mxfp4", "fp8", ...), or None."""
+    m = re.search(r'"quant_method":\s*"([^"]+)"', model_config(model))
+    return m.group(1) if m else None
 
 
 def to_int(text, default=1):
@@ -101,16 +145,18 @@ def mean_output_tokens(row):
 
 
 def workload_args(row, concurrency):
-    """simulate's lengths and request count for the row's harness."""
+    """simulate's lengths and request count for the row's harness: every request measured, from
+    the burst the harness's clients start with."""
     harness = harness_of(row)
+    per_client = harness["requests_per_client"] if harness else AICONFIGURATOR_REQUESTS_PER_CLIENT
+    requests = ["--requests", str(per_client * concurrency)]
     if harness is None:
-        return ["--isl", row["isl"], "--osl", row["osl"]]
+        return ["--isl", row["isl"], "--osl", row["osl"], *requests]
     scale = harness["length_scale"]
     return ["--isl", str(round(int(row["isl"]) * scale)),
             "--osl", str(round(int(row["osl"]) * scale)),
             "--isl-dist", "uniform", "--osl-dist", "uniform",
-            "--length-cv", f"{harness['length_cv']:.4f}",
-            "--requests", str(harness["requests_per_client"] * concurrency)]
+            "--length-cv", f"{harness['length_cv']:.4f}", *requests]
 
 
 def version_key(text):
@@ -141,10 +187,11 @@ def engine_profile(backend, version):
     return below[-1] if below else versions[0][1]
 
 
-def weight_format(row):
+def weight_format(row, model):
     """The weight format shardwise computes with, and the KV format the engine serves: the
     data's rule (FP8 and FP4 checkpoints serve an fp8 cache, serving-h100.md) unless the row's
-    harness launched the engine with its own default (HARNESSES' kv_by_engine)."""
+    harness launched the engine with its own default (HARNESSES' kv_by_engine). An FP4 row is
+    MXFP4 where the model's own checkpoint is (gpt-oss), else NVFP4 (shardwise's fp4)."""
     p = row["precision"]
     harness = harness_of(row) or {}
     harness_kv = harness.get("kv_by_engine", {}).get(row.get("backend", "").lower())
@@ -153,7 +200,7 @@ def weight_format(row):
     if p == "fp4":
         # gpt-oss ships MXFP4 MoE weights (the row's 'nvfp4' label is the dump's); on Hopper the
         # engines dequantise them to bf16 (no FP4 tensor cores). FP4 checkpoints serve fp8 KV.
-        return "mxfp4", harness_kv or "fp8"
+        return ("mxfp4" if checkpoint_quant(model) == "mxfp4" else "fp4"), harness_kv or "fp8"
     return "bf16", "bf16"
 
 
@@ -162,7 +209,7 @@ def layout_of(row, model, prefix=""):
     tp = to_int(row[prefix + "tp_size"])
     pp = to_int(row[prefix + "pp_size"])
     adp = to_int(row[prefix + "attention_dp_size"])
-    if model not in MOE:
+    if not is_moe(model):
         return f"tp{tp}" + (f"pp{pp}" if pp > 1 else ""), tp * pp
     # A blank or zero expert width (vLLM's disaggregated rows) spreads the experts over all the
     # worker's ranks: expressed as EP over them.
@@ -182,7 +229,7 @@ def concurrency_of(row):
     return int(m.group(1)) if m else None
 
 
-def disaggregated_command(row, binary, model, dtype, kv):
+def disaggregated_command(row, binary, model, dtype, kv, cluster):
     """(argv, what was assumed or None) for a disaggregated row, or (None, why not). A pool
     whose worker count the row lacks gets 1 worker (run_row then adds the fewest decode workers
     that hold the load, as simulate suggests)."""
@@ -201,8 +248,8 @@ def disaggregated_command(row, binary, model, dtype, kv):
                          "workers that hold the load")
         workers.append(n)
     gpus = workers[0] * prefill_gpus + workers[1] * decode_gpus
-    nodes = -(-gpus // GPUS_PER_NODE)
-    argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--nodes", str(nodes),
+    nodes = -(-gpus // cluster[1])
+    argv = [binary, "simulate", "--model", model, "--cluster", cluster[0], "--nodes", str(nodes),
             "--prefill-layout", prefill, "--decode-layout", decode,
             "--prefill-workers", str(workers[0]), "--decode-workers", str(workers[1]),
             "--engine", engine_profile(row["backend"], row.get("backend_version", "")),
@@ -217,12 +264,15 @@ def row_command(row, binary):
     hf = row["model_path"]
     if hf in UNREADABLE:
         return None, UNREADABLE[hf]
-    model = MODELS.get(hf)
+    model = catalog_model(hf)
     if model is None:
         return None, f"model {hf} not in the catalog"
-    dtype, kv = weight_format(row)
+    cluster = cluster_of(row)
+    if cluster is None:
+        return None, f"system {row['system']} has no cluster in the catalog"
+    dtype, kv = weight_format(row, model)
     if row["mode"] == "disagg":
-        return disaggregated_command(row, binary, model, dtype, kv)
+        return disaggregated_command(row, binary, model, dtype, kv, cluster)
     layout, gpus = layout_of(row, model)
     concurrency = to_int(row["batch_size"]) * to_int(row["attention_dp_size"])
     note = None
@@ -230,14 +280,14 @@ def row_command(row, binary):
     if ran:
         # The data's description: some sources store an inflated width; the id's layout ran.
         tp, _, ep = ran
-        layout = f"tp{tp}" + (f"ep{ep}" if ep > 1 and model in MOE else "")
+        layout = f"tp{tp}" + (f"ep{ep}" if ep > 1 and is_moe(model) else "")
         gpus = tp
         concurrency = concurrency_of(row)
         if concurrency is None:
             return None, "aggregated: an inflated width and no concurrency in the id"
         note = ("aggregated: the layout and concurrency in the row's id (its columns store an "
                 "inflated width)")
-    argv = [binary, "simulate", "--model", model, "--cluster", "dgx-h100", "--gpus", str(gpus),
+    argv = [binary, "simulate", "--model", model, "--cluster", cluster[0], "--gpus", str(gpus),
             "--layout", layout,
             "--engine", engine_profile(row["backend"], row.get("backend_version", "")),
             "--dtype", dtype, "--kv-dtype", kv, *workload_args(row, concurrency),
@@ -265,10 +315,10 @@ def concurrency_band(concurrency):
 
 
 def layout_kind(row):
-    model = MODELS.get(row["model_path"], "")
+    moe = is_moe(catalog_model(row["model_path"]))
     if row["mode"] == "disagg":
-        return "disaggregated " + ("moe" if model in MOE else "dense")
-    if model not in MOE:
+        return "disaggregated " + ("moe" if moe else "dense")
+    if not moe:
         return "dense tp"
     ran = inflated_layout(row)
     adp = ran[1] if ran else to_int(row["attention_dp_size"])
@@ -353,12 +403,12 @@ def run_row(row, argv):
     m = re.search(r"use --decode-workers (\d+) or more", err or "")
     if out is None and m and not to_int(row["decode_num_workers"], 0):
         argv = argv[:]
-        model = MODELS[row["model_path"]]
+        model = catalog_model(row["model_path"])
         workers = [int(argv[argv.index("--prefill-workers") + 1]), int(m.group(1))]
         argv[argv.index("--decode-workers") + 1] = str(workers[1])
         gpus = (workers[0] * layout_of(row, model, "prefill_")[1] +
                 workers[1] * layout_of(row, model, "decode_")[1])
-        argv[argv.index("--nodes") + 1] = str(-(-gpus // GPUS_PER_NODE))
+        argv[argv.index("--nodes") + 1] = str(-(-gpus // cluster_of(row)[1]))
         out, err = run(argv)
     return out, err
 

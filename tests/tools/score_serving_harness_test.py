@@ -26,20 +26,44 @@ check("InferenceX workload", score_serving.workload_args(row, 8),
 check("InferenceX mean output", round(score_serving.mean_output_tokens(row), 6), 7372.8)
 check("InferenceX's database dump", score_serving.harness_of({"silicon_data_source": DB_DUMP})
       is score_serving.HARNESSES["InferenceX"], True)
-# AIConfigurator's own recipe runs fixed lengths in a steady state: the row's lengths, no count.
+# AIConfigurator's own recipe runs aiperf at fixed lengths, 20 requests per client, all measured
+# from the burst its profiling phase starts with: 160 at 8 clients.
 row = {"isl": "1024", "osl": "128", "silicon_data_source": AICONFIGURATOR}
 check("AIConfigurator workload", score_serving.workload_args(row, 8),
-      ["--isl", "1024", "--osl", "128"])
+      ["--isl", "1024", "--osl", "128", "--requests", "160"])
 check("AIConfigurator mean output", score_serving.mean_output_tokens(row), 128)
 
 # KV format: the data's rule (an FP8 or FP4 checkpoint serves an fp8 cache) unless InferenceX
-# launched the engine, whose vLLM keeps its default "auto": the model's data type, bf16.
-for backend, source, precision, want in [
-        ("vllm", INFERENCEX, "fp8", ("fp8", "bf16")), ("vllm", INFERENCEX, "fp4", ("mxfp4", "bf16")),
-        ("vllm", AICONFIGURATOR, "fp8", ("fp8", "fp8")), ("trtllm", DB_DUMP, "fp8", ("fp8", "fp8")),
-        ("vllm", INFERENCEX, "", ("bf16", "bf16"))]:
+# launched the engine, whose vLLM keeps its default "auto": the model's data type, bf16. FP4 is
+# gpt-oss's own MXFP4 (its config.json: quant_method mxfp4), NVFP4 (fp4) for a model whose own
+# checkpoint is not (DeepSeek-R1's is fp8).
+for backend, source, precision, model, want in [
+        ("vllm", INFERENCEX, "fp8", "gpt-oss-120b", ("fp8", "bf16")),
+        ("vllm", INFERENCEX, "fp4", "gpt-oss-120b", ("mxfp4", "bf16")),
+        ("trtllm", AICONFIGURATOR, "fp4", "deepseek-r1", ("fp4", "fp8")),
+        ("vllm", AICONFIGURATOR, "fp8", "qwen3-32b", ("fp8", "fp8")),
+        ("trtllm", DB_DUMP, "fp8", "deepseek-r1", ("fp8", "fp8")),
+        ("vllm", INFERENCEX, "", "llama-3.1-70b", ("bf16", "bf16"))]:
     row = {"backend": backend, "silicon_data_source": source, "precision": precision}
-    check(f"KV of {backend} {precision!r} {source[:12]}", score_serving.weight_format(row), want)
+    check(f"KV of {backend} {precision!r} {model} {source[:12]}",
+          score_serving.weight_format(row, model), want)
+
+# The data's system names the cluster (AIConfigurator's names); a row without the column is the
+# H100 file's; a system the catalog lacks is not expressible. NVL72 racks hold 72 GPUs a node.
+for system, want in [("h100_sxm", ("dgx-h100", 8)), ("h200_sxm", ("dgx-h200", 8)),
+                     ("b200_sxm", ("dgx-b200", 8)), ("gb200_sxm", ("gb200-nvl72", 72)),
+                     ("b300_sxm", ("dgx-b300", 8)), ("gb300_sxm", ("gb300-nvl72", 72)),
+                     ("h20_sxm", ("hgx-h20", 8)), ("mi355x", ("mi355x-8", 8)), ("tpu_v6e", None)]:
+    check(f"system {system}", score_serving.cluster_of({"system": system}), want)
+check("no system column", score_serving.cluster_of({}), ("dgx-h100", 8))
+# A repository names a catalog model by the longest leading part of its name that is one.
+for hf, want in [("Qwen/Qwen3-32B", "qwen3-32b"), ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
+                 ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.3-70b"),
+                 ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
+                 ("Qwen/Qwen3-8B", None)]:
+    check(f"model {hf}", score_serving.catalog_model(hf), want)
+check("MoE by config", (score_serving.is_moe("qwen3-235b-a22b"), score_serving.is_moe("qwen3-32b")),
+      (True, False))
 
 # Engine profiles (data/engines/): vllm-0.12 and vllm-0.18, trtllm-1.0, sglang-0.5. The newest at
 # or below the row's version; the oldest for an older or unrecorded one.
