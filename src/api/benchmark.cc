@@ -5,11 +5,16 @@
 
 #include "shardwise/api/launch.h"
 #include "shardwise/api/replay.h"
+#include "shardwise/sim/serving.h"
 
 namespace shardwise::api {
 namespace {
 
 constexpr double kMsPerS = 1e3;
+// The largest measured run simulated again as the tool runs it: a fixed run simulates every
+// replica, about 20 s per million requests on the 2-core development machine
+// (sim/serving.h, kMaxRunRequests), so beyond this the steady state's figures stand.
+constexpr int64_t kMaxRunSimulated = 200'000;
 
 emit::BenchmarkLength LengthOf(const LengthSpec& l) {
   return {std::string(LengthDistributionName(l.distribution)),
@@ -22,10 +27,33 @@ int64_t WholeDeployment(int64_t simulated, double replica_scale) {
   return static_cast<int64_t>(std::llround(static_cast<double>(simulated) * replica_scale));
 }
 
+// What a run predicts the tool prints over its measured requests.
+emit::BenchmarkPrediction PredictionOf(const ServingRun& run) {
+  const SimResult& r = run.result;
+  // An open loop that keeps up serves the rate the client offers; the simulated window's count
+  // carries its own arrivals' Poisson noise (it had predicted 10.95 requests/s at 10 offered).
+  const bool offered = std::isfinite(run.offered_requests_per_s) && !run.overloaded;
+  emit::BenchmarkPrediction p;
+  p.ttft_p50_ms = r.ttft_s.Percentile(50) * kMsPerS;
+  p.ttft_p99_ms = r.ttft_s.Percentile(99) * kMsPerS;
+  p.tpot_p50_ms = r.tpot_s.Percentile(50) * kMsPerS;
+  p.tpot_p99_ms = r.tpot_s.Percentile(99) * kMsPerS;
+  p.requests_per_s = offered ? run.offered_requests_per_s : run.RequestsPerS();
+  p.output_tokens_per_s = run.BilledOutputTokensPerS();
+  return p;
+}
+
+nlohmann::json PredictionJson(const emit::BenchmarkPrediction& p) {
+  return {{"ttft_p50_ms", p.ttft_p50_ms},       {"ttft_p99_ms", p.ttft_p99_ms},
+          {"tpot_p50_ms", p.tpot_p50_ms},       {"tpot_p99_ms", p.tpot_p99_ms},
+          {"requests_per_s", p.requests_per_s}, {"output_tokens_per_s", p.output_tokens_per_s}};
+}
+
 }  // namespace
 
-StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& model_arg,
-                                    const std::string& hf_id, const ServingReport& report) {
+StatusOr<BenchmarkReport> Benchmark(const Catalog& catalog, std::string_view tool,
+                                    const std::string& hf_id, const SimulateRequest& request,
+                                    const ServingReport& report) {
   BenchmarkReport rep;
   StatusOr<emit::BenchmarkTool> which = emit::ParseBenchmarkTool(tool);
   if (!which.ok()) return which.status().WithField("emit_benchmark");
@@ -37,7 +65,7 @@ StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& mo
                       "datasets; benchmark generated lengths (isl, osl) instead");
   }
   emit::BenchmarkInputs& in = rep.inputs;
-  SW_ASSIGN_OR_RETURN(in.model, ServedModel(model_arg, hf_id));
+  SW_ASSIGN_OR_RETURN(in.model, ServedModel(request.model, hf_id));
   in.input = LengthOf(s.input);
   in.output = LengthOf(s.output);
   if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
@@ -54,16 +82,21 @@ StatusOr<BenchmarkReport> Benchmark(std::string_view tool, const std::string& mo
       1, WholeDeployment(steady.sized ? steady.measured_requests : run.result.requests,
                          run.replica_scale));
   in.seed = s.seed;
-  const SimResult& r = run.result;
-  // An open loop that keeps up serves the rate the client offers; the simulated window's count
-  // carries its own arrivals' Poisson noise (it had predicted 10.95 requests/s at 10 offered).
-  const bool offered = std::isfinite(run.offered_requests_per_s) && !run.overloaded;
-  in.predicted = {r.ttft_s.Percentile(50) * kMsPerS,
-                  r.ttft_s.Percentile(99) * kMsPerS,
-                  r.tpot_s.Percentile(50) * kMsPerS,
-                  r.tpot_s.Percentile(99) * kMsPerS,
-                  offered ? run.offered_requests_per_s : run.RequestsPerS(),
-                  run.BilledOutputTokensPerS()};
+  in.predicted = PredictionOf(run);
+  // The tool measures its requests from an idle server (its warm-up finishes first: aiperf's
+  // phases run one after another, vLLM's warm-up is a run of its own, SGLang's is sent before),
+  // so a closed loop's first burst is measured too. A steady state's figures are the command's
+  // answer; the run the tool measures is simulated as it runs, every request counted.
+  if (steady.sized && in.requests <= kMaxRunSimulated) {
+    SimulateRequest whole = request;
+    whole.requests = in.requests;
+    whole.progress = nullptr;
+    SW_ASSIGN_OR_RETURN(const ServingReport measured, Simulate(catalog, whole));
+    in.steady_state = in.predicted;
+    in.predicted = PredictionOf(measured.run);
+  } else if (steady.sized) {
+    in.too_large_to_simulate = true;
+  }
   SW_ASSIGN_OR_RETURN(rep.file, emit::MakeBenchmark(rep.tool, in));
   return rep;
 }
@@ -75,24 +108,19 @@ StatusOr<BenchmarkReport> BenchmarkSaved(const Catalog& catalog, std::string_vie
   SimulateRequest request;
   Replay(saved, GivenFields{}, request);
   SW_ASSIGN_OR_RETURN(const ServingReport served, Simulate(catalog, request));
-  return Benchmark(tool, saved.model, hf_id, served);
+  return Benchmark(catalog, tool, hf_id, request, served);
 }
 
 nlohmann::json ToJson(const BenchmarkReport& rep) {
-  const emit::BenchmarkPrediction& p = rep.inputs.predicted;
   return {{"tool", emit::BenchmarkToolName(rep.tool)},
           {"version", emit::BenchmarkToolVersion(rep.tool)},
           {"file", rep.file.name},
           {"text", rep.file.text},
           {"warmup_requests", rep.inputs.warmup_requests},
           {"requests", rep.inputs.requests},
-          {"predicted",
-           {{"ttft_p50_ms", p.ttft_p50_ms},
-            {"ttft_p99_ms", p.ttft_p99_ms},
-            {"tpot_p50_ms", p.tpot_p50_ms},
-            {"tpot_p99_ms", p.tpot_p99_ms},
-            {"requests_per_s", p.requests_per_s},
-            {"output_tokens_per_s", p.output_tokens_per_s}}}};
+          {"predicted", PredictionJson(rep.inputs.predicted)},
+          {"steady_state", rep.inputs.steady_state ? PredictionJson(*rep.inputs.steady_state)
+                                                   : nlohmann::json(nullptr)}};
 }
 
 }  // namespace shardwise::api

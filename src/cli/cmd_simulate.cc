@@ -138,7 +138,7 @@ Status RunSimulate(SimulateOptions& o) {
         o.request.workload.trace.empty() ? "--rate" : "the trace's arrival rate");
   }
   nlohmann::json out = api::ToJson(*rep);
-  SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request.model, *rep));
+  SW_ASSIGN_OR_RETURN(const Emitted emitted, o.emit.Make(o.request, *rep));
   return o.emit.Finish(emitted, out, o.json, o.html,
                        [&] { std::cout << CliText(text::SimulateText(*rep, o.request)); });
 }

@@ -182,12 +182,12 @@ StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg, const ModelSpe
   return out;
 }
 
-StatusOr<Emitted> EmitOptions::Make(const std::string& model_arg,
+StatusOr<Emitted> EmitOptions::Make(const api::SimulateRequest& request,
                                     const api::ServingReport& report) const {
   Emitted out;
   if (!benchmark.empty()) {
-    SW_ASSIGN_OR_RETURN(out.benchmark,
-                        api::Benchmark(benchmark, model_arg, overrides.hf_id, report));
+    SW_ASSIGN_OR_RETURN(out.benchmark, api::Benchmark(api::Catalog::BuiltIn(), benchmark,
+                                                      overrides.hf_id, request, report));
   }
   return out;
 }

@@ -63,8 +63,9 @@ struct EmitOptions {
   StatusOr<Emitted> Make(const std::string& model_arg, const ModelSpec& model,
                          const Deployment* deployment, const Workload& lengths,
                          const api::SavedDeployment& saved) const;
-  // simulate: --emit-benchmark's benchmark of the run `report`.
-  StatusOr<Emitted> Make(const std::string& model_arg, const api::ServingReport& report) const;
+  // simulate: --emit-benchmark's benchmark of the run `report`, simulated from `request`.
+  StatusOr<Emitted> Make(const api::SimulateRequest& request,
+                         const api::ServingReport& report) const;
   // The command's answer and what it emitted: the text (`print_text`) and then the launch and
   // benchmark files printed (or written into --emit-dir), or with --json the JSON `out` with
   // "launch" and "benchmark" added (api/launch.h, api/benchmark.h); then --html's page.

@@ -189,6 +189,22 @@ Status Check(BenchmarkTool tool, const BenchmarkInputs& in) {
   return Status();
 }
 
+// The steady state's figures beside the run's: the measured requests start from an idle server
+// (the warm-up finishes first), so a closed loop's first burst of clients is measured too.
+std::string SteadyStateLine(const BenchmarkInputs& in) {
+  if (in.too_large_to_simulate) {
+    return "# (At the steady state: a run of this many requests is too large to simulate whole; "
+           "its first\n# requests start from an idle server.)\n";
+  }
+  if (!in.steady_state) return "";
+  const BenchmarkPrediction& s = *in.steady_state;
+  return fmt::format(
+      "# The measured requests start from an idle server{}; at the steady state the answer "
+      "states:\n# TTFT p50 {:.1f} ms, p99 {:.1f} ms; TPOT p50 {:.2f} ms, p99 {:.2f} ms.\n",
+      in.concurrency ? ", the clients' first burst included" : "", s.ttft_p50_ms, s.ttft_p99_ms,
+      s.tpot_p50_ms, s.tpot_p99_ms);
+}
+
 std::string Header(BenchmarkTool tool, const BenchmarkInputs& in) {
   const BenchmarkPrediction& p = in.predicted;
   const std::string load =
@@ -204,12 +220,12 @@ std::string Header(BenchmarkTool tool, const BenchmarkInputs& in) {
       "# Workload: prompts of {} tokens ({}), outputs of {} ({}), {}; {} warm-up requests, then "
       "{} measured.\n"
       "# shardwise predicts over the measured requests: TTFT p50 {:.1f} ms, p99 {:.1f} ms; TPOT "
-      "p50 {:.2f} ms, p99 {:.2f} ms;\n# {:.2f} requests/s, {:.0f} output tokens/s.\n"
+      "p50 {:.2f} ms, p99 {:.2f} ms;\n# {:.2f} requests/s, {:.0f} output tokens/s.\n{}"
       "set -euo pipefail\n",
       Info(tool).name, Info(tool).version, in.model, in.host, in.port, in.input.mean,
       in.input.distribution, in.output.mean, in.output.distribution, load, in.warmup_requests,
       in.requests, p.ttft_p50_ms, p.ttft_p99_ms, p.tpot_p50_ms, p.tpot_p99_ms, p.requests_per_s,
-      p.output_tokens_per_s);
+      p.output_tokens_per_s, SteadyStateLine(in));
 }
 
 }  // namespace

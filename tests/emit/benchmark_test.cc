@@ -188,6 +188,34 @@ TEST(Benchmark, PredictedNumbersInTheHeader) {
   EXPECT_NE(text.find("TTFT p50 764.0 ms, p99 765.7 ms; TPOT p50 29.42 ms, p99 30.01 ms"),
             std::string::npos)
       << text;
+  // No steady state given: the figures are the run's alone.
+  EXPECT_EQ(text.find("steady state"), std::string::npos) << text;
+}
+
+TEST(Benchmark, TheSteadyStateBesideTheRunFromAnIdleServer) {
+  BenchmarkInputs in = Inputs();  // a closed loop
+  in.predicted = {900.0, 3806.7, 23.25, 23.48, 2.6, 2664};
+  in.steady_state = BenchmarkPrediction{426.5, 427.8, 23.25, 23.48, 2.7, 2700};
+  std::string text;
+  Commands(BenchmarkTool::kAiperf, in, &text);
+  EXPECT_NE(text.find("TTFT p50 900.0 ms, p99 3806.7 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("the clients' first burst included; at the steady state the answer "
+                      "states:\n# TTFT p50 426.5 ms, p99 427.8 ms; TPOT p50 23.25 ms, p99 23.48 "
+                      "ms."),
+            std::string::npos)
+      << text;
+  // An open loop has no burst to name.
+  in.concurrency.reset();
+  in.rate_per_s = 5;
+  Commands(BenchmarkTool::kVllm, in, &text);
+  EXPECT_NE(text.find("start from an idle server; at the steady state"), std::string::npos) << text;
+  // A run too large to simulate whole keeps the steady state's figures and says so.
+  in.steady_state.reset();
+  in.too_large_to_simulate = true;
+  Commands(BenchmarkTool::kSglang, in, &text);
+  EXPECT_NE(text.find("(At the steady state: a run of this many requests is too large"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Benchmark, BadInput) {

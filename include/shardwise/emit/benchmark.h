@@ -49,7 +49,11 @@ struct BenchmarkInputs {
   int64_t warmup_requests = 0;         // sent first, not measured
   int64_t requests = 1;                // measured
   uint64_t seed = 1;
-  BenchmarkPrediction predicted;
+  BenchmarkPrediction predicted;  // over the measured requests, from an idle server
+  // The figures at the steady state, where the command that wrote the benchmark states them
+  // (its measured run starts from an idle server: a closed loop's clients from one burst).
+  std::optional<BenchmarkPrediction> steady_state;
+  bool too_large_to_simulate = false;  // `predicted` is the steady state's: the run is too large
 };
 
 // The script that runs `tool` against the served deployment; an error naming what is out of
