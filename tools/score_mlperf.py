@@ -39,6 +39,10 @@ Errors are predicted / measured - 1: TTFT p99 and TPOT p99 (LoadGen's per-sample
 quantity) for Server and Interactive, output tokens/s for Offline. Rows whose measurements repeat
 another row's to the last digit (llama2-70b-99 and -99.9 of one run) count once.
 
+--details also carries each Server and Interactive row's measured tokens per step of an engine
+instance (tokens_per_step_measured, Little's law on the row's own rate, mean lengths and TPOT
+p50: tokens_per_step), a lower bound on the token budget the submitter's engine ran with.
+
 Usage: tools/score_mlperf.py [--binary build/shardwise] [--csv FILE] [--json] [--markdown]
        [--details FILE|-] [--scenarios Server,Interactive,Offline] [--offline-models M,...]
        [--accelerators H200,...] [--jobs N] [--no-max-rate] [--progress]
@@ -56,7 +60,7 @@ import subprocess
 import sys
 import tempfile
 
-from mlperf_traces import (MODELS, OFFLINE_REQUESTS, SERVER_REQUESTS, print_lengths,
+from mlperf_traces import (LENGTHS, MODELS, OFFLINE_REQUESTS, SERVER_REQUESTS, print_lengths,
                            write_row_trace, write_trace)
 from score_serving import engine_profile  # one rule for the engine profile of a version
 
@@ -124,6 +128,25 @@ def engine_version(engine, software, model):
     if len(words) < 2:
         return engine
     return engine_profile(engine, words[1])
+
+
+def tokens_per_step(row):
+    """The tokens each engine instance's step holds in a Server or Interactive run, by Little's
+    law from the row's own measurements: qps per instance x (mean input + mean output tokens) x
+    TPOT p50 (a request spends its prompt's tokens and then one token a step in the batch); an
+    instance is tp x pp GPUs (attention data parallel: each GPU). None for Offline rows and rows
+    that publish no tp or no TPOT. A lower bound on what the submitter's token budget allowed."""
+    if row["scenario"] == "Offline" or not row["tp"] or not row["tpot_p50_ms"]:
+        return None
+    model = MODELS.get(row["model"])
+    if model is None:
+        return None
+    spec = LENGTHS[model]
+    output = spec.get("output_fixed") or spec["output_mean"][row["scenario"]]
+    width = 1 if row["attn_dp"] == "True" else int(row["tp"]) * int(row["pp"] or 1)
+    instances = max(1, int(row["n_acc"]) // width)
+    return (float(row["target_qps"]) / instances * (spec["input_mean"] + output) *
+            float(row["tpot_p50_ms"]) / 1e3)
 
 
 def layout_of(row, model, gpus):
@@ -445,7 +468,8 @@ def main():
                     "layout_run", "requests", "ttft_p99_ms", "ttft_p99_pred_ms", "tpot_p99_ms",
                     "tpot_p99_pred_ms", "ttft_p50_ms", "ttft_p50_pred_ms", "tpot_p50_ms",
                     "tpot_p50_pred_ms", "tokens_per_s", "tokens_per_s_pred", "overloaded",
-                    "target_qps", "capacity_rps_pred", "max_qps_pred", "max_qps_runs"])
+                    "target_qps", "capacity_rps_pred", "max_qps_pred", "max_qps_runs",
+                    "tokens_per_step_measured"])
         fmt = lambda x: "" if x is None else f"{x:.3f}"
         for s in scored:
             r = s["row"]
@@ -458,7 +482,7 @@ def main():
                         measured_result(r) if r["scenario"] == "Offline" else "",
                         fmt(s.get("throughput")), s["overloaded"],
                         r["target_qps"], fmt(s.get("capacity_rps")), fmt(s.get("max_qps")),
-                        s.get("max_qps_runs", "")])
+                        s.get("max_qps_runs", ""), fmt(tokens_per_step(r))])
         if f is not sys.stdout:
             f.close()
     if failed:

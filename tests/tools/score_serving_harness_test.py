@@ -103,4 +103,14 @@ for software, model, want in [
     engine = score_mlperf.engine_label(software)
     check(f"MLPerf {software!r} {model}", score_mlperf.engine_version(engine, software, model),
           want)
+# Tokens in each engine instance's step by Little's law (score_mlperf --details): Llama2-70B
+# Server at 80 queries/s on 8 GPUs at TP2 is 4 instances of 20/s; a request holds its
+# 222.33-token mean prompt and its 293.3-token mean output (mlperf-lengths.md, Server) for one
+# TPOT each, so at a TPOT p50 of 100 ms: 20 x 515.63 x 0.1 = 1,031.26 tokens. With attention
+# data parallel every GPU batches its own: 8 instances, 515.63. Offline has no TPOT.
+row = {"scenario": "Server", "model": "llama2-70b-99", "tp": "2", "pp": "", "attn_dp": "False",
+       "n_acc": "8", "target_qps": "80", "tpot_p50_ms": "100"}
+check("tokens per step", round(score_mlperf.tokens_per_step(row), 2), 1031.26)
+check("attention DP", round(score_mlperf.tokens_per_step({**row, "attn_dp": "True"}), 2), 515.63)
+check("Offline", score_mlperf.tokens_per_step({**row, "scenario": "Offline"}), None)
 print("score_serving harnesses and engine versions: by hand")
