@@ -15,6 +15,24 @@ double Explanation::OutputTokensPerS() const {
   return ServedRequestsPerS() * static_cast<double>(workload.output_tokens);
 }
 
+namespace {
+
+// A spread of lengths (a replayed run's) is explained at its means: the note says so, and the
+// saved answer keeps the spread for the commands that simulate it.
+Status KeepLengthSpread(const ExplainRequest& r, Explanation& e) {
+  SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
+  if (spread.Fixed()) return Status();
+  e.saved.lengths = r.lengths;
+  e.notes.push_back(fmt::format(
+      "the lengths are spread (prompts {}, outputs {}, CV {:g}); explain prices requests of the "
+      "mean lengths, {} + {} tokens: simulate --deployment runs the spread",
+      LengthDistributionName(spread.input), LengthDistributionName(spread.output), spread.cv,
+      r.context, r.osl));
+  return Status();
+}
+
+}  // namespace
+
 StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   if (r.batch < 1 || r.batch > 1'000'000) {
     return FieldError("batch", "`batch` must be between 1 and 1,000,000");
@@ -38,6 +56,7 @@ StatusOr<Explanation> Explain(const Catalog& catalog, const ExplainRequest& r) {
   SW_ASSIGN_OR_RETURN(e.deployment,
                       ResolveDeployment(catalog, e.model, e.cluster, e.options, r.deployment));
   e.saved = Save("explain", r.model, r.cluster, r.serving, e.deployment, r.context, r.osl);
+  SW_RETURN_IF_ERROR(KeepLengthSpread(r, e));
   // The batch explained, as the closed loop that keeps it: `batch` sequences on each replica
   // (or decode worker), which a replay of the file explains, simulates and prices again.
   const Pool& holders = e.deployment.decode();

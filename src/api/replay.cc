@@ -80,6 +80,7 @@ Status Replay(const SavedDeployment& saved, const GivenFields& given, ExplainReq
   ReplayQuestion(saved, r);
   if (!given.isl) r.context = saved.isl;
   if (!given.osl) r.osl = saved.osl;
+  ReplayLengths(saved, given, r.lengths);
   // The saved load's requests in flight, shared among the replicas or decode workers.
   const std::optional<double> in_flight =
       saved.concurrency ? std::optional<double>(static_cast<double>(*saved.concurrency))

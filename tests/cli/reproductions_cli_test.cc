@@ -275,5 +275,34 @@ TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
   EXPECT_EQ(e.Json()["batch"].get<int>(), (64 + replicas - 1) / replicas);
 }
 
+TEST(Reproductions, ExplainOfASavedSpreadSaysItPricesTheMeansAndKeepsTheSpread) {
+  // explain --deployment of a run with spread lengths explained the mean lengths without saying
+  // so, and its own saved answer dropped the spread, so a replay of it ran fixed lengths.
+  const RunResult a = RunShardwise(
+      "simulate --model llama-3.1-8b --gpus 1 --concurrency 8 --isl-dist uniform --length-cv 0.3 "
+      "--requests 200 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string saved = "/tmp/shardwise_replay_explain_spread.json";
+  std::ofstream(saved) << a.out;
+  const RunResult e = RunShardwise("explain --deployment " + saved + " --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const nlohmann::json j = e.Json();
+  EXPECT_EQ(j["context"], 1024);  // the mean prompt
+  EXPECT_NE(j["notes"].dump().find("the lengths are spread (prompts uniform, outputs fixed, CV "
+                                   "0.3); explain prices requests of the mean lengths"),
+            std::string::npos)
+      << j["notes"].dump();
+  const std::string again = "/tmp/shardwise_replay_explain_spread_again.json";
+  std::ofstream(again) << e.out;
+  const RunResult s = RunShardwise("simulate --deployment " + again + " --requests 200 --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.Json()["lengths"]["input_distribution"], "uniform");
+  EXPECT_DOUBLE_EQ(s.Json()["lengths"]["length_cv"].get<double>(), 0.3);
+  // Fixed lengths: no note.
+  const RunResult fixed = RunShardwise("explain --model llama-3.1-8b --layout tp1 --gpus 1 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.Json()["notes"].dump().find("spread"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardwise::testing

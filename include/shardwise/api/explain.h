@@ -27,6 +27,9 @@ struct ExplainRequest {
   int64_t batch = 32;      // sequences per replica, or per decode worker
   int64_t context = 2048;  // prompt length and decode KV length
   int64_t osl = 256;       // output tokens per request, for throughput
+  // A replayed run's length spread: explain prices requests of the mean lengths, says so, and
+  // keeps the spread in what it saves.
+  LengthSpreadRequest lengths;
 };
 
 struct Explanation {
