@@ -15,6 +15,7 @@ MODELS = {
     "llama3.1-8b": "llama-3.1-8b",
     "mixtral-8x7b": "mixtral-8x7b",
     "deepseek-r1": "deepseek-r1",
+    "gpt-oss-120b": "gpt-oss-120b",  # v6.0
 }
 
 
@@ -51,6 +52,17 @@ LENGTHS = {
         "output": (209, 627, 996, 2194, 4913, 9477, 20000, 20000),
         "output_mean": {"Offline": 3662.5, "Server": 3682.5, "Interactive": 3682.5},
         "cap": 20000, "samples": 4388, "offline_samples": 4388},
+    "gpt-oss-120b": {
+        # v6.0. Its input lengths are not published (no extract of its dataset, section 2b), so
+        # the inputs are ASSUMED: DeepSeek-R1's knots and mean, whose dataset draws on the same
+        # sources (AIME, GPQA, LiveCodeBench). Outputs: the performance dataset's published mean
+        # 1,278.20, min 518, max 3,154 and standard deviation 247.0 (TEST09, section 2a); the
+        # shape between is ASSUMED normal: p10, p25, p50, p75, p90, p99 = 1,278.2 + z x 247 for
+        # z = -1.2816, -0.6745, 0, 0.6745, 1.2816, 2.3263. Cap 10,240 (README and TEST09).
+        "input": (52, 124, 479, 901.5, 1088, 1281, 1432, 3140), "input_mean": 803.79,
+        "output": (518, 961.6, 1111.6, 1278.2, 1444.8, 1594.8, 1852.8, 3154),
+        "output_mean": {"Offline": 1278.2, "Server": 1278.2, "Interactive": 1278.2},
+        "cap": 10240, "samples": 6396, "offline_samples": 6396},
 }
 
 

@@ -55,6 +55,7 @@ import concurrent.futures
 import csv
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -68,7 +69,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                            "validation", "mlperf-v5.1-llm.csv")
 
-MOE = {"mixtral-8x7b", "deepseek-r1"}
+MOE = {"mixtral-8x7b", "deepseek-r1", "gpt-oss-120b"}
 
 # Accelerator (as the CSV writes it) -> (short label, catalog cluster, GPUs per node of it).
 ACCELERATORS = {
@@ -90,6 +91,17 @@ UNCOVERED_ACCELERATORS = {
     "[MAXSUN] MS-Intel Arc Pro B60 Dual 48G Turbo": ("Arc Pro B60", "Intel Arc Pro B60 is not "
                                                      "in the catalog"),
 }
+# A spelling the table above lacks (a later round's: "NVIDIA B300-SXM-288GB", "AMD Instinct
+# MI355X ...") is matched by the part its name contains, most specific first.
+PARTS = [("gb300", ("GB300", "gb300-nvl72", 72)), ("gb200", ("GB200", "gb200-nvl72", 72)),
+         ("b300", ("B300", "dgx-b300", 8)), ("b200", ("B200", "dgx-b200", 8)),
+         ("h200", ("H200", "dgx-h200", 8)), ("h100", ("H100", "dgx-h100", 8)),
+         ("mi355x", ("MI355X", "mi355x-8", 8)), ("mi325x", ("MI325X", "mi325x-8", 8)),
+         ("mi300x", ("MI300X", "mi300x-8", 8)),
+         ("rtx pro 6000", ("RTX PRO 6000", "rtx-pro-6000-8", 8)),
+         ("l40s", ("L40S", "l40s-pcie-8", 8))]
+# The H100 and H200 NVL PCIe cards are not the SXM parts (and not the GB200 NVL72 rack).
+NVL_CARD = re.compile(r"h[12]00[- ]nvl")
 ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
 # TensorRT rows run TensorRT engines under TensorRT-LLM's C++ executor (data/engines/
 # trtllm-cpp.json), but for the models TensorRT-LLM serves only from its PyTorch backend:
@@ -98,12 +110,23 @@ ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
 # rows take the PyTorch backend's profile, trtllm-1.0.
 TENSORRT_ENGINE_PROFILE = "trtllm-cpp"
 PYTORCH_BACKEND_ONLY = {"deepseek-r1"}
-DTYPES = {"fp8": "fp8", "fp4": "fp4", "int4": "int4", "uint4": "int4"}
+DTYPES = {"fp8": "fp8", "fp4": "fp4", "nvfp4": "fp4", "mxfp4": "mxfp4", "int4": "int4",
+          "uint4": "int4"}
+
+
+def accelerator_of(text):
+    """(label, catalog cluster, GPUs per node) of the CSV's accelerator, or None where the
+    catalog lacks it (UNCOVERED_ACCELERATORS, a mixed system, an unknown part)."""
+    if text in ACCELERATORS:
+        return ACCELERATORS[text]
+    if text in UNCOVERED_ACCELERATORS or "(x" in text or NVL_CARD.search(text.lower()):
+        return None
+    return next((info for part, info in PARTS if part in text.lower()), None)
 
 
 def accelerator_label(text):
-    if text in ACCELERATORS:
-        return ACCELERATORS[text][0]
+    if accelerator_of(text):
+        return accelerator_of(text)[0]
     if text in UNCOVERED_ACCELERATORS:
         return UNCOVERED_ACCELERATORS[text][0]
     if "(x" in text:
@@ -174,15 +197,17 @@ def row_command(row, binary, trace):
         return None, "accelerator not published"
     if acc in UNCOVERED_ACCELERATORS:
         return None, UNCOVERED_ACCELERATORS[acc][1]
-    if acc not in ACCELERATORS:
+    if "(x" in acc:
         return None, "mixed MI300X + MI325X systems (one cluster has one GPU type)"
+    if accelerator_of(acc) is None:
+        return None, f"accelerator {acc} is not in the catalog"
     engine = engine_label(row["software"])
     if engine not in ENGINES.values():
         return None, f"engine {engine} has no profile (trtllm, vllm, sglang)"
     dtype = DTYPES.get(row["weights"].lower())
     if dtype is None:
         return None, f"weight format {row['weights']} not in simulate's --dtype"
-    _, cluster, per_node = ACCELERATORS[acc]
+    _, cluster, per_node = accelerator_of(acc)
     gpus = int(row["n_acc"]) * int(row["nodes"] or 1)
     argv = [binary, "simulate", "--model", model, "--cluster", cluster]
     if per_node == 72 or gpus < per_node:

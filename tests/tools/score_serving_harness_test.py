@@ -113,4 +113,25 @@ row = {"scenario": "Server", "model": "llama2-70b-99", "tp": "2", "pp": "", "att
 check("tokens per step", round(score_mlperf.tokens_per_step(row), 2), 1031.26)
 check("attention DP", round(score_mlperf.tokens_per_step({**row, "attn_dp": "True"}), 2), 515.63)
 check("Offline", score_mlperf.tokens_per_step({**row, "scenario": "Offline"}), None)
+# Accelerators a later round spells differently are matched by their part; the NVL PCIe cards
+# and mixed systems are not the catalog's clusters, and the GB200 NVL72 rack is not a card.
+for text, want in [("NVIDIA B300-SXM-288GB", ("B300", "dgx-b300", 8)),
+                   ("AMD Instinct MI355X 288GB HBM3E", ("MI355X", "mi355x-8", 8)),
+                   ("NVIDIA GB200 NVL72", ("GB200", "gb200-nvl72", 72)),
+                   ("NVIDIA B200-SXM-180GB", ("B200", "dgx-b200", 8)),
+                   ("NVIDIA H200-NVL-141GB", None), ("NVIDIA H100 NVL", None),
+                   ("AMD Instinct MI300X 192GB HBM3 (x4), AMD Instinct MI325X (x4)", None),
+                   ("Google TPU v6e", None)]:
+    check(f"accelerator {text!r}", score_mlperf.accelerator_of(text), want)
+check("unknown accelerator", score_mlperf.row_command(
+    {"model": "llama2-70b-99", "accelerator": "Google TPU v6e"}, "shardwise", "t.csv"),
+    (None, "accelerator Google TPU v6e is not in the catalog"))
+# GPT-OSS-120B (v6.0): outputs through the published mean 1,278.2 and standard deviation 247
+# at the normal quantiles (p10: 1,278.2 - 1.2816 x 247 = 961.6; p99: + 2.3263 x 247 = 1,852.8),
+# between the published min 518 and max 3,154; inputs DeepSeek-R1's (assumed).
+spec = score_mlperf.LENGTHS["gpt-oss-120b"]
+check("GPT-OSS output knots", spec["output"], (518, 961.6, 1111.6, 1278.2, 1444.8, 1594.8,
+                                                1852.8, 3154))
+check("GPT-OSS inputs", spec["input"], score_mlperf.LENGTHS["deepseek-r1"]["input"])
+check("GPT-OSS is MoE", "gpt-oss-120b" in score_mlperf.MOE, True)
 print("score_serving harnesses and engine versions: by hand")
