@@ -39,6 +39,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Repositories of a catalog model's architecture under another name, by the leading part of their
+# lowercase name: DeepSeek-V3.1 keeps V3's config.json architecture (671B, MLA, 256 experts);
+# Kimi-K2's text model is the one Kimi-K2.5 adds its vision encoder to.
+ALIASES = {"deepseek-v3.1": "deepseek-v3", "kimi-k2-": "kimi-k2.5"}
 # Hugging Face repository -> why the catalog cannot read it (none today).
 UNREADABLE = {}
 MODELS_DIR = os.path.join(ROOT, "data", "models")
@@ -98,14 +102,15 @@ def cluster_of(row):
 def catalog_model(hf):
     """The catalog model of a Hugging Face repository: the longest leading part of the
     repository's name that names a model file (Qwen/Qwen3-32B -> qwen3-32b,
-    Llama-4-Maverick-17B-128E-Instruct-FP8 -> llama-4-maverick, DeepSeek-R1-0528 -> deepseek-r1);
-    None if none does."""
+    Llama-4-Maverick-17B-128E-Instruct-FP8 -> llama-4-maverick, DeepSeek-R1-0528 -> deepseek-r1),
+    else an ALIASES architecture; None if neither."""
     parts = hf.split("/")[-1].lower().split("-")
     for n in range(len(parts), 0, -1):
         name = "-".join(parts[:n])
         if os.path.exists(os.path.join(MODELS_DIR, name + ".json")):
             return name
-    return None
+    lower = hf.split("/")[-1].lower() + "-"
+    return next((model for prefix, model in ALIASES.items() if lower.startswith(prefix)), None)
 
 
 @functools.lru_cache(maxsize=None)

@@ -60,7 +60,8 @@ check("no system column", score_serving.cluster_of({}), ("dgx-h100", 8))
 for hf, want in [("Qwen/Qwen3-32B", "qwen3-32b"), ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
                  ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.3-70b"),
                  ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
-                 ("Qwen/Qwen3-8B", None)]:
+                 ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3"),
+                 ("moonshotai/Kimi-K2-Instruct", "kimi-k2.5"), ("Qwen/Qwen3-8B", None)]:
     check(f"model {hf}", score_serving.catalog_model(hf), want)
 check("MoE by config", (score_serving.is_moe("qwen3-235b-a22b"), score_serving.is_moe("qwen3-32b")),
       (True, False))
