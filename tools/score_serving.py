@@ -347,7 +347,8 @@ def dedupe(rows):
     measurement once."""
     seen, out = set(), []
     for r in rows:
-        key = (r["backend"], r["model_path"], r["mode"], r["isl"], r["osl"], r["batch_size"],
+        key = (r.get("system"), r["backend"], r["model_path"], r["mode"], r["isl"], r["osl"],
+               r["batch_size"],
                r["tp_size"], r["attention_dp_size"], f"{float(r['silicon_ttft_ms']):.9g}",
                f"{float(r['silicon_tpot_ms']):.9g}")
         if key not in seen:
@@ -574,6 +575,9 @@ def main():
               f"{tpot:.2f}x in TPOT (no prediction comes closer than {100 * floor:.0f}% to both "
               "TPOTs of such a pair)")
     groups = [("engine", engine_key),
+              # Per GPU and engine where the file holds more than one GPU.
+              *([("GPU and engine", lambda s: f"{cluster_of(s['row'])[0]} {engine_key(s)}")]
+                if len({cluster_of(s["row"]) for s in scored}) > 1 else []),
               ("model", lambda s: s["row"]["model_path"]),
               ("layout kind", lambda s: layout_kind(s["row"])),
               ("engine and concurrency", engine_and_band)]
