@@ -239,7 +239,14 @@ class Fitter {
     } else {
       s.rate = run.rate_per_s;
       if (std::isfinite(*run.rate_per_s)) s.burstiness = run.burstiness;
-      if (!std::isfinite(*run.rate_per_s)) s.requests = std::max<int64_t>(1, run.completed);
+    }
+    // The tools measure their requests from an idle server (each lets its warm-up finish
+    // first): a closed loop's clients start in one burst, an open loop's arrivals on an empty
+    // engine. So a run is simulated as it ran, its completed requests every one measured; a
+    // file that does not say how many is taken at the steady state (offline: one request).
+    const bool offline = !run.concurrency && !std::isfinite(*run.rate_per_s);
+    if (run.completed > 0 || offline) {
+      s.requests = std::clamp<int64_t>(run.completed, 1, kMaxRunRequests);
     }
     StatusOr<ServingReport> rep = Simulate(catalog_, s);
     if (!rep.ok()) return Error(fmt::format("{}: {}", run.file, rep.status().message()));
