@@ -91,6 +91,13 @@ std::string ClosedLoopNotes(const api::ServingReport& rep) {
         "both\n",
         kOutOfPhaseOutputCv, FormatSeconds(phase->ttft_s), FormatSeconds(phase->tpot_s));
   }
+  if (rep.run.steady.sized) {
+    out +=
+        "benchmarks   aiperf, vllm bench serve and SGLang's bench_serving measure from an idle "
+        "server,\n"
+        "             the clients' first burst included: `requests` N (their count) simulates "
+        "that run\n";
+  }
   return out;
 }
 

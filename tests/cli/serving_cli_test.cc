@@ -68,6 +68,12 @@ TEST(SimulateCli, ClosedLoopSaysWhatItsNumbersDependOn) {
   EXPECT_NE(fixed.out.find("lockstep"), std::string::npos) << fixed.out;
   EXPECT_NE(fixed.out.find("12 clients for at most 8 batch slots"), std::string::npos) << fixed.out;
   EXPECT_NE(fixed.out.find("the other 4 wait"), std::string::npos) << fixed.out;
+  // A steady state says what a benchmark tool measures instead; a fixed count is that run.
+  EXPECT_NE(fixed.out.find("the clients' first burst included: --requests N"), std::string::npos)
+      << fixed.out;
+  const RunResult counted = RunShardwise(base + "--concurrency 12 --requests 200");
+  ASSERT_EQ(counted.exit_code, 0) << counted.err;
+  EXPECT_EQ(counted.out.find("first burst"), std::string::npos) << counted.out;
   // Spread output lengths: no lockstep note, the spread in the header and the JSON; no queue
   // note when the clients fit.
   const RunResult spread =
