@@ -100,8 +100,9 @@ PARTS = [("gb300", ("GB300", "gb300-nvl72", 72)), ("gb200", ("GB200", "gb200-nvl
          ("mi300x", ("MI300X", "mi300x-8", 8)),
          ("rtx pro 6000", ("RTX PRO 6000", "rtx-pro-6000-8", 8)),
          ("l40s", ("L40S", "l40s-pcie-8", 8))]
-# The H100 and H200 NVL PCIe cards are not the SXM parts (and not the GB200 NVL72 rack).
-NVL_CARD = re.compile(r"h[12]00[- ]nvl")
+# Names that contain a known part but are another one: GH200 (96-144 GB), the PCIe cards, the
+# H100 and H200 NVL cards (not the GB200 NVL72 rack).
+OTHER_PARTS = re.compile(r"gh200|pcie|h[12]00[-_ ]?nvl")
 ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
 # TensorRT rows run TensorRT engines under TensorRT-LLM's C++ executor (data/engines/
 # trtllm-cpp.json), but for the models TensorRT-LLM serves only from its PyTorch backend:
@@ -119,7 +120,7 @@ def accelerator_of(text):
     catalog lacks it (UNCOVERED_ACCELERATORS, a mixed system, an unknown part)."""
     if text in ACCELERATORS:
         return ACCELERATORS[text]
-    if text in UNCOVERED_ACCELERATORS or "(x" in text or NVL_CARD.search(text.lower()):
+    if text in UNCOVERED_ACCELERATORS or "(x" in text or OTHER_PARTS.search(text.lower()):
         return None
     return next((info for part, info in PARTS if part in text.lower()), None)
 
@@ -167,7 +168,10 @@ def tokens_per_step(row):
     spec = LENGTHS[model]
     output = spec.get("output_fixed") or spec["output_mean"][row["scenario"]]
     width = 1 if row["attn_dp"] == "True" else int(row["tp"]) * int(row["pp"] or 1)
-    instances = max(1, int(row["n_acc"]) // width)
+    gpus = int(row["n_acc"]) * int(row.get("nodes") or 1)  # n_acc counts one node's
+    if gpus < width:
+        return None
+    instances = gpus // width
     return (float(row["target_qps"]) / instances * (spec["input_mean"] + output) *
             float(row["tpot_p50_ms"]) / 1e3)
 

@@ -39,6 +39,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# What may follow a catalog model's name in a repository of that model: instruction tuning,
+# formats, dates and the size tags some repositories repeat (Llama-4-Maverick-17B-128E).
+VARIANT_PART = re.compile(r"instruct|chat|hf|base|it|thinking|terminus|exp|dynamic|fp8|fp4|"
+                          r"nvfp4|mxfp4|bf16|awq|gptq|int4|int8|w4a16|w8a8|\d{4}|\d+b|\d+e|"
+                          r"a\d+b")
 # Repositories of a catalog model's architecture under another name, by the leading part of their
 # lowercase name: DeepSeek-V3.1 keeps V3's config.json architecture (671B, MLA, 256 experts);
 # Kimi-K2's text model is the one Kimi-K2.5 adds its vision encoder to.
@@ -49,7 +54,9 @@ MODELS_DIR = os.path.join(ROOT, "data", "models")
 ENGINES_DIR = os.path.join(ROOT, "data", "engines")
 # The data's `system` (AIConfigurator's system names: h100_sxm, h200_sxm, b200_sxm, gb200_sxm,
 # ...) -> (shardwise cluster, GPUs per node for --nodes). Matched by the first name the system
-# contains, most specific first (gb200 before b200, h200 before h20).
+# contains, most specific first (gb200 before b200, h200 before h20), after OTHER_PARTS: names
+# that contain a known one but are another part (GH200's 96-144 GB, the PCIe and NVL cards).
+OTHER_PARTS = re.compile(r"gh200|pcie|h[12]00[-_ ]?nvl")
 SYSTEMS = [("gb300", "gb300-nvl72", 72), ("gb200", "gb200-nvl72", 72), ("b300", "dgx-b300", 8),
            ("b200", "dgx-b200", 8), ("h200", "dgx-h200", 8), ("h100", "dgx-h100", 8),
            ("h800", "hgx-h800", 8), ("h20", "hgx-h20", 8), ("a100", "dgx-a100", 8),
@@ -92,6 +99,8 @@ def cluster_of(row):
     """(shardwise cluster, GPUs per node) of the row's `system` (DGX H100 where the data has no
     such column), or None where the catalog has no cluster of it."""
     system = (row.get("system") or "h100_sxm").lower()
+    if OTHER_PARTS.search(system) and "l40s" not in system:
+        return None
     for name, cluster, per_node in SYSTEMS:
         if name in system:
             return cluster, per_node
@@ -108,7 +117,11 @@ def catalog_model(hf):
     for n in range(len(parts), 0, -1):
         name = "-".join(parts[:n])
         if os.path.exists(os.path.join(MODELS_DIR, name + ".json")):
-            return name
+            # Only if what is left names a variant of that model, not another model built from
+            # it (DeepSeek-R1-Distill-Llama-70B is a Llama, gpt2-xl is not gpt2).
+            if all(VARIANT_PART.fullmatch(p) for p in parts[n:]):
+                return name
+            return None
     lower = hf.split("/")[-1].lower() + "-"
     return next((model for prefix, model in ALIASES.items() if lower.startswith(prefix)), None)
 

@@ -53,7 +53,9 @@ for backend, source, precision, model, want in [
 for system, want in [("h100_sxm", ("dgx-h100", 8)), ("h200_sxm", ("dgx-h200", 8)),
                      ("b200_sxm", ("dgx-b200", 8)), ("gb200_sxm", ("gb200-nvl72", 72)),
                      ("b300_sxm", ("dgx-b300", 8)), ("gb300_sxm", ("gb300-nvl72", 72)),
-                     ("h20_sxm", ("hgx-h20", 8)), ("mi355x", ("mi355x-8", 8)), ("tpu_v6e", None)]:
+                     ("h20_sxm", ("hgx-h20", 8)), ("mi355x", ("mi355x-8", 8)), ("tpu_v6e", None),
+                     ("gh200_sxm", None), ("h100_pcie", None), ("h200_nvl", None),
+                     ("l40s", ("l40s-pcie-8", 8))]:
     check(f"system {system}", score_serving.cluster_of({"system": system}), want)
 check("no system column", score_serving.cluster_of({}), ("dgx-h100", 8))
 # A repository names a catalog model by the longest leading part of its name that is one.
@@ -61,7 +63,11 @@ for hf, want in [("Qwen/Qwen3-32B", "qwen3-32b"), ("deepseek-ai/DeepSeek-R1-0528
                  ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.3-70b"),
                  ("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", "llama-4-maverick"),
                  ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-v3"),
-                 ("moonshotai/Kimi-K2-Instruct", "kimi-k2.5"), ("Qwen/Qwen3-8B", None)]:
+                 ("moonshotai/Kimi-K2-Instruct", "kimi-k2.5"), ("Qwen/Qwen3-8B", None),
+                 # Another model built from a catalog one is not it.
+                 ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", None),
+                 ("deepseek-ai/DeepSeek-R1-0528-Qwen3-8B", None), ("openai-community/gpt2-xl", None),
+                 ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b")]:
     check(f"model {hf}", score_serving.catalog_model(hf), want)
 check("MoE by config", (score_serving.is_moe("qwen3-235b-a22b"), score_serving.is_moe("qwen3-32b")),
       (True, False))
@@ -114,6 +120,11 @@ row = {"scenario": "Server", "model": "llama2-70b-99", "tp": "2", "pp": "", "att
 check("tokens per step", round(score_mlperf.tokens_per_step(row), 2), 1031.26)
 check("attention DP", round(score_mlperf.tokens_per_step({**row, "attn_dp": "True"}), 2), 515.63)
 check("Offline", score_mlperf.tokens_per_step({**row, "scenario": "Offline"}), None)
+# n_acc counts one node's GPUs: 18 GB200 trays of 4 at TP4 are 18 instances, so at 180/s each
+# takes 10/s: 10 x 515.63 x 0.1 = 515.63 (read as one node's 4 GPUs it was 18x that).
+check("nodes", round(score_mlperf.tokens_per_step(
+    {**row, "n_acc": "4", "nodes": "18", "tp": "4", "target_qps": "180"}), 2), 515.63)
+check("fewer GPUs than an instance", score_mlperf.tokens_per_step({**row, "n_acc": "1"}), None)
 # Accelerators a later round spells differently are matched by their part; the NVL PCIe cards
 # and mixed systems are not the catalog's clusters, and the GB200 NVL72 rack is not a card.
 for text, want in [("NVIDIA B300-SXM-288GB", ("B300", "dgx-b300", 8)),
@@ -122,7 +133,8 @@ for text, want in [("NVIDIA B300-SXM-288GB", ("B300", "dgx-b300", 8)),
                    ("NVIDIA B200-SXM-180GB", ("B200", "dgx-b200", 8)),
                    ("NVIDIA H200-NVL-141GB", None), ("NVIDIA H100 NVL", None),
                    ("AMD Instinct MI300X 192GB HBM3 (x4), AMD Instinct MI325X (x4)", None),
-                   ("Google TPU v6e", None)]:
+                   ("Google TPU v6e", None), ("NVIDIA GH200 144GB", None),
+                   ("NVIDIA H100-PCIe-80GB", None)]:
     check(f"accelerator {text!r}", score_mlperf.accelerator_of(text), want)
 check("unknown accelerator", score_mlperf.row_command(
     {"model": "llama2-70b-99", "accelerator": "Google TPU v6e"}, "shardwise", "t.csv"),
