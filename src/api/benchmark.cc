@@ -87,8 +87,11 @@ StatusOr<BenchmarkReport> Benchmark(const Catalog& catalog, std::string_view too
   // phases run one after another, vLLM's warm-up is a run of its own, SGLang's is sent before),
   // so a closed loop's first burst is measured too. A steady state's figures are the command's
   // answer; the run the tool measures is simulated as it runs, every request counted.
+  in.steady_state_settled = steady.converged;
   if (steady.sized && in.requests <= kMaxRunSimulated) {
     SimulateRequest whole = request;
+    // The deployment the answer resolved (a layout the request left open is not chosen again).
+    whole.deployment = report.saved.deployment;
     whole.requests = in.requests;
     whole.progress = nullptr;
     SW_ASSIGN_OR_RETURN(const ServingReport measured, Simulate(catalog, whole));
@@ -119,6 +122,9 @@ nlohmann::json ToJson(const BenchmarkReport& rep) {
           {"warmup_requests", rep.inputs.warmup_requests},
           {"requests", rep.inputs.requests},
           {"predicted", PredictionJson(rep.inputs.predicted)},
+          // What `predicted` is: the run as the tool measures it, or, for a run too large to
+          // simulate whole, the steady state's figures (the first burst not in them).
+          {"predicted_basis", rep.inputs.too_large_to_simulate ? "steady_state" : "run"},
           {"steady_state", rep.inputs.steady_state ? PredictionJson(*rep.inputs.steady_state)
                                                    : nlohmann::json(nullptr)}};
 }

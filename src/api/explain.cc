@@ -21,7 +21,7 @@ namespace {
 // saved answer keeps the spread for the commands that simulate it.
 Status KeepLengthSpread(const ExplainRequest& r, Explanation& e) {
   SW_ASSIGN_OR_RETURN(const LengthSpread spread, ResolveLengthSpread(r.lengths));
-  if (spread.Fixed()) return Status();
+  if (spread.Fixed() || spread.cv == 0) return Status();  // a spread of CV 0 is fixed lengths
   e.saved.lengths = r.lengths;
   e.notes.push_back(fmt::format(
       "the lengths are spread (prompts {}, outputs {}, CV {:g}); explain prices requests of the "

@@ -192,17 +192,23 @@ Status Check(BenchmarkTool tool, const BenchmarkInputs& in) {
 // The steady state's figures beside the run's: the measured requests start from an idle server
 // (the warm-up finishes first), so a closed loop's first burst of clients is measured too.
 std::string SteadyStateLine(const BenchmarkInputs& in) {
+  const std::string_view state = in.steady_state_settled
+                                     ? "at the steady state the answer states"
+                                     : "the answer states, over a window that had not settled";
   if (in.too_large_to_simulate) {
-    return "# (At the steady state: a run of this many requests is too large to simulate whole; "
-           "its first\n# requests start from an idle server.)\n";
+    return fmt::format(
+        "# These are {} figures: a run of this many requests is too large to simulate whole, "
+        "so what\n# the tool measures from an idle server{} is not in them.\n",
+        in.steady_state_settled ? "the steady state's" : "the unsettled window's",
+        in.concurrency ? " (the clients' first burst)" : "");
   }
   if (!in.steady_state) return "";
   const BenchmarkPrediction& s = *in.steady_state;
   return fmt::format(
-      "# The measured requests start from an idle server{}; at the steady state the answer "
-      "states:\n# TTFT p50 {:.1f} ms, p99 {:.1f} ms; TPOT p50 {:.2f} ms, p99 {:.2f} ms.\n",
-      in.concurrency ? ", the clients' first burst included" : "", s.ttft_p50_ms, s.ttft_p99_ms,
-      s.tpot_p50_ms, s.tpot_p99_ms);
+      "# The measured requests start from an idle server{}; {}:\n# TTFT "
+      "p50 {:.1f} ms, p99 {:.1f} ms; TPOT p50 {:.2f} ms, p99 {:.2f} ms.\n",
+      in.concurrency ? ", the clients' first burst included" : "", state, s.ttft_p50_ms,
+      s.ttft_p99_ms, s.tpot_p50_ms, s.tpot_p99_ms);
 }
 
 std::string Header(BenchmarkTool tool, const BenchmarkInputs& in) {

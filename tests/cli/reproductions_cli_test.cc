@@ -298,10 +298,18 @@ TEST(Reproductions, ExplainOfASavedSpreadSaysItPricesTheMeansAndKeepsTheSpread) 
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(s.Json()["lengths"]["input_distribution"], "uniform");
   EXPECT_DOUBLE_EQ(s.Json()["lengths"]["length_cv"].get<double>(), 0.3);
-  // Fixed lengths: no note.
-  const RunResult fixed = RunShardwise("explain --model llama-3.1-8b --layout tp1 --gpus 1 --json");
-  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
-  EXPECT_EQ(fixed.Json()["notes"].dump().find("spread"), std::string::npos);
+  // Fixed lengths, or a spread of CV 0, replayed: no note.
+  for (const char* lengths : {"", "--isl-dist uniform --length-cv 0 "}) {
+    const RunResult run = RunShardwise(
+        std::string("simulate --model llama-3.1-8b --gpus 1 --concurrency 8 --requests 200 ") +
+        lengths + "--json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const std::string file = "/tmp/shardwise_replay_explain_fixed.json";
+    std::ofstream(file) << run.out;
+    const RunResult fixed = RunShardwise("explain --deployment " + file + " --json");
+    ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+    EXPECT_EQ(fixed.Json()["notes"].dump().find("spread"), std::string::npos) << lengths;
+  }
 }
 
 }  // namespace

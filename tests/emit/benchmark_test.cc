@@ -213,8 +213,16 @@ TEST(Benchmark, TheSteadyStateBesideTheRunFromAnIdleServer) {
   in.steady_state.reset();
   in.too_large_to_simulate = true;
   Commands(BenchmarkTool::kSglang, in, &text);
-  EXPECT_NE(text.find("(At the steady state: a run of this many requests is too large"),
+  EXPECT_NE(text.find("These are the steady state's figures: a run of this many requests is "
+                      "too large to simulate whole"),
             std::string::npos)
+      << text;
+  // An answer whose window had not settled (an open loop the deployment falls behind) says so.
+  in.too_large_to_simulate = false;
+  in.steady_state = BenchmarkPrediction{426.5, 427.8, 23.25, 23.48, 2.7, 2700};
+  in.steady_state_settled = false;
+  Commands(BenchmarkTool::kVllm, in, &text);
+  EXPECT_NE(text.find("the answer states, over a window that had not settled:"), std::string::npos)
       << text;
 }
 

@@ -53,6 +53,7 @@ struct BenchmarkInputs {
   // The figures at the steady state, where the command that wrote the benchmark states them
   // (its measured run starts from an idle server: a closed loop's clients from one burst).
   std::optional<BenchmarkPrediction> steady_state;
+  bool steady_state_settled = true;    // false: the answer's window had not settled
   bool too_large_to_simulate = false;  // `predicted` is the steady state's: the run is too large
 };
 
