@@ -54,6 +54,7 @@ import collections
 import concurrent.futures
 import csv
 import json
+import math
 import os
 import re
 import statistics
@@ -64,12 +65,18 @@ import tempfile
 from mlperf_traces import (LENGTHS, MODELS, OFFLINE_REQUESTS, SERVER_REQUESTS, print_lengths,
                            write_row_trace, write_trace)
 from score_serving import engine_profile  # one rule for the engine profile of a version
+from score_serving import read_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
                            "validation", "mlperf-v5.1-llm.csv")
 
 MOE = {"mixtral-8x7b", "deepseek-r1", "gpt-oss-120b"}
+# The columns every row is read by (data/validation/mlperf-v5.1-llm.md describes them).
+COLUMNS = ("id", "submitter", "system", "model", "scenario", "accelerator", "n_acc", "nodes",
+           "software", "weights", "result", "tokps", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+           "tpot_p99_ms", "ttft_limit_ms", "tpot_limit_ms", "target_qps", "tp", "pp", "ep",
+           "attn_dp", "batch")
 
 # Accelerator (as the CSV writes it) -> (short label, catalog cluster, GPUs per node of it).
 ACCELERATORS = {
@@ -191,8 +198,27 @@ def layout_of(row, model, gpus):
     return text, "published"
 
 
+NUMERIC = ("n_acc", "nodes", "result", "tokps", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+           "tpot_p99_ms", "ttft_limit_ms", "tpot_limit_ms", "target_qps", "tp", "pp", "ep",
+           "batch")
+
+
+def not_a_number(row):
+    """The first numeric column of the row holding something else (blank is allowed), or None."""
+    for column in NUMERIC:
+        try:
+            if row.get(column) and not math.isfinite(float(row[column])):
+                return column
+        except ValueError:
+            return column
+    return None
+
+
 def row_command(row, binary, trace):
     """(argv, layout note) for a row shardwise can express, or (None, why not)."""
+    bad = not_a_number(row)
+    if bad:
+        return None, f"{bad} {row[bad]!r} is not a number"
     model = MODELS.get(row["model"])
     if model is None:
         return None, f"model {row['model']} not in the catalog"
@@ -423,8 +449,7 @@ def main():
         return
     if not os.path.exists(args.binary):
         sys.exit(f"score_mlperf: no shardwise binary at {args.binary}; pass --binary")
-    with open(args.csv, newline="") as f:
-        all_rows = list(csv.DictReader(f))
+    all_rows = read_rows(args.csv, COLUMNS, "score_mlperf")
     rows = dedupe(all_rows)
     duplicates = len(all_rows) - len(rows)
     scenarios = set(args.scenarios.split(","))

@@ -144,6 +144,42 @@ def checkpoint_quant(model):
     return m.group(1) if m else None
 
 
+# The columns every row is read by (data/validation/serving-h100.md describes them); `system` and
+# `backend_version` are optional, and disaggregated rows also need DISAGG_COLUMNS.
+COLUMNS = ("id", "silicon_data_source", "backend", "model_path", "mode", "isl", "osl",
+           "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_ep_size", "precision",
+           "silicon_ttft_ms", "silicon_tpot_ms")
+DISAGG_COLUMNS = tuple(f"{pool}_{field}" for pool in ("prefill", "decode")
+                       for field in ("num_workers", "tp_size", "pp_size", "attention_dp_size",
+                                     "moe_ep_size"))
+
+
+def read_rows(path, columns, tool):
+    """The CSV's rows as dicts; a missing file or column is one line on stderr and exit 2."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.stderr.write(f"{tool}: error: cannot read {path}: {e}\n")
+        sys.exit(2)
+    header = set(rows[0]) if rows else set()
+    missing = [c for c in columns if c not in header]
+    if not rows or missing:
+        what = "no rows" if not rows else "no column " + ", ".join(missing)
+        sys.stderr.write(f"{tool}: error: {path} has {what}; give a CSV with the columns of "
+                         f"the data it scores (its --csv default)\n")
+        sys.exit(2)
+    return rows
+
+
+def checked_command(command, row, *args):
+    """command(row, *args), or (None, why) where a value of the row is not a number it needs."""
+    try:
+        return command(row, *args)
+    except ValueError as e:
+        return None, f"a value that is not a number ({e})"
+
+
 def to_int(text, default=1):
     return int(text) if text not in ("", None) else default
 
@@ -537,8 +573,10 @@ def main():
     args = ap.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"score_serving: no shardwise binary at {args.binary}; build it or pass --binary")
-    with open(args.csv, newline="") as f:
-        rows = dedupe(list(csv.DictReader(f)))
+    rows = read_rows(args.csv, COLUMNS, "score_serving")
+    if any(r["mode"] == "disagg" for r in rows):
+        rows = read_rows(args.csv, COLUMNS + DISAGG_COLUMNS, "score_serving")
+    rows = dedupe(rows)
     if args.limit:
         rows = rows[: args.limit]
     if args.aggregated_only:
@@ -546,7 +584,7 @@ def main():
     rows = rows[:: max(1, args.every)]
     jobs, skipped, assumed = [], collections.Counter(), collections.Counter()
     for r in rows:
-        argv, why = row_command(r, args.binary)
+        argv, why = checked_command(row_command, r, args.binary)
         if argv is None:
             skipped[why] += 1
         else:

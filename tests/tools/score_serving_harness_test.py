@@ -147,4 +147,24 @@ check("GPT-OSS output knots", spec["output"], (518, 961.6, 1111.6, 1278.2, 1444.
                                                 1852.8, 3154))
 check("GPT-OSS inputs", spec["input"], score_mlperf.LENGTHS["deepseek-r1"]["input"])
 check("GPT-OSS is MoE", "gpt-oss-120b" in score_mlperf.MOE, True)
+# Bad input: a CSV without the columns, a value that is not a number: one line, or the row
+# named as not expressible, never a traceback.
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
+    f.write("a,b\n1,2\n")
+for tool in ("score_serving.py", "score_mlperf.py"):
+    p = subprocess.run([sys.executable, os.path.join(os.path.dirname(score_serving.__file__), tool),
+                        "--csv", f.name], capture_output=True, text=True)
+    check(f"{tool} on a CSV of other columns", (p.returncode, p.stderr.count("\n"),
+                                                "has no column id" in p.stderr), (2, 1, True))
+os.unlink(f.name)
+check("a batch that is not a number", score_serving.checked_command(
+    lambda row: (score_serving.to_int(row["batch_size"]), None), {"batch_size": "abc"})[0], None)
+check("MLPerf value not a number", score_mlperf.not_a_number({**row, **{c: "" for c in
+      score_mlperf.NUMERIC}, "n_acc": "eight"}), "n_acc")
+check("MLPerf nan", score_mlperf.not_a_number({**{c: "" for c in score_mlperf.NUMERIC},
+                                               "target_qps": "nan"}), "target_qps")
+check("MLPerf numbers", score_mlperf.not_a_number({c: "1" for c in score_mlperf.NUMERIC}), None)
 print("score_serving harnesses and engine versions: by hand")
