@@ -395,6 +395,15 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
   steady.warmup_requests = warmup;
   steady.measured_requests = measured;
   run.overloaded = run.overloaded || StillGrowing(steady, scenario);
+  if (run.overloaded && !closed && scenario.time_what_overload_serves) {
+    // Its window of arrivals can be far shorter than serving them takes: what it served is
+    // timed again, the same requests from the window's first arrival until its last finishes.
+    SimConfig drained = config;
+    drained.window_until_drained = true;
+    RequestSource again = Source(scenario, most, scenario.output, replicas, of);
+    Simulation rerun(model, again, drained);
+    SW_ASSIGN_OR_RETURN(run.result, rerun.Measure(warmup, measured));
+  }
   run.requests = run.result.arrived;
   // Every request the run could draw arrived and none finished in its window: a few very long
   // draws of a wide spread held it open while the short ones cycled. Nothing was measured, so

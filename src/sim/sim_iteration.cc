@@ -242,6 +242,7 @@ void Sim::FinishRequest(Replica& rep, int64_t id) {
     half.tpot_sum_s += tpot;
     ++half.tpot_requests;
   }
+  result_.measured_output_tokens += static_cast<double>(r.total_output);
   if (ttft <= c_.max_ttft_s && tpot <= c_.max_tpot_s) {
     result_.goodput_requests += 1;
     result_.goodput_output_tokens += static_cast<double>(r.total_output);

@@ -163,7 +163,9 @@ Status Sim::Route(const TraceRequest& t) {
   const int64_t id = static_cast<int64_t>(requests_.size());
   if (id == 0 && measure_count_ < 0) window_start_ = Snap();
   if (measure_count_ >= 0 && id == measure_from_) window_start_ = Snap();
-  if (measure_count_ >= 0 && id == measure_from_ + measure_count_) window_end_ = Snap();
+  if (measure_count_ >= 0 && id == measure_from_ + measure_count_ && !c_.window_until_drained) {
+    window_end_ = Snap();
+  }
   if (Measured(id)) {
     result_.input_tokens += static_cast<double>(t.input_tokens);
     result_.output_tokens_asked += static_cast<double>(t.output_tokens);
@@ -221,7 +223,10 @@ SimResult Sim::Finish() {
   }
   if (transfers_ > 0) result_.kv_transfer_s_mean = transfer_s_ / static_cast<double>(transfers_);
   if (result_.window_s > 0) {
-    result_.utilization = (end.busy_gpu_s - start.busy_gpu_s) / (gpus * result_.window_s);
+    // An iteration counts when it starts, so a window ending during one holds all of it: at
+    // most one iteration per replica beyond the window, never more than every GPU busy.
+    result_.utilization =
+        std::min(1.0, (end.busy_gpu_s - start.busy_gpu_s) / (gpus * result_.window_s));
     result_.mfu = (end.flops - start.flops) / (peak * result_.window_s);
     result_.kv_occupancy_mean = (end.kv_weighted - start.kv_weighted) / result_.window_s;
   }

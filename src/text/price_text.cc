@@ -2,6 +2,7 @@
 // utilisation, break-even against an API and the sizing for a demand (text/text.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -43,11 +44,20 @@ std::string PointLine(const api::PriceReport& rep) {
       how = "its best batch, as plan ranks it (give SLOs or a load to price another point)";
       break;
   }
+  // The bill is spread over the tokens billed: the load offered where the deployment keeps up,
+  // whose simulated window served a little more or less by its arrivals' chance.
+  const std::string billed =
+      std::abs(p.billed_output_tokens_per_s - p.output_tokens_per_s) >
+              1e-9 * std::max(1.0, p.output_tokens_per_s)
+          ? fmt::format(" billed (the load offered; the simulated window served {:.0f})",
+                        p.output_tokens_per_s)
+          : "";
   return fmt::format(
       "operating point: {:.0f} requests in flight, {}; {} TTFT {}, TPOT {} ({:.1f} tokens/s per "
-      "user), {:.0f} output tokens/s\n",
+      "user), {:.0f} output tokens/s{}\n",
       p.concurrency, how, rep.slo.PercentileName(), FormatSeconds(p.ttft.at_slo_s),
-      FormatSeconds(p.tpot.at_slo_s), p.output_tokens_per_s_per_user, p.output_tokens_per_s);
+      FormatSeconds(p.tpot.at_slo_s), p.output_tokens_per_s_per_user, p.billed_output_tokens_per_s,
+      billed);
 }
 
 std::string BreakEvenLines(const api::PriceReport& rep) {

@@ -380,5 +380,41 @@ TEST(PriceCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("price --layout tp8pp4"), "needs 32 GPUs");
 }
 
+TEST(SimulateCli, AnOverloadedOpenLoopReportsWhatItServes) {
+  // Llama-3.1-70B on one TP8 replica serves about 17 requests/s of 1,024 + 256 tokens. Offered
+  // 1,000 or 10 million a second it serves the same: its output tokens/s had read 3,605 and 0
+  // (the window of arrivals lasting microseconds), its cost $0, its GPUs 100.1% busy.
+  const std::string base = "simulate --model llama-3.1-70b --cluster dgx-h100 --layout tp8 --json ";
+  const RunResult some = RunShardwise(base + "--rate 1000");
+  const RunResult flood = RunShardwise(base + "--rate 1e7");
+  ASSERT_EQ(some.exit_code, 0) << some.err;
+  ASSERT_EQ(flood.exit_code, 0) << flood.err;
+  const double served = some.Json()["throughput"]["output_tokens_per_s"].get<double>();
+  const double flooded = flood.Json()["throughput"]["output_tokens_per_s"].get<double>();
+  EXPECT_NEAR(flooded, served, 0.02 * served);
+  // By hand, below the GPUs' peak: each output token carries 5 tokens of weight FLOPs (1,024 +
+  // 256 per 256 outputs), 2 x 70.6e9 each, on 8 x 989.4e12 FLOP/s: at most 11,210 output
+  // tokens/s; and far from the 0 it had read.
+  EXPECT_LT(flooded, 8 * 989.4e12 / (2 * 70.6e9 * 5));
+  EXPECT_GT(flooded, 1000.0);
+  for (const RunResult* r : {&some, &flood}) {
+    EXPECT_LE(r->Json()["utilization"]["busy_fraction"].get<double>(), 1.0);
+    EXPECT_GT(r->Json()["cost"]["usd_per_mtok_output"].get<double>(), 0.0);
+  }
+}
+
+TEST(SimulateCli, GoodputNeverExceedsThroughput) {
+  // Every request met the SLOs, and goodput read 2,828 output tokens/s beside a throughput of
+  // 2,806: the measured requests' own tokens over the window, not the window's tokens.
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-70b --cluster dgx-h100 --layout dp2tp4 --rate 10 "
+      "--max-ttft-ms 500 --max-tpot-ms 50 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  ASSERT_DOUBLE_EQ(j["goodput"]["request_fraction"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(j["goodput"]["output_tokens_per_s"].get<double>(),
+                   j["throughput"]["output_tokens_per_s"].get<double>());
+}
+
 }  // namespace
 }  // namespace shardwise::testing

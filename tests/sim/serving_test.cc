@@ -96,8 +96,10 @@ TEST(Serve, AnOpenLoopAboveCapacityIsOverloadedWhateverItsSlos) {
   const ServingRun run = r.Run();
   EXPECT_TRUE(run.overloaded);
   EXPECT_FALSE(run.MeetsSlo());
-  EXPECT_LT(run.result.output_tokens, kServedShareOfOffered * run.result.output_tokens_asked);
+  // What it served is timed from the window's first arrival until its last request finished:
+  // about what the step model says it serves at its largest batch, not the offered rate.
   EXPECT_LT(run.RequestsPerS(), 0.5 * 10 * capacity);
+  EXPECT_NEAR(run.RequestsPerS(), capacity, 0.5 * capacity);
   // Prompt tokens count at the rate served too, not the rate offered (10 x capacity x 512
   // tokens): every prompt here has the scenario's fixed length, so input tokens/s is requests
   // served/s times that length, and well under what was offered.

@@ -96,6 +96,9 @@ struct Scenario {
   Slo slo;                             // judged at its percentile, and per request for goodput
   // A closed loop at fixed output lengths also runs out of phase (its band covers both).
   bool out_of_phase = true;
+  // An open loop the deployment falls behind is run again to time what it served (serving.cc);
+  // false where only whether it keeps up and its latencies matter (recommend's candidates).
+  bool time_what_overload_serves = true;
   std::function<void(int64_t, double)> progress;  // (requests finished, simulated seconds)
 };
 
@@ -194,10 +197,13 @@ struct ServingRun {
   Slo slo;
 
   double OutputTokensPerS() const { return result.OutputTokensPerS() * replica_scale; }
-  // The output tokens/s of the measured requests that met both SLOs (scaled to every replica).
+  // The output tokens/s of the measured requests that met both SLOs: the window's throughput
+  // times their share of the measured requests' output tokens (their own tokens over the window
+  // had come out above the throughput, the window's edges cutting other requests' tokens).
   double GoodputOutputTokensPerS() const {
-    return result.window_s > 0 ? result.goodput_output_tokens / result.window_s * replica_scale
-                               : 0.0;
+    return result.measured_output_tokens > 0
+               ? OutputTokensPerS() * result.goodput_output_tokens / result.measured_output_tokens
+               : 0.0;
   }
   double InputTokensPerS() const { return result.InputTokensPerS() * replica_scale; }
   double RequestsPerS() const { return result.RequestsPerS() * replica_scale; }

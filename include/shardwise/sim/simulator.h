@@ -69,6 +69,10 @@ struct SimConfig {
   // drains, and the window is the whole run.
   int64_t measure_from = 0;
   int64_t measure_count = -1;
+  // The window runs on until the last measured request finishes instead: an open loop the
+  // deployment falls behind, whose arrivals can come far faster than they are served (at 10
+  // million requests/s the window of arrivals lasts microseconds and times nothing served).
+  bool window_until_drained = false;
   // Where the measured requests' halves (SimResult::halves) part: requests sent from this time
   // on are the second half. Infinite: the later half of measure_count in arrival order (a run of
   // a known count); a run cut off after a duration splits at half of it.
@@ -112,12 +116,13 @@ struct SimResult {
     double TpotMean() const { return tpot_requests > 0 ? tpot_sum_s / tpot_requests : 0; }
   };
   Half halves[2];
-  double goodput_requests = 0;       // measured requests that met both SLOs
-  double goodput_output_tokens = 0;  // their output tokens
-  double utilization = 0;            // busy fraction of the GPUs in the window
-  double mfu = 0;                    // model FLOPs / (peak x GPUs x window)
-  double kv_transfer_s_mean = 0;     // disaggregated: time from prefill done to decode start
-  double kv_occupancy_mean = 0;      // time-weighted over the window, fraction of capacity
+  double goodput_requests = 0;        // measured requests that met both SLOs
+  double goodput_output_tokens = 0;   // their output tokens
+  double measured_output_tokens = 0;  // the output tokens of every measured request
+  double utilization = 0;             // busy fraction of the GPUs in the window
+  double mfu = 0;                     // model FLOPs / (peak x GPUs x window)
+  double kv_transfer_s_mean = 0;      // disaggregated: time from prefill done to decode start
+  double kv_occupancy_mean = 0;       // time-weighted over the window, fraction of capacity
   double kv_occupancy_max = 0;
   std::vector<std::pair<double, double>> kv_occupancy;  // (time, fraction), <= 512 samples
   double usd_per_mtok_output = 0;
