@@ -105,12 +105,14 @@ Status NoneServes(const RecommendReport& rep, const RecommendRequest& r) {
   if (closest == nullptr) return NoneMeetsUnloaded(res, slo, what, more);
   const Slo& s = slo;
   return FailedPrecondition(
-      fmt::format("{}: the closest, {} GPUs as {}, has {} TTFT {} (SLO {}) and TPOT {} (SLO {}); "
-                  "raise {} or relax the SLOs",
-                  what, closest->deployment.gpus(), closest->deployment.ToString(),
-                  s.PercentileName(), FormatSeconds(closest->point->ttft.at_slo_s),
-                  FormatSeconds(s.max_ttft_s), FormatSeconds(closest->point->tpot.at_slo_s),
-                  FormatSeconds(s.max_tpot_s), more),
+      fmt::format(
+          "{}: the closest, {} GPUs as {}{}, has {} TTFT {} (SLO {}) and TPOT {} (SLO "
+          "{}); raise {} or relax the SLOs",
+          what, closest->deployment.gpus(), closest->deployment.ToString(),
+          closest->point->overloaded ? " (it falls behind the rate, its queue growing)" : "",
+          s.PercentileName(), FormatSeconds(closest->point->ttft.at_slo_s),
+          FormatSeconds(s.max_ttft_s), FormatSeconds(closest->point->tpot.at_slo_s),
+          FormatSeconds(s.max_tpot_s), more),
       clusters_bind ? "nodes" : "max_gpus");
 }
 

@@ -27,6 +27,8 @@ struct RecommendOptions {
   bool json = false;
   HtmlOptions html;
   EmitOptions emit;
+  CLI::Option* rate = nullptr;      // given: a rate to serve, not "the most"
+  CLI::Option* max_gpus = nullptr;  // given: bounds a rate's search
 };
 
 std::vector<std::string> SplitNames(const std::string& text) {
@@ -43,6 +45,19 @@ std::vector<std::string> SplitNames(const std::string& text) {
 
 Status RunRecommend(RecommendOptions& o) {
   api::RecommendRequest& r = o.request;
+  // The request's rate 0 means "find the most": a rate given must be one to serve (any other
+  // is checked as every command checks it).
+  if (o.rate->count() && r.rate == 0) {
+    return Error(fmt::format(
+        "--rate must be requests per second between {:g} and {:g}, got 0; omit it to find the "
+        "most load the cluster serves within the SLOs",
+        api::kMinRatePerS, api::kMaxRatePerS));
+  }
+  if (o.max_gpus->count() && !o.rate->count()) {
+    return Error(
+        "--max-gpus bounds the search for the fewest GPUs serving a --rate; without one, "
+        "recommend finds the most load of the cluster given (--nodes or --gpus size it)");
+  }
   r.serving = o.serving.values;
   o.emit.ModelTheLaunched(o.serving.engine, r.serving.engine);
   r.slo = o.slo.values;
@@ -108,15 +123,17 @@ void AddRecommendCommand(CLI::App& app, Status& result) {
   sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
-  sub->add_option("--rate", r.rate, "Requests per second to serve (omit: find the most)");
+  opts->rate =
+      sub->add_option("--rate", r.rate, "Requests per second to serve (omit: find the most)");
   sub->add_option("--isl", r.isl, "Prompt tokens per request: the mean with --isl-dist")
       ->capture_default_str();
   sub->add_option("--osl", r.osl, "Output tokens per request: the mean with --osl-dist")
       ->capture_default_str();
   opts->spread.AddTo(sub);
   opts->slo.AddTo(sub, "SLO (required)");
-  sub->add_option("--max-gpus", r.max_gpus, "Largest deployment to try (with --rate)")
-      ->capture_default_str();
+  opts->max_gpus =
+      sub->add_option("--max-gpus", r.max_gpus, "Largest deployment to try (with --rate)")
+          ->capture_default_str();
   sub->add_option("--requests", r.requests,
                   "Requests simulated per check, 50 to 1,000,000 (default: as many as the steady "
                   "state needs)")

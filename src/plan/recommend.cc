@@ -100,6 +100,7 @@ struct Search {
     Scenario s = LoadScenario(req.plan.workload, load, 0, req.plan.slo);
     s.requests = req.requests;
     s.seed = req.seed;
+    s.time_what_overload_serves = false;  // a candidate that falls behind is only dropped
     RecommendCandidate out{c.cluster->name, d};
     out.rate_per_s = rate;
     StatusOr<ServingRun> run = Serve(model, d, s);
@@ -334,6 +335,22 @@ StatusOr<RecommendCandidate> MostLoad(const Search& s, const NamedCluster& clust
   return best;
 }
 
+// `split` with its workers multiplied by the copies of it that `gpus` hold (itself where one
+// does), or nothing where it needs more.
+StatusOr<std::optional<Deployment>> FillCluster(const ModelSpec& model, const Deployment& split,
+                                                int64_t gpus) {
+  if (split.gpus() > gpus) return std::optional<Deployment>();
+  const int64_t copies = gpus / split.gpus();
+  if (copies == 1) return std::optional<Deployment>(split);
+  Pool prefill = split.prefill(), decode = split.decode();
+  prefill.workers *= copies;
+  decode.workers *= copies;
+  SW_ASSIGN_OR_RETURN(
+      Deployment whole,
+      Deployment::Disaggregated(model, prefill, decode, split.transfer(), split.same_cluster()));
+  return std::optional<Deployment>(std::move(whole));
+}
+
 }  // namespace
 
 StatusOr<RecommendObjective> ParseRecommendObjective(std::string_view text) {
@@ -375,10 +392,14 @@ StatusOr<Recommendation> Recommend(const ModelSpec& model, std::span<const Named
         // A split search that fails (too few GPUs for two pools, say) adds no candidate.
         const StatusOr<std::optional<DisaggPlanEntry>> split =
             PlanDisaggregated(model, cluster.node, req.plan);
-        // Only a split of all its GPUs answers for the cluster (one of fewer would be weighed
-        // against layouts that use them all); plan's verdict weighs the others per GPU.
-        if (split.ok() && *split && (*split)->deployment.gpus() == cluster.node.num_gpus) {
-          deployments.push_back((*split)->deployment);
+        // The most load of the cluster: a split of fewer GPUs runs as the copies of itself the
+        // cluster holds, its workers times the copies (a 16-GPU 1P + 1D on 32 GPUs as 2P +
+        // 2D); the GPUs left over stay idle, as the answer's GPU count says. (Only a split of
+        // all the GPUs had been weighed: 32 H200 served DeepSeek-R1 less than 16 did.)
+        if (split.ok() && *split) {
+          SW_ASSIGN_OR_RETURN(std::optional<Deployment> whole,
+                              FillCluster(model, (*split)->deployment, cluster.node.num_gpus));
+          if (whole) deployments.push_back(std::move(*whole));
         }
       }
       for (const Deployment& d : deployments) {

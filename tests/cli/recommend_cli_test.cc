@@ -218,6 +218,23 @@ TEST(RecommendCli, MostLoadWeighsPlansSplitToo) {
   for (const auto& c : off.Json()["candidates"]) EXPECT_FALSE(c["disaggregated"].get<bool>());
 }
 
+TEST(RecommendCli, ALargerClusterServesNoLess) {
+  // DeepSeek-R1's most load within the SLOs: 16 H200 served 94 requests/s as a 1P + 1D split,
+  // and 32 served 22, as only splits of every GPU were weighed. Now a split of fewer runs as
+  // the copies the cluster holds: any answer for 32 GPUs serves at least 16's.
+  const std::string base =
+      "recommend --model deepseek-r1 --cluster dgx-h200 --max-ttft-ms 2000 --max-tpot-ms 50 "
+      "--json --nodes ";
+  const RunResult two = RunShardwise(base + "2");
+  const RunResult four = RunShardwise(base + "4");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  const double small = two.Json()["recommendation"]["rate_requests_per_s"].get<double>();
+  const double large = four.Json()["recommendation"]["rate_requests_per_s"].get<double>();
+  EXPECT_GE(large, small);
+  EXPECT_LE(four.Json()["recommendation"]["gpus"].get<int>(), 32);
+}
+
 TEST(RecommendCli, TwoGpuTypesCompared) {
   const std::string load =
       " --model llama-3.1-8b --rate 20 --max-ttft-ms 1000 --max-tpot-ms 50 --requests 300";
@@ -303,6 +320,11 @@ TEST(RecommendCli, BadInput) {
       "recommend --model llama-3.1-8b --rate 100000 --max-ttft-ms 1000 --max-tpot-ms 50");
   ExpectOneLineError(capacity, "cannot keep up with the rate");
   EXPECT_EQ(capacity.err.find("; ;"), std::string::npos) << capacity.err;
+  // A rate of 0 answered "the most load" in silence (0 is the request's "find the most"), and
+  // --max-gpus without a rate was ignored.
+  const std::string slo = " --max-ttft-ms 500 --max-tpot-ms 50";
+  ExpectOneLineError(RunShardwise("recommend --rate 0" + slo), "omit it to find the most load");
+  ExpectOneLineError(RunShardwise("recommend --max-gpus 2" + slo), "--max-gpus bounds the search");
 }
 
 // How high a latency at the SLO's percentile reaches within the band stated around its mean:
