@@ -161,6 +161,8 @@ StatusOr<EpKernelProfile> LoadEpKernelProfile() {
   SW_ASSIGN_OR_RETURN(p.low_latency_latency_s, o.NumberOr("low_latency_latency_s", 0));
   SW_ASSIGN_OR_RETURN(p.normal_sms, o.IntOr("normal_sms", 0));
   SW_ASSIGN_OR_RETURN(p.low_latency_sms, o.IntOr("low_latency_sms", 0));
+  SW_ASSIGN_OR_RETURN(p.low_latency_max_tokens_per_rank,
+                      o.NumberOr("low_latency_max_tokens_per_rank", 0));
   SW_ASSIGN_OR_RETURN(p.fp8_scale_bytes_per_element, o.NumberOr("fp8_scale_bytes_per_element", 0));
   if (p.scale_up_efficiency > 1 || p.scale_out_efficiency > 1) {
     return Error(fmt::format("{}: efficiencies must be at most 1", kProfilePath));
@@ -239,7 +241,14 @@ EpDispatchCost PredictEpDispatch(const ClusterSpec& c, const GroupShape& g,
                              payload * s.dest.remote_nodes, payload * s.dest.ranks,
                              payload * s.dest.nodes));
   }
-  if (want(EpAlgorithm::kLowLatency)) {
+  // `auto` runs DeepSeek's and SGLang's rule (`--deepep-mode auto`): the normal kernels for
+  // prompts, the low-latency ones for decode steps (those in CUDA graphs) of at most the tokens
+  // a rank their buffers hold. Asked for by name they run anywhere.
+  const double sent = req.tokens_sent_per_rank > 0 ? req.tokens_sent_per_rank : s.tokens;
+  const bool low_latency_allowed = req.algorithm == EpAlgorithm::kLowLatency ||
+                                   (req.cuda_graph && (p.low_latency_max_tokens_per_rank <= 0 ||
+                                                       sent <= p.low_latency_max_tokens_per_rank));
+  if (want(EpAlgorithm::kLowLatency) && low_latency_allowed) {
     // One copy per selected expert, spread evenly over the ranks: peers in the node over
     // NVLink, the rest over RDMA. DeepEP's test counts every per-expert copy.
     options.push_back(Kernel(c, g, p, EpAlgorithm::kLowLatency, p.low_latency_latency_s,

@@ -70,7 +70,7 @@ double StepComm::CpRing(double bytes) const {
   return static_cast<double>(layout_.cp - 1) * PredictCollective(*cluster_, cp_group_, r).time_s;
 }
 
-EpExchange StepComm::Exchange(double tokens_per_gpu, bool prefill) const {
+EpExchange StepComm::Exchange(double tokens_per_gpu, double sent_per_gpu, bool prefill) const {
   EpExchange x;
   if (!ExchangesTokens()) return x;
   EpDispatchRequest r;
@@ -80,6 +80,7 @@ EpExchange StepComm::Exchange(double tokens_per_gpu, bool prefill) const {
   r.routing = ep_.routing;
   r.algorithm = ep_.algorithm;
   r.cuda_graph = !prefill;
+  r.tokens_sent_per_rank = sent_per_gpu;
   const EpDispatchCost dispatch = PredictEpDispatch(*cluster_, ep_group_, ep_.kernels, r);
   r.dtype = ep_.combine_dtype;
   r.algorithm = dispatch.algorithm;

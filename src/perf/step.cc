@@ -225,9 +225,10 @@ void StepModel::MoeLayers(const StageLayers& stage, double tokens, double ep_tok
       EstimateExpertLoad(moe, s, ep_tokens, static_cast<double>(l.ep), options_.expert_imbalance,
                          options_.capacity_factor.value_or(0.0));
   // The busiest rank receives `imbalance` times the mean rank's tokens, and its receive binds.
-  const EpExchange exchange = l.GathersTokensForExperts()
-                                  ? comm_.GatherForExperts(ep_tokens / ranks)
-                                  : comm_.Exchange(ep_tokens / ranks * load.imbalance, prefill);
+  const EpExchange exchange =
+      l.GathersTokensForExperts()
+          ? comm_.GatherForExperts(ep_tokens / ranks)
+          : comm_.Exchange(ep_tokens / ranks * load.imbalance, ep_tokens / ranks, prefill);
   const double before_s = out.compute_s + out.memory_s + out.tp_comm_s;
   PhaseBreakdown one;  // one MoE layer's FFN; the stage's MoE layers are alike
   ops_.Gemms({s.router_gemm}, tokens, 1, 1, one);

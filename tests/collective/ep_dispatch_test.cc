@@ -109,6 +109,40 @@ TEST(EpDispatch, CudaGraphExcludesNodeDedup) {
             EpAlgorithm::kNodeDedup);
 }
 
+TEST(EpDispatch, AutoRunsLowLatencyKernelsOnlyForDecodeStepsTheirBuffersHold) {
+  // SGLang's --deepep-mode auto: normal kernels for prompts, low-latency ones for decode, whose
+  // buffers hold 128 tokens a rank (data/kernels/ep-dispatch.json). 16 tokens a GPU on one
+  // node: the 8 copies of each token (16 x 7,392 B x 8 x 7/8 = 0.83 MB) cross NVLink's 450 GB/s
+  // in 1.8 us with no fixed cost, against NCCL's all-to-all with 20 us to launch and 10 us a
+  // hop and the normal kernels' 25 us: the low-latency kernel is the fastest by far, so a decode
+  // step takes it; a prompt never does.
+  const ClusterSpec c = IdealCluster(1, 10e-6, 20e-6);
+  EpKernelProfile p = IdealProfile();
+  p.normal_latency_s = 25e-6;
+  p.low_latency_max_tokens_per_rank = 128;
+  EpDispatchRequest r;
+  r.tokens_per_gpu = 16;
+  r.hidden = 7168;
+  r.routing = {256, 8, 1, 1};
+  r.cuda_graph = true;
+  EXPECT_EQ(PredictEpDispatch(c, Group(c, 8), p, r).algorithm, EpAlgorithm::kLowLatency);
+  r.cuda_graph = false;
+  EXPECT_NE(PredictEpDispatch(c, Group(c, 8), p, r).algorithm, EpAlgorithm::kLowLatency);
+  // A decode step of 200 tokens a rank is beyond the buffers; the busiest rank's receive may
+  // be, as long as each rank sends no more than they hold.
+  r.cuda_graph = true;
+  r.tokens_per_gpu = 200;
+  EXPECT_NE(PredictEpDispatch(c, Group(c, 8), p, r).algorithm, EpAlgorithm::kLowLatency);
+  r.tokens_per_gpu = 16 * 1.5;
+  r.tokens_sent_per_rank = 16;
+  EXPECT_EQ(PredictEpDispatch(c, Group(c, 8), p, r).algorithm, EpAlgorithm::kLowLatency);
+  // Asked for by name, they run anywhere.
+  r.algorithm = EpAlgorithm::kLowLatency;
+  r.cuda_graph = false;
+  r.tokens_per_gpu = r.tokens_sent_per_rank = 4096;
+  EXPECT_EQ(PredictEpDispatch(c, Group(c, 8), p, r).algorithm, EpAlgorithm::kLowLatency);
+}
+
 TEST(EpDispatch, RoutingErrorsNameTheOption) {
   EXPECT_NE(ValidateEpRouting({256, 8, 7, 4}).message().find("--groups"), std::string::npos);
   EXPECT_NE(ValidateEpRouting({256, 8, 8, 9}).message().find("--topk-groups"), std::string::npos);

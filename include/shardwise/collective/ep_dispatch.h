@@ -37,6 +37,9 @@ struct EpKernelProfile {
   double low_latency_latency_s = 0;  // fixed cost of one low-latency kernel
   int64_t normal_sms = 0;            // SMs a node-dedup kernel occupies while it runs
   int64_t low_latency_sms = 0;
+  // The most tokens a rank dispatches through the low-latency kernels when `auto` chooses
+  // (their buffers are sized for it); 0: no limit.
+  double low_latency_max_tokens_per_rank = 0;
   double fp8_scale_bytes_per_element = 0;  // scale bytes an fp8 payload carries per element
   std::map<std::string, std::string> sources;
 };
@@ -79,6 +82,9 @@ struct EpDispatchRequest {
   // synchronise with the CPU to size their receive buffers and cannot be captured (DeepEP
   // README; SGLang's --deepep-mode auto likewise runs normal kernels for prefill only).
   bool cuda_graph = false;
+  // The tokens a rank dispatches of its own, which the low-latency kernels' buffers must hold
+  // (tokens_per_gpu may be the busiest rank's receive); 0: tokens_per_gpu.
+  double tokens_sent_per_rank = 0;
 };
 
 struct EpDispatchCost {

@@ -57,7 +57,9 @@ class StepComm {
   // token on every rank, each rank runs its experts on the tokens routed there, and the TP
   // all-reduce after the MoE layer sums their outputs (TensorRT-LLM, vLLM and SGLang without
   // attention DP).
-  EpExchange Exchange(double tokens_per_gpu, bool prefill) const;
+  // `sent_per_gpu`: the tokens a rank dispatches of its own (tokens_per_gpu is the busiest
+  // rank's receive), which bound the low-latency kernels.
+  EpExchange Exchange(double tokens_per_gpu, double sent_per_gpu, bool prefill) const;
   bool ExchangesTokens() const {
     return layout_.ep > layout_.tp && !layout_.GathersTokensForExperts();
   }
