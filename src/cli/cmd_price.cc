@@ -73,7 +73,10 @@ void AddPriceCommand(CLI::App& app, Status& result) {
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true);
-  opts->deployment.AddTo(sub, "Parallel layout (default: the planner's best)");
+  opts->deployment.AddTo(
+      sub,
+      "Parallel layout (default: plan's best for the lengths, ranked offline; plan "
+      "--rate or --concurrency ranks layouts at a load)");
   opts->lengths = {
       sub->add_option("--isl", r.isl, "Prompt tokens per request: the mean with --isl-dist")
           ->capture_default_str(),

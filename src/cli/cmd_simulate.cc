@@ -159,7 +159,10 @@ void AddSimulateCommand(CLI::App& app, Status& result) {
       sub->add_option("--model", r.model, "Catalog model or config.json")->capture_default_str();
   opts->cluster.AddTo(sub, /*priced=*/true);
   opts->serving.AddTo(sub, true, true);
-  opts->deployment.AddTo(sub, "Parallel layout (default: the planner's best)");
+  opts->deployment.AddTo(
+      sub,
+      "Parallel layout (default: plan's best for the lengths, ranked offline; plan "
+      "--rate or --concurrency ranks layouts at a load)");
   opts->rate_option =
       sub->add_option("--rate", opts->rate, "Requests per second, or 'inf' for offline")
           ->capture_default_str();
