@@ -46,6 +46,7 @@ Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::s
                               "max_gpus");
   }
   std::string binds;
+  std::string relax;  // every SLO that binds, as its flag
   const char* field = "max_ttft_ms";
   if (res.best_unloaded_ttft_s <= slo.max_ttft_s && res.best_unloaded_tpot_s <= slo.max_tpot_s) {
     return FailedPrecondition(
@@ -60,14 +61,15 @@ Status NoneMeetsUnloaded(const Recommendation& res, const Slo& slo, const std::s
         std::tuple{"TPOT", res.best_unloaded_tpot_s, slo.max_tpot_s, "max_tpot_ms"}}) {
     if (best_s <= limit_s) continue;
     if (binds.empty()) field = f;
+    relax += fmt::format("{}`{}`", relax.empty() ? "" : " and ", f);
     binds += fmt::format(
         "{}{} binds: the fastest layout's unloaded {} is {} against the SLO's {} "
         "({:.1f}x over)",
         binds.empty() ? "" : "; ", name, name, FormatSeconds(best_s), FormatSeconds(limit_s),
         best_s / limit_s);
   }
-  return FailedPrecondition(
-      fmt::format("{}; {}; relax `{}` or use faster GPUs", what, binds, field), field);
+  return FailedPrecondition(fmt::format("{}; {}; relax {} or use faster GPUs", what, binds, relax),
+                            field);
 }
 
 // Why nothing was found, with the closest candidate's figures.

@@ -325,6 +325,9 @@ TEST(RecommendCli, BadInput) {
   const std::string slo = " --max-ttft-ms 500 --max-tpot-ms 50";
   ExpectOneLineError(RunShardwise("recommend --rate 0" + slo), "omit it to find the most load");
   ExpectOneLineError(RunShardwise("recommend --max-gpus 2" + slo), "--max-gpus bounds the search");
+  // Both SLOs beyond any layout unloaded: the advice names both (it named the TTFT's alone).
+  ExpectOneLineError(RunShardwise("recommend --rate 5 --max-ttft-ms 1 --max-tpot-ms 1"),
+                     "relax --max-ttft-ms and --max-tpot-ms or use faster GPUs");
 }
 
 // How high a latency at the SLO's percentile reaches within the band stated around its mean:
