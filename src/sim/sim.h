@@ -51,6 +51,11 @@ class Sim {
 
   // KV in use over KV capacity, across every replica of every pool.
   double Occupancy() const { return kv_used_total_ / kv_capacity_total_; }
+  // Whether replica `r` counts toward the KV occupancy: a disaggregated deployment's decode
+  // pool holds each sequence for its life; its prefill pool a prompt's only while it prefills.
+  bool HoldsKv(const Replica& r) const {
+    return !c_.disaggregated() || r.pool == &engine_pools_.back();
+  }
 
   // Counts replica `r`'s KV in use into the total after its state changed (only its own
   // iterations change it: StartStep and FinishStep, which ends in StartStep).
@@ -138,7 +143,7 @@ class Sim {
   int64_t sends_ = 0;                 // closed-loop requests completed in this iteration
   bool defer_start_ = false;
   std::vector<size_t> deferred_;  // replicas given requests while starts were deferred
-  double kv_used_total_ = 0;      // sum of the replicas' kv_used
+  double kv_used_total_ = 0;      // sum of the kv_used of the replicas that HoldsKv
   double kv_capacity_total_ = 0;
   int64_t next_rr_ = 0;
   double now_ = 0;

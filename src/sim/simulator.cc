@@ -34,7 +34,9 @@ Sim::Sim(const ModelSpec& model, RequestSource& source, const SimConfig& c)
   // An API server per physical replica, each its own engine (requests enter the first pool).
   front_ends_.assign(stage_free_s_.size(), FrontEnd(c.request_path_s, c.tokenize_s_per_token));
   events_ = EventQueue(front_ends_.size());
-  for (const Replica& r : replicas_) kv_capacity_total_ += r.pool->kv_capacity_tokens;
+  for (const Replica& r : replicas_) {
+    if (HoldsKv(r)) kv_capacity_total_ += r.pool->kv_capacity_tokens;
+  }
 }
 
 // Runs on until the `count` requests from `from` on (in arrival order) have finished; `from`
@@ -129,7 +131,7 @@ void Sim::AdvanceClock(double t) {
 // iterations change it: StartStep and FinishStep, which ends in StartStep).
 void Sim::Touch(Replica& r) {
   const double used = KvUsed(r);
-  kv_used_total_ += used - r.kv_used;
+  if (HoldsKv(r)) kv_used_total_ += used - r.kv_used;
   r.kv_used = used;
 }
 

@@ -416,5 +416,22 @@ TEST(SimulateCli, GoodputNeverExceedsThroughput) {
                    j["throughput"]["output_tokens_per_s"].get<double>());
 }
 
+TEST(SimulateCli, ADisaggregatedKvCacheIsTheDecodePools) {
+  // 1P + 1D of Llama-3.1-8B at TP1, 4 requests/s of 1,024 + 256 tokens. By Little's law the
+  // decode pool holds 4/s x 255 x TPOT sequences, each about 1,024 + 256 / 2 tokens on average
+  // through its decode: that over one worker's KV capacity is its occupancy. It had pooled both
+  // pools, the prefill pool's nearly empty cache halving it.
+  const RunResult r = RunShardwise(
+      "simulate --model llama-3.1-8b --cluster dgx-h100 --prefill-layout tp1 --decode-layout tp1 "
+      "--engine vllm --rate 4 --isl 1024 --osl 256 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = r.Json();
+  const double capacity =
+      j["deployment"]["pools"][1]["kv_capacity_tokens_per_worker"].get<double>();
+  const double sequences = 4 * 255 * j["tpot_s"]["mean"].get<double>();
+  const double by_hand = sequences * (1024 + 256 / 2.0) / capacity;
+  EXPECT_NEAR(j["kv_occupancy"]["mean_fraction"].get<double>(), by_hand, 0.15 * by_hand);
+}
+
 }  // namespace
 }  // namespace shardwise::testing

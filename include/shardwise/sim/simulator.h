@@ -122,7 +122,9 @@ struct SimResult {
   double utilization = 0;             // busy fraction of the GPUs in the window
   double mfu = 0;                     // model FLOPs / (peak x GPUs x window)
   double kv_transfer_s_mean = 0;      // disaggregated: time from prefill done to decode start
-  double kv_occupancy_mean = 0;       // time-weighted over the window, fraction of capacity
+  // Time-weighted over the window, fraction of capacity: of every replica, or of a
+  // disaggregated deployment's decode pool, where sequences live.
+  double kv_occupancy_mean = 0;
   double kv_occupancy_max = 0;
   std::vector<std::pair<double, double>> kv_occupancy;  // (time, fraction), <= 512 samples
   double usd_per_mtok_output = 0;
