@@ -56,7 +56,6 @@ import csv
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -65,7 +64,7 @@ import tempfile
 from mlperf_traces import (LENGTHS, MODELS, OFFLINE_REQUESTS, SERVER_REQUESTS, print_lengths,
                            write_row_trace, write_trace)
 from score_serving import engine_profile  # one rule for the engine profile of a version
-from score_serving import read_rows
+from score_serving import part_of, read_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data",
@@ -99,17 +98,7 @@ UNCOVERED_ACCELERATORS = {
                                                      "in the catalog"),
 }
 # A spelling the table above lacks (a later round's: "NVIDIA B300-SXM-288GB", "AMD Instinct
-# MI355X ...") is matched by the part its name contains, most specific first.
-PARTS = [("gb300", ("GB300", "gb300-nvl72", 72)), ("gb200", ("GB200", "gb200-nvl72", 72)),
-         ("b300", ("B300", "dgx-b300", 8)), ("b200", ("B200", "dgx-b200", 8)),
-         ("h200", ("H200", "dgx-h200", 8)), ("h100", ("H100", "dgx-h100", 8)),
-         ("mi355x", ("MI355X", "mi355x-8", 8)), ("mi325x", ("MI325X", "mi325x-8", 8)),
-         ("mi300x", ("MI300X", "mi300x-8", 8)),
-         ("rtx pro 6000", ("RTX PRO 6000", "rtx-pro-6000-8", 8)),
-         ("l40s", ("L40S", "l40s-pcie-8", 8))]
-# Names that contain a known part but are another one: GH200 (96-144 GB), the PCIe cards, the
-# H100 and H200 NVL cards (not the GB200 NVL72 rack).
-OTHER_PARTS = re.compile(r"gh200|pcie|h[12]00[-_ ]?nvl")
+# MI355X ...") is matched by the part its name contains (score_serving.part_of).
 ENGINES = {"TensorRT": "trtllm", "vLLM": "vllm", "SGLang": "sglang"}
 # TensorRT rows run TensorRT engines under TensorRT-LLM's C++ executor (data/engines/
 # trtllm-cpp.json), but for the models TensorRT-LLM serves only from its PyTorch backend:
@@ -127,9 +116,9 @@ def accelerator_of(text):
     catalog lacks it (UNCOVERED_ACCELERATORS, a mixed system, an unknown part)."""
     if text in ACCELERATORS:
         return ACCELERATORS[text]
-    if text in UNCOVERED_ACCELERATORS or "(x" in text or OTHER_PARTS.search(text.lower()):
+    if text in UNCOVERED_ACCELERATORS or "(x" in text:
         return None
-    return next((info for part, info in PARTS if part in text.lower()), None)
+    return part_of(text)
 
 
 def accelerator_label(text):

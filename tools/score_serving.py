@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scores shardwise against measured serving points (data/validation/serving-h100.csv, or any
-CSV of its columns: each row runs on the cluster of its `system` column, SYSTEMS).
+CSV of its columns: each row runs on the cluster of its `system` column, PARTS).
 
 For every aggregated row whose model and layout shardwise can express, runs
 `shardwise simulate --concurrency C` (a closed loop of C clients, as the benchmark that produced
@@ -52,16 +52,30 @@ ALIASES = {"deepseek-v3.1": "deepseek-v3", "kimi-k2-": "kimi-k2.5"}
 UNREADABLE = {}
 MODELS_DIR = os.path.join(ROOT, "data", "models")
 ENGINES_DIR = os.path.join(ROOT, "data", "engines")
-# The data's `system` (AIConfigurator's system names: h100_sxm, h200_sxm, b200_sxm, gb200_sxm,
-# ...) -> (shardwise cluster, GPUs per node for --nodes). Matched by the first name the system
-# contains, most specific first (gb200 before b200, h200 before h20), after OTHER_PARTS: names
-# that contain a known one but are another part (GH200's 96-144 GB, the PCIe and NVL cards).
+# GPU parts by a name their spelling contains (AIConfigurator's `system`: h100_sxm, gb200_sxm;
+# MLPerf's accelerator: "NVIDIA B300-SXM-288GB", "AMD Instinct MI355X"), most specific first
+# (gb200 before b200, h200 before h20): (name, label, shardwise cluster, GPUs per node for
+# --nodes). OTHER_PARTS names contain a known one but are another part: GH200 (96-144 GB), the
+# PCIe cards (the L40S's cluster is PCIe) and the H100 and H200 NVL cards (not the NVL72 racks).
+PARTS = [("gb300", "GB300", "gb300-nvl72", 72), ("gb200", "GB200", "gb200-nvl72", 72),
+         ("b300", "B300", "dgx-b300", 8), ("b200", "B200", "dgx-b200", 8),
+         ("h200", "H200", "dgx-h200", 8), ("h100", "H100", "dgx-h100", 8),
+         ("h800", "H800", "hgx-h800", 8), ("h20", "H20", "hgx-h20", 8),
+         ("a100", "A100", "dgx-a100", 8), ("l40s", "L40S", "l40s-pcie-8", 8),
+         ("mi355x", "MI355X", "mi355x-8", 8), ("mi325x", "MI325X", "mi325x-8", 8),
+         ("mi300x", "MI300X", "mi300x-8", 8),
+         ("rtx pro 6000", "RTX PRO 6000", "rtx-pro-6000-8", 8)]
 OTHER_PARTS = re.compile(r"gh200|pcie|h[12]00[-_ ]?nvl")
-SYSTEMS = [("gb300", "gb300-nvl72", 72), ("gb200", "gb200-nvl72", 72), ("b300", "dgx-b300", 8),
-           ("b200", "dgx-b200", 8), ("h200", "dgx-h200", 8), ("h100", "dgx-h100", 8),
-           ("h800", "hgx-h800", 8), ("h20", "hgx-h20", 8), ("a100", "dgx-a100", 8),
-           ("l40s", "l40s-pcie-8", 8), ("mi300x", "mi300x-8", 8), ("mi325x", "mi325x-8", 8),
-           ("mi355x", "mi355x-8", 8)]
+
+
+def part_of(text):
+    """(label, shardwise cluster, GPUs per node) of the part `text` names, or None where the
+    catalog has no cluster of it."""
+    low = text.lower()
+    if OTHER_PARTS.search(low) and "l40s" not in low:
+        return None
+    return next((part[1:] for part in PARTS if part[0] in low), None)
+
 
 # How a measurement set was collected, recognised by its source column (closed-loop-ttft.md,
 # section 8). InferenceX (InferenceMAX) runs vLLM's benchmark_serving.py with --dataset-name
@@ -98,13 +112,8 @@ AICONFIGURATOR_REQUESTS_PER_CLIENT = 20
 def cluster_of(row):
     """(shardwise cluster, GPUs per node) of the row's `system` (DGX H100 where the data has no
     such column), or None where the catalog has no cluster of it."""
-    system = (row.get("system") or "h100_sxm").lower()
-    if OTHER_PARTS.search(system) and "l40s" not in system:
-        return None
-    for name, cluster, per_node in SYSTEMS:
-        if name in system:
-            return cluster, per_node
-    return None
+    part = part_of(row.get("system") or "h100_sxm")
+    return part[1:] if part else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,8 +163,9 @@ DISAGG_COLUMNS = tuple(f"{pool}_{field}" for pool in ("prefill", "decode")
                                      "moe_ep_size"))
 
 
-def read_rows(path, columns, tool):
-    """The CSV's rows as dicts; a missing file or column is one line on stderr and exit 2."""
+def read_rows(path, columns, tool, columns_if=None):
+    """The CSV's rows as dicts; a missing file or column is one line on stderr and exit 2.
+    `columns_if`: (predicate, more columns) the file needs where a row satisfies it."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
@@ -163,6 +173,8 @@ def read_rows(path, columns, tool):
         sys.stderr.write(f"{tool}: error: cannot read {path}: {e}\n")
         sys.exit(2)
     header = set(rows[0]) if rows else set()
+    if columns_if and header.issuperset(columns) and any(columns_if[0](r) for r in rows):
+        columns = tuple(columns) + tuple(columns_if[1])
     missing = [c for c in columns if c not in header]
     if not rows or missing:
         what = "no rows" if not rows else "no column " + ", ".join(missing)
@@ -573,10 +585,8 @@ def main():
     args = ap.parse_args()
     if not os.path.exists(args.binary):
         sys.exit(f"score_serving: no shardwise binary at {args.binary}; build it or pass --binary")
-    rows = read_rows(args.csv, COLUMNS, "score_serving")
-    if any(r["mode"] == "disagg" for r in rows):
-        rows = read_rows(args.csv, COLUMNS + DISAGG_COLUMNS, "score_serving")
-    rows = dedupe(rows)
+    rows = dedupe(read_rows(args.csv, COLUMNS, "score_serving",
+                            (lambda r: r["mode"] == "disagg", DISAGG_COLUMNS)))
     if args.limit:
         rows = rows[: args.limit]
     if args.aggregated_only:

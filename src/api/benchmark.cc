@@ -87,7 +87,7 @@ StatusOr<BenchmarkReport> Benchmark(const Catalog& catalog, std::string_view too
   // phases run one after another, vLLM's warm-up is a run of its own, SGLang's is sent before),
   // so a closed loop's first burst is measured too. A steady state's figures are the command's
   // answer; the run the tool measures is simulated as it runs, every request counted.
-  in.steady_state_settled = steady.converged;
+  in.steady_state_settled = !steady.sized || steady.converged;
   if (steady.sized && in.requests <= kMaxRunSimulated) {
     SimulateRequest whole = request;
     // The deployment the answer resolved (a layout the request left open is not chosen again).

@@ -49,7 +49,7 @@ class Sim {
   // KV a request reserves at admission under the policy; a prefill pool holds the prompt only.
   static double Reservation(const SimPool& p, const Request& r);
 
-  // KV in use over KV capacity, across every replica of every pool.
+  // KV in use over KV capacity, across the replicas that HoldsKv.
   double Occupancy() const { return kv_used_total_ / kv_capacity_total_; }
   // Whether replica `r` counts toward the KV occupancy: a disaggregated deployment's decode
   // pool holds each sequence for its life; its prefill pool a prompt's only while it prefills.
