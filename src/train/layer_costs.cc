@@ -163,7 +163,10 @@ void MoeBlock(const LayerInputs& in, const PassBuilder& b, const PassTimes& attn
   const ModelShard& s = in.shard;
   const TrainEngine& e = in.engine;
   const double h = static_cast<double>(m.hidden_size);
-  const double group_tokens = static_cast<double>(s.layout.AttentionDp()) * b.tokens();
+  // The expert group's tokens: each attention-DP rank's whole micro-batch, whose sequences its
+  // CP ranks hold a slice each (b.tokens() is one slice).
+  const double group_tokens =
+      static_cast<double>(s.layout.AttentionDp()) * b.tokens() * static_cast<double>(s.layout.cp);
   const double k = static_cast<double>(m.moe.experts_per_token);
   const double per_expert = group_tokens * k / static_cast<double>(m.moe.num_experts);
   const double routed = per_expert * s.experts_per_gpu;

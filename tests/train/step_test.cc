@@ -221,6 +221,24 @@ TEST(TrainStep, TokenDropDispatchesThroughTheAllToAllDispatcher) {
   EXPECT_DOUBLE_EQ(Estimate(padding, "dp16ep16", c).forward.ep_comm_s, flex_dropless);
 }
 
+TEST(TrainStep, ExpertGemmsSeeTheSameRowsUnderContextParallelism) {
+  // Qwen3-30B-A3B (128 experts, top 8) over an EP16 group on 16 GPUs, 8 experts each. Each GPU
+  // holds 8,192 tokens of a micro-batch either as two whole 4,096-token sequences (dp16) or as
+  // halves of two 8,192-token sequences (dp8cp2): the group routes 16 x 8,192 x 8 token copies
+  // to 128 experts either way, 8,192 rows per expert, so every weight GEMM (attention's too: the
+  // same 8,192 rows) takes the same time. The CP ranks' slices once counted as the whole
+  // sequence halved the experts' rows.
+  const Fixture f = Make("qwen3-30b-a3b", "dgx-h100", 2);
+  TrainConfig whole = Config(4096, 64, Recompute::kNone);
+  whole.micro_batch = 2;
+  TrainConfig sliced = Config(8192, 32, Recompute::kNone);
+  sliced.micro_batch = 2;
+  const TrainEstimate dp = Estimate(f, "dp16ep16", whole);
+  const TrainEstimate cp = Estimate(f, "dp8cp2ep16", sliced);
+  EXPECT_NEAR(cp.forward.gemm_s / dp.forward.gemm_s, 1.0, 1e-12);
+  EXPECT_NEAR(cp.backward.gemm_s / dp.backward.gemm_s, 1.0, 1e-12);
+}
+
 TEST(TrainStep, UnevenPipelineOfLlama405B) {
   // 126 layers over pp 8 x interleaved:8 (NVIDIA's H100 recipe): refused before, now split as
   // Megatron-Core splits it (embedding and loss counted as layers). Rank 0 holds 15 layers and
