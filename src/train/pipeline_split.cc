@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -204,22 +205,56 @@ StatusOr<PipelineSplit> FromFirstLast(int64_t layers, int64_t mtp, int64_t pp, i
   return split;
 }
 
-// Even when the layers divide; else embedding, loss and MTP modules counted as layers, each
-// chunk filled to ceil(slots / chunks), the last taking what is left.
+Status TooManyChunks(int64_t layers, int64_t pp, int64_t vp) {
+  return Error(
+      fmt::format("pp x vp = {} x {} = {} model chunks is more than {} layers can fill (the "
+                  "embedding and the loss count as one each); use fewer pipeline stages or virtual "
+                  "stages",
+                  pp, vp, pp * vp, layers));
+}
+
+// Even when the layers divide; else embedding, loss and MTP modules counted as layers and the
+// slots spread as evenly as they go: every chunk filled to the lowest level that holds the
+// layers, the excess taken back one layer a chunk from the last (a middle chunk keeps one).
 StatusOr<PipelineSplit> Automatic(int64_t layers, int64_t mtp, int64_t pp, int64_t vp) {
   const int64_t n = pp * vp;
   PipelineSplit split{pp, vp, {}};
   if (layers % n == 0 && mtp == 0) {
     for (int64_t i = 0; i < n; ++i) split.chunks.push_back({i * (layers / n), layers / n});
   } else {
+    // Slots each chunk spends on other modules: the embedding, the loss and MTP modules.
+    std::vector<int64_t> fixed(static_cast<size_t>(n), 0);
+    fixed.front() += 1;
+    fixed.back() += 1 + mtp;
     const int64_t slots = layers + mtp + 2;
-    const int64_t per = (slots + n - 1) / n;
+    std::vector<int64_t> take(static_cast<size_t>(n), 0);
+    int64_t held = 0;
+    for (int64_t level = (slots + n - 1) / n;; ++level) {
+      held = 0;
+      for (size_t i = 0; i < take.size(); ++i) {
+        take[i] = std::max<int64_t>(0, level - fixed[i]);
+        held += take[i];
+      }
+      if (held >= layers) break;
+    }
+    // Passes from the last chunk back until the excess is gone or no chunk can give a layer.
+    for (bool gave = true; held > layers && gave;) {
+      gave = false;
+      for (int64_t i = n - 1; i >= 0 && held > layers; --i) {
+        const bool middle = i > 0 && i + 1 < n;
+        int64_t& t = take[static_cast<size_t>(i)];
+        if (t > (middle ? 1 : 0)) {
+          --t;
+          --held;
+          gave = true;
+        }
+      }
+    }
+    if (held > layers) return TooManyChunks(layers, pp, vp);
     int64_t layer = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t room = i == 0 ? per - 1 : per;
-      const int64_t take = i + 1 == n ? layers - layer : std::min(room, layers - layer);
-      split.chunks.push_back({layer, take});
-      layer += take;
+    for (const int64_t t : take) {
+      split.chunks.push_back({layer, t});
+      layer += t;
     }
   }
   split.chunks.front().embedding = true;
@@ -227,10 +262,7 @@ StatusOr<PipelineSplit> Automatic(int64_t layers, int64_t mtp, int64_t pp, int64
   split.chunks.back().mtp = mtp;
   for (const PipelineChunk& c : split.chunks) {
     if (c.layers == 0 && !c.embedding && !c.loss && c.mtp == 0) {
-      return Error(fmt::format(
-          "pp x vp = {} x {} = {} model chunks is more than {} layers can fill (the embedding "
-          "and the loss count as one each); use fewer pipeline stages or virtual stages",
-          pp, vp, n, layers));
+      return TooManyChunks(layers, pp, vp);
     }
   }
   return split;

@@ -62,6 +62,35 @@ TEST(PipelineSplit, UnevenFirstAndLastChunks) {
   EXPECT_EQ(mtp.ToString().substr(mtp.ToString().size() - 5), "|ttmL");
 }
 
+TEST(PipelineSplit, SlotsThatDoNotDivideSpreadEvenly) {
+  // Llama-3.1-70B, 80 layers over pp 32: 82 slots, at least ceil(82 / 32) = 3 a chunk. Filled to
+  // 3 the chunks hold 2 + 30 x 3 + 2 = 94 layers, 14 too many, taken back from the last chunk
+  // (2 -> 1) and chunks 30 down to 18 (3 -> 2): 2 + 17 x 3 + 13 x 2 + 1 = 80. Filling each chunk
+  // to 3 from the first left the last five empty, and the split was refused.
+  const PipelineSplit s = SplitPipeline(80, 0, 32, 1, {}).value();
+  ASSERT_EQ(s.chunks.size(), 32u);
+  EXPECT_EQ(s.chunks[0].layers, 2);
+  for (size_t i = 1; i <= 17; ++i) EXPECT_EQ(s.chunks[i].layers, 3) << i;
+  for (size_t i = 18; i <= 30; ++i) EXPECT_EQ(s.chunks[i].layers, 2) << i;
+  EXPECT_EQ(s.chunks[31].layers, 1);
+  EXPECT_EQ(Layers(s), 80);
+  // pp 8 x vp 3 = 24 chunks: at least ceil(82 / 24) = 4; 3 + 22 x 4 + 3 = 94, 14 too many: the
+  // last 3 -> 2 and chunks 22 down to 10 4 -> 3: 3 + 9 x 4 + 13 x 3 + 2 = 80.
+  const PipelineSplit v = SplitPipeline(80, 0, 8, 3, {}).value();
+  EXPECT_EQ(v.chunks[9].layers, 4);
+  EXPECT_EQ(v.chunks[10].layers, 3);
+  EXPECT_EQ(v.chunks[23].layers, 2);
+  EXPECT_EQ(Layers(v), 80);
+  // pp 64: at least 2 a chunk; 1 + 62 x 2 + 1 = 126, 46 too many: the last keeps only the loss,
+  // chunks 62 down to 18 one layer each: 1 + 17 x 2 + 45 = 80.
+  const PipelineSplit w = SplitPipeline(80, 0, 64, 1, {}).value();
+  EXPECT_EQ(w.chunks[17].layers, 2);
+  EXPECT_EQ(w.chunks[18].layers, 1);
+  EXPECT_EQ(w.chunks[63].layers, 0);
+  EXPECT_TRUE(w.chunks[63].loss);
+  EXPECT_EQ(Layers(w), 80);
+}
+
 TEST(PipelineSplit, MegatronLayoutString) {
   // Megatron-Core's DeepSeek-V3 example: the embedding and 3 layers, 29 chunks of 2, the MTP
   // module, the loss: 32 chunks (pp 16 x vp 2), 3 + 58 = 61 layers.

@@ -9,7 +9,7 @@
 // --account-for-loss-in-pipeline-split); or an explicit layout (--pipeline-model-parallel-layout,
 // e.g. "Et*3|(tt|)*29m|L"). Without a request it picks, as NVIDIA's recipes do, the even split
 // when the layers divide, else embedding and loss counted as layers when that divides, else the
-// same with the first and last chunks taking what is left. Value types; pure functions.
+// same spread as evenly as it goes (the chunks one layer short last). Value types; pure functions.
 #pragma once
 
 #include <cstdint>
