@@ -64,7 +64,8 @@ std::string Explain(const train::TrainPlanEntry& entry) {
   it.AddRow({"step", FormatSeconds(e.step_s), "100%"});
   out += it.Render();
   out += fmt::format(
-      "bubble {:.1f}% of the pipeline time; DP/ZeRO traffic {} of which {} exposed\n\n",
+      "bubble {:.1f}% of the slowest rank's busy time (Megatron-LM's bubble fraction, 1F1B "
+      "(p - 1) / m); DP/ZeRO traffic {} of which {} exposed\n\n",
       100 * e.bubble_fraction, FormatSeconds(e.dp_comm_s), FormatSeconds(e.dp_exposed_s));
   const train::TrainMemory& m = e.memory;
   out += fmt::format(
@@ -103,13 +104,21 @@ std::string Cost(const train::TrainingCost& c, const train::TrainRequest& req, d
                                 c.tokens == 1 ? "token" : "tokens", FormatCount(c.steps),
                                 c.steps == 1 ? "step" : "steps", FormatWallClock(c.compute_s));
   if (c.interruptions > 0) {
+    // Young's interval beyond the run: it writes no checkpoint before its end.
+    const std::string checkpoints =
+        c.checkpoint_interval_s < c.compute_s
+            ? fmt::format("a checkpoint every {} ({} stall each)",
+                          FormatDuration(c.checkpoint_interval_s),
+                          FormatDuration(c.checkpoint_write_s))
+            : std::string(
+                  "no checkpoint before the end (the run is shorter than the interval "
+                  "between them)");
     out += fmt::format(
         "; with {:.2g} interruptions expected ({:.3g} per million GPU-hours, {} restart each) "
-        "and a "
-        "checkpoint every {} ({} stall each), {} wall clock, goodput {}",
+        "and {}, {} wall clock, goodput {}",
         c.interruptions, 1e6 * req.reliability.interruptions_per_gpu_hour,
-        FormatDuration(req.reliability.restart_s), FormatDuration(c.checkpoint_interval_s),
-        FormatDuration(c.checkpoint_write_s), FormatWallClock(c.time_s), Percent(c.goodput));
+        FormatDuration(req.reliability.restart_s), checkpoints, FormatWallClock(c.time_s),
+        Percent(c.goodput));
   }
   out += fmt::format("; {} GPU-hours, ${} at ${}/GPU-hour\n", FormatAmount(c.gpu_hours),
                      FormatAmount(c.usd), FormatAmount(usd));

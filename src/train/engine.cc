@@ -178,7 +178,8 @@ constexpr NumberField<Reliability> kReliability[] = {
     {"interruptions_per_gpu_hour", &Reliability::interruptions_per_gpu_hour, 0, 1},
     {"restart_s", &Reliability::restart_s, 0, 1e6},
     {"checkpoint_bytes_per_param", &Reliability::checkpoint_bytes_per_param, 0, 100},
-    {"checkpoint_write_bytes_per_s_per_gpu", &Reliability::checkpoint_write_bytes_per_s_per_gpu, 0,
+    // A checkpoint takes time to write: at 0 B/s it would never finish (1 B/s at the least).
+    {"checkpoint_write_bytes_per_s_per_gpu", &Reliability::checkpoint_write_bytes_per_s_per_gpu, 1,
      1e12},
 };
 

@@ -28,7 +28,7 @@ double ForwardFlopsPerToken(const ModelSpec& m, int64_t seq_len) {
 }
 
 IterationFlops CountIterationFlops(const ModelSpec& m, const TrainConfig& c,
-                                   double recomputed_fraction) {
+                                   double recomputed_fraction, bool scores_materialised) {
   IterationFlops f;
   const double tokens = static_cast<double>(c.TokensPerIteration());
   const double head = tokens * 2.0 * static_cast<double>(m.vocab_size * m.hidden_size);
@@ -50,7 +50,7 @@ IterationFlops CountIterationFlops(const ModelSpec& m, const TrainConfig& c,
       f.hardware = f.model;
       break;
     case Recompute::kSelective:
-      f.hardware = f.model + f.attention_forward;
+      f.hardware = f.model + (scores_materialised ? f.attention_forward : 0.0);
       break;
     case Recompute::kFull:
       // the recomputed forward of every (or every recomputed) layer

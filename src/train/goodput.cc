@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace shardwise::train {
@@ -24,15 +25,20 @@ StatusOr<TrainingCost> CostToTrain(const TrainEstimate& e, const Reliability& r,
                                ? params * r.checkpoint_bytes_per_param /
                                      (gpus * r.checkpoint_write_bytes_per_s_per_gpu)
                                : 0.0;
-    t.checkpoint_interval_s = std::sqrt(2 * t.checkpoint_write_s * mtbi_s);
-    const double per_interruption_s = r.restart_s + t.checkpoint_interval_s / 2;
+    t.checkpoint_interval_s = std::sqrt(2 * t.checkpoint_write_s * mtbi_s);  // Young's
+    // An interruption loses the work since the last checkpoint, or since the start of a run
+    // shorter than the interval: half of either on average.
+    const double per_interruption_s =
+        r.restart_s + std::min(t.checkpoint_interval_s, t.compute_s) / 2;
     const double left = 1 - per_interruption_s / mtbi_s;
     if (left <= 0.01) {
       return Error(fmt::format(
           "{:.0f} GPUs at {:.3g} interruptions per GPU-hour are interrupted every {:.1f} min, "
-          "about as often as a restart and the lost work take ({:.1f} min): the run would not "
-          "progress; use fewer GPUs or a lower --interruption-rate",
-          gpus, r.interruptions_per_gpu_hour, mtbi_s / 60, per_interruption_s / 60));
+          "about as often as a restart ({:.1f} min) and the lost work ({:.1f} min) take: the run "
+          "would not progress; use fewer GPUs, a lower --interruption-rate or a shorter "
+          "--restart-s",
+          gpus, r.interruptions_per_gpu_hour, mtbi_s / 60, r.restart_s / 60,
+          (per_interruption_s - r.restart_s) / 60));
     }
     // Whole checkpoints: a run shorter than the interval writes none.
     const double checkpoints =

@@ -44,10 +44,10 @@ double RecomputedFraction(const TrainConfig& c, const PipelineSplit& split) {
 }
 
 // FLOPs per GPU per second and MFU / HFU over the GEMM format's dense peak.
-void CountUtilisation(const ModelSpec& m, const GpuSpec& gpu, TrainEstimate& est) {
+void CountUtilisation(const ModelSpec& m, const GpuSpec& gpu, bool flash, TrainEstimate& est) {
   const TrainConfig& c = est.config;
   const double gpus = static_cast<double>(est.layout.gpus());
-  est.flops = CountIterationFlops(m, c, RecomputedFraction(c, est.split));
+  est.flops = CountIterationFlops(m, c, RecomputedFraction(c, est.split), !flash);
   const double peak = gpu.PeakFlopsPerS(gpu.ComputeDtypeFor(c.dtype)) * gpus * est.step_s;
   est.model_tflops_per_gpu = est.flops.model / (gpus * est.step_s) / 1e12;
   est.hardware_tflops_per_gpu = est.flops.hardware / (gpus * est.step_s) / 1e12;
@@ -250,6 +250,12 @@ Status TrainModel::Check(const TrainConfig& c) const {
   if (c.seq_len % l.cp != 0) {
     return Error(fmt::format("cp {} must divide --seq-len {}", l.cp, c.seq_len));
   }
+  if (engine_->sequence_parallel && (c.seq_len / l.cp) % l.tp != 0) {
+    return Error(fmt::format(
+        "sequence parallelism splits each CP rank's {} tokens of a sequence over tp {}, which "
+        "must divide them; use a --seq-len that is a multiple of tp x cp = {}",
+        c.seq_len / l.cp, l.tp, l.tp * l.cp));
+  }
   // The nearest global batch above 0 that `n` divides, for a hint.
   const auto nearest = [&](int64_t n) {
     return std::max<int64_t>(n, (c.global_batch + n / 2) / n * n);
@@ -322,8 +328,18 @@ Status TrainModel::Check(const TrainConfig& c) const {
                        : fmt::format("only for {}", fmt::join(stated, ", "))));
   }
   SW_RETURN_IF_ERROR(CheckSchedule(c.schedule, l.pp, c.global_batch / per_step));
-  return SplitPipeline(model_->num_layers(), c.mtp_layers, l.pp, VirtualStages(c), c.split)
-      .status();
+  SW_ASSIGN_OR_RETURN(const PipelineSplit split, SplitPipeline(model_->num_layers(), c.mtp_layers,
+                                                               l.pp, VirtualStages(c), c.split));
+  // Block recompute of N layers per model chunk (MTP modules count as layers there).
+  int64_t most = 0;
+  for (const PipelineChunk& chunk : split.chunks) most = std::max(most, chunk.layers + chunk.mtp);
+  if (c.recompute == Recompute::kFull && c.recompute_layers > most) {
+    return Error(fmt::format(
+        "--recompute full:{} recomputes more layers than a model chunk of {} holds (at most "
+        "{}); use full:1 to full:{}, or full",
+        c.recompute_layers, l.ToString(), most, most));
+  }
+  return Status();
 }
 
 void TrainModel::DataParallel(const TrainConfig& c, const RankParams& params,
@@ -449,7 +465,7 @@ StatusOr<TrainEstimate> TrainModel::Estimate(const TrainConfig& c, const LayerCo
   est.tokens_per_s = static_cast<double>(c.TokensPerIteration()) / est.step_s;
   est.tokens_per_s_per_gpu = est.tokens_per_s / static_cast<double>(l.gpus());
 
-  CountUtilisation(*model_, cluster_->gpu, est);
+  CountUtilisation(*model_, cluster_->gpu, engine_->flash_attention, est);
   est.memory = Memory(c, est.split, est.micro_batches);
   est.tp_link = LevelName(*cluster_, tp_group_);
   est.dp_link = LevelName(*cluster_, dp_group_);

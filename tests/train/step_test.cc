@@ -58,6 +58,12 @@ TEST(TrainFlops, MegatronFormula) {
   EXPECT_DOUBLE_EQ(f.hardware, f.megatron);  // full recompute executes all four
   c.recompute = Recompute::kNone;
   EXPECT_DOUBLE_EQ(CountIterationFlops(m, c).hardware, f.model);
+  // Selective recompute reruns the attention scores' forward where they are materialised;
+  // FlashAttention keeps none, so it reruns nothing (step_test's engine runs no extra forward
+  // either: the HFU once counted work the step did not do).
+  c.recompute = Recompute::kSelective;
+  EXPECT_DOUBLE_EQ(CountIterationFlops(m, c, 1, true).hardware, f.model + f.attention_forward);
+  EXPECT_DOUBLE_EQ(CountIterationFlops(m, c, 1, false).hardware, f.model);
 }
 
 TEST(TrainFlops, MfuAccounting) {
@@ -280,6 +286,40 @@ TEST(TrainStepErrors, ZeroThreeWithPipeline) {
   auto e = model->Estimate(c);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("ZeRO-3"), std::string::npos);
+}
+
+TEST(TrainStepErrors, SequenceParallelismNeedsWholeSlices) {
+  // Megatron-Core's sequence parallelism splits each sequence over the TP ranks: 3 tokens do not
+  // split over tp8 (the engine runs it with every TP layout, megatron-core.json).
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1);
+  ASSERT_TRUE(f.engine.sequence_parallel);
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout("tp8").value(), f.engine);
+  TrainConfig c;
+  c.global_batch = 8;
+  c.seq_len = 3;
+  auto e = model->Estimate(c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("multiple of tp x cp = 8"), std::string::npos)
+      << e.status().message();
+  c.seq_len = 16;
+  EXPECT_TRUE(model->Estimate(c).ok());
+}
+
+TEST(TrainStepErrors, BlockRecomputeBeyondAChunk) {
+  // Llama-3.1-8B's 32 layers over pp8: chunks of 4. Recomputing 5 layers a chunk is not a
+  // setting Megatron-Core has (it once ran as full recompute under the label full:5).
+  const Fixture f = Make("llama-3.1-8b", "dgx-h100", 1);
+  auto model = TrainModel::Create(f.model, f.cluster, ParseLayout("pp8").value(), f.engine);
+  TrainConfig c;
+  c.global_batch = 8;
+  c.recompute = Recompute::kFull;
+  c.recompute_layers = 5;
+  auto e = model->Estimate(c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("use full:1 to full:4, or full"), std::string::npos)
+      << e.status().message();
+  c.recompute_layers = 4;
+  EXPECT_TRUE(model->Estimate(c).ok());
 }
 
 TEST(TrainStepErrors, EngineWithoutTheSchedule) {

@@ -26,8 +26,9 @@ struct IterationFlops {
 double ForwardFlopsPerToken(const ModelSpec& model, int64_t seq_len);
 
 // `recomputed_fraction`: the share of layers a full-recompute config recomputes (1 unless it
-// recomputes only some layers of each model chunk).
+// recomputes only some layers of each model chunk). `scores_materialised`: whether selective
+// recompute has attention scores to recompute (FlashAttention keeps none, and recomputes nothing).
 IterationFlops CountIterationFlops(const ModelSpec& model, const TrainConfig& config,
-                                   double recomputed_fraction = 1);
+                                   double recomputed_fraction = 1, bool scores_materialised = true);
 
 }  // namespace shardwise::train
