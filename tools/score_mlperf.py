@@ -24,7 +24,9 @@ benchmark's own length distribution: the quantile function through the published
 scenario) and capped at the benchmark's output limit; requests take the quantiles at
 (i + 0.5) / N, shuffled with a fixed seed (input and output independently: no per-sample pairs
 are public). Server and Interactive (LoadGen's Server scenario) arrive as a Poisson process at
-the row's target_qps (conditioned on the count: the last of N arrives at N / target_qps); N = the dataset's sample count, at most --server-requests. Offline puts the
+the row's target_qps (conditioned on the count: the last of N arrives at N / target_qps); N is
+what LoadGen issues at that rate, at least its 600-s min_duration in whole dataset passes (at
+least one), at most --server-requests. Offline puts the
 samples LoadGen issues (target_qps x 600 s x 1.1, at least the minimum Offline count, in whole
 dataset passes; one query, all at time 0) in the trace and takes the
 simulated system's output tokens/s over the whole run.
@@ -62,7 +64,7 @@ import sys
 import tempfile
 
 from mlperf_traces import (LENGTHS, MODELS, OFFLINE_REQUESTS, SERVER_REQUESTS, print_lengths,
-                           write_row_trace, write_trace)
+                           server_requests, write_row_trace, write_trace)
 from score_serving import engine_profile  # one rule for the engine profile of a version
 from score_serving import part_of, read_rows
 
@@ -364,17 +366,18 @@ def meets_limits(out, row):
             out["tpot_s"]["p99"] * 1e3 <= float(row["tpot_limit_ms"]))
 
 
-def max_qps(row, argv, trace, model, n, seed, precision):
+def max_qps(row, argv, trace, model, most, seed, precision):
     """The highest Poisson rate (queries/s) whose simulated p99 TTFT and TPOT meet the row's limits,
     as MLPerf's Server scenario is scored: from the row's target_qps up (or down) in steps of 25%
-    until the verdict flips, then bisection to `precision`. The same lengths at every rate (one
-    seed), so only the arrivals scale. Returns (rate or None if none passes down to 1/64 of the
-    target, simulations run)."""
+    until the verdict flips, then bisection to `precision`. Each rate runs as long as LoadGen would
+    run it (mlperf_traces.server_requests: 600 s in whole dataset passes, at most `most`
+    requests), its lengths drawn from the benchmark's distribution with one seed. Returns (rate or None if none passes down to 1/64 of the target, simulations run)."""
     verdicts = {}
 
     def passes(q):
         if q not in verdicts:
-            write_trace(trace, model, row["scenario"], q, n, seed)
+            write_trace(trace, model, row["scenario"], q, server_requests(LENGTHS[model], q, most),
+                        seed)
             out, _ = run(argv)
             verdicts[q] = out is not None and meets_limits(out, row)
         return verdicts[q]
@@ -462,8 +465,9 @@ def main():
         s["layout_run"] = out.get("layout")
         s["requests"] = n
         if r["scenario"] != "Offline" and args.max_rate:
-            s["max_qps"], s["max_qps_runs"] = max_qps(r, argv, trace, MODELS[r["model"]], n,
-                                                     args.seed, args.rate_precision)
+            s["max_qps"], s["max_qps_runs"] = max_qps(r, argv, trace, MODELS[r["model"]],
+                                                     args.server_requests, args.seed,
+                                                     args.rate_precision)
             if s["max_qps"] is not None:
                 s["max_qps_err"] = s["max_qps"] / float(r["target_qps"]) - 1
         return s, None

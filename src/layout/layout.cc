@@ -220,8 +220,8 @@ Status ValidateLayout(const Layout& l, const ModelSpec& m, int64_t redundant_exp
   const int64_t redundant = l.ep > 1 ? redundant_experts : 0;
   if (redundant == 0 && m.moe.num_experts % l.ep != 0) {
     return Error(
-        fmt::format("{}: ep ({}) must divide {}'s {} experts (or add "
-                    "--redundant-experts so experts + redundant divide by ep)",
+        fmt::format("{}: ep ({}) must divide {}'s {} experts (serving commands may instead "
+                    "add --redundant-experts so experts + redundant divide by ep)",
                     name, l.ep, m.name, m.moe.num_experts));
   }
   if (redundant != 0) SW_RETURN_IF_ERROR(PlaceExperts(m.moe.num_experts, l.ep, redundant).status());

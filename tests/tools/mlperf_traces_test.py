@@ -28,4 +28,10 @@ check("capped", mlperf_traces.offline_requests(R1, "10", 20000, 79.1), 20000)
 # A measured rate whose 600 s fit in the target's samples changes nothing: 3 samples/s x 600 =
 # 1,800 < 8,776.
 check("rate under the target", mlperf_traces.offline_requests(R1, "10", 150000, 3.0), 8776)
+# Server: LoadGen issues queries for 600 s in whole dataset passes. DeepSeek-R1 at 3.8
+# queries/s: 2,280 < 4,388, one pass; at 27.5: 16,500 queries, four passes of 4,388 = 17,552;
+# at most --server-requests.
+check("one Server pass", mlperf_traces.server_requests(R1, "3.8", 20000), 4388)
+check("Server passes for 600 s", mlperf_traces.server_requests(R1, 27.5, 20000), 17552)
+check("Server capped", mlperf_traces.server_requests(R1, 27.5, 6000), 6000)
 print("mlperf_traces: ok")

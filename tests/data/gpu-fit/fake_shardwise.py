@@ -5,8 +5,8 @@ with that GPU written inline and, after checking the row's arguments (Llama2-70B
 node: AMD's FP8 on vLLM with simulate's own layout, the B200's FP4 on TensorRT engines, trtllm-cpp,
 tp1 x 8) and its trace, predicts from the GPU's GEMM fraction f (fp8, or fp4 on the B200) and
 kernel latency L: 2,000 x f x (1 - 10,000 x L) output tokens/s Offline (LoadGen's 24,576 samples
-at time 0; 2,000 x f on the B200), and a TPOT p50 of 2,000 x L under Poisson arrivals (6,000
-requests)."""
+at time 0; 2,000 x f on the B200), and a TPOT p50 of 2,000 x L under Poisson arrivals (20,000
+requests: LoadGen's 600 s at the rows' rates exceed one 24,576-sample pass, capped)."""
 import csv
 import json
 import sys
@@ -38,7 +38,7 @@ if all(float(r["arrival_s"]) == 0 for r in rows):
     assert len(rows) == 24576, len(rows)
     out = {"throughput": {"output_tokens_per_s": 2000.0 * f * (1 - 1e4 * latency)}}
 else:
-    assert len(rows) == 6000, len(rows)
+    assert len(rows) == 20000, len(rows)
     out = {"tpot_s": {"p50": 2000.0 * latency}}
 out["load"] = {"overloaded": False}
 print(json.dumps(out))
