@@ -278,7 +278,8 @@ RequestLengths DrawnLengths(int64_t isl, int64_t osl, const LengthSpread& spread
   Scenario s;
   s.input = {spread.input, static_cast<double>(isl), spread.cv};
   s.output = {spread.output, static_cast<double>(osl), spread.cv};
-  return RequestLengths{isl, osl, LongestRequest(s)};
+  return RequestLengths{isl, osl, LongestRequest(s), "isl",
+                        spread.Fixed() ? LongestFrom::kMeans : LongestFrom::kSpread};
 }
 
 Status CheckRate(double rate_per_s, const char* field) {
@@ -320,11 +321,18 @@ Status CheckLengths(const ModelSpec& model, const RequestLengths& l) {
   }
   const int64_t context = model.max_position_embeddings;
   if (context > 0 && l.Longest() > context) {
+    const std::string fix = l.longest_from == LongestFrom::kTrace
+                                ? "shorten or drop the trace's longest requests"
+                            : l.longest_from == LongestFrom::kSpread
+                                ? fmt::format(
+                                      "the lengths' spread draws them up to its cap; use a smaller "
+                                      "`length_cv`, fixed lengths, or a shorter `{}` or `osl`",
+                                      prompt)
+                                : fmt::format("use a shorter `{}` or `osl`", prompt);
     return FailedPrecondition(
         fmt::format("requests of up to {} tokens (prompt and output) exceed {}'s context of {} "
-                    "tokens (max_position_embeddings); use a shorter `{}` or `osl`, or a model "
-                    "with a longer context",
-                    l.Longest(), model.name, context, prompt),
+                    "tokens (max_position_embeddings); {}, or a model with a longer context",
+                    l.Longest(), model.name, context, fix),
         prompt);
   }
   return Status();

@@ -114,8 +114,16 @@ StatusOr<std::vector<TraceRequest>> ParseTrace(const std::string& text, const st
     }
     TraceRequest r;
     double in_tokens = 0, out_tokens = 0;
-    // A first line of words (no field written as a number) is a header.
+    // A first line of words (no field written as a number) is a header; the columns are read by
+    // position, so it must name them in their order.
     if (out.empty() && line_no == 1 && !LooksNumeric(a) && !LooksNumeric(b) && !LooksNumeric(c)) {
+      if (Trimmed(a) != "arrival_s" || Trimmed(b) != "input_tokens" ||
+          Trimmed(c) != "output_tokens") {
+        return Error(fmt::format(
+            "{}:1: the header '{}' must name the columns 'arrival_s,input_tokens,output_tokens' "
+            "in that order (they are read by position): reorder the columns, or drop the header",
+            source, Printable(line)));
+      }
       continue;
     }
     if (!WholeNumber(a, r.arrival_s) || !WholeNumber(b, in_tokens) || !WholeNumber(c, out_tokens)) {

@@ -327,6 +327,14 @@ TEST(SimulateCliErrors, BadInput) {
   ExpectOneLineError(RunShardwise("simulate --router random"), "unknown router 'random'");
   ExpectOneLineError(RunShardwise("simulate --isl-dist zipf"), "unknown length distribution");
   ExpectOneLineError(RunShardwise("simulate --trace /nonexistent.csv"), "cannot open file");
+  // Beyond Llama 3.1's 131,072-token context: the fix named is what set the longest request (a
+  // trace's row, or the spread's cap), not an --isl the user never gave.
+  std::system("printf '0.0,200000,10\\n' > /tmp/shardwise_long.csv");
+  ExpectOneLineError(RunShardwise("simulate --trace /tmp/shardwise_long.csv"),
+                     "shorten or drop the trace's longest requests");
+  ExpectOneLineError(RunShardwise("simulate --isl 60000 --osl 30000 --isl-dist lognormal "
+                                  "--osl-dist lognormal --length-cv 3"),
+                     "the lengths' spread draws them up to its cap");
   // A first row that starts with a number is a request, not a header: a bad field in it is an
   // error (it was dropped as a header); so is a fourth column or trailing text.
   std::system("printf '0,abc,10\\n1,100,10\\n' > /tmp/shardwise_badfirst.csv");

@@ -64,6 +64,15 @@ TEST(Trace, ParsesAndRejectsBadRows) {
   EXPECT_EQ(ParseTrace("1.0,100,10\n0.5,2,20\n", "t.csv").status().message(),
             "t.csv:2: arrival times must not decrease (sort the trace)");
   EXPECT_NE(ParseTrace("", "t.csv").status().message().find("no requests"), std::string::npos);
+  // Columns are read by position: a header naming them in another order (or other names) would
+  // read prompts as arrival times, so it is refused rather than skipped.
+  EXPECT_EQ(
+      ParseTrace("input_tokens,output_tokens,arrival_s\n100,200,1\n", "t.csv").status().message(),
+      "t.csv:1: the header 'input_tokens,output_tokens,arrival_s' must name the columns "
+      "'arrival_s,input_tokens,output_tokens' in that order (they are read by position): "
+      "reorder the columns, or drop the header");
+  EXPECT_FALSE(ParseTrace("foo,bar,baz\n0,1,1\n", "t.csv").ok());
+  EXPECT_TRUE(ParseTrace(" arrival_s , input_tokens,output_tokens\r\n0,1,1\n", "t.csv").ok());
 }
 
 TEST(Samples, PercentilesAreNearestRanks) {

@@ -62,11 +62,15 @@ struct ServingOptions {
 
 // The requests' mean lengths and their longest (prompt + output), for the limits that depend on
 // them (the model's context, the engine's token budget).
+// What sets the longest request a command checks against the model's context.
+enum class LongestFrom { kMeans, kSpread, kTrace };
+
 struct RequestLengths {
   int64_t prompt_tokens = 1024;
   int64_t output_tokens = 256;
   int64_t longest_tokens = 0;        // 0: prompt + output
   const char* prompt_field = "isl";  // the request's field of the prompt length (explain: context)
+  LongestFrom longest_from = LongestFrom::kMeans;
   int64_t Longest() const {
     return longest_tokens > 0 ? longest_tokens : prompt_tokens + output_tokens;
   }
