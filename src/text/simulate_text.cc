@@ -52,6 +52,11 @@ std::string Latencies(const api::ServingReport& rep) {
       const Band b = LatencyBand(h.Mean(), spec);
       text = fmt::format("{} to {}", FormatSeconds(b.low), FormatSeconds(b.high));
     }
+    // No sample (every request of one output token has no TPOT or ITL): nothing to show.
+    if (h.Count() == 0) {
+      table.AddRow({name, "-", "-", "-", "-", "(no request has a second token)"});
+      return;
+    }
     table.AddRow({name, FormatSeconds(h.Percentile(50)), FormatSeconds(h.Percentile(90)),
                   FormatSeconds(h.Percentile(99)), FormatSeconds(h.Mean()), text});
   };

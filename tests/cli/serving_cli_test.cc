@@ -311,6 +311,14 @@ TEST(SimulateCli, TraceFile) {
       RunShardwise("simulate --gpus 1 --layout tp1 --trace /tmp/shardwise_trace.csv --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.Json()["requests"], 3);
+  // Requests of one output token have no TPOT or ITL: the table says so rather than 0.0 us.
+  std::system(
+      "printf 'arrival_s,input_tokens,output_tokens\\n0.0,500,1\\n0.1,800,1\\n' > "
+      "/tmp/shardwise_one_token.csv");
+  const RunResult one =
+      RunShardwise("simulate --gpus 1 --layout tp1 --trace /tmp/shardwise_one_token.csv");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("(no request has a second token)"), std::string::npos) << one.out;
 }
 
 TEST(SimulateCliErrors, BadInput) {
