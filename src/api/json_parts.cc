@@ -100,6 +100,11 @@ nlohmann::json SteadyStateJson(const SteadyState& s) {
           {"simulated_replicas", s.simulated_replicas},
           {"replicas", s.replicas},
           {"halves_compared", s.halves_compared},
+          {"in_system", s.in_system_at_middle < 0
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json{{"at_middle_arrival", s.in_system_at_middle},
+                                             {"at_last_arrival", s.in_system_at_last},
+                                             {"grew", s.in_system_grew}}},
           {"ttft_drift", s.ttft_drift},
           {"tpot_drift", s.tpot_drift},
           // A run of fixed length was not sized: there was nothing to converge.

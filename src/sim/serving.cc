@@ -201,11 +201,36 @@ void HalvesDrift(const Scenario& s, ServingRun& run) {
 }
 
 // Whether an open loop of a fixed length queued ever more of its arrivals: the second half of
-// its requests waited far longer for their first token than the first half (kGrowingQueueDrift).
+// its requests waited far longer for their first token than the first half (kGrowingQueueDrift),
+// or, where its halves are too short to compare, it served too few of its later arrivals while
+// its system filled (kInSystemSigmas).
 bool QueueGrew(const SteadyState& steady, const Scenario& s) {
-  return !IsClosedLoop(s) && steady.halves_compared && steady.ttft_drift > kGrowingQueueDrift;
+  return !IsClosedLoop(s) && ((steady.halves_compared && steady.ttft_drift > kGrowingQueueDrift) ||
+                              steady.in_system_grew);
 }
 
+// The requests in a fixed run's system at its middle and last arrivals, and whether it fell
+// behind between them (kInSystemSigmas): judged where the earlier half's requests decoded in
+// under half the time to the middle arrival (its system had filled) and the arrivals are no
+// burstier than kMaxHalvesArrivalCv.
+void InSystemGrowth(const Scenario& s, int64_t count, ServingRun& run) {
+  const SimResult& r = run.result;
+  SteadyState& steady = run.steady;
+  if (IsClosedLoop(s)) return;
+  steady.in_system_at_middle = r.in_system_at_middle;
+  steady.in_system_at_last = r.in_system_at_last;
+  if (!std::isfinite(run.offered_requests_per_s) || r.in_system_at_middle < 0 ||
+      r.in_system_at_last < 0 || r.halves[0].requests == 0 || ArrivalCv(s) > kMaxHalvesArrivalCv ||
+      r.halves[0].DecodeMean() >= (r.middle_arrival_s - r.first_arrival_s) / 2) {
+    return;
+  }
+  const double middle = static_cast<double>(r.in_system_at_middle);
+  const double last = static_cast<double>(r.in_system_at_last);
+  const double arrived = static_cast<double>(count - 1 - count / 2);  // after the middle one
+  const double served = middle + arrived - last;
+  steady.in_system_grew = served < kServedShareOfOffered * arrived &&
+                          last - middle > kInSystemSigmas * std::sqrt(middle + last);
+}
 }  // namespace
 
 double TtftDrift(const SimResult& result) {
@@ -512,6 +537,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const ServingSetup& setup,
   // is below the offered rate, or when its own queue grew through the run.
   if (!steady.sized) {
     HalvesDrift(scenario, run);
+    InSystemGrowth(scenario, run.requests, run);
     run.overloaded = (std::isfinite(run.offered_requests_per_s) &&
                       run.offered_requests_per_s > run.setup.estimate.capacity_requests_per_s) ||
                      QueueGrew(steady, scenario);

@@ -237,6 +237,7 @@ void Sim::FinishRequest(Replica& rep, int64_t id) {
                           : measure_count_ >= 0 && id - measure_from_ >= measure_count_ / 2;
   SimResult::Half& half = result_.halves[second ? 1 : 0];
   half.ttft_sum_s += ttft;
+  half.decode_sum_s += e2e - ttft;
   ++half.requests;
   if (r.total_output > 1) {
     half.tpot_sum_s += tpot;

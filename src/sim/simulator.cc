@@ -172,6 +172,19 @@ Status Sim::Route(const TraceRequest& t) {
     result_.input_tokens += static_cast<double>(t.input_tokens);
     result_.output_tokens_asked += static_cast<double>(t.output_tokens);
     ++result_.window_arrivals;
+    if (measure_count_ > 0) {
+      // This request and the measured ones before it not yet finished.
+      const int64_t in_system = id - measure_from_ + 1 - result_.requests;
+      if (id == measure_from_) result_.first_arrival_s = t.arrival_s;
+      if (id == measure_from_ + measure_count_ / 2) {
+        result_.in_system_at_middle = in_system;
+        result_.middle_arrival_s = t.arrival_s;
+      }
+      if (id == measure_from_ + measure_count_ - 1) {
+        result_.in_system_at_last = in_system;
+        result_.last_arrival_s = t.arrival_s;
+      }
+    }
   }
   Request r;
   r.arrival_s = t.arrival_s;

@@ -108,6 +108,12 @@ std::string ClosedLoopNotes(const api::ServingReport& rep) {
 
 std::string SteadyStateText(const SteadyState& s) {
   if (!s.sized) {
+    if (s.in_system_grew) {
+      return fmt::format(
+          "steady state not sized: the requests given are all measured; {} were in the system at "
+          "the middle arrival and {} at the last: its queue grows\n",
+          s.in_system_at_middle, s.in_system_at_last);
+    }
     if (!s.halves_compared) return "steady state not sized: the requests given are all measured\n";
     // The drift is against the halves' mean; the later half's mean over the earlier's reads
     // plainer (above 5/3 for TTFT, an open loop is overloaded).

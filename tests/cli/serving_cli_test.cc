@@ -419,6 +419,34 @@ TEST(SimulateCli, AnOverloadedOpenLoopReportsWhatItServes) {
   }
 }
 
+TEST(SimulateCli, AFixedRunThatFallsBehindIsOverloaded) {
+  // DeepSeek-R1 on one H200 node (dp8ep8) at 8 requests/s of 1,000 + 3,700 tokens: the analytic
+  // capacity (about 8.1/s) passes the rate and 10,000 requests are too few against the requests
+  // in flight to compare their halves' TTFTs, yet the simulation serves about 5.6/s and the later
+  // TTFTs run to minutes. Between its middle and its last arrival it finished fewer than 95% of
+  // the 4,999 requests that arrived meanwhile (by Little's count: those in its system at the
+  // middle, plus the arrivals, less those in it at the last), while its system grew.
+  const std::string base =
+      "simulate --model deepseek-r1 --cluster dgx-h200 --layout dp8ep8 --isl 1000 --osl 3700 "
+      "--json ";
+  const RunResult over = RunShardwise(base + "--rate 8 --requests 10000");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  const nlohmann::json j = over.Json();
+  EXPECT_TRUE(j["load"]["overloaded"].get<bool>());
+  EXPECT_GT(j["load"]["capacity_requests_per_s"].get<double>(), 8.0);
+  EXPECT_FALSE(j["steady_state"]["halves_compared"].get<bool>());
+  const nlohmann::json& in_system = j["steady_state"]["in_system"];
+  const double middle = in_system["at_middle_arrival"].get<double>();
+  const double last = in_system["at_last_arrival"].get<double>();
+  EXPECT_LT(middle + 4999 - last, 0.95 * 4999);
+  EXPECT_TRUE(in_system["grew"].get<bool>());
+  // Half the rate keeps up: served all along, nothing grew.
+  const RunResult half = RunShardwise(base + "--rate 4 --requests 5000");
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  EXPECT_FALSE(half.Json()["load"]["overloaded"].get<bool>());
+  EXPECT_FALSE(half.Json()["steady_state"]["in_system"]["grew"].get<bool>());
+}
+
 TEST(SimulateCli, GoodputNeverExceedsThroughput) {
   // Every request met the SLOs, and goodput read 2,828 output tokens/s beside a throughput of
   // 2,806: the measured requests' own tokens over the window, not the window's tokens.

@@ -165,6 +165,16 @@ inline constexpr double kHalfOverInFlight = 4;
 // one seed of five and three of five, from a burst alone. Those runs are judged by the analytic
 // capacity only.
 inline constexpr double kMaxHalvesArrivalCv = 1.5;
+// A run of fixed length too short for its halves (above) is still overloaded when, between its
+// middle and its last arrival, it finished less than kServedShareOfOffered of the requests that
+// arrived meanwhile (those in its system then, plus the arrivals, less those in it at the last)
+// and the requests in its system grew by more than kInSystemSigmas times the square root of the
+// two counts (a Poisson count's spread); judged where its earlier half's requests decoded (first
+// token to last) in under half the time from its first arrival to the middle one, so its system
+// had filled by then. DeepSeek-R1 on one H200 node at 7 requests/s of 1,000 / 3,700 tokens,
+// 5,000 requests: 1,922 in its system at the middle arrival, 2,285 at the last, 2,137 of the
+// 2,499 arrivals meanwhile served (85%, 6.0/s): the analytic capacity, 8.1/s, had passed it.
+inline constexpr double kInSystemSigmas = 3;
 
 struct SteadyState {
   bool sized = false;           // false: the scenario fixed the requests, all measured
@@ -175,6 +185,10 @@ struct SteadyState {
   int64_t replicas = 0;              // the first pool's in all
   // A run of fixed length compares its halves too, when both hold requests.
   bool halves_compared = false;
+  // And the measured requests in its system at its middle and last arrivals (-1: not counted),
+  // and whether they grew as an overloaded queue does (kInSystemSigmas).
+  int64_t in_system_at_middle = -1, in_system_at_last = -1;
+  bool in_system_grew = false;
   double ttft_drift = 0;  // (second half's mean TTFT - first half's) / the window's mean
   double tpot_drift = 0;
   bool converged = true;

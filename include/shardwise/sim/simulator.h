@@ -110,12 +110,19 @@ struct SimResult {
   struct Half {
     double ttft_sum_s = 0;
     double tpot_sum_s = 0;
+    double decode_sum_s = 0;  // first token to last, over the requests
     int64_t requests = 0;
     int64_t tpot_requests = 0;  // those with more than one output token
     double TtftMean() const { return requests > 0 ? ttft_sum_s / requests : 0; }
     double TpotMean() const { return tpot_requests > 0 ? tpot_sum_s / tpot_requests : 0; }
+    double DecodeMean() const { return requests > 0 ? decode_sum_s / requests : 0; }
   };
   Half halves[2];
+  // A run of a known count (all measured): the measured requests in the system (arrived, not
+  // finished) when its middle and its last request arrive, and when its first, middle and last
+  // arrive; -1 where the run did not reach them.
+  int64_t in_system_at_middle = -1, in_system_at_last = -1;
+  double first_arrival_s = 0, middle_arrival_s = 0, last_arrival_s = 0;
   double goodput_requests = 0;        // measured requests that met both SLOs
   double goodput_output_tokens = 0;   // their output tokens
   double measured_output_tokens = 0;  // the output tokens of every measured request
