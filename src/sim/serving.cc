@@ -202,8 +202,7 @@ void HalvesDrift(const Scenario& s, ServingRun& run) {
 
 // Whether an open loop of a fixed length queued ever more of its arrivals: the second half of
 // its requests waited far longer for their first token than the first half (kGrowingQueueDrift),
-// or, where its halves are too short to compare, it served too few of its later arrivals while
-// its system filled (kInSystemSigmas).
+// or it served too few of its later arrivals while its system filled (kInSystemSigmas).
 bool QueueGrew(const SteadyState& steady, const Scenario& s) {
   return !IsClosedLoop(s) && ((steady.halves_compared && steady.ttft_drift > kGrowingQueueDrift) ||
                               steady.in_system_grew);

@@ -64,8 +64,8 @@ std::string Explain(const train::TrainPlanEntry& entry) {
   it.AddRow({"step", FormatSeconds(e.step_s), "100%"});
   out += it.Render();
   out += fmt::format(
-      "bubble {:.1f}% of the slowest rank's busy time (Megatron-LM's bubble fraction, 1F1B "
-      "(p - 1) / m); DP/ZeRO traffic {} of which {} exposed\n\n",
+      "bubble {:.1f}% of the slowest rank's busy time (Megatron-LM's bubble fraction: 1F1B "
+      "(p - 1) / m, interleaved (p - 1) / (V m)); DP/ZeRO traffic {} of which {} exposed\n\n",
       100 * e.bubble_fraction, FormatSeconds(e.dp_comm_s), FormatSeconds(e.dp_exposed_s));
   const train::TrainMemory& m = e.memory;
   out += fmt::format(

@@ -257,14 +257,10 @@ StatusOr<PipelineSplit> Automatic(int64_t layers, int64_t mtp, int64_t pp, int64
       layer += t;
     }
   }
+  // Every middle chunk holds a layer (the even split at least one each, the spread one kept).
   split.chunks.front().embedding = true;
   split.chunks.back().loss = true;
   split.chunks.back().mtp = mtp;
-  for (const PipelineChunk& c : split.chunks) {
-    if (c.layers == 0 && !c.embedding && !c.loss && c.mtp == 0) {
-      return TooManyChunks(layers, pp, vp);
-    }
-  }
   return split;
 }
 

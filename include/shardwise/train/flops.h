@@ -27,7 +27,10 @@ double ForwardFlopsPerToken(const ModelSpec& model, int64_t seq_len);
 
 // `recomputed_fraction`: the share of layers a full-recompute config recomputes (1 unless it
 // recomputes only some layers of each model chunk). `scores_materialised`: whether selective
-// recompute has attention scores to recompute (FlashAttention keeps none, and recomputes nothing).
+// recompute reruns the attention scores' forward as the step model times it (layer_costs.h:
+// only where the scores are materialised; with FlashAttention, none), so that HFU counts what
+// the step's time holds. Whether Megatron-Core's selective recompute reruns a fused attention
+// kernel anyway is not checked against its source here.
 IterationFlops CountIterationFlops(const ModelSpec& model, const TrainConfig& config,
                                    double recomputed_fraction = 1, bool scores_materialised = true);
 

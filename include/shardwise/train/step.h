@@ -44,7 +44,7 @@ struct TrainEstimate {
   double host_exposed_s = 0;  // per micro-batch: where the host, not the GPU, set the pace
   double pipeline_s = 0;      // micro_batches x (forward + backward + host) of the slowest rank
   double bubble_s = 0;
-  double bubble_fraction = 0;  // bubble_s / pipeline_s (Megatron-LM's; above 1 when m < p - 1)
+  double bubble_fraction = 0;  // bubble_s / pipeline_s: Megatron-LM's (p - 1) / m under 1F1B
   double dp_comm_s = 0;        // DP/ZeRO collectives of one iteration
   double dp_exposed_s = 0;     // the part not hidden behind compute
   double optimizer_s = 0;      // Adam step and FP8 weight casts
