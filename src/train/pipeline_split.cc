@@ -227,15 +227,13 @@ StatusOr<PipelineSplit> Automatic(int64_t layers, int64_t mtp, int64_t pp, int64
     fixed.front() += 1;
     fixed.back() += 1 + mtp;
     const int64_t slots = layers + mtp + 2;
+    // Every chunk filled to ceil(slots / n) holds at least n x that - (2 + mtp) >= layers.
+    const int64_t level = (slots + n - 1) / n;
     std::vector<int64_t> take(static_cast<size_t>(n), 0);
     int64_t held = 0;
-    for (int64_t level = (slots + n - 1) / n;; ++level) {
-      held = 0;
-      for (size_t i = 0; i < take.size(); ++i) {
-        take[i] = std::max<int64_t>(0, level - fixed[i]);
-        held += take[i];
-      }
-      if (held >= layers) break;
+    for (size_t i = 0; i < take.size(); ++i) {
+      take[i] = std::max<int64_t>(0, level - fixed[i]);
+      held += take[i];
     }
     // Passes from the last chunk back until the excess is gone or no chunk can give a layer.
     for (bool gave = true; held > layers && gave;) {
