@@ -122,6 +122,16 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
     const double per_decode_worker = dec.requests_per_s / static_cast<double>(dp.workers);
     out.balanced_decode_workers = p.requests_per_s / per_decode_worker;
   }
+  // Each replica of the first pool takes its requests through one API server that tokenizes
+  // them one at a time (sim/front_end.h): it passes at most one prompt per tokenizing time.
+  const Pool& first = d.pools().front();
+  const double tokenize_s =
+      first.perf.engine.tokenize_s_per_token * static_cast<double>(lengths.prompt_tokens);
+  if (tokenize_s > 0) {
+    out.front_end_requests_per_s = static_cast<double>(first.Replicas()) / tokenize_s;
+    out.capacity_requests_per_s =
+        std::min(out.capacity_requests_per_s, out.front_end_requests_per_s);
+  }
   return out;
 }
 

@@ -119,5 +119,30 @@ TEST(SteadyStateCli, SimulateSaysWhenASettingSerialisesTheRun) {
   EXPECT_EQ(ok.out.find("degenerate run"), std::string::npos);
 }
 
+TEST(SteadyStateCli, AWindowThatBeganBeforeItsSystemFilledIsNotOverloaded) {
+  // gpt-oss-120b on one B200 node as dp8ep8 under TensorRT-LLM: every iteration carries a
+  // prompt and runs eagerly, so a request lives about 7 s, where the step table's decode steps
+  // (the warm-up's count of requests in flight) say about 1.3 s. At 85 requests/s the sized
+  // window began with its system a third full, emitted 93.5% of what its arrivals asked and was
+  // called overloaded, and recommend stopped this layout at 75 requests/s.
+  // Offered far below what it can pass, it serves what arrives. By hand, the ceiling is the one
+  // API server that tokenizes every prompt in turn: 1 / (3.6 us x 1,024 tokens) = 271.3/s
+  // (data/engines/trtllm-1.0.json); the engine is faster.
+  const std::string base =
+      "simulate --model gpt-oss-120b --cluster dgx-b200 --layout dp8ep8 --engine trtllm-1.0 "
+      "--ep-algorithm auto --ep-dispatch-dtype fp8 --json ";
+  const RunResult under = RunShardwise(base + "--rate 85");
+  ASSERT_EQ(under.exit_code, 0) << under.err;
+  const nlohmann::json load = under.Json()["load"];
+  EXPECT_FALSE(load["overloaded"].get<bool>());
+  EXPECT_NEAR(load["served_requests_per_s"].get<double>(), 85.0, 0.02 * 85);
+  EXPECT_NEAR(load["capacity_requests_per_s"].get<double>(), 1 / (3.6e-6 * 1024), 1e-6);
+  // Past the API server's ceiling the queue grows, and the run says so.
+  const RunResult over = RunShardwise(base + "--rate 300");
+  ASSERT_EQ(over.exit_code, 0) << over.err;
+  EXPECT_TRUE(over.Json()["load"]["overloaded"].get<bool>());
+  EXPECT_LT(over.Json()["load"]["served_requests_per_s"].get<double>(), 1 / (3.6e-6 * 1024));
+}
+
 }  // namespace
 }  // namespace shardwise::testing

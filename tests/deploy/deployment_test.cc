@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "shardwise/deploy/estimate.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/engine.h"
@@ -140,6 +142,28 @@ TEST(DeploymentEstimate, DisaggregatedTtftIsThePrefillPlusTheKvOverNvlink) {
   const StepEstimate& at = e.decode().at_batch;
   EXPECT_NEAR(e.decode().requests_per_s,
               static_cast<double>(at.workload.batch) / (256.0 * at.tpot_s), 1e-9);
+}
+
+TEST(DeploymentEstimate, EachReplicasApiServerTokenizesOnePromptAtATime) {
+  // Llama-3.1-8B as eight tp1 replicas, each behind its own API server. Without a tokenizing
+  // time the GPUs set the capacity; at 100 us a prompt token (a slow tokenizer, chosen so that
+  // it binds) one server passes 1 / (1e-4 x 1,024) = 9.77 prompts a second, the eight 78.1.
+  Fixture f;
+  Workload w;
+  w.prompt_tokens = 1024;
+  w.output_tokens = 256;
+  Pool pool = f.PoolOf("dp8");
+  const Deployment free = Deployment::Aggregated(f.model, pool).value();
+  const DeploymentEstimate gpus = EstimateDeployment(f.model, free, w).value();
+  EXPECT_TRUE(std::isinf(gpus.front_end_requests_per_s));
+  EXPECT_DOUBLE_EQ(gpus.capacity_requests_per_s, gpus.prefill().requests_per_s);
+  ASSERT_GT(gpus.capacity_requests_per_s, 8 / (1e-4 * 1024));
+  pool.perf.engine.tokenize_s_per_token = 1e-4;
+  const Deployment slow = Deployment::Aggregated(f.model, pool).value();
+  const DeploymentEstimate e = EstimateDeployment(f.model, slow, w).value();
+  EXPECT_NEAR(e.front_end_requests_per_s, 78.125, 1e-9);
+  EXPECT_NEAR(e.capacity_requests_per_s, 78.125, 1e-9);
+  EXPECT_DOUBLE_EQ(e.prefill().requests_per_s, gpus.prefill().requests_per_s);
 }
 
 TEST(DeploymentEstimate, ALayoutThatDoesNotFitNamesThePool) {

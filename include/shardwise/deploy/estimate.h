@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,7 +41,11 @@ struct DeploymentEstimate {
   double transfer_s = 0;       // one prompt's exposed transfer: latency + exposed per token
   double unloaded_ttft_s = 0;  // one prompt's prefill plus its exposed KV transfer
   double decode_tpot_s = 0;    // the decode pool's step at decode_batch, per token it yields
-  double capacity_requests_per_s = 0;  // the slowest pool's rate
+  // The slowest pool's rate, or the front ends' where they pass fewer requests.
+  double capacity_requests_per_s = 0;
+  // What the first pool's API servers tokenize a second, one prompt at a time each (infinite
+  // where the engine charges no tokenizing time).
+  double front_end_requests_per_s = std::numeric_limits<double>::infinity();
   // Disaggregated: decode workers that keep up with the prefill pool (prefill rate over one
   // decode worker's).
   double balanced_decode_workers = 0;
