@@ -415,17 +415,19 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
     run.overloaded = FellBehind(run.result, scenario);
     // The warm-up is twice the requests in flight the step table predicts. A window that held
     // more than half its warm-up in its system at its middle (every iteration slowed by the
-    // prompts it carries, which the table's decode steps leave out, say), yet kept up with its
-    // later half's arrivals, began before its system had filled, so what it emitted lags what
-    // arrived: once, the next window, as long, starts after it and gives the verdict.
-    if (run.overloaded && !closed && !refilled && 2 * run.result.in_system_at_middle > warmup &&
-        LaterHalfServedShare(run.result, measured) >= kServedShareOfOffered) {
+    // prompts it carries, which the table's decode steps leave out, say) began before its
+    // system had filled, so what it emitted lags what arrived: unless it emitted too little for
+    // a filling system to explain (kFillingServedShare), its shortfall is no verdict, once, and
+    // the next window, twice as long, starts after it.
+    const bool filling =
+        run.overloaded && !closed && !refilled && steady.runs <= kMaxDoublings &&
+        2 * run.result.in_system_at_middle > warmup &&
+        run.result.output_tokens >= kFillingServedShare * run.result.output_tokens_asked;
+    if (filling) {
       refilled = true;
-      warmup = sim.Arrived();
-      continue;
-    }
-    if (steady.converged || run.overloaded || steady.runs > kMaxDoublings ||
-        run.result.requests < measured) {
+      run.overloaded = false;
+    } else if (steady.converged || run.overloaded || steady.runs > kMaxDoublings ||
+               run.result.requests < measured) {
       break;
     }
     // A closed loop whose first half was the slower is still shedding its first burst: the

@@ -140,6 +140,11 @@ inline constexpr int64_t kSampledReplicas = 8;
 // tokens its arrivals ask for, or when its TTFT still grows through the window after every
 // doubling: the queue grows for as long as the run lasts.
 inline constexpr double kServedShareOfOffered = 0.95;
+// A sized window that began before its system had filled (it held more than half its warm-up
+// at its middle arrival) lags what arrived by at most the requests that filled it; one that
+// emitted under this share of what its arrivals asked is overloaded all the same (a flood,
+// `--rate 1e7`, emits almost nothing), and is not measured again.
+inline constexpr double kFillingServedShare = 0.5;
 // The most requests one run of a fixed length simulates (a count, or a cutoff's arrivals: a
 // cutoff without a count runs every request before it, up to this). A million took 20 s and
 // 2.3 GB on the 2-core, 24 GB development machine; 100 million would exhaust its memory.
