@@ -278,8 +278,12 @@ RequestLengths DrawnLengths(int64_t isl, int64_t osl, const LengthSpread& spread
   Scenario s;
   s.input = {spread.input, static_cast<double>(isl), spread.cv};
   s.output = {spread.output, static_cast<double>(osl), spread.cv};
-  return RequestLengths{isl, osl, LongestRequest(s), "isl",
-                        spread.Fixed() ? LongestFrom::kMeans : LongestFrom::kSpread};
+  return RequestLengths{isl,
+                        osl,
+                        LongestRequest(s),
+                        "isl",
+                        spread.Fixed() ? LongestFrom::kMeans : LongestFrom::kSpread,
+                        LongestPrompt(s)};
 }
 
 Status CheckRate(double rate_per_s, const char* field) {
@@ -391,7 +395,8 @@ StatusOr<ServingOptions> ResolveServingOptions(const Catalog& catalog, const Mod
     }
     p.max_batched_tokens = *o.max_batched_tokens;
   } else {
-    p.max_batched_tokens = EngineTokenBudget(p.engine, lengths.prompt_tokens);
+    p.max_batched_tokens =
+        EngineTokenBudget(p.engine, lengths.prompt_tokens, lengths.LongestPrompt());
   }
   s.max_batch = o.max_batch.value_or(static_cast<int64_t>(p.engine.max_num_seqs));
   if (s.max_batch < 1 || s.max_batch > kMaxTokens) {

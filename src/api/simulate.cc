@@ -152,11 +152,14 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   SW_ASSIGN_OR_RETURN(rep.cluster, catalog.Cluster(r.cluster, &profile_note));
   if (!profile_note.empty()) rep.notes.push_back(profile_note);
   const Workload one = ScenarioLengths(rep.scenario);
-  const RequestLengths lengths{one.prompt_tokens, one.output_tokens, LongestRequest(rep.scenario),
+  const RequestLengths lengths{one.prompt_tokens,
+                               one.output_tokens,
+                               LongestRequest(rep.scenario),
                                "isl",
                                !rep.scenario.trace.empty()      ? LongestFrom::kTrace
                                : SpreadOf(rep.scenario).Fixed() ? LongestFrom::kMeans
-                                                                : LongestFrom::kSpread};
+                                                                : LongestFrom::kSpread,
+                               LongestPrompt(rep.scenario)};
   SW_ASSIGN_OR_RETURN(rep.options, ResolveServingOptions(catalog, rep.model, r.serving, lengths));
   // The simulation's own time, for the user: a layout comparison included.
   const auto start = std::chrono::steady_clock::now();

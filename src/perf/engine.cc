@@ -145,11 +145,18 @@ struct FieldReader {
 
 }  // namespace
 
-int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens) {
-  const double budget = engine.prompt_headroom_tokens > 0
-                            ? static_cast<double>(prompt_tokens) + engine.prompt_headroom_tokens
-                            : engine.max_batched_tokens;
-  return static_cast<int64_t>(budget);
+int64_t EngineTokenBudget(const EngineProfile& engine, int64_t mean_prompt_tokens,
+                          int64_t longest_prompt_tokens) {
+  if (engine.prompt_headroom_tokens <= 0) return static_cast<int64_t>(engine.max_batched_tokens);
+  const double over_mean = static_cast<double>(mean_prompt_tokens) + engine.prompt_headroom_tokens;
+  if (engine.prompt_headroom_over_mean) return static_cast<int64_t>(over_mean);
+  // The longest prompt's, up to the engine's default budget: a longer prompt runs as its
+  // iteration's only one (as the simulation runs it), where a budget set for the far tail of a
+  // wide spread would let every iteration carry tens of thousands of tokens.
+  const double over_longest =
+      static_cast<double>(longest_prompt_tokens) + engine.prompt_headroom_tokens;
+  return static_cast<int64_t>(
+      std::max(over_mean, std::min(over_longest, engine.max_batched_tokens)));
 }
 
 std::vector<std::string> EngineProfile::AssumedFields() const {
@@ -219,6 +226,10 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   // runtime its engine's launch starts.
   if (json.at("fields").contains("emit_matches")) {
     SW_RETURN_IF_ERROR(r.Bool("emit_matches", e.emit_matches));
+  }
+  // Optional: a profile written before the field sets its headroom over the longest prompt.
+  if (json.at("fields").contains("prompt_headroom_over_mean")) {
+    SW_RETURN_IF_ERROR(r.Bool("prompt_headroom_over_mean", e.prompt_headroom_over_mean));
   }
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_ttft_ratio", e.closed_loop_ttft));
   SW_RETURN_IF_ERROR(r.Ratios("closed_loop_tpot_ratio", e.closed_loop_tpot));

@@ -323,6 +323,13 @@ double Reach(const LengthSpec& l) {
 
 }  // namespace
 
+int64_t LongestPrompt(const Scenario& s) {
+  if (s.trace.empty()) return std::llround(Reach(s.input) * s.input.mean);
+  int64_t longest = 0;
+  for (const TraceRequest& t : s.trace) longest = std::max(longest, t.input_tokens);
+  return longest;
+}
+
 int64_t LongestRequest(const Scenario& s) {
   if (!s.trace.empty()) {
     int64_t longest = 0;

@@ -112,7 +112,7 @@ TEST(Plan, WholePromptsCapTheBatchAtTheTokenBudget) {
   req.workload.prompt_tokens = 128;
   req.workload.output_tokens = 128;
   req.perf.engine = LoadEngine("trtllm").value();
-  req.perf.max_batched_tokens = EngineTokenBudget(req.perf.engine, 128);
+  req.perf.max_batched_tokens = EngineTokenBudget(req.perf.engine, 128, 128);
   req.perf.kv_dtype = Dtype::kFp8;
   ASSERT_EQ(req.perf.max_batched_tokens, 1628);
   auto r = Plan(LoadModel("llama-3.1-8b").value(),

@@ -217,6 +217,22 @@ TEST(Serve, ACutoffRunShowsAGrowingQueueInItsHalves) {
   EXPECT_TRUE(run.overloaded);
 }
 
+TEST(Scenario, TheLongestPromptIsAsFarAsItsInputsReach) {
+  // Fixed lengths send the mean; a lognormal spread of CV 0.5 reaches 4 x (1 + 0.5) = 6 times
+  // its mean (serving.h), a uniform one of CV 0.5 1 + sqrt(3) x 0.5 = 1.866 times; a trace sends
+  // its own longest, whatever its outputs.
+  Scenario s;
+  s.input = {LengthDistribution::kFixed, 1024, 0};
+  s.output = {LengthDistribution::kLognormal, 256, 0.5};
+  EXPECT_EQ(LongestPrompt(s), 1024);
+  s.input = {LengthDistribution::kLognormal, 1024, 0.5};
+  EXPECT_EQ(LongestPrompt(s), 6144);
+  s.input = {LengthDistribution::kUniform, 1000, 0.5};
+  EXPECT_EQ(LongestPrompt(s), 1866);
+  s.trace = {{0.0, 300, 9000}, {0.5, 2000, 10}, {1.0, 700, 50}};
+  EXPECT_EQ(LongestPrompt(s), 2000);
+}
+
 TEST(RequestSource, KeepOnlyTakesWhatRoundRobinHandsTheFirstReplicas) {
   // Round-robin over 8 replicas hands replicas 0 and 1 the arrivals whose index mod 8 is 0 or 1:
   // the kept stream is exactly those of the full one.

@@ -71,8 +71,12 @@ struct RequestLengths {
   int64_t longest_tokens = 0;        // 0: prompt + output
   const char* prompt_field = "isl";  // the request's field of the prompt length (explain: context)
   LongestFrom longest_from = LongestFrom::kMeans;
+  int64_t longest_prompt_tokens = 0;  // 0: prompt_tokens
   int64_t Longest() const {
     return longest_tokens > 0 ? longest_tokens : prompt_tokens + output_tokens;
+  }
+  int64_t LongestPrompt() const {
+    return longest_prompt_tokens > 0 ? longest_prompt_tokens : prompt_tokens;
   }
 };
 

@@ -64,8 +64,10 @@ struct EngineProfile {
   double attention_efficiency = 1;        // attention kernels' fraction of the GEMM rate
   double max_batched_tokens = 8192;       // tokens per iteration (chunked prefill)
   // Without chunked prefill a prompt must fit whole beside the running decodes: the budget is
-  // configured to the prompt plus this (0: the budget stays max_batched_tokens).
+  // configured to the longest prompt plus this (0: the budget stays max_batched_tokens), or to
+  // the mean prompt plus this where prompt_headroom_over_mean (a rule fitted on measurements).
   double prompt_headroom_tokens = 0;
+  bool prompt_headroom_over_mean = false;
   double max_num_seqs = 256;    // sequences running at once
   double kv_block_tokens = 16;  // KV allocation granularity
   KvMemoryRule kv_rule = KvMemoryRule::kFractionOfTotal;
@@ -106,9 +108,13 @@ struct EngineProfile {
 
 StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std::string& source);
 // The tokens per iteration (per attention rank) a deployment of `engine` is configured with for
-// prompts of `prompt_tokens`: max_batched_tokens, or the prompt plus prompt_headroom_tokens
-// where the engine needs whole prompts to fit (as TensorRT-LLM's benchmarks configure it).
-int64_t EngineTokenBudget(const EngineProfile& engine, int64_t prompt_tokens);
+// prompts of `mean_prompt_tokens` on average and at most `longest_prompt_tokens`:
+// max_batched_tokens, or, where the engine needs whole prompts to fit (as TensorRT-LLM's
+// benchmarks configure it), the longest prompt plus prompt_headroom_tokens, up to
+// max_batched_tokens but never below the mean prompt plus it (the mean alone where the profile
+// says prompt_headroom_over_mean).
+int64_t EngineTokenBudget(const EngineProfile& engine, int64_t mean_prompt_tokens,
+                          int64_t longest_prompt_tokens);
 
 // Names of the built-in profiles ("trtllm", "vllm", "sglang" and versioned names), sorted.
 std::vector<std::string> BuiltinEngineNames();

@@ -252,6 +252,8 @@ OutOfPhase OutOfPhaseOf(const ServingRun& run);
 // 100,000 requests; at CV 2 about 5 in 1,000); a trace's, its longest.
 Workload ScenarioLengths(const Scenario& scenario);
 int64_t LongestRequest(const Scenario& scenario);
+// The longest prompt `scenario` sends: its trace's, or as far as its input lengths reach.
+int64_t LongestPrompt(const Scenario& scenario);
 
 // How `scenario`'s lengths spread about their means (its distributions and CV).
 LengthSpread SpreadOf(const Scenario& scenario);
