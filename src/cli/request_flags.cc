@@ -206,8 +206,8 @@ Status FromReplay(const Status& status, const DeploymentFlags& deployment, const
   const CLI::Option* flag = sub.get_option_no_throw(FlagOf(status.field()));
   if (flag != nullptr && flag->count() > 0) return status;
   return Status(status.code(),
-                fmt::format("{} (the value is {}'s: --deployment replays it)", status.message(),
-                            deployment.file),
+                fmt::format("{} ({} is {}'s: --deployment replays it)", status.message(),
+                            FlagOf(status.field()), deployment.file),
                 status.field());
 }
 

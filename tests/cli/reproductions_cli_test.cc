@@ -258,7 +258,7 @@ TEST(Reproductions, ABadValueInASavedFileIsTheFilesNotAFlags) {
   const std::string saved = "/tmp/shardwise_replay_bad_value.json";
   std::ofstream(saved) << edited.dump();
   ExpectOneLineError(RunShardwise("simulate --deployment " + saved),
-                     "(the value is " + saved + "'s: --deployment replays it)");
+                     "(--burstiness is " + saved + "'s: --deployment replays it)");
 }
 
 TEST(Reproductions, ExplainOfASavedClosedLoopHoldsItsClients) {
