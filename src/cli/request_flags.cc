@@ -90,7 +90,8 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
     given.push_back(sub->add_option(
         "--admission", v.admission,
         "no-evict (reserve prompt + output KV, TensorRT-LLM's default) or max-utilization "
-        "(reserve the prompt, preempt when full, as vLLM); default: the engine's"));
+        "(reserve the prompt, preempt when full, as vLLM); default: the engine's (a "
+        "disaggregated decode pool always reserves prompt + output)"));
   }
 }
 

@@ -122,7 +122,13 @@ Pool EnginePool(PoolRole role, const Layout& layout, int64_t workers, const Clus
 BatchPolicy Pool::Batch() const {
   const int64_t ranks = layout.AttentionDp();
   BatchPolicy b;
-  b.admission = admission;
+  // A disaggregated decode worker reserves each request's whole life at admission: a sequence it
+  // preempted would be prefilled again there, from its whole prompt, by a worker sized for decode
+  // steps (at 8,192-token prompts one preemption led to thousands, and a split given one more
+  // prefill worker fell behind the rate its smaller split kept up with). TensorRT-LLM's decode
+  // servers admit so by default; vLLM's and SGLang's decode sides allocate a transferred prompt's
+  // KV before it arrives, and their room for its outputs is taken to be reserved alike (assumed).
+  b.admission = role == PoolRole::kDecode ? AdmissionPolicy(NoEvictAdmission{}) : admission;
   b.schedule = schedule;
   b.max_batch = max_batch * ranks;
   b.max_batched_tokens = perf.max_batched_tokens * ranks;

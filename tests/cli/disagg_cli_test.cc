@@ -161,6 +161,29 @@ TEST(DisaggCli, ExplainDrawsBothPoolsOnTheHtmlPage) {
   std::remove(page.c_str());
 }
 
+TEST(DisaggCli, AnotherPrefillWorkerNeverCutsWhatTheSplitServes) {
+  // Qwen3-32B on two B200 nodes under SGLang at 10 requests/s of 8,192 + 1,024 tokens: 4 tp1
+  // prefill workers and 3 tp2 decode workers keep up; with a fifth prefill worker the decode
+  // workers, admitting by the prompt alone, filled their KV, preempted 2,445 sequences (each
+  // prefilled again there from its 9,000 tokens) and served 8.7 of the 10. A decode worker now
+  // reserves each request's whole life, so it never preempts, and the larger split serves what
+  // arrives, as the smaller one does.
+  const std::string base =
+      "simulate --model qwen3-32b --cluster dgx-b200 --nodes 2 --rate 10 --isl 8192 --osl 1024 "
+      "--engine sglang --prefill-layout tp1 --decode-layout tp2 --decode-workers 3 --json "
+      "--prefill-workers ";
+  const RunResult four = RunShardwise(base + "4");
+  const RunResult five = RunShardwise(base + "5");
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  ASSERT_EQ(five.exit_code, 0) << five.err;
+  for (const RunResult* r : {&four, &five}) {
+    const nlohmann::json j = r->Json();
+    EXPECT_FALSE(j["load"]["overloaded"].get<bool>());
+    EXPECT_EQ(j["preemptions"].get<int64_t>(), 0);
+    EXPECT_NEAR(j["load"]["served_requests_per_s"].get<double>(), 10.0, 0.2);
+  }
+}
+
 TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {
   const std::string pools = "--model llama-3.1-8b --cluster dgx-h100 ";
   ExpectOneLineError(RunShardwise("simulate " + pools + "--prefill-layout tp1"), "--decode-layout");
