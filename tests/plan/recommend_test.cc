@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "shardwise/deploy/estimate.h"
+#include "shardwise/model/catalog.h"
+#include "shardwise/perf/engine.h"
+
 namespace shardwise {
 namespace {
 
@@ -36,6 +40,37 @@ TEST(Recommend, ReachWithinBandsScalesThePercentileByTheBandsHighOverTheMean) {
   // A measured spread of 0.87-1.19x widens the TPOT band's high to 1.19 x the mean.
   bands.tpot.measured = MeasuredRatios{0.87, 1.19};
   EXPECT_NEAR(ReachWithinBands(p, bands, slo).tpot_s, 0.0499 * 1.19, 1e-12);
+}
+
+TEST(Recommend, AnUnloadedTtftCountsTheApiServerAsSimulateDoes) {
+  // Llama-3.1-8B on one H100 under TensorRT-LLM: the fastest (only) layout's unloaded TTFT is
+  // its API server's 2 ms request path and 3.6 us per token of a 1,024-token prompt
+  // (data/engines/trtllm-1.0.json), then the prefill the estimate gives; at 1 request/s and an
+  // SLO between the prefill alone and that sum, it is missed unloaded, and nothing is simulated.
+  const ModelSpec model = LoadModel("llama-3.1-8b").value();
+  const ClusterSpec one = WithGpus(LoadCluster("dgx-h100").value(), 1).value();
+  RecommendRequest req;
+  req.plan.perf.engine = LoadEngine("trtllm-1.0").value();
+  req.plan.perf.max_batched_tokens = 1024 + 1500;
+  req.plan.max_batch = 2048;
+  req.plan.workload.prompt_tokens = 1024;
+  req.plan.workload.output_tokens = 256;
+  req.max_gpus = 1;
+  req.rate_per_s = 1;
+  req.disaggregated = false;
+  const Deployment d =
+      Deployment::Aggregated(model, EnginePool(PoolRole::kAggregated, ParseLayout("tp1").value(), 1,
+                                               one, req.plan.perf, req.plan.max_batch))
+          .value();
+  const double prefill_s = EstimateDeployment(model, d, req.plan.workload).value().unloaded_ttft_s;
+  const double front_end_s = 0.002 + 3.6e-6 * 1024;
+  req.plan.slo.max_ttft_s = prefill_s + front_end_s / 2;
+  req.plan.slo.max_tpot_s = 1;
+  const std::vector<NamedCluster> clusters = {{"dgx-h100", LoadCluster("dgx-h100").value(), 1}};
+  const Recommendation r = Recommend(model, clusters, req).value();
+  EXPECT_NEAR(r.best_unloaded_ttft_s, prefill_s + front_end_s, 1e-9);
+  EXPECT_FALSE(r.best.has_value());
+  EXPECT_EQ(r.simulations, 0);
 }
 
 }  // namespace
