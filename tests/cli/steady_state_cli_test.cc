@@ -156,5 +156,24 @@ TEST(SteadyStateCli, AWindowThatBeganBeforeItsSystemFilledIsNotOverloaded) {
               0.01 * 271.3);
 }
 
+TEST(SteadyStateCli, AWindowJudgedAgainstSlosHoldsEnoughRequestsBeyondTheirPercentile) {
+  // Llama-3.1-8B as dp2 under vLLM at 40 requests/s of lengths spread lognormally (CV 1): the
+  // sized window held 2,060 requests, whose p99 TPOT (26.5 ms) met a 30-ms SLO that recommend
+  // answered for, while 100,000 requests put it at 32 ms. Judged against SLOs at p99, the window
+  // now holds at least 100 / (1 - 0.99) = 10,000 requests, and its p99 comes within 5% of the
+  // 100,000-request run's.
+  const std::string base =
+      "simulate --model llama-3.1-8b --cluster dgx-h100 --layout dp2 --engine vllm --rate 40 "
+      "--isl-dist lognormal --osl-dist lognormal --length-cv 1 --json ";
+  const RunResult judged = RunShardwise(base + "--max-ttft-ms 500 --max-tpot-ms 30");
+  const RunResult reference = RunShardwise(base + "--requests 100000");
+  ASSERT_EQ(judged.exit_code, 0) << judged.err;
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_GE(judged.Json()["steady_state"]["measured_requests"].get<int64_t>(), 10000);
+  const double p99 = reference.Json()["tpot_s"]["p99"].get<double>();
+  EXPECT_NEAR(judged.Json()["tpot_s"]["p99"].get<double>(), p99, 0.05 * p99);
+  EXPECT_FALSE(judged.Json()["meets_slo"].get<bool>());
+}
+
 }  // namespace
 }  // namespace shardwise::testing
