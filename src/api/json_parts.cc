@@ -225,7 +225,7 @@ nlohmann::json EngineSettingsJson(const Pool& pool) {
           {"max_batched_tokens_per_rank", p.max_batched_tokens},
           {"chunked_prefill", ChunksPrompts(pool.schedule)},
           {"schedule", ScheduleName(pool.schedule)},
-          {"admission", AdmissionName(pool.admission)},
+          {"admission", AdmissionName(pool.Batch().admission)},
           {"kv_block_tokens", static_cast<int64_t>(p.engine.kv_block_tokens)},
           {"gpu_memory_utilization", p.gpu_memory_utilization},
           {"kv_memory_rule", p.engine.kv_rule == KvMemoryRule::kFractionOfTotal

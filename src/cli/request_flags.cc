@@ -32,9 +32,11 @@ void ServingFlags::AddTo(CLI::App* sub, bool max_batch, bool admission) {
       sub->add_option("--gpu-memory-utilization", v.gpu_memory_utilization,
                       "Memory fraction for weights + KV (default: the engine's; TensorRT-LLM "
                       "applies it to the memory free after weights)"),
-      sub->add_option("--max-batched-tokens", v.max_batched_tokens,
-                      "Tokens per iteration per attention rank (default: the engine's; "
-                      "TensorRT-LLM without chunked prefill: the longest prompt + 1,500)"),
+      sub->add_option(
+          "--max-batched-tokens", v.max_batched_tokens,
+          "Tokens per iteration per attention rank (default: the engine's; "
+          "TensorRT-LLM without chunked prefill: the longest prompt + 1,500, up to 8,192 and "
+          "at least the mean prompt + 1,500)"),
       sub->add_option("--expert-imbalance", v.expert_imbalance,
                       "Busiest expert rank's load over the mean (default: statistical estimate)"),
       sub->add_option("--redundant-experts", v.redundant_experts,

@@ -212,6 +212,8 @@ struct Search {
     const std::optional<OperatingPoint>& kept = out.best->point;
     if (kept && kept->ttft.at_slo_s <= r.point->ttft.at_slo_s &&
         kept->tpot.at_slo_s <= r.point->tpot.at_slo_s) {
+      r.note = "meets the SLOs; plan's pick on these GPUs, slower in TTFT and TPOT";
+      out.tried.push_back(r);
       return Status();
     }
     r.note = "meets the SLOs; plan's pick on these GPUs";

@@ -405,8 +405,8 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
       std::ceil(r * std::max(windows * l, static_cast<double>(kMinMeasuredPerReplica))));
   // Enough requests beyond the SLO's percentile to place it (kSloTailRequests).
   if (const std::optional<double> q = scenario.slo.percentile; q && scenario.slo.Given()) {
-    measured =
-        std::max(measured, static_cast<int64_t>(std::ceil(kSloTailRequests / (1 - *q / 100))));
+    const double tail = std::min(kSloTailMaxRequests, kSloTailRequests / (1 - *q / 100));
+    measured = std::max(measured, static_cast<int64_t>(std::ceil(tail - 1e-6)));
   }
   const int64_t tail = TailRequests(r, l);
   // The source is lazy: it holds requests for the largest run (windows doubling each time, a

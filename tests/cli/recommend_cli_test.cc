@@ -192,6 +192,11 @@ TEST(RecommendCli, KeepsAnAnswerFasterThanPlansPick) {
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   const nlohmann::json pick = plan.Json()["disaggregated"]["at_load"];
   ASSERT_NE(plan.Json()["deployment"]["name"], rec.Json()["deployment"]["name"]);
+  ASSERT_EQ(plan.Json()["verdict"]["winner"], "disaggregated");
+  // Its table lists plan's pick last, and says why it is not the answer.
+  const nlohmann::json last = rec.Json()["candidates"].back();
+  EXPECT_EQ(last["layout"], plan.Json()["deployment"]["name"]);
+  EXPECT_NE(last["note"].get<std::string>().find("slower in TTFT and TPOT"), std::string::npos);
   EXPECT_LE(answer["tpot_s"]["at_slo"].get<double>(), pick["tpot_s"]["at_slo"].get<double>());
   EXPECT_LE(answer["ttft_s"]["at_slo"].get<double>(), pick["ttft_s"]["at_slo"].get<double>());
 }

@@ -173,6 +173,13 @@ TEST(SteadyStateCli, AWindowJudgedAgainstSlosHoldsEnoughRequestsBeyondTheirPerce
   const double p99 = reference.Json()["tpot_s"]["p99"].get<double>();
   EXPECT_NEAR(judged.Json()["tpot_s"]["p99"].get<double>(), p99, 0.05 * p99);
   EXPECT_FALSE(judged.Json()["meets_slo"].get<bool>());
+  // p99.99 would ask 100 / 0.0001 = 1,000,000 requests (p99.99999999999999 overflowed the
+  // count): the window stops at 50,000 (kSloTailMaxRequests).
+  const RunResult far = RunShardwise(
+      "simulate --model llama-3.1-8b --cluster dgx-h100 --layout tp1 --engine vllm --rate 5 "
+      "--max-ttft-ms 500 --max-tpot-ms 50 --percentile p99.99999999999999 --json");
+  ASSERT_EQ(far.exit_code, 0) << far.err;
+  EXPECT_EQ(far.Json()["steady_state"]["measured_requests"].get<int64_t>(), 50000);
 }
 
 }  // namespace

@@ -134,6 +134,9 @@ inline constexpr int64_t kMinWarmupPerReplica = 50;
 // 26.5 ms where 10,000, 30,000 and 100,000 requests put it at 31-32 ms, past a 30-ms SLO that
 // recommend had answered for.
 inline constexpr double kSloTailRequests = 100;
+// At most this many (p99.9 would ask 100,000 and p99.99 a million, too long for plan to simulate
+// per layout): past p99.8 the window holds fewer than 100 requests beyond the percentile.
+inline constexpr double kSloTailMaxRequests = 50'000;
 inline constexpr int64_t kMinMeasuredPerReplica = 500;
 inline constexpr double kOpenLoopWindows = 20;
 inline constexpr double kClosedLoopWindows = 4;
