@@ -76,7 +76,10 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
   const double osl = static_cast<double>(req.workload.output_tokens);
   e.output_tokens_per_s = std::min(e.prefill_requests_per_s, e.decode_requests_per_s) * osl;
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(e.deployment.gpus());
-  if (e.ttft_s > req.slo.max_ttft_s) return std::optional<DisaggPlanEntry>();
+  // Unloaded, as simulate times a TTFT: the API server's request path and tokenization first.
+  if (e.ttft_s + req.perf.engine.FrontEndS(req.workload.prompt_tokens) > req.slo.max_ttft_s) {
+    return std::optional<DisaggPlanEntry>();
+  }
   // Offline, as the aggregated layouts are (each at its best batch): for latency one request per
   // decode worker; otherwise as many as the split keeps in flight at its analytic rate (Little's
   // law).
@@ -208,7 +211,7 @@ void AddPoolWorkers(const ModelSpec& model, const ClusterSpec& cluster, const Pl
       const StepEstimate one = step->Estimate(w, pre);
       if (!one.memory.Fits()) break;
       const double gpus = static_cast<double>(layout.gpus());
-      if (one.ttft_s <= req.slo.max_ttft_s) {
+      if (one.ttft_s + perf.engine.FrontEndS(w.prompt_tokens) <= req.slo.max_ttft_s) {
         prefill.push_back({layout, ep, one,
                            PrefillWorkerRequestsPerS(*step, req.workload.prompt_tokens,
                                                      req.perf.max_batched_tokens) /

@@ -201,6 +201,18 @@ TEST(RecommendCli, KeepsAnAnswerFasterThanPlansPick) {
   EXPECT_LE(answer["ttft_s"]["at_slo"].get<double>(), pick["ttft_s"]["at_slo"].get<double>());
 }
 
+// An SLO no layout meets even unloaded is said at once, splits included: Llama-3.1-8B's
+// 8,192-token prompts pass TensorRT-LLM's API server (2 ms + 3.6 us x 8,192 = 31.5 ms) before
+// any prefill, so a 75-ms TTFT that the prefill alone would meet on 8 GPUs is missed. The split
+// search had kept its prefill workers by the prefill alone and grown splits to 57 GPUs for 5.8 s
+// before advising more GPUs.
+TEST(RecommendCli, AnSloNoLayoutMeetsUnloadedIsSaidAtOnce) {
+  ExpectOneLineError(RunShardwise("recommend --model llama-3.1-8b --cluster dgx-h100 --engine "
+                                  "trtllm --isl 8192 --osl 128 --rate 1 --max-ttft-ms 75 "
+                                  "--max-tpot-ms 50"),
+                     "TTFT binds: the fastest layout's unloaded TTFT is");
+}
+
 TEST(RecommendCli, MostLoadOfACluster) {
   const RunResult r = RunShardwise(
       "recommend --model llama-3.1-8b --cluster dgx-h100 --gpus 2 --max-ttft-ms 500 "
