@@ -200,17 +200,6 @@ void HalvesDrift(const Scenario& s, ServingRun& run) {
   steady.tpot_drift = Drift(h[0].TpotMean(), h[1].TpotMean());
 }
 
-// Of the requests that arrived after a window of `count` arrivals' middle one, up to its last,
-// the share it finished meanwhile: those in its system at the middle, plus the arrivals, less
-// those in it at the last.
-double LaterHalfServedShare(const SimResult& r, int64_t count) {
-  const double arrived = static_cast<double>(count - 1 - count / 2);
-  if (arrived <= 0) return 1;
-  const double served = static_cast<double>(r.in_system_at_middle) + arrived -
-                        static_cast<double>(r.in_system_at_last);
-  return served / arrived;
-}
-
 // Whether an open loop of a fixed length queued ever more of its arrivals: the second half of
 // its requests waited far longer for their first token than the first half (kGrowingQueueDrift),
 // or it served too few of its later arrivals while its system filled (kInSystemSigmas).
@@ -236,7 +225,9 @@ void InSystemGrowth(const Scenario& s, int64_t count, ServingRun& run) {
   }
   const double middle = static_cast<double>(r.in_system_at_middle);
   const double last = static_cast<double>(r.in_system_at_last);
-  steady.in_system_grew = LaterHalfServedShare(r, count) < kServedShareOfOffered &&
+  const double arrived = static_cast<double>(count - 1 - count / 2);  // after the middle one
+  const double served = middle + arrived - last;
+  steady.in_system_grew = served < kServedShareOfOffered * arrived &&
                           last - middle > kInSystemSigmas * std::sqrt(middle + last);
 }
 }  // namespace
@@ -406,7 +397,7 @@ Status MeasureSteadyState(const ModelSpec& model, const ServingSetup& setup,
   // Enough requests beyond the SLO's percentile to place it (kSloTailRequests).
   if (const std::optional<double> q = scenario.slo.percentile; q && scenario.slo.Given()) {
     const double tail = std::min(kSloTailMaxRequests, kSloTailRequests / (1 - *q / 100));
-    measured = std::max(measured, static_cast<int64_t>(std::ceil(tail - 1e-6)));
+    measured = std::max(measured, static_cast<int64_t>(std::llround(tail)));
   }
   const int64_t tail = TailRequests(r, l);
   // The source is lazy: it holds requests for the largest run (windows doubling each time, a
