@@ -251,6 +251,42 @@ TEST(EngineProfile, TokenBudgetFollowsThePromptWhereItRunsWhole) {
   EXPECT_EQ(EngineTokenBudget(vllm, 20000, 30000), 8192);
 }
 
+TEST(EngineProfile, VllmPromptIterationsPayTheHostsDispatchPerLayer) {
+  // vLLM V1 replays CUDA graphs only for iterations of up to 512 tokens; one carrying a prompt
+  // runs its compiled graph with the host dispatching each decoder layer, 0.8 ms a layer in
+  // NVIDIA AIConfigurator's calibration (closed-loop-ttft.md section 3). Llama-3.1-8B (32
+  // layers) at TP8 prefills 1,024 tokens in far less GPU time than 32 x 0.8 = 25.6 ms, so its
+  // TTFT is that plus the engine's step overhead; Llama-3.1-70B at TP2 prefilling 8,192 tokens
+  // computes longer than its 80 x 0.8 = 64 ms, which then hides; a decode step replays its graph.
+  constexpr double kNvidiaHostSPerLayer = 0.8e-3;
+  for (const char* name : {"vllm-0.12", "vllm-0.18"}) {
+    SCOPED_TRACE(name);
+    PerfOptions with;
+    with.engine = LoadEngine(name).value();
+    with.max_batched_tokens = static_cast<int64_t>(with.engine.max_batched_tokens);
+    PerfOptions without = with;
+    without.engine.eager_host_s_per_layer = 0;
+    const ClusterSpec c = LoadCluster("dgx-h100").value();
+    auto step = [&](const char* model, const char* layout, const PerfOptions& o) {
+      return StepModel::Create(LoadModel(model).value(), c, ParseLayout(layout).value(), o).value();
+    };
+    const StepModel small = step("llama-3.1-8b", "tp8", with);
+    ASSERT_LT(step("llama-3.1-8b", "tp8", without).EstimatePrefill(1024).ttft_s,
+              with.engine.step_overhead_s + 32 * kNvidiaHostSPerLayer);
+    EXPECT_NEAR(small.EstimatePrefill(1024).ttft_s,
+                with.engine.step_overhead_s + 32 * kNvidiaHostSPerLayer, 1e-9);
+    const double gpu_bound_s = step("llama-3.1-70b", "tp2", without).EstimatePrefill(8192).ttft_s;
+    ASSERT_GT(gpu_bound_s, 80 * kNvidiaHostSPerLayer);
+    EXPECT_NEAR(step("llama-3.1-70b", "tp2", with).EstimatePrefill(8192).ttft_s, gpu_bound_s,
+                1e-12);
+    Workload w;
+    w.batch = 64;
+    w.prompt_tokens = 1024;
+    EXPECT_NEAR(small.Estimate(w).tpot_s, step("llama-3.1-8b", "tp8", without).Estimate(w).tpot_s,
+                1e-12);
+  }
+}
+
 TEST(EngineProfile, KvBudgetRulesByHand) {
   // Llama-3.1-8B bf16 on one H100. vLLM: weights + KV + buffers within 0.9 x HBM.
   // TensorRT-LLM: KV gets 0.9 of what is free after weights, activations and a 1 GiB reserve.
