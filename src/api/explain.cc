@@ -6,13 +6,23 @@
 
 namespace shardwise::api {
 
-double Explanation::ServedRequestsPerS() const {
-  return std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s);
-}
+double Explanation::ServedRequestsPerS() const { return estimate.capacity_requests_per_s; }
 
 double Explanation::OutputTokensPerS() const {
-  if (!deployment.disaggregated()) return Step().output_tokens_per_s;
-  return ServedRequestsPerS() * static_cast<double>(workload.output_tokens);
+  const double osl = static_cast<double>(workload.output_tokens);
+  if (!deployment.disaggregated()) {
+    return std::min(Step().output_tokens_per_s, estimate.front_end_requests_per_s * osl);
+  }
+  return ServedRequestsPerS() * osl;
+}
+
+bool Explanation::FrontEndBinds() const {
+  const double pools =
+      deployment.disaggregated()
+          ? std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s)
+          : Step().output_tokens_per_s /
+                static_cast<double>(std::max<int64_t>(1, workload.output_tokens));
+  return estimate.front_end_requests_per_s < pools;
 }
 
 namespace {

@@ -30,7 +30,9 @@ void AddPools(const Explanation& e, nlohmann::json& j) {
                       {"bytes_per_prompt", prompt * KvBytesPerToken(e.model, decode.perf.kv_dtype)},
                       {"time_s", est.transfer.latency_s + est.transfer.s_per_token * prompt},
                       {"exposed_s", est.transfer_s}};
-  j["requests_per_s"] = {{"prefill_pool", prefill_per_s}, {"decode_pool", decode_per_s}};
+  j["requests_per_s"] = {{"prefill_pool", prefill_per_s},
+                         {"decode_pool", decode_per_s},
+                         {"served", e.ServedRequestsPerS()}};
   j["balanced_decode_workers"] = est.balanced_decode_workers;
   j["batch_per_decode_worker"] = e.workload.batch;
   const double output_per_s = e.OutputTokensPerS();
@@ -89,8 +91,10 @@ nlohmann::json ToJson(const Explanation& e) {
                       {"decode_tpot_s_low", Widen(s.tpot_s, e.tpot_band.relative).low},
                       {"decode_tpot_s_high", Widen(s.tpot_s, e.tpot_band.relative).high},
                       {"assumed_inputs", AssumedInputs(e.ttft_band, e.tpot_band)},
-                      {"output_tokens_per_s", s.output_tokens_per_s},
-                      {"output_tokens_per_s_per_gpu", s.output_tokens_per_s_per_gpu},
+                      {"output_tokens_per_s", e.OutputTokensPerS()},
+                      {"output_tokens_per_s_per_gpu",
+                       e.OutputTokensPerS() / static_cast<double>(e.deployment.gpus())},
+                      {"front_end_binds", e.FrontEndBinds()},
                       {"output_tokens_per_s_per_user", s.output_tokens_per_s_per_user},
                       {"bound", s.bound},
                       {"over_parallelised", s.over_parallelised},

@@ -138,7 +138,10 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
   std::vector<std::string> notes;
   const Dtype compute = gpu.ComputeDtypeFor(o.weight_dtype);
-  if (compute != o.weight_dtype && BytesPerElement(compute) > BytesPerElement(o.weight_dtype)) {
+  // MXFP4 on FP4 tensor cores (Blackwell) multiplies at the 4-bit rate: only the scales differ.
+  const bool four_bit = compute == Dtype::kFp4 && o.weight_dtype == Dtype::kMxfp4;
+  if (compute != o.weight_dtype && !four_bit &&
+      BytesPerElement(compute) > BytesPerElement(o.weight_dtype)) {
     notes.push_back(fmt::format(
         "{} has no {} tensor cores: {} weights are weight-only quantisation there (stored in {}, "
         "multiplied in {}), so they save memory and HBM traffic but not FLOPs",

@@ -74,7 +74,9 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
   e.prefill_requests_per_s = est->prefill().requests_per_s;
   e.decode_requests_per_s = est->decode().requests_per_s;
   const double osl = static_cast<double>(req.workload.output_tokens);
-  e.output_tokens_per_s = std::min(e.prefill_requests_per_s, e.decode_requests_per_s) * osl;
+  // The slower pool's rate, or the prefill workers' API servers' where they pass fewer prompts.
+  const double rate = est->capacity_requests_per_s;
+  e.output_tokens_per_s = rate * osl;
   e.output_tokens_per_s_per_gpu = e.output_tokens_per_s / static_cast<double>(e.deployment.gpus());
   // Unloaded, as simulate times a TTFT: the API server's request path and tokenization first.
   if (e.ttft_s + req.perf.engine.FrontEndS(req.workload.prompt_tokens) > req.slo.max_ttft_s) {
@@ -83,7 +85,6 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
   // Offline, as the aggregated layouts are (each at its best batch): for latency one request per
   // decode worker; otherwise as many as the split keeps in flight at its analytic rate (Little's
   // law).
-  const double rate = std::min(e.prefill_requests_per_s, e.decode_requests_per_s);
   const double offline_clients = req.objective == Objective::kLatency
                                      ? static_cast<double>(s.y)
                                      : std::max(1.0, std::ceil(rate * (e.ttft_s + osl * e.tpot_s)));

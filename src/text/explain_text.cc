@@ -108,6 +108,7 @@ std::string Aggregated(const api::Explanation& e) {
       l.InstanceGpus(), e.workload.batch, e.workload.prompt_tokens, WeightFormatName(perf),
       DtypeName(perf.kv_dtype), e.tp_link, e.ep_link);
   out += Phases("prefill (1 prompt)", s.prefill, "decode (1 step)", s.decode);
+  const double output = e.OutputTokensPerS();
   const PhaseBreakdown& d = s.decode;
   const double top = std::max({d.memory_s, d.compute_s, d.launch_s, d.tp_comm_s, d.ep_comm_s,
                                d.cp_comm_s, d.pp_comm_s, d.bubble_s, d.overhead_s});
@@ -115,7 +116,8 @@ std::string Aggregated(const api::Explanation& e) {
       "TTFT        {} ±{:.0f}%  (one {}-token prompt{}, unloaded{})\n"
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; a decode step without prompts mixed "
       "in, which add to it under load: simulate)\n"
-      "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per request)\n"
+      "throughput  {:.0f} output tokens/s, {:.1f} per GPU (offline, {} output tokens per "
+      "request{})\n"
       "cost        {}\n"
       "energy      {}\n"
       "decode is bound by {} ({:.0f}% of the step)\n",
@@ -124,9 +126,14 @@ std::string Aggregated(const api::Explanation& e) {
           ? fmt::format(", {:g}% of it in the prefix cache", 100 * perf.prefix_hit_rate)
           : "",
       FrontEndClause(e.deployment.prefill(), e.workload.prompt_tokens), FormatSeconds(s.tpot_s),
-      100 * e.tpot_band.relative, s.output_tokens_per_s_per_user, s.output_tokens_per_s,
-      s.output_tokens_per_s_per_gpu, e.workload.output_tokens,
-      CostLine(e.deployment, s.output_tokens_per_s),
+      100 * e.tpot_band.relative, s.output_tokens_per_s_per_user, output,
+      output / static_cast<double>(e.deployment.gpus()), e.workload.output_tokens,
+      e.FrontEndBinds()
+          ? fmt::format("; the API servers bind, one prompt tokenized at a time each: "
+                        "{:.2f} requests/s in all",
+                        e.estimate.front_end_requests_per_s)
+          : "",
+      CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()), s.bound,
       100 * top / d.total_s);
   if (perf.speculative.DraftTokens() > 0) {
@@ -178,7 +185,7 @@ std::string Disaggregated(const api::Explanation& e) {
       "TTFT        {} ±{:.0f}%  (prefill {} + KV transfer {} over {}, {}{})\n"
       "TPOT        {} ±{:.0f}%  ({:.1f} tokens/s per user; decode bound by {})\n"
       "pools       prefill {:.2f} requests/s at full load, decode {:.2f} requests/s at batch {}\n"
-      "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; the {} pool binds\n"
+      "serves      {:.2f} requests/s = {:.0f} output tokens/s, {:.1f} per GPU; {}\n"
       "cost        {}\n"
       "energy      {}\n"
       "balance     {:.2f} decode workers of {} keep up with this prefill pool\n",
@@ -188,7 +195,13 @@ std::string Disaggregated(const api::Explanation& e) {
       100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s, decode_per_s,
       e.workload.batch, e.ServedRequestsPerS(), output,
       output / static_cast<double>(e.deployment.gpus()),
-      prefill_per_s < decode_per_s ? "prefill" : "decode", CostLine(e.deployment, output),
+      e.FrontEndBinds()
+          ? fmt::format("the prefill workers' API servers bind (one prompt tokenized at a "
+                        "time each: {:.2f} requests/s in all)",
+                        est.front_end_requests_per_s)
+          : std::string(prefill_per_s < decode_per_s ? "the prefill pool binds"
+                                                     : "the decode pool binds"),
+      CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),
       est.balanced_decode_workers, dp.layout.ToString());
   return out;

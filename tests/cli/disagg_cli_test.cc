@@ -184,6 +184,37 @@ TEST(DisaggCli, AnotherPrefillWorkerNeverCutsWhatTheSplitServes) {
   }
 }
 
+TEST(DisaggCli, ExplainServesWhatThePrefillWorkersApiServersPass) {
+  // gpt-oss-120b as dp8ep8 prefill and decode workers on two B200 nodes under TensorRT-LLM,
+  // 1,024-token prompts: the prefill worker computes about 500 prompts a second, but its one API
+  // server tokenizes them one at a time at 3.6 us a token (NVIDIA's live trtllm-serve
+  // measurement, closed-loop-ttft.md): 1 / (3.6e-6 x 1,024) = 271.3 a second. explain had said
+  // 513; simulate's offline run serves the API server's rate, as explain now does, in the
+  // aggregated layout too.
+  const double api_server_per_s = 1.0 / (3.6e-6 * 1024);
+  const std::string lengths = " --engine trtllm --isl 1024 --osl 64 --batch 512 --json";
+  const RunResult split = RunShardwise(
+      "explain --model gpt-oss-120b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
+      "--decode-layout dp8ep8" +
+      lengths);
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const nlohmann::json j = split.Json();
+  ASSERT_GT(j["requests_per_s"]["prefill_pool"].get<double>(), 1.5 * api_server_per_s);
+  EXPECT_NEAR(j["requests_per_s"]["served"].get<double>(), api_server_per_s, 0.01);
+  EXPECT_NEAR(j["output_tokens_per_s"].get<double>(), 64 * api_server_per_s, 1);
+  const RunResult one =
+      RunShardwise("explain --model gpt-oss-120b --cluster dgx-b200 --layout dp8ep8" + lengths);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_TRUE(one.Json()["front_end_binds"].get<bool>());
+  EXPECT_NEAR(one.Json()["output_tokens_per_s"].get<double>(), 64 * api_server_per_s, 1);
+  // MXFP4 on the B200's FP4 tensor cores multiplies at the 4-bit rate: no "weight-only" note.
+  EXPECT_EQ(one.err.find("weight-only"), std::string::npos) << one.err;
+  const RunResult text = RunShardwise(
+      "explain --model gpt-oss-120b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
+      "--decode-layout dp8ep8 --engine trtllm --isl 1024 --osl 64 --batch 512");
+  EXPECT_NE(text.out.find("API servers bind"), std::string::npos) << text.out;
+}
+
 TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {
   const std::string pools = "--model llama-3.1-8b --cluster dgx-h100 ";
   ExpectOneLineError(RunShardwise("simulate " + pools + "--prefill-layout tp1"), "--decode-layout");

@@ -50,10 +50,14 @@ struct Explanation {
   // The step estimate the explanation is about: the aggregated layout at the batch, or the
   // decode worker at its batch (the prefill worker's one prompt is estimate.prefill().one).
   const StepEstimate& Step() const { return estimate.decode().at_batch; }
-  // Prefill and decode pools serve the slower pool's requests/s.
+  // Prefill and decode pools serve the slower pool's requests/s, or the prefill workers' API
+  // servers' where they tokenize fewer prompts a second (DeploymentEstimate's capacity).
   double ServedRequestsPerS() const;
-  // The whole deployment's output tokens/s: the layout's at the batch; prefill and decode pools
-  // serve ServedRequestsPerS() times the output length.
+  // Whether the API servers, tokenizing one prompt at a time each, pass fewer requests than the
+  // GPUs serve (and so set OutputTokensPerS).
+  bool FrontEndBinds() const;
+  // The whole deployment's output tokens/s: the layout's at the batch (at most what its API
+  // servers pass); prefill and decode pools serve ServedRequestsPerS() times the output length.
   double OutputTokensPerS() const;
   // Its GPUs at rated board power over those tokens (price/energy.h).
   double JoulesPerOutputToken() const {
