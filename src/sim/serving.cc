@@ -51,16 +51,21 @@ Status CheckDecodePool(const Deployment& d, const DeploymentEstimate& e, const W
   const double residence_s = static_cast<double>(lengths.output_tokens) * dec.at_batch.tpot_s;
   const double decode_sequences =
       static_cast<double>(d.decode().workers) * static_cast<double>(dm.max_sequences);
-  const double arriving_per_s = std::min(offered.rate_per_s, e.prefill().requests_per_s);
+  // What the prefill workers' API servers pass, where they tokenize fewer prompts than it computes.
+  const double arriving_per_s =
+      std::min({offered.rate_per_s, e.prefill().requests_per_s, e.front_end_requests_per_s});
   const double needed = std::min(offered.max_in_flight, arriving_per_s * residence_s);
   if (needed <= decode_sequences) return Status();
   const double per_worker = static_cast<double>(std::max<int64_t>(1, dm.max_sequences));
   return FailedPrecondition(
       fmt::format("the decode pool ({} x {}) holds {:.0f} sequences of {} + {} tokens, but the "
-                  "prefill pool sends it {:.2f} requests/s that each decode for {}: {:.0f} at "
+                  "prefill pool sends it {:.2f} requests/s{} that each decode for {}: {:.0f} at "
                   "once; use `decode_workers` {:.0f} or more, or a lower load",
                   d.decode().workers, d.decode().layout.ToString(), decode_sequences,
                   lengths.prompt_tokens, lengths.output_tokens, arriving_per_s,
+                  arriving_per_s == e.front_end_requests_per_s
+                      ? " (what its API servers tokenize, one prompt at a time each)"
+                      : "",
                   FormatSeconds(residence_s), needed, std::ceil(needed / per_worker)),
       "decode_workers");
 }

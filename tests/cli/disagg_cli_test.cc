@@ -215,6 +215,18 @@ TEST(DisaggCli, ExplainServesWhatThePrefillWorkersApiServersPass) {
   EXPECT_NE(text.out.find("API servers bind"), std::string::npos) << text.out;
 }
 
+TEST(DisaggCli, ADecodePoolIsSizedForWhatTheApiServersPass) {
+  // Qwen3-30B-A3B prefilled by a dp8ep8 worker on a B200 node under TensorRT-LLM computes about
+  // 380 prompts of 1,024 tokens a second, but its one API server tokenizes 1 / (3.6e-6 x 1,024)
+  // = 271.27 (NVIDIA's live trtllm-serve measurement, closed-loop-ttft.md): the decode pool is
+  // asked to hold what arrives at that rate, not at the prefill pool's.
+  const RunResult r = RunShardwise(
+      "simulate --model qwen3-30b-a3b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
+      "--decode-layout tp1 --decode-workers 8 --engine trtllm --isl 1024 --osl 1024 --rate inf "
+      "--requests 2000");
+  ExpectOneLineError(r, "sends it 271.27 requests/s (what its API servers tokenize");
+}
+
 TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {
   const std::string pools = "--model llama-3.1-8b --cluster dgx-h100 ";
   ExpectOneLineError(RunShardwise("simulate " + pools + "--prefill-layout tp1"), "--decode-layout");
