@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "shardwise/common/format.h"
 
@@ -122,17 +123,19 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
     const double per_decode_worker = dec.requests_per_s / static_cast<double>(dp.workers);
     out.balanced_decode_workers = p.requests_per_s / per_decode_worker;
   }
-  // Each replica of the first pool takes its requests through one API server that tokenizes
-  // them one at a time (sim/front_end.h): it passes at most one prompt per tokenizing time.
+  // Each replica of the first pool takes its requests through one API server.
   const Pool& first = d.pools().front();
-  const double tokenize_s =
-      first.perf.engine.tokenize_s_per_token * static_cast<double>(lengths.prompt_tokens);
-  if (tokenize_s > 0) {
-    out.front_end_requests_per_s = static_cast<double>(first.Replicas()) / tokenize_s;
-    out.capacity_requests_per_s =
-        std::min(out.capacity_requests_per_s, out.front_end_requests_per_s);
-  }
+  out.front_end_requests_per_s =
+      FrontEndRequestsPerS(first.perf.engine, first.Replicas(), lengths.prompt_tokens);
+  out.capacity_requests_per_s = std::min(out.capacity_requests_per_s, out.front_end_requests_per_s);
   return out;
+}
+
+double FrontEndRequestsPerS(const EngineProfile& engine, int64_t replicas, int64_t prompt_tokens) {
+  // It passes at most one prompt per tokenizing time.
+  const double tokenize_s = engine.tokenize_s_per_token * static_cast<double>(prompt_tokens);
+  return tokenize_s > 0 ? static_cast<double>(replicas) / tokenize_s
+                        : std::numeric_limits<double>::infinity();
 }
 
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {

@@ -213,10 +213,12 @@ void AddPoolWorkers(const ModelSpec& model, const ClusterSpec& cluster, const Pl
       if (!one.memory.Fits()) break;
       const double gpus = static_cast<double>(layout.gpus());
       if (one.ttft_s + perf.engine.FrontEndS(w.prompt_tokens) <= req.slo.max_ttft_s) {
-        prefill.push_back({layout, ep, one,
-                           PrefillWorkerRequestsPerS(*step, req.workload.prompt_tokens,
-                                                     req.perf.max_batched_tokens) /
-                               gpus});
+        // What it computes, or what its API servers tokenize where that is less.
+        const double per_s = std::min(
+            PrefillWorkerRequestsPerS(*step, req.workload.prompt_tokens,
+                                      req.perf.max_batched_tokens),
+            FrontEndRequestsPerS(perf.engine, layout.Replicas(), req.workload.prompt_tokens));
+        prefill.push_back({layout, ep, one, per_s / gpus});
       }
       // Decode: the largest batch (powers of two up to what fits) within the TPOT SLO.
       const int64_t cap = std::min<int64_t>(std::max<int64_t>(1, one.memory.max_sequences),

@@ -268,12 +268,12 @@ struct Search {
     out.insert(out.end(), found.begin(), found.end());
   }
 
-  // GPUs a pool of `w` needs for the rate: whole workers at its analytic rate.
-  int64_t GpusForRate(const PoolWorker& w) const {
+  // Whole workers of `w` a pool needs for the rate at its analytic rate, and their GPUs.
+  int64_t WorkersForRate(const PoolWorker& w) const {
     const double per_worker = w.requests_per_s_per_gpu * static_cast<double>(w.layout.gpus());
-    return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(req.rate_per_s / per_worker))) *
-           w.layout.gpus();
+    return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(req.rate_per_s / per_worker)));
   }
+  int64_t GpusForRate(const PoolWorker& w) const { return WorkersForRate(w) * w.layout.gpus(); }
 
   // Keeps the workers whose pool serves the rate on the fewest GPUs (then the higher rate per
   // GPU): at a modest rate a small worker beats a wide one that is fastest per GPU but idles.
@@ -304,12 +304,8 @@ struct Search {
         Candidate c{&cluster};
         c.prefill = &p;
         c.decode = &d;
-        const auto count = [&](const PoolWorker& w) {
-          const double per_worker = w.requests_per_s_per_gpu * static_cast<double>(w.layout.gpus());
-          return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(req.rate_per_s / per_worker)));
-        };
-        c.count = count(p);
-        c.decode_count = count(d);
+        c.count = WorkersForRate(p);
+        c.decode_count = WorkersForRate(d);
         c.usd_per_gpu_hour = cluster.node.gpu.usd_per_gpu_hour;
         found.push_back(c);
       }

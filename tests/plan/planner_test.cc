@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "shardwise/model/catalog.h"
 #include "shardwise/perf/engine.h"
+#include "shardwise/plan/disagg_planner.h"
 #include "shardwise/plan/load.h"
 
 namespace shardwise {
@@ -46,6 +48,30 @@ TEST(Enumerate, ContextParallelOnlyForLongPromptsOnAnEngineThatServesIt) {
   EXPECT_GT(with_cp(8192, true), 0);   // tp4cp2, cp8 ...
   EXPECT_EQ(with_cp(8192, false), 0);  // the engine cannot launch them
   EXPECT_EQ(with_cp(4096, true), 0);   // short prompts: no CP tried
+}
+
+TEST(DisaggPlanner, APrefillWorkerPassesWhatItsApiServersTokenize) {
+  // Qwen3-30B-A3B (3B active) prefills 1,024-token prompts on eight B200s faster than one
+  // TensorRT-LLM API server tokenizes them, one at a time at 3.6 us a token (NVIDIA's live
+  // trtllm-serve measurement, closed-loop-ttft.md): at most 1 / (3.6e-6 x 1,024) = 271.27
+  // prompts a second per API server, one per replica of the worker's layout. The split search
+  // had ranked such a worker at what its GPUs compute.
+  PlanRequest req;
+  req.perf.engine = LoadEngine("trtllm-1.0").value();
+  req.workload.prompt_tokens = 1024;
+  req.workload.output_tokens = 64;
+  std::vector<PoolWorker> prefill, decode;
+  AddPoolWorkers(LoadModel("qwen3-30b-a3b").value(), Nodes("dgx-b200", 1), req, 8, prefill, decode);
+  ASSERT_FALSE(prefill.empty());
+  const double per_api_server = 1.0 / (3.6e-6 * 1024);
+  bool tokenizer_binds = false;
+  for (const PoolWorker& w : prefill) {
+    const double per_worker = w.requests_per_s_per_gpu * static_cast<double>(w.layout.gpus());
+    const double servers = static_cast<double>(w.layout.Replicas());
+    EXPECT_LE(per_worker, servers * per_api_server * (1 + 1e-12)) << w.layout.ToString();
+    tokenizer_binds |= std::abs(per_worker - servers * per_api_server) < 1e-6;
+  }
+  EXPECT_TRUE(tokenizer_binds);
 }
 
 TEST(Plan, RanksNoContextParallelLayoutForAnEngineWithoutIt) {

@@ -69,6 +69,10 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model,
 double PrefillWorkerRequestsPerS(const StepModel& step, int64_t prompt_tokens,
                                  int64_t max_batched_tokens);
 
+// Requests per second `replicas` API servers of `engine` pass, each tokenizing one prompt of
+// `prompt_tokens` at a time (sim/front_end.h); infinite where the engine charges no tokenizing.
+double FrontEndRequestsPerS(const EngineProfile& engine, int64_t replicas, int64_t prompt_tokens);
+
 // Requests per second one worker decodes holding `estimate`'s batch for `output_tokens` steps.
 double DecodeWorkerRequestsPerS(const StepEstimate& estimate, int64_t output_tokens);
 
