@@ -85,7 +85,7 @@ StatusOr<LayoutChoice> ChooseLayout(const Catalog& catalog, const ServingReport&
                           ResolveDeployment(catalog, rep.model, rep.cluster, rep.options, spec));
       SW_ASSIGN_OR_RETURN(
           const ServingSetup setup,
-          PrepareServing(rep.model, deployment, one, lengths.Longest(), Offered(scenario.load)));
+          PrepareServing(rep.model, deployment, one, lengths.Longest(), Offered(scenario)));
       return Serve(rep.model, setup, scenario);
     }();
     if (!run.ok() || run->result.requests == 0) {

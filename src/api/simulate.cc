@@ -196,9 +196,9 @@ StatusOr<ServingReport> Simulate(const Catalog& catalog, const SimulateRequest& 
   if (chosen_run) {
     rep.run = std::move(*chosen_run);
   } else {
-    SW_ASSIGN_OR_RETURN(const ServingSetup setup,
-                        PrepareServing(rep.model, rep.deployment, one, lengths.Longest(),
-                                       Offered(rep.scenario.load)));
+    SW_ASSIGN_OR_RETURN(
+        const ServingSetup setup,
+        PrepareServing(rep.model, rep.deployment, one, lengths.Longest(), Offered(rep.scenario)));
     SW_ASSIGN_OR_RETURN(rep.run, Serve(rep.model, setup, rep.scenario));
   }
   if (rep.run.result.requests == 0) {

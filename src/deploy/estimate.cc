@@ -108,7 +108,14 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
   const PoolEstimate& dec = out.decode();
   out.unloaded_ttft_s = p.one.ttft_s;
   out.decode_tpot_s = dec.at_batch.tpot_s;
-  out.capacity_requests_per_s = p.requests_per_s;
+  // Each replica of the first pool takes its requests through one API server, which may pass
+  // fewer than that pool computes.
+  const Pool& first = d.pools().front();
+  out.api_servers = first.Replicas();
+  out.front_end_requests_per_s =
+      FrontEndRequestsPerS(first.perf.engine, first.Replicas(), lengths.prompt_tokens);
+  const double arriving_per_s = std::min(p.requests_per_s, out.front_end_requests_per_s);
+  out.capacity_requests_per_s = arriving_per_s;
   if (d.disaggregated()) {
     const Pool& pp = d.prefill();
     const Pool& dp = d.decode();
@@ -119,15 +126,10 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
         p.one.ttft_s / prompt, static_cast<double>(std::max<int64_t>(1, model.num_layers())));
     out.transfer_s = out.transfer.latency_s + out.transfer.exposed_s_per_token * prompt;
     out.unloaded_ttft_s += out.transfer_s;
-    out.capacity_requests_per_s = std::min(p.requests_per_s, dec.requests_per_s);
+    out.capacity_requests_per_s = std::min(arriving_per_s, dec.requests_per_s);
     const double per_decode_worker = dec.requests_per_s / static_cast<double>(dp.workers);
-    out.balanced_decode_workers = p.requests_per_s / per_decode_worker;
+    out.balanced_decode_workers = arriving_per_s / per_decode_worker;
   }
-  // Each replica of the first pool takes its requests through one API server.
-  const Pool& first = d.pools().front();
-  out.front_end_requests_per_s =
-      FrontEndRequestsPerS(first.perf.engine, first.Replicas(), lengths.prompt_tokens);
-  out.capacity_requests_per_s = std::min(out.capacity_requests_per_s, out.front_end_requests_per_s);
   return out;
 }
 

@@ -227,6 +227,10 @@ StatusOr<EngineProfile> ParseEngineProfile(const nlohmann::json& json, const std
   if (json.at("fields").contains("emit_matches")) {
     SW_RETURN_IF_ERROR(r.Bool("emit_matches", e.emit_matches));
   }
+  // Optional: a profile written before the field replays graphs for decode-only iterations.
+  if (json.at("fields").contains("cuda_graph_prompts")) {
+    SW_RETURN_IF_ERROR(r.Bool("cuda_graph_prompts", e.cuda_graph_prompts));
+  }
   // Optional: a profile written before the field sets its headroom over the longest prompt.
   if (json.at("fields").contains("prompt_headroom_over_mean")) {
     SW_RETURN_IF_ERROR(r.Bool("prompt_headroom_over_mean", e.prompt_headroom_over_mean));

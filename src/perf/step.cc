@@ -346,7 +346,7 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   p.prefill.pp_comm_s = static_cast<double>(l.pp - 1) * HandOff(computed / cp);
   // Prefill runs outside CUDA graphs; each stage's host issues its kernels while it computes.
   const double stage_gpu_s = p.prefill.total_s / static_cast<double>(l.pp);
-  const double overhead_s = StepOverheadS(false, 1.0, stage_gpu_s, true);
+  const double overhead_s = StepOverheadS(PromptGraphed(computed / cp), 1.0, stage_gpu_s, true);
   p.prefill.overhead_s = overhead_s;
   p.prefill.total_s += p.prefill.pp_comm_s + overhead_s;
   p.ttft_s = p.prefill.total_s;
@@ -368,7 +368,7 @@ PrefillEstimate StepModel::EstimatePrefill(int64_t prompt_tokens) const {
   }
   chunk_stage_s += DraftPrefill(chunk_tokens, cached + (computed + 1) / 2, computed).total_s;
   p.s_per_request = (chunk_stage_s + HandOff(chunk_tokens / cp) +
-                     StepOverheadS(false, 1.0, chunk_stage_s, true)) /
+                     StepOverheadS(PromptGraphed(chunk_tokens / cp), 1.0, chunk_stage_s, true)) /
                     (chunk_prompts * adp);
   return p;
 }
@@ -384,6 +384,15 @@ double StepModel::VirtualPrefillS(double tokens, double keys_per_token) const {
 
 double StepModel::PromptIterationFloorS() const {
   return options_.engine.step_overhead_s + max_stage_prompt_host_s_;
+}
+
+double StepModel::PromptGraphTokens() const {
+  const EngineProfile& e = options_.engine;
+  return e.cuda_graph_prompts ? e.cuda_graph_max_batch : 0.0;
+}
+
+bool StepModel::PromptGraphed(double tokens_per_rank) const {
+  return tokens_per_rank <= PromptGraphTokens();
 }
 
 double StepModel::VirtualDecodeS(double batch, double context) const {
@@ -423,7 +432,8 @@ double StepModel::PrefillPassS(double tokens, double keys_per_token, const Micro
   const double hand_offs = static_cast<double>(l.pp) * HandOff(mb.size / cp);
   const double cycle_s = DecodeCycle(all_stages_s, slowest_s, mb.count).cycle_s;
   // Prefill runs outside CUDA graphs (a caller may apply the host's floor to a larger step).
-  return cycle_s + hand_offs + StepOverheadS(!host_floor, mb.count, cycle_s, true) +
+  const bool graphed = !host_floor || PromptGraphed(mb.size / cp);
+  return cycle_s + hand_offs + StepOverheadS(graphed, mb.count, cycle_s, true) +
          DraftPrefill(std::max(1.0, tokens), keys_per_token, std::max(1.0, tokens)).total_s;
 }
 

@@ -272,13 +272,16 @@ bool ServingRun::MeetsSlo() const {
   return !overloaded && TtftAtSlo() <= slo.max_ttft_s && TpotAtSlo() <= slo.max_tpot_s;
 }
 
-OfferedLoad Offered(const Load& load) {
+OfferedLoad Offered(const Scenario& s) {
   OfferedLoad o;
-  if (const auto* closed = std::get_if<ClosedLoop>(&load)) {
+  if (const auto* closed = std::get_if<ClosedLoop>(&s.load)) {
     o.max_in_flight = static_cast<double>(closed->clients);
   } else {
-    o.rate_per_s = std::get<OpenLoop>(load).rate_per_s;
+    o.rate_per_s = std::get<OpenLoop>(s.load).rate_per_s;
   }
+  // A fixed count of requests never has more in flight.
+  const int64_t count = s.trace.empty() ? s.requests : static_cast<int64_t>(s.trace.size());
+  if (count > 0) o.max_in_flight = std::min(o.max_in_flight, static_cast<double>(count));
   return o;
 }
 
@@ -478,7 +481,7 @@ StatusOr<ServingRun> Serve(const ModelSpec& model, const Deployment& deployment,
                            const Scenario& scenario) {
   SW_ASSIGN_OR_RETURN(ServingSetup setup,
                       PrepareServing(model, deployment, ScenarioLengths(scenario),
-                                     LongestRequest(scenario), Offered(scenario.load)));
+                                     LongestRequest(scenario), Offered(scenario)));
   return Serve(model, setup, scenario);
 }
 

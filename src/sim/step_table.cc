@@ -63,6 +63,8 @@ StatusOr<StepTable> StepTable::Build(const StepModel& model, int64_t max_batch, 
   }
   t.weight_read_s_ = t.decode_s_.front();
   t.prompt_floor_s_ = model.PromptIterationFloorS();
+  t.prompt_graph_tokens_ = model.PromptGraphTokens();
+  t.attention_dp_ = static_cast<double>(model.layout().AttentionDp());
   return t;
 }
 
@@ -80,8 +82,9 @@ double StepTable::StepSeconds(double decode, double context, double prefill,
   if (prefill <= 0) return d;
   const double p = PrefillSeconds(prefill, keys_per_token);
   const double gpu_s = d > 0 ? d + p - std::min({weight_read_s_, d, p}) : p;
-  // An iteration carrying prompt tokens runs outside CUDA graphs, decodes included: it takes at
-  // least the host's time to issue it.
+  // An iteration carrying prompt tokens runs outside CUDA graphs, decodes included (unless the
+  // engine replays graphs of its size): it takes at least the host's time to issue it.
+  if (decode / attention_dp_ + prefill <= prompt_graph_tokens_) return gpu_s;
   return std::max(gpu_s, prompt_floor_s_);
 }
 

@@ -95,6 +95,14 @@ std::string FrontEndClause(const Pool& prefill, int64_t prompt_tokens) {
                      tokenizes ? " and tokenization" : "", FormatSeconds(front_s));
 }
 
+// That the API servers pass fewer requests than the GPUs serve ("" where they do not).
+std::string ApiServersBind(const api::Explanation& e) {
+  if (!e.FrontEndBinds()) return "";
+  const int64_t n = e.estimate.api_servers;
+  return n > 1 ? fmt::format("its {} API servers bind, tokenizing one prompt at a time each", n)
+               : "its API server binds, tokenizing one prompt at a time";
+}
+
 std::string Aggregated(const api::Explanation& e) {
   std::string out;
   const StepEstimate& s = e.Step();
@@ -128,11 +136,9 @@ std::string Aggregated(const api::Explanation& e) {
       FrontEndClause(e.deployment.prefill(), e.workload.prompt_tokens), FormatSeconds(s.tpot_s),
       100 * e.tpot_band.relative, s.output_tokens_per_s_per_user, output,
       output / static_cast<double>(e.deployment.gpus()), e.workload.output_tokens,
-      e.FrontEndBinds()
-          ? fmt::format("; the API servers bind, one prompt tokenized at a time each: "
-                        "{:.2f} requests/s in all",
-                        e.estimate.front_end_requests_per_s)
-          : "",
+      e.FrontEndBinds() ? fmt::format("; {}: {:.2f} requests/s", ApiServersBind(e),
+                                      e.estimate.front_end_requests_per_s)
+                        : "",
       CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()), s.bound,
       100 * top / d.total_s);
@@ -195,12 +201,9 @@ std::string Disaggregated(const api::Explanation& e) {
       100 * e.tpot_band.relative, 1.0 / s.tpot_s, s.bound, prefill_per_s, decode_per_s,
       e.workload.batch, e.ServedRequestsPerS(), output,
       output / static_cast<double>(e.deployment.gpus()),
-      e.FrontEndBinds()
-          ? fmt::format("the prefill workers' API servers bind (one prompt tokenized at a "
-                        "time each: {:.2f} requests/s in all)",
-                        est.front_end_requests_per_s)
-          : std::string(prefill_per_s < decode_per_s ? "the prefill pool binds"
-                                                     : "the decode pool binds"),
+      e.FrontEndBinds() ? ApiServersBind(e)
+                        : std::string(prefill_per_s < decode_per_s ? "the prefill pool binds"
+                                                                   : "the decode pool binds"),
       CostLine(e.deployment, output),
       FormatEnergy(e.deployment.BoardPowerW(), e.JoulesPerOutputToken()),
       est.balanced_decode_workers, dp.layout.ToString());

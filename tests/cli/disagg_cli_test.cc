@@ -202,6 +202,9 @@ TEST(DisaggCli, ExplainServesWhatThePrefillWorkersApiServersPass) {
   ASSERT_GT(j["requests_per_s"]["prefill_pool"].get<double>(), 1.5 * api_server_per_s);
   EXPECT_NEAR(j["requests_per_s"]["served"].get<double>(), api_server_per_s, 0.01);
   EXPECT_NEAR(j["output_tokens_per_s"].get<double>(), 64 * api_server_per_s, 1);
+  // One decode worker keeps up with what arrives, not with what the prefill GPUs compute.
+  EXPECT_NEAR(j["balanced_decode_workers"].get<double>(),
+              api_server_per_s / j["requests_per_s"]["decode_pool"].get<double>(), 1e-6);
   const RunResult one =
       RunShardwise("explain --model gpt-oss-120b --cluster dgx-b200 --layout dp8ep8" + lengths);
   ASSERT_EQ(one.exit_code, 0) << one.err;
@@ -212,19 +215,24 @@ TEST(DisaggCli, ExplainServesWhatThePrefillWorkersApiServersPass) {
   const RunResult text = RunShardwise(
       "explain --model gpt-oss-120b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
       "--decode-layout dp8ep8 --engine trtllm --isl 1024 --osl 64 --batch 512");
-  EXPECT_NE(text.out.find("API servers bind"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("its API server binds"), std::string::npos) << text.out;
 }
 
 TEST(DisaggCli, ADecodePoolIsSizedForWhatTheApiServersPass) {
   // Qwen3-30B-A3B prefilled by a dp8ep8 worker on a B200 node under TensorRT-LLM computes about
   // 380 prompts of 1,024 tokens a second, but its one API server tokenizes 1 / (3.6e-6 x 1,024)
   // = 271.27 (NVIDIA's live trtllm-serve measurement, closed-loop-ttft.md): the decode pool is
-  // asked to hold what arrives at that rate, not at the prefill pool's.
-  const RunResult r = RunShardwise(
+  // asked to hold what arrives at that rate, not at the prefill pool's: 271.27 x 1,024 steps of
+  // about 26 ms, some 7,300 at once, more than 8 tp1 workers' 4,192 sequences.
+  const std::string split =
       "simulate --model qwen3-30b-a3b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
-      "--decode-layout tp1 --decode-workers 8 --engine trtllm --isl 1024 --osl 1024 --rate inf "
-      "--requests 2000");
-  ExpectOneLineError(r, "sends it 271.27 requests/s (what its API servers tokenize");
+      "--decode-layout tp1 --decode-workers 8 --engine trtllm --isl 1024 --osl 1024 --rate inf ";
+  ExpectOneLineError(RunShardwise(split + "--requests 20000"),
+                     "sends it 271.27 requests/s (what its API servers tokenize");
+  // 2,000 requests never have more than 2,000 in flight: they fit, and run.
+  const RunResult fixed = RunShardwise(split + "--requests 2000 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  EXPECT_EQ(fixed.Json()["requests"].get<int64_t>(), 2000);
 }
 
 TEST(DisaggCliErrors, BadDeploymentsAreOneLine) {

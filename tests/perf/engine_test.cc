@@ -257,7 +257,8 @@ TEST(EngineProfile, VllmPromptIterationsPayTheHostsDispatchPerLayer) {
   // NVIDIA AIConfigurator's calibration (closed-loop-ttft.md section 3). Llama-3.1-8B (32
   // layers) at TP8 prefills 1,024 tokens in far less GPU time than 32 x 0.8 = 25.6 ms, so its
   // TTFT is that plus the engine's step overhead; Llama-3.1-70B at TP2 prefilling 8,192 tokens
-  // computes longer than its 80 x 0.8 = 64 ms, which then hides; a decode step replays its graph.
+  // computes longer than its 80 x 0.8 = 64 ms, which then hides; a decode step, and a prompt of
+  // up to 512 tokens, replays its graph.
   constexpr double kNvidiaHostSPerLayer = 0.8e-3;
   for (const char* name : {"vllm-0.12", "vllm-0.18"}) {
     SCOPED_TRACE(name);
@@ -284,6 +285,11 @@ TEST(EngineProfile, VllmPromptIterationsPayTheHostsDispatchPerLayer) {
     w.prompt_tokens = 1024;
     EXPECT_NEAR(small.Estimate(w).tpot_s, step("llama-3.1-8b", "tp8", without).Estimate(w).tpot_s,
                 1e-12);
+    // A prompt of up to max_cudagraph_capture_size (512) tokens replays V1's piecewise graphs:
+    // no host floor.
+    EXPECT_NEAR(small.EstimatePrefill(512).ttft_s,
+                step("llama-3.1-8b", "tp8", without).EstimatePrefill(512).ttft_s, 1e-12);
+    EXPECT_GT(small.EstimatePrefill(513).ttft_s, 32 * kNvidiaHostSPerLayer);
   }
 }
 

@@ -92,6 +92,15 @@ TEST(StepTable, AnIterationCarryingPromptTokensTakesAtLeastTheHostsTime) {
   EXPECT_NEAR(t.StepSeconds(8, 1024, 0, 0), t.DecodeSeconds(8, 1024), 1e-12);
   ASSERT_GT(t.PrefillSeconds(8192, 4096.5), host_s);
   EXPECT_NEAR(t.StepSeconds(0, 0, 8192, 4096.5), t.PrefillSeconds(8192, 4096.5), 1e-12);
+  // An engine that replays graphs of prompt-carrying iterations up to 128 tokens (vLLM V1's
+  // piecewise graphs): 8 decodes and a 64-token prompt, 72 tokens, pay no host floor; 8 decodes
+  // and a 121-token prompt, 129, do.
+  o.engine.cuda_graph_prompts = true;
+  o.engine.cuda_graph_max_batch = 128;
+  const StepModel graphs = StepModel::Create(m, c, ParseLayout("tp1").value(), o).value();
+  const StepTable g = StepTable::Build(graphs, 64, 4096, 8192).value();
+  EXPECT_LT(g.StepSeconds(8, 1024, 64, 32.5), host_s);
+  EXPECT_NEAR(g.StepSeconds(8, 1024, 121, 61), host_s, 1e-12);
 }
 
 TEST(Simulation, WindowsOneAfterAnotherInOneRun) {

@@ -46,8 +46,9 @@ struct DeploymentEstimate {
   // What the first pool's API servers tokenize a second, one prompt at a time each (infinite
   // where the engine charges no tokenizing time).
   double front_end_requests_per_s = std::numeric_limits<double>::infinity();
-  // Disaggregated: decode workers that keep up with the prefill pool (prefill rate over one
-  // decode worker's).
+  int64_t api_servers = 1;  // one per replica of the first pool
+  // Disaggregated: decode workers that keep up with the prefill pool (what it passes, the
+  // smaller of its rate and its API servers', over one decode worker's).
   double balanced_decode_workers = 0;
 
   const PoolEstimate& prefill() const { return pools.front(); }

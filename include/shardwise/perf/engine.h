@@ -49,8 +49,11 @@ struct EngineProfile {
   std::string engine;   // "trtllm", "vllm", "sglang"
   std::string version;  // "1.0.0rc3"
   std::string description;
-  double step_overhead_s = 0;           // CPU/scheduler time per iteration, not hidden
-  double cuda_graph_max_batch = 0;      // decode batches up to this run in CUDA graphs
+  double step_overhead_s = 0;       // CPU/scheduler time per iteration, not hidden
+  double cuda_graph_max_batch = 0;  // decode batches up to this run in CUDA graphs
+  // Whether iterations carrying prompt tokens replay CUDA graphs too, up to cuda_graph_max_batch
+  // tokens in all (vLLM V1's piecewise graphs); else only decode-only iterations do.
+  bool cuda_graph_prompts = false;
   double host_launch_s_per_kernel = 0;  // host time to issue one kernel outside CUDA graphs
   // Host time per decoder layer of an iteration that carries prompt tokens, beyond its launches:
   // the framework's per-module work outside CUDA graphs (eager PyTorch: context-phase metadata,

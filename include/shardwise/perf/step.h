@@ -91,6 +91,10 @@ class StepModel {
   // The shortest one pass of an iteration carrying prompt tokens takes: the engine's per-step
   // time and the host's work outside CUDA graphs (kernel launches, per-layer framework work).
   double PromptIterationFloorS() const;
+  // Tokens per attention rank up to which an iteration carrying prompt tokens replays a CUDA
+  // graph and pays no such floor (EngineProfile::cuda_graph_prompts; 0 where none does).
+  double PromptGraphTokens() const;
+  bool PromptGraphed(double tokens_per_rank) const;
   const ModelShard& shard() const { return shard_; }
   const Layout& layout() const { return layout_; }
   // Display name of the link a group's traffic binds on ("nvlink", "scale-out", ...).

@@ -42,12 +42,11 @@ using Load = std::variant<OpenLoop, ClosedLoop>;
 
 // The load a disaggregated deployment's pools are checked against: requests arriving per second
 // (an open loop; infinite for a closed one) and the most in flight at once (a closed loop's
-// clients; infinite for an open one).
+// clients, or a fixed count of requests; else infinite): Offered(Scenario).
 struct OfferedLoad {
   double rate_per_s = std::numeric_limits<double>::infinity();
   double max_in_flight = std::numeric_limits<double>::infinity();
 };
-OfferedLoad Offered(const Load& load);
 
 // What a deployment's runs share. The simulator's pools point into `tables`, which this owns
 // (copies share them).
@@ -101,6 +100,7 @@ struct Scenario {
   bool time_what_overload_serves = true;
   std::function<void(int64_t, double)> progress;  // (requests finished, simulated seconds)
 };
+OfferedLoad Offered(const Scenario& scenario);
 
 // The mean TTFT and TPOT of a closed loop at fixed lengths run again with its clients out of
 // phase: output lengths spread by kOutOfPhaseOutputCv (sim/workload.h).

@@ -31,6 +31,9 @@ class StepTable {
   std::vector<double> prefill_s_;  // [chunk][keys per token]
   double weight_read_s_ = 0;
   double prompt_floor_s_ = 0;  // StepModel::PromptIterationFloorS
+  // Tokens per attention rank up to which a prompt-carrying iteration replays a CUDA graph.
+  double prompt_graph_tokens_ = 0;
+  double attention_dp_ = 1;
 };
 
 }  // namespace shardwise
