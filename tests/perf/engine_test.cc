@@ -260,6 +260,10 @@ TEST(EngineProfile, VllmPromptIterationsPayTheHostsDispatchPerLayer) {
   // computes longer than its 80 x 0.8 = 64 ms, which then hides; a decode step, and a prompt of
   // up to 512 tokens, replays its graph.
   constexpr double kNvidiaHostSPerLayer = 0.8e-3;
+  // A StepModel points at its model and cluster: they outlive every step built on them.
+  const ModelSpec llama8b = LoadModel("llama-3.1-8b").value();
+  const ModelSpec llama70b = LoadModel("llama-3.1-70b").value();
+  const ClusterSpec c = LoadCluster("dgx-h100").value();
   for (const char* name : {"vllm-0.12", "vllm-0.18"}) {
     SCOPED_TRACE(name);
     PerfOptions with;
@@ -267,28 +271,25 @@ TEST(EngineProfile, VllmPromptIterationsPayTheHostsDispatchPerLayer) {
     with.max_batched_tokens = static_cast<int64_t>(with.engine.max_batched_tokens);
     PerfOptions without = with;
     without.engine.eager_host_s_per_layer = 0;
-    const ClusterSpec c = LoadCluster("dgx-h100").value();
-    auto step = [&](const char* model, const char* layout, const PerfOptions& o) {
-      return StepModel::Create(LoadModel(model).value(), c, ParseLayout(layout).value(), o).value();
+    auto step = [&](const ModelSpec& model, const char* layout, const PerfOptions& o) {
+      return StepModel::Create(model, c, ParseLayout(layout).value(), o).value();
     };
-    const StepModel small = step("llama-3.1-8b", "tp8", with);
-    ASSERT_LT(step("llama-3.1-8b", "tp8", without).EstimatePrefill(1024).ttft_s,
+    const StepModel small = step(llama8b, "tp8", with);
+    const StepModel small_gpu = step(llama8b, "tp8", without);
+    ASSERT_LT(small_gpu.EstimatePrefill(1024).ttft_s,
               with.engine.step_overhead_s + 32 * kNvidiaHostSPerLayer);
     EXPECT_NEAR(small.EstimatePrefill(1024).ttft_s,
                 with.engine.step_overhead_s + 32 * kNvidiaHostSPerLayer, 1e-9);
-    const double gpu_bound_s = step("llama-3.1-70b", "tp2", without).EstimatePrefill(8192).ttft_s;
+    const double gpu_bound_s = step(llama70b, "tp2", without).EstimatePrefill(8192).ttft_s;
     ASSERT_GT(gpu_bound_s, 80 * kNvidiaHostSPerLayer);
-    EXPECT_NEAR(step("llama-3.1-70b", "tp2", with).EstimatePrefill(8192).ttft_s, gpu_bound_s,
-                1e-12);
+    EXPECT_NEAR(step(llama70b, "tp2", with).EstimatePrefill(8192).ttft_s, gpu_bound_s, 1e-12);
     Workload w;
     w.batch = 64;
     w.prompt_tokens = 1024;
-    EXPECT_NEAR(small.Estimate(w).tpot_s, step("llama-3.1-8b", "tp8", without).Estimate(w).tpot_s,
-                1e-12);
+    EXPECT_NEAR(small.Estimate(w).tpot_s, small_gpu.Estimate(w).tpot_s, 1e-12);
     // A prompt of up to max_cudagraph_capture_size (512) tokens replays V1's piecewise graphs:
     // no host floor.
-    EXPECT_NEAR(small.EstimatePrefill(512).ttft_s,
-                step("llama-3.1-8b", "tp8", without).EstimatePrefill(512).ttft_s, 1e-12);
+    EXPECT_NEAR(small.EstimatePrefill(512).ttft_s, small_gpu.EstimatePrefill(512).ttft_s, 1e-12);
     EXPECT_GT(small.EstimatePrefill(513).ttft_s, 32 * kNvidiaHostSPerLayer);
   }
 }
