@@ -17,12 +17,7 @@ double Explanation::OutputTokensPerS() const {
 }
 
 bool Explanation::FrontEndBinds() const {
-  const double pools =
-      deployment.disaggregated()
-          ? std::min(estimate.prefill().requests_per_s, estimate.decode().requests_per_s)
-          : Step().output_tokens_per_s /
-                static_cast<double>(std::max<int64_t>(1, workload.output_tokens));
-  return estimate.front_end_requests_per_s < pools;
+  return estimate.capacity_requests_per_s == estimate.front_end_requests_per_s;
 }
 
 namespace {

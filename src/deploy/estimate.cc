@@ -114,8 +114,8 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
   out.api_servers = first.Replicas();
   out.front_end_requests_per_s =
       FrontEndRequestsPerS(first.perf.engine, first.Replicas(), lengths.prompt_tokens);
-  const double arriving_per_s = std::min(p.requests_per_s, out.front_end_requests_per_s);
-  out.capacity_requests_per_s = arriving_per_s;
+  out.passed_requests_per_s = std::min(p.requests_per_s, out.front_end_requests_per_s);
+  out.capacity_requests_per_s = out.passed_requests_per_s;
   if (d.disaggregated()) {
     const Pool& pp = d.prefill();
     const Pool& dp = d.decode();
@@ -126,9 +126,9 @@ StatusOr<DeploymentEstimate> EstimateDeployment(const ModelSpec& model, const De
         p.one.ttft_s / prompt, static_cast<double>(std::max<int64_t>(1, model.num_layers())));
     out.transfer_s = out.transfer.latency_s + out.transfer.exposed_s_per_token * prompt;
     out.unloaded_ttft_s += out.transfer_s;
-    out.capacity_requests_per_s = std::min(arriving_per_s, dec.requests_per_s);
+    out.capacity_requests_per_s = std::min(out.passed_requests_per_s, dec.requests_per_s);
     const double per_decode_worker = dec.requests_per_s / static_cast<double>(dp.workers);
-    out.balanced_decode_workers = arriving_per_s / per_decode_worker;
+    out.balanced_decode_workers = out.passed_requests_per_s / per_decode_worker;
   }
   return out;
 }
@@ -143,10 +143,9 @@ double FrontEndRequestsPerS(const EngineProfile& engine, int64_t replicas, int64
 std::vector<std::string> FormatNotes(const GpuSpec& gpu, const PerfOptions& o) {
   std::vector<std::string> notes;
   const Dtype compute = gpu.ComputeDtypeFor(o.weight_dtype);
-  // MXFP4 on FP4 tensor cores (Blackwell) multiplies at the 4-bit rate: only the scales differ.
-  const bool four_bit = compute == Dtype::kFp4 && o.weight_dtype == Dtype::kMxfp4;
-  if (compute != o.weight_dtype && !four_bit &&
-      BytesPerElement(compute) > BytesPerElement(o.weight_dtype)) {
+  // Multiplied in wider values than stored (MXFP4 on FP4 tensor cores is not: only the scales
+  // differ).
+  if (ValueBits(compute) > ValueBits(o.weight_dtype)) {
     notes.push_back(fmt::format(
         "{} has no {} tensor cores: {} weights are weight-only quantisation there (stored in {}, "
         "multiplied in {}), so they save memory and HBM traffic but not FLOPs",

@@ -14,18 +14,19 @@ namespace {
 struct DtypeInfo {
   Dtype dtype;
   std::string_view name;
-  double bytes;
+  double bytes;  // stored per value, block scales included
+  int value_bits;
 };
 
 constexpr std::array<DtypeInfo, 8> kDtypes = {{
-    {Dtype::kFp32, "fp32", 4.0},
-    {Dtype::kTf32, "tf32", 4.0},
-    {Dtype::kBf16, "bf16", 2.0},
-    {Dtype::kFp16, "fp16", 2.0},
-    {Dtype::kFp8, "fp8", 1.0},
-    {Dtype::kInt4, "int4", 0.5 + 2.0 / 128.0},
-    {Dtype::kMxfp4, "mxfp4", 0.5 + 1.0 / 32.0},
-    {Dtype::kFp4, "fp4", 0.5 + 1.0 / 16.0},
+    {Dtype::kFp32, "fp32", 4.0, 32},
+    {Dtype::kTf32, "tf32", 4.0, 32},
+    {Dtype::kBf16, "bf16", 2.0, 16},
+    {Dtype::kFp16, "fp16", 2.0, 16},
+    {Dtype::kFp8, "fp8", 1.0, 8},
+    {Dtype::kInt4, "int4", 0.5 + 2.0 / 128.0, 4},
+    {Dtype::kMxfp4, "mxfp4", 0.5 + 1.0 / 32.0, 4},
+    {Dtype::kFp4, "fp4", 0.5 + 1.0 / 16.0, 4},
 }};
 
 const DtypeInfo& Info(Dtype dtype) {
@@ -39,6 +40,8 @@ const DtypeInfo& Info(Dtype dtype) {
 }  // namespace
 
 double BytesPerElement(Dtype dtype) { return Info(dtype).bytes; }
+
+int ValueBits(Dtype dtype) { return Info(dtype).value_bits; }
 
 std::string_view DtypeName(Dtype dtype) { return Info(dtype).name; }
 

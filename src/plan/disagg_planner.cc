@@ -100,10 +100,9 @@ StatusOr<std::optional<DisaggPlanEntry>> AtLoad(const ModelSpec& model, const Cl
       "at batch {} with no prompt chunks in their steps (TPOT {}); KV {} over {}; simulated at "
       "{} in flight: {} TTFT {}, TPOT {}, {:.0f} tokens/s per GPU",
       e.deployment.ToString(), pp.layout.ToString(),
-      std::min(e.prefill_requests_per_s, est->front_end_requests_per_s) /
-          static_cast<double>(pp.workers),
-      FormatSeconds(e.prefill.ttft_s), dp.layout.ToString(), e.decode.workload.batch,
-      FormatSeconds(e.tpot_s), FormatSeconds(est->transfer_s), e.link.name,
+      est->passed_requests_per_s / static_cast<double>(pp.workers), FormatSeconds(e.prefill.ttft_s),
+      dp.layout.ToString(), e.decode.workload.batch, FormatSeconds(e.tpot_s),
+      FormatSeconds(est->transfer_s), e.link.name,
       Counted(point->concurrency, "request", "requests"), req.slo.PercentileName(),
       FormatSeconds(point->ttft.at_slo_s), FormatSeconds(point->tpot.at_slo_s),
       point->billed_output_tokens_per_s_per_gpu);

@@ -51,9 +51,7 @@ Status CheckDecodePool(const Deployment& d, const DeploymentEstimate& e, const W
   const double residence_s = static_cast<double>(lengths.output_tokens) * dec.at_batch.tpot_s;
   const double decode_sequences =
       static_cast<double>(d.decode().workers) * static_cast<double>(dm.max_sequences);
-  // What the prefill workers' API servers pass, where they tokenize fewer prompts than it computes.
-  const double arriving_per_s =
-      std::min({offered.rate_per_s, e.prefill().requests_per_s, e.front_end_requests_per_s});
+  const double arriving_per_s = std::min(offered.rate_per_s, e.passed_requests_per_s);
   const double needed = std::min(offered.max_in_flight, arriving_per_s * residence_s);
   if (needed <= decode_sequences) return Status();
   const double per_worker = static_cast<double>(std::max<int64_t>(1, dm.max_sequences));

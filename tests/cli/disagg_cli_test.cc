@@ -212,6 +212,9 @@ TEST(DisaggCli, ExplainServesWhatThePrefillWorkersApiServersPass) {
   EXPECT_NEAR(one.Json()["output_tokens_per_s"].get<double>(), 64 * api_server_per_s, 1);
   // MXFP4 on the B200's FP4 tensor cores multiplies at the 4-bit rate: no "weight-only" note.
   EXPECT_EQ(one.err.find("weight-only"), std::string::npos) << one.err;
+  // The H100 has no FP4 tensor cores: it multiplies them in bf16, and says so.
+  const RunResult hopper = RunShardwise("explain --model gpt-oss-120b --cluster dgx-h100");
+  EXPECT_NE(hopper.err.find("weight-only"), std::string::npos) << hopper.err;
   const RunResult text = RunShardwise(
       "explain --model gpt-oss-120b --cluster dgx-b200 --nodes 2 --prefill-layout dp8ep8 "
       "--decode-layout dp8ep8 --engine trtllm --isl 1024 --osl 64 --batch 512");

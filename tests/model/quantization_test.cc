@@ -6,6 +6,7 @@
 #include "shardwise/model/accounting.h"
 #include "shardwise/model/catalog.h"
 #include "shardwise/model/config_parser.h"
+#include "shardwise/model/dtype.h"
 
 namespace shardwise {
 namespace {
@@ -13,6 +14,17 @@ namespace {
 using testing::Load;
 
 const WeightFormat kBf16 = WeightFormat::Of(Dtype::kBf16);
+
+TEST(Quantization, ValueBitsLeaveTheBlockScalesOut) {
+  // OCP MX and NVIDIA's NVFP4 store 4-bit values (E2M1) with a scale per block of 32 and 16:
+  // their stored bytes differ, their values do not (the "weight-only" note compares these).
+  EXPECT_EQ(ValueBits(Dtype::kMxfp4), 4);
+  EXPECT_EQ(ValueBits(Dtype::kFp4), 4);
+  EXPECT_EQ(ValueBits(Dtype::kInt4), 4);
+  EXPECT_EQ(ValueBits(Dtype::kFp8), 8);
+  EXPECT_EQ(ValueBits(Dtype::kBf16), 16);
+  EXPECT_GT(BytesPerElement(Dtype::kFp4), BytesPerElement(Dtype::kMxfp4));
+}
 
 TEST(Quantization, Fp8BlockKeepsTablesAndRoutersInBf16) {
   // DeepSeek-V3 and MiniMax-M2.5: quant_method fp8, 128 x 128 blocks; MiniMax also lists

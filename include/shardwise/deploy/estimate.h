@@ -47,8 +47,10 @@ struct DeploymentEstimate {
   // where the engine charges no tokenizing time).
   double front_end_requests_per_s = std::numeric_limits<double>::infinity();
   int64_t api_servers = 1;  // one per replica of the first pool
-  // Disaggregated: decode workers that keep up with the prefill pool (what it passes, the
-  // smaller of its rate and its API servers', over one decode worker's).
+  // What the first pool passes a second: its rate, or its API servers' where that is less.
+  double passed_requests_per_s = 0;
+  // Disaggregated: decode workers that keep up with the prefill pool (what it passes over one
+  // decode worker's rate).
   double balanced_decode_workers = 0;
 
   const PoolEstimate& prefill() const { return pools.front(); }

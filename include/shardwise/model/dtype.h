@@ -17,6 +17,8 @@ enum class Dtype { kFp32, kTf32, kBf16, kFp16, kFp8, kInt4, kMxfp4, kFp4 };
 //   fp4:   NVFP4, 4 bits + one fp8 scale per block of 16               = 0.5625 B
 // fp8 per-block scales (DeepSeek-V3: one fp32 per 128x128) add < 0.03% and are not counted.
 double BytesPerElement(Dtype dtype);
+// Bits of one value, its block scales left out (fp4 and mxfp4: 4; tf32 as stored, 32).
+int ValueBits(Dtype dtype);
 
 std::string_view DtypeName(Dtype dtype);
 
